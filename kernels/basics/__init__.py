@@ -1,0 +1,1 @@
+"""Basic idioms every port must get right: masks, block pointers, reductions, dots, scans."""

@@ -1,0 +1,62 @@
+"""cumsum: tl.cumsum along a row, one program per row, fp32 accumulation."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+import triton
+import triton.language as tl
+
+from parity import KernelSpec, Tolerance, nan_empty, randn
+from parity.cases import by_level, product
+from reference import basics as ref
+
+
+@triton.jit
+def cumsum_kernel(x, out, N, stride_row, BN: tl.constexpr):
+    i_m = tl.program_id(0)
+    o_n = tl.arange(0, BN)
+    m_n = o_n < N
+    b_x = tl.load(x + i_m * stride_row + o_n, mask=m_n, other=0.0).to(tl.float32)
+    tl.store(out + i_m * stride_row + o_n, tl.cumsum(b_x, axis=0).to(out.dtype.element_ty), mask=m_n)
+
+
+def cumsum(x: torch.Tensor) -> torch.Tensor:
+    M, N = x.shape
+    out = nan_empty(x.shape, x.dtype, x.device)
+    cumsum_kernel[(M,)](x, out, N=N, stride_row=x.stride(0), BN=triton.next_power_of_2(N))
+    return out
+
+
+def _inputs(p: Mapping[str, Any], gen: torch.Generator) -> dict[str, Any]:
+    return {"x": randn((p["M"], p["N"]), p["dtype"], gen)}
+
+
+def _launch(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, torch.Tensor]:
+    return {"out": cumsum(inputs["x"])}
+
+
+DTYPES = ["fp16", "bf16", "fp32"]
+
+SPECS = [
+    KernelSpec(
+        name="cumsum",
+        family="basics",
+        kernel=cumsum_kernel,
+        launch=_launch,
+        reference=ref.cumsum,
+        cases=by_level(product(M=[37], N=[1, 100, 781], dtype=DTYPES),
+                       product(M=[1, 37, 1000], N=[1, 100, 781, 1024, 4099], dtype=DTYPES)),
+        make_inputs=_inputs,
+        tolerance={
+            "fp32": Tolerance(rtol=1e-5, atol=1e-4, reason=(
+                "a scan's rounding error is absolute, about log2(N)·2^-24·max|partial sum| (~1e-5 at "
+                "N=4099), so it cannot be bounded relative to partial sums that cross zero")),
+        },
+        bytes=lambda p: 2 * p["M"] * p["N"] * (4 if p["dtype"] == "fp32" else 2),
+        out_dims={"out": ("row", "col")},
+        baseline=lambda inputs, p: torch.cumsum(inputs["x"], dim=-1),
+    ),
+]

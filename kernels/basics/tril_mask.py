@@ -1,0 +1,72 @@
+"""tril_mask: strict and inclusive lower-triangular masks built by tl.arange broadcasting.
+
+The layout is the chunked one of linear attention: x is [B, T, H, BT] and row t of
+the sequence is row t % BT of its chunk, so the last chunk is ragged when T is not
+a multiple of BT.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+import triton
+import triton.language as tl
+
+from parity import KernelSpec, nan_empty, randn
+from parity.cases import by_level, product
+from reference import basics as ref
+
+
+@triton.jit(do_not_specialize=["T"])
+def tril_mask_kernel(x, out, T, H: tl.constexpr, BT: tl.constexpr, INCLUSIVE: tl.constexpr):
+    i_t, i_bh = tl.program_id(0), tl.program_id(1)
+    i_b, i_h = i_bh // H, i_bh % H
+    o_i = tl.arange(0, BT)
+    o_t = i_t * BT + o_i
+    m_t = o_t < T
+    # element (t, j) of head i_h sits at ((i_b * T + t) * H + i_h) * BT + j
+    o_x = ((i_b * T + o_t[:, None]) * H + i_h) * BT + o_i[None, :]
+    b_x = tl.load(x + o_x, mask=m_t[:, None], other=0.0)  # [BT, BT]
+    if INCLUSIVE:
+        m_keep = o_i[:, None] >= o_i[None, :]
+    else:
+        m_keep = o_i[:, None] > o_i[None, :]
+    tl.store(out + o_x, tl.where(m_keep, b_x, 0.0), mask=m_t[:, None])
+
+
+def tril_mask(x: torch.Tensor, inclusive: bool) -> torch.Tensor:
+    B, T, H, BT = x.shape
+    out = nan_empty(x.shape, x.dtype, x.device)
+    tril_mask_kernel[(triton.cdiv(T, BT), B * H)](x, out, T=T, H=H, BT=BT, INCLUSIVE=inclusive)
+    return out
+
+
+def _inputs(p: Mapping[str, Any], gen: torch.Generator) -> dict[str, Any]:
+    return {"x": randn((p["B"], p["T"], p["H"], p["BT"]), p["dtype"], gen)}
+
+
+def _launch(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, torch.Tensor]:
+    return {"out": tril_mask(inputs["x"], p["inclusive"])}
+
+
+DTYPES = ["fp16", "bf16", "fp32"]
+
+SPECS = [
+    KernelSpec(
+        name="tril_mask",
+        family="basics",
+        kernel=tril_mask_kernel,
+        launch=_launch,
+        reference=ref.tril_mask,
+        cases=by_level(product(B=[1], T=[100], H=[2], BT=[16, 64], inclusive=[False, True], dtype=DTYPES),
+                       product(B=[1, 2], T=[1, 15, 100, 1000], H=[1, 4], BT=[16, 32, 64], inclusive=[False, True],
+                               dtype=DTYPES)),
+        make_inputs=_inputs,
+        dynamic_args=("T",),
+        variants={"INCLUSIVE": (False, True)},
+        bytes=lambda p: 2 * p["B"] * p["T"] * p["H"] * p["BT"] * (4 if p["dtype"] == "fp32" else 2),
+        out_dims={"out": ("b", "t", "head", "col")},
+    ),
+]

@@ -1,0 +1,61 @@
+"""vector_add: masked 1-D loads and stores over a tl.cdiv grid."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+import triton
+import triton.language as tl
+
+from parity import KernelSpec, nan_empty, randn
+from parity.cases import by_level, product
+from reference import basics as ref
+
+
+@triton.jit(do_not_specialize=["n_elements"])
+def vector_add_kernel(x, y, out, n_elements, BLOCK: tl.constexpr):
+    i_b = tl.program_id(0)
+    o_x = i_b * BLOCK + tl.arange(0, BLOCK)
+    m_x = o_x < n_elements
+    b_x = tl.load(x + o_x, mask=m_x)
+    b_y = tl.load(y + o_x, mask=m_x)
+    # add in fp32: bf16 arithmetic is not native everywhere (the interpreter adds raw bf16 bits)
+    tl.store(out + o_x, (b_x.to(tl.float32) + b_y.to(tl.float32)).to(out.dtype.element_ty), mask=m_x)
+
+
+def vector_add(x: torch.Tensor, y: torch.Tensor, block: int = 1024) -> torch.Tensor:
+    out = nan_empty(x.shape, x.dtype, x.device)
+    n = x.numel()
+    vector_add_kernel[(triton.cdiv(n, block),)](x, y, out, n_elements=n, BLOCK=block)
+    return out
+
+
+def _inputs(p: Mapping[str, Any], gen: torch.Generator) -> dict[str, Any]:
+    return {"x": randn((p["N"],), p["dtype"], gen), "y": randn((p["N"],), p["dtype"], gen)}
+
+
+def _launch(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, torch.Tensor]:
+    return {"out": vector_add(inputs["x"], inputs["y"])}
+
+
+DTYPES = ["fp16", "bf16", "fp32"]
+
+SPECS = [
+    KernelSpec(
+        name="vector_add",
+        family="basics",
+        kernel=vector_add_kernel,
+        launch=_launch,
+        reference=ref.vector_add,
+        cases=by_level(product(N=[1, 1000, 4097], dtype=DTYPES),
+                       product(N=[1, 17, 1000, 1024, 4097, 65537, 1 << 20 | 3], dtype=DTYPES)),
+        make_inputs=_inputs,
+        dynamic_args=("N",),
+        bytes=lambda p: 3 * p["N"] * (4 if p["dtype"] == "fp32" else 2),
+        flops=lambda p: p["N"],
+        out_dims={"out": ("i",)},
+        baseline=lambda inputs, p: inputs["x"] + inputs["y"],
+    ),
+]

@@ -1,0 +1,30 @@
+"""parity: one set of Triton kernels, every backend, compared with fp64.
+
+The public API for kernel authors: describe a kernel as a KernelSpec and list it
+in a module-level SPECS; see README.md ("Bring your own kernels").
+"""
+
+from parity.inputs import (
+    cu_seqlens,
+    l2_normalized,
+    logsigmoid_of_randn,
+    nan_empty,
+    rand,
+    randn,
+    sigmoid_of_randn,
+)
+from parity.spec import (
+    DEFAULT_TOLERANCES,
+    Case,
+    ExpectedCompileError,
+    KernelSpec,
+    KnownDivergence,
+    SpecError,
+    Tolerance,
+)
+
+__all__ = [
+    "DEFAULT_TOLERANCES", "Case", "ExpectedCompileError", "KernelSpec", "KnownDivergence", "SpecError",
+    "Tolerance", "cu_seqlens", "l2_normalized", "logsigmoid_of_randn", "nan_empty", "rand", "randn",
+    "sigmoid_of_randn",
+]

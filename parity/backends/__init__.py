@@ -1,0 +1,31 @@
+"""Backends by name. Each lives in its own module and is imported only when chosen."""
+
+from __future__ import annotations
+
+import importlib
+
+from parity.backends.base import Backend
+
+# name -> "module:Class"; the compile tiers register theirs here too
+BACKENDS: dict[str, str] = {
+    "interpret": "parity.backends.interpret:InterpretBackend",
+    "cuda": "parity.backends.cuda:CudaBackend",
+    "ascend": "parity.backends.ascend:AscendBackend",
+    "cuda-compile": "parity.backends.cuda_compile:CudaCompileBackend",
+    "ascend-compile": "parity.backends.ascend_compile:AscendCompileBackend",
+}
+
+
+def parse_backend(name: str) -> str:
+    """argparse-style check: an unknown name lists the valid ones."""
+    if name not in BACKENDS:
+        raise ValueError(f"unknown backend {name!r}; valid: {', '.join(BACKENDS)}")
+    return name
+
+
+def get_backend(name: str) -> Backend:
+    module_name, cls_name = BACKENDS[parse_backend(name)].split(":")
+    return getattr(importlib.import_module(module_name), cls_name)()
+
+
+__all__ = ["BACKENDS", "Backend", "get_backend", "parse_backend"]

@@ -1,0 +1,102 @@
+"""Huawei Ascend NPUs through triton-ascend and torch_npu.
+
+Everything but device selection, synchronisation, timing and env probing is the
+cuda code path: same kernels, same launchers, same comparison.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from parity.backends.base import Backend
+
+
+def _torch_npu() -> Any:
+    return importlib.import_module("torch_npu")
+
+
+def cann_version() -> str | None:
+    """CANN's version from its install tree (set up by CANN's set_env.sh)."""
+    home = os.environ.get("ASCEND_TOOLKIT_HOME") or os.environ.get("ASCEND_HOME_PATH")
+    if not home:
+        return None
+    for name in ("version.cfg", "version.info"):
+        for path in (Path(home) / name, Path(home) / "compiler" / name):
+            if path.exists():
+                for line in path.read_text(errors="replace").splitlines():
+                    if "version" in line.lower() and "=" in line:
+                        return line.split("=", 1)[1].strip()
+    return Path(home).resolve().name
+
+
+class AscendBackend(Backend):
+    name = "ascend"
+    mode = "run"
+    device_type = "npu"
+    hardware = True
+    fallback_hint = "nox -s ascend-compile (compile-only, no NPU) or nox -s interpret"
+
+    def unavailable(self) -> str | None:
+        try:
+            torch_npu = _torch_npu()
+        except ImportError as exc:
+            return (f"torch_npu is not importable ({exc}); on an Ascend host install CANN, "
+                    "then `pip install torch_npu triton-ascend` matching torch "
+                    f"{torch.__version__.split('+')[0]} and source CANN's set_env.sh")
+        del torch_npu
+        if not torch.npu.is_available():  # type: ignore[attr-defined]
+            return "torch_npu is installed but sees no Ascend NPU (torch.npu.is_available() is False)"
+        return None
+
+    def select_device(self, worker_index: int) -> None:
+        count = max(torch.npu.device_count(), 1)  # type: ignore[attr-defined]
+        self.device_index = worker_index % count
+        torch.npu.set_device(self.device_index)  # type: ignore[attr-defined]
+
+    def synchronize(self) -> None:
+        torch.npu.synchronize()  # type: ignore[attr-defined]
+
+    def time_ms(self, fn: Callable[[], Any]) -> float:
+        # triton-ascend ships an NPU-aware do_bench; fall back to NPU events where it is absent
+        try:
+            from triton.testing import do_bench_npu  # type: ignore[attr-defined]
+
+            return float(do_bench_npu(fn, warmup=10, active=30))
+        except ImportError:
+            pass
+        start = torch.npu.Event(enable_timing=True)  # type: ignore[attr-defined]
+        end = torch.npu.Event(enable_timing=True)  # type: ignore[attr-defined]
+        for _ in range(5):
+            fn()
+        self.synchronize()
+        start.record()
+        for _ in range(20):
+            fn()
+        end.record()
+        self.synchronize()
+        return float(start.elapsed_time(end)) / 20
+
+    def env(self) -> dict[str, Any]:
+        torch_npu = _torch_npu()
+        info: dict[str, Any] = {
+            "device_name": torch.npu.get_device_name(self.device_index),  # type: ignore[attr-defined]
+            "device_count": torch.npu.device_count(),  # type: ignore[attr-defined]
+            "torch_npu": getattr(torch_npu, "__version__", None),
+            "cann": cann_version(),
+        }
+        try:
+            from triton.runtime.driver import driver
+
+            props = driver.active.utils.get_device_properties(self.device_index)
+            info["num_aicore"] = props.get("num_aicore")
+            info["num_vectorcore"] = props.get("num_vectorcore")
+            info["target_arch"] = driver.active.get_current_target().arch
+        except Exception as exc:  # probing must never stop a run
+            info["target_arch_error"] = str(exc)[:200]
+        return info

@@ -1,0 +1,58 @@
+"""The small interface every backend implements; run tiers share everything else."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import torch
+
+
+class Backend:
+    """One place a kernel can run (or be compiled). Subclasses override what differs."""
+
+    name: ClassVar[str] = ""
+    mode: ClassVar[str] = "run"  # run | compile | interpret
+    device_type: ClassVar[str] = "cpu"
+    # a hardware session turns a missing device or package into an error, not a skip
+    hardware: ClassVar[bool] = False
+    # the command a user without this device should run instead
+    fallback_hint: ClassVar[str] = "nox -s interpret"
+
+    def __init__(self) -> None:
+        self.device_index = 0
+
+    def prepare(self) -> None:
+        """Environment set-up that must happen before triton is imported."""
+
+    def unavailable(self) -> str | None:
+        """None when usable here; otherwise what is missing and the command that provides it."""
+        return None
+
+    def select_device(self, worker_index: int) -> None:
+        """Pin this process to one device: worker i gets device i mod N."""
+
+    @property
+    def device(self) -> str:
+        return self.device_type if self.device_type == "cpu" else f"{self.device_type}:{self.device_index}"
+
+    def synchronize(self) -> None:
+        """Wait for queued work; a no-op on the CPU."""
+
+    def time_ms(self, fn: Callable[[], Any]) -> float:
+        """Median wall time of fn in milliseconds; run tiers override with device timers."""
+        samples = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            fn()
+            self.synchronize()
+            samples.append((time.perf_counter() - t0) * 1e3)
+        return sorted(samples)[len(samples) // 2]
+
+    def env(self) -> dict[str, Any]:
+        """Versions and device facts for env.json."""
+        return {}
+
+    def to_device(self, t: torch.Tensor) -> torch.Tensor:
+        return t.to(self.device)

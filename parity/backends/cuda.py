@@ -1,0 +1,47 @@
+"""NVIDIA GPUs through upstream Triton."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from parity.backends.base import Backend
+
+
+class CudaBackend(Backend):
+    name = "cuda"
+    mode = "run"
+    device_type = "cuda"
+    hardware = True
+    fallback_hint = "nox -s cuda-compile (compile-only, no GPU) or nox -s interpret"
+
+    def unavailable(self) -> str | None:
+        if not torch.cuda.is_available():
+            return (f"no NVIDIA GPU visible to torch {torch.__version__} "
+                    f"(torch.cuda.is_available() is False, CUDA build: {torch.version.cuda})")
+        return None
+
+    def select_device(self, worker_index: int) -> None:
+        self.device_index = worker_index % max(torch.cuda.device_count(), 1)
+        torch.cuda.set_device(self.device_index)
+
+    def synchronize(self) -> None:
+        torch.cuda.synchronize(self.device_index)
+
+    def time_ms(self, fn: Callable[[], Any]) -> float:
+        from triton.testing import do_bench
+
+        return float(do_bench(fn, warmup=10, rep=50))
+
+    def env(self) -> dict[str, Any]:
+        props = torch.cuda.get_device_properties(self.device_index)
+        return {
+            "device_name": props.name,
+            "device_count": torch.cuda.device_count(),
+            "target_arch": f"sm_{props.major}{props.minor}",
+            "cuda": torch.version.cuda,
+            "sm_count": props.multi_processor_count,
+            "memory_gib": round(props.total_memory / 2**30, 1),
+        }

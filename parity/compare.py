@@ -1,0 +1,153 @@
+"""Comparison with the fp64 reference: pure functions from tensors to metrics."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import torch
+
+from parity.spec import Tolerance
+
+
+@dataclass(frozen=True)
+class Metrics:
+    max_abs_err: float
+    max_rel_err: float
+    err_ratio: float  # rms(out - ref) / rms(ref)
+    mismatch_frac: float
+    nan_count: int  # elements whose NaN-ness differs from the reference
+    worst_index: list[int] | None
+    region: str
+    passed: bool
+    output: str = ""
+    numel: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _finite_or_none(x: float) -> float:
+    return x if math.isfinite(x) else float("inf")
+
+
+def nonfinite_mismatch(out: torch.Tensor, ref: torch.Tensor) -> torch.Tensor:
+    """Where out and ref disagree on NaN, or on an infinity and its sign."""
+    nan_diff = torch.isnan(out) != torch.isnan(ref)
+    inf_diff = (torch.isinf(out) | torch.isinf(ref)) & (out != ref) & ~torch.isnan(out) & ~torch.isnan(ref)
+    return nan_diff | inf_diff
+
+
+def mismatch_mask(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance) -> torch.Tensor:
+    """Elements outside atol + rtol*|ref|, plus every non-finite disagreement."""
+    both_finite = torch.isfinite(out) & torch.isfinite(ref)
+    diff = torch.where(both_finite, (out - ref).abs(), torch.zeros_like(ref))
+    bound = tol.atol + tol.rtol * ref.abs()
+    return (both_finite & (diff > bound)) | nonfinite_mismatch(out, ref)
+
+
+def _range_text(dim: str, idx: torch.Tensor, size: int) -> str | None:
+    lo, hi = int(idx.min()), int(idx.max())
+    if lo == hi:
+        return f"{dim} {lo} only"
+    if hi == size - 1 and lo > 0:
+        return f"tail {dim}>={lo}"
+    if lo == 0 and hi < size - 1:
+        return f"head {dim}<{hi + 1}"
+    if lo > 0 or hi < size - 1:
+        return f"{dim} in [{lo}, {hi}]"
+    return None
+
+
+def describe_region(mask: torch.Tensor, dims: Sequence[str] | None = None) -> str:
+    """A short phrase for where the True elements of `mask` sit.
+
+    Examples: "tail t>=1024", "head 3 only", "upper triangle", "scattered (4.0%)".
+    """
+    n_bad = int(mask.sum())
+    if n_bad == 0:
+        return "none"
+    names = list(dims) if dims and len(dims) == mask.dim() else [f"dim{i}" for i in range(mask.dim())]
+    if mask.dim() == 0:
+        return "scalar"
+    nz = mask.nonzero()
+    parts: list[str] = []
+    if mask.dim() >= 2 and mask.shape[-1] == mask.shape[-2] and mask.shape[-1] > 1:
+        rows, cols = nz[:, -2], nz[:, -1]
+        if bool((cols > rows).all()):
+            parts.append("upper triangle")
+        elif bool((cols < rows).all()):
+            parts.append("strict lower triangle")
+        elif bool((cols == rows).all()):
+            parts.append("diagonal")
+    for axis, name in enumerate(names):
+        if mask.shape[axis] <= 1:
+            continue
+        text = _range_text(name, nz[:, axis], mask.shape[axis])
+        if text is not None and not (parts and axis >= mask.dim() - 2 and "triangle" in parts[0]):
+            parts.append(text)
+    if parts:
+        return ", ".join(parts)
+    frac = n_bad / mask.numel()
+    return "everywhere" if frac > 0.9 else f"scattered ({100 * frac:.1f}%)"
+
+
+def compare(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, dims: Sequence[str] | None = None,
+            valid: torch.Tensor | None = None, name: str = "") -> Metrics:
+    """Metrics of one output against its fp64 reference, restricted to `valid` when given."""
+    if out.shape != ref.shape:
+        raise ValueError(f"output {name!r} has shape {tuple(out.shape)}, reference has {tuple(ref.shape)}")
+    out = out.detach().cpu().to(torch.float64)
+    ref = ref.detach().cpu().to(torch.float64)
+    bad = mismatch_mask(out, ref, tol)
+    nonfinite = nonfinite_mismatch(out, ref)
+    if valid is not None:
+        valid = valid.to(torch.bool).expand_as(out)
+        bad = bad & valid
+        nonfinite = nonfinite & valid
+    keep = torch.isfinite(out) & torch.isfinite(ref)
+    if valid is not None:
+        keep = keep & valid
+    diff = (out - ref)[keep]
+    refv = ref[keep]
+    n = int(keep.sum())
+    max_abs = float(diff.abs().max()) if n else 0.0
+    nonzero = refv != 0
+    max_rel = float((diff[nonzero].abs() / refv[nonzero].abs()).max()) if bool(nonzero.any()) else 0.0
+    rms_ref = float(refv.pow(2).mean().sqrt()) if n else 0.0
+    rms_diff = float(diff.pow(2).mean().sqrt()) if n else 0.0
+    err_ratio = rms_diff / rms_ref if rms_ref > 0 else (0.0 if rms_diff == 0 else float("inf"))
+    n_total = int(valid.sum()) if valid is not None else out.numel()
+    n_bad = int(bad.sum())
+    nan_count = int(nonfinite.sum())
+    worst: list[int] | None = None
+    if nan_count:
+        worst = [int(i) for i in nonfinite.nonzero()[0]]
+    elif n_bad:
+        scored = torch.where(bad, (out - ref).abs().nan_to_num(0.0), torch.full_like(out, -1.0))
+        worst = [int(i) for i in torch.unravel_index(scored.argmax(), out.shape)]
+    if tol.max_err_ratio is not None:
+        passed = nan_count == 0 and (err_ratio <= tol.max_err_ratio or max_abs <= tol.atol)
+    else:
+        passed = n_bad == 0
+    return Metrics(
+        max_abs_err=_finite_or_none(max_abs),
+        max_rel_err=_finite_or_none(max_rel),
+        err_ratio=_finite_or_none(err_ratio),
+        mismatch_frac=n_bad / n_total if n_total else 0.0,
+        nan_count=nan_count,
+        worst_index=worst,
+        region=describe_region(bad, dims),
+        passed=passed,
+        output=name,
+        numel=n_total,
+    )
+
+
+def worst_of(metrics: Sequence[Metrics]) -> Metrics:
+    """The output that decides a case: the first failing one, else the largest err_ratio."""
+    failing = [m for m in metrics if not m.passed]
+    pool = failing or list(metrics)
+    return max(pool, key=lambda m: (m.nan_count, m.err_ratio))

@@ -1,0 +1,122 @@
+"""Counting compilations, across the Triton versions that moved the hooks.
+
+Triton 3.2/3.3 (and the triton-ascend 3.2 fork) call the class attributes
+`JITFunction.cache_hook` (before a compile) and `JITFunction.compiled_hook` (after).
+Triton 3.4+ moved them to `triton.knobs.runtime.jit_cache_hook` and
+`jit_post_compile_hook`. Both fire on an in-memory cache miss, even when the
+on-disk cache hits, so they count specializations rather than cold compiles.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def hook_style() -> str:
+    """'knobs' (triton >= 3.4) or 'class' (3.2/3.3); the one place that knows."""
+    import triton
+
+    knobs = getattr(triton, "knobs", None)
+    if knobs is not None and hasattr(getattr(knobs, "runtime", None), "jit_cache_hook"):
+        return "knobs"
+    return "class"
+
+
+def base_jit_function(kernel: Any) -> Any:
+    """The JITFunction under Heuristics/Autotuner wrappers (they keep it on `.fn`)."""
+    seen = 0
+    while not hasattr(kernel, "cache_key") and hasattr(kernel, "fn") and seen < 8:
+        kernel = kernel.fn
+        seen += 1
+    return kernel
+
+
+def kernel_name(kernel: Any) -> str:
+    base = base_jit_function(kernel)
+    fn = getattr(base, "fn", base)
+    return getattr(fn, "__name__", repr(kernel))
+
+
+@dataclass
+class CompileEvent:
+    kernel: str
+    started: float
+    seconds: float | None = None
+    constants: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class CompileCounter:
+    """Context manager: records every compilation that happens inside it.
+
+    `count(kernels)` gives the compilations of the given kernels only.
+    """
+
+    events: list[CompileEvent] = field(default_factory=list)
+    _saved: tuple[Any, Any] | None = None
+    _style: str = ""
+
+    def _before(self, **kwargs: Any) -> bool:
+        info = kwargs.get("fn")
+        name = getattr(info, "name", "?").rsplit(".", 1)[-1]
+        constants = (kwargs.get("compile") or {}).get("constants") or {}
+        event = CompileEvent(name, time.perf_counter(),
+                             constants={str(k): v for k, v in constants.items()
+                                        if isinstance(v, (int, float, bool, str))})
+        self.events.append(event)
+        prev = self._saved[0] if self._saved else None
+        return bool(prev(**kwargs)) if prev else False
+
+    def _after(self, **kwargs: Any) -> Any:
+        info = kwargs.get("fn")
+        name = getattr(info, "name", "?").rsplit(".", 1)[-1]
+        for event in reversed(self.events):
+            if event.kernel == name and event.seconds is None:
+                event.seconds = time.perf_counter() - event.started
+                break
+        prev = self._saved[1] if self._saved else None
+        return prev(**kwargs) if prev else None
+
+    def __enter__(self) -> CompileCounter:
+        self._style = hook_style()
+        if self._style == "knobs":
+            from triton import knobs
+
+            self._saved = (knobs.runtime.jit_cache_hook, knobs.runtime.jit_post_compile_hook)
+            knobs.runtime.jit_cache_hook = self._before
+            knobs.runtime.jit_post_compile_hook = self._after
+        else:
+            from triton.runtime.jit import JITFunction
+
+            self._saved = (JITFunction.cache_hook, JITFunction.compiled_hook)
+            JITFunction.cache_hook = self._before
+            JITFunction.compiled_hook = self._after
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._saved is not None
+        if self._style == "knobs":
+            from triton import knobs
+
+            knobs.runtime.jit_cache_hook, knobs.runtime.jit_post_compile_hook = self._saved
+        else:
+            from triton.runtime.jit import JITFunction
+
+            JITFunction.cache_hook, JITFunction.compiled_hook = self._saved
+        self._saved = None
+
+    def count(self, kernels: Iterable[Any] | None = None) -> int:
+        if kernels is None:
+            return len(self.events)
+        names = {kernel_name(k) for k in kernels}
+        return sum(1 for e in self.events if e.kernel in names)
+
+    def per_kernel(self) -> dict[str, int]:
+        return dict(Counter(e.kernel for e in self.events))
+
+    def compile_seconds(self) -> float:
+        return sum(e.seconds or 0.0 for e in self.events)

@@ -1,0 +1,58 @@
+"""env.json: the versions and device facts a report or a vendor issue needs."""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+from importlib import metadata
+from typing import Any
+
+
+def package_version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
+                             timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def nvidia_driver() -> str | None:
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else None
+
+
+def collect(backend_name: str, backend_env: dict[str, Any]) -> dict[str, Any]:
+    """Everything known about this machine and toolchain, plus what the backend probed."""
+    import torch
+
+    info: dict[str, Any] = {
+        "backend": backend_name,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "machine": platform.node(),
+        "torch": torch.__version__,
+        "triton": package_version("triton"),
+        "triton_ascend": package_version("triton-ascend"),
+        "torch_npu": package_version("torch-npu") or package_version("torch_npu"),
+        "ascendnpu_ir": package_version("ascendnpu-ir"),
+        "cann": None,
+        "driver": nvidia_driver() if backend_name == "cuda" else None,
+        "device_name": None,
+        "device_count": None,
+        "target_arch": None,
+        "git_commit": git_commit(),
+    }
+    info.update({k: v for k, v in backend_env.items() if v is not None})
+    return info

@@ -1,0 +1,204 @@
+"""The pytest plugin: options, the session object, parametrization and the end-of-run hooks."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from parity.backends import BACKENDS, Backend, get_backend
+from parity.refcache import ReferenceCache
+from parity.record import ResultWriter, atomic_write_text, clear_parts, merge_parts
+from parity.spec import LEVELS, Case, KernelSpec, SpecError, validate_cases
+
+STATE_KEY = pytest.StashKey["ParitySession"]()
+
+
+def parse_backend(value: str) -> str:
+    if value not in BACKENDS:
+        raise argparse.ArgumentTypeError(f"unknown backend {value!r}; valid: {', '.join(BACKENDS)}")
+    return value
+
+
+def parse_level(value: str) -> str:
+    if value not in LEVELS:
+        raise argparse.ArgumentTypeError(f"unknown level {value!r}; valid: {', '.join(LEVELS)}")
+    return value
+
+
+def parse_seed(value: str) -> int:
+    try:
+        seed = int(value, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--seed takes an integer, got {value!r}") from None
+    if seed < 0:
+        raise argparse.ArgumentTypeError(f"--seed must be >= 0, got {seed}")
+    return seed
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("parity", "parity: Triton kernel portability")
+    group.addoption("--backend", type=parse_backend, default="interpret",
+                    help=f"where kernels run: {', '.join(BACKENDS)} (default: interpret)")
+    group.addoption("--level", type=parse_level, default="quick", help="case set: quick or full")
+    group.addoption("--kernels", default="",
+                    help="comma-separated kernel names, families, or importable modules with SPECS")
+    group.addoption("--seed", type=parse_seed, default=0, help="base seed of every input (default 0)")
+    group.addoption("--results-dir", default=None, help="where results go (default reports/<backend>)")
+    group.addoption("--no-ref-cache", action="store_true", help="recompute fp64 references")
+
+
+@dataclass
+class ParitySession:
+    """Everything a run shares: one explicit object instead of module globals."""
+
+    backend: Backend
+    level: str
+    seed: int
+    results_dir: Path
+    specs: list[KernelSpec]
+    worker: str
+    unavailable: str | None = None
+    ref_cache: ReferenceCache = field(default_factory=ReferenceCache)
+    writer: ResultWriter | None = None
+    records: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def is_controller(self) -> bool:
+        return self.worker == "main"
+
+    def write(self, record: dict[str, Any]) -> None:
+        if self.writer is None:
+            self.writer = ResultWriter(self.results_dir, self.worker)
+        self.writer.write(record)
+
+    def cases(self, spec: KernelSpec) -> list[Case]:
+        return validate_cases(spec, self.level)
+
+
+def _worker_id(config: pytest.Config) -> str:
+    workerinput = getattr(config, "workerinput", None)
+    return workerinput["workerid"] if workerinput else "main"
+
+
+def _is_engine_selftest(config: pytest.Config) -> bool:
+    """tests/ exercise the engine itself and must not need a backend or kernels."""
+    args = [str(a) for a in config.args]
+    return bool(args) and all(Path(a.split("::")[0]).resolve().is_relative_to(Path("tests").resolve())
+                              for a in args)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "parity_modes(*modes): backend modes a suite runs under")
+    if _is_engine_selftest(config):
+        return
+    backend = get_backend(config.getoption("--backend"))
+    backend.prepare()
+    reason = backend.unavailable()
+    if reason and backend.hardware:
+        raise pytest.UsageError(
+            f"the {backend.name} session needs its device: {reason}.\n"
+            f"No such device here? Run a hardware-free tier instead: {backend.fallback_hint}")
+    worker = _worker_id(config)
+    if not reason and worker != "main":
+        backend.select_device(int(worker.lstrip("gw") or 0))
+    try:
+        from parity import registry
+
+        requested = [k.strip() for k in config.getoption("--kernels").split(",")]
+        _, specs = registry.build(requested)
+    except SpecError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    results_dir = Path(config.getoption("--results-dir") or Path("reports") / backend.name)
+    state = ParitySession(backend=backend, level=config.getoption("--level"), seed=config.getoption("--seed"),
+                          results_dir=results_dir, specs=specs, worker=worker, unavailable=reason,
+                          ref_cache=ReferenceCache(enabled=not config.getoption("--no-ref-cache")))
+    if state.is_controller:
+        results_dir.mkdir(parents=True, exist_ok=True)
+        clear_parts(results_dir)
+    config.stash[STATE_KEY] = state
+
+
+def session_of(config: pytest.Config) -> ParitySession | None:
+    return config.stash.get(STATE_KEY, None)
+
+
+def _modes(metafunc: pytest.Metafunc) -> tuple[str, ...]:
+    marker = metafunc.definition.get_closest_marker("parity_modes")
+    return tuple(marker.args) if marker else ("run", "interpret", "compile")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    state = session_of(metafunc.config)
+    wants_case = "kernel_case" in metafunc.fixturenames
+    wants_spec = "kernel_spec" in metafunc.fixturenames
+    if not (wants_case or wants_spec):
+        return
+    name = "kernel_case" if wants_case else "kernel_spec"
+    if state is None:
+        metafunc.parametrize(name, [pytest.param(None, marks=pytest.mark.skip(
+            reason="no parity session (engine self-tests run without a backend)"))])
+        return
+    modes = _modes(metafunc)
+    if state.backend.mode not in modes:
+        metafunc.parametrize(name, [pytest.param(None, id=state.backend.name, marks=pytest.mark.skip(
+            reason=f"this suite runs in {'/'.join(modes)} mode; backend {state.backend.name} is "
+                   f"{state.backend.mode} mode"))])
+        return
+    try:
+        if wants_case:
+            params = [pytest.param((spec, case), id=f"{spec.name}[{case.id}]")
+                      for spec in state.specs for case in state.cases(spec)]
+        else:
+            params = [pytest.param(spec, id=spec.name) for spec in state.specs]
+    except SpecError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    metafunc.parametrize(name, params)
+
+
+@pytest.fixture(scope="session")
+def parity(request: pytest.FixtureRequest) -> ParitySession:
+    state = session_of(request.config)
+    if state is None:
+        pytest.skip("no parity session: pass --backend (the engine self-tests in tests/ need none)")
+    if state.unavailable:
+        pytest.skip(f"backend {state.backend.name} unavailable: {state.unavailable}")
+    return state
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    state = session_of(session.config)
+    if state is None:
+        return
+    if state.writer is not None:
+        state.writer.close()
+    if not state.is_controller:
+        return
+    from parity import envinfo, report
+
+    records = merge_parts(state.results_dir)
+    state.records = records
+    try:
+        backend_env = state.backend.env() if not state.unavailable else {}
+    except Exception as exc:  # env probing must never lose the results
+        backend_env = {"env_error": str(exc)[:300]}
+    env = envinfo.collect(state.backend.name, backend_env)
+    env["level"] = state.level
+    env["seed"] = state.seed
+    atomic_write_text(state.results_dir / "env.json", json.dumps(env, indent=2, sort_keys=True) + "\n")
+    atomic_write_text(state.results_dir / "REPORT.md", report.render_report(records, env))
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    state = session_of(config)
+    if state is None or not state.is_controller or not state.records:
+        return
+    from parity import report
+
+    terminalreporter.section(f"parity: {state.backend.name} ({state.level})")
+    terminalreporter.write_line(report.terminal_summary(state.records))
+    terminalreporter.write_line(f"report: {state.results_dir / 'REPORT.md'}")

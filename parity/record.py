@@ -1,0 +1,121 @@
+"""Results I/O: one JSON object per line, one file per xdist worker, merged at the end."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import warnings
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+SCHEMA = 1
+STATUSES = ("passed", "failed", "error", "crashed", "skipped", "xfailed", "xpassed")
+MODES = ("run", "compile", "interpret")
+MERGED_NAME = "results.jsonl"
+PART_GLOB = "results-*.jsonl"
+
+
+class SchemaError(RuntimeError):
+    """A results file was written by an incompatible version of parity."""
+
+
+def _clean(value: Any) -> Any:
+    """JSON has no inf/nan; store them as strings so the file stays standard JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value
+
+
+def empty_record(backend: str, mode: str, kernel: str, case: str, params: dict[str, Any]) -> dict[str, Any]:
+    """A record with every required key present, so readers never guess."""
+    return {
+        "schema": SCHEMA, "backend": backend, "mode": mode, "kernel": kernel, "case": case,
+        "params": params, "status": "error", "reason": None, "metrics": None, "tolerance": None,
+        "compiles": None, "compile": None, "perf": None,
+        "timing": {"compile_s": None, "ref_s": None, "run_s": None, "compare_s": None},
+        "repro": None,
+    }
+
+
+class ResultWriter:
+    """Appends records to this worker's part file, flushed and fsynced after each case."""
+
+    def __init__(self, results_dir: Path, worker: str) -> None:
+        results_dir.mkdir(parents=True, exist_ok=True)
+        self.path = results_dir / f"results-{worker}.jsonl"
+        self._fh: TextIO = self.path.open("a", encoding="utf-8")
+
+    def write(self, record: dict[str, Any]) -> None:
+        self._fh.write(json.dumps(_clean(record), sort_keys=False) + "\n")
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        self._fh.close()
+
+
+def read_records(path: Path) -> Iterator[dict[str, Any]]:
+    """Records of one file; a truncated or corrupt line is skipped with a warning naming it."""
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                warnings.warn(f"{path}:{lineno}: skipped an unreadable results line ({exc.msg}); "
+                              "the run that wrote it was probably interrupted", stacklevel=2)
+                continue
+            schema = record.get("schema")
+            if schema != SCHEMA:
+                raise SchemaError(f"{path}:{lineno}: results schema {schema!r}, this parity reads "
+                                  f"schema {SCHEMA}; re-run the tier with this version to regenerate it")
+            yield record
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write via a temporary file and rename, so readers never see half a report."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def merge_parts(results_dir: Path) -> list[dict[str, Any]]:
+    """Merge every worker part into results.jsonl (atomically) and return the records."""
+    parts = sorted(results_dir.glob(PART_GLOB))
+    records: list[dict[str, Any]] = []
+    for part in parts:
+        records.extend(read_records(part))
+    records.sort(key=lambda r: (r["kernel"], r["case"], r.get("suite", "")))
+    atomic_write_text(results_dir / MERGED_NAME, "".join(json.dumps(_clean(r)) + "\n" for r in records))
+    for part in parts:
+        part.unlink()
+    return records
+
+
+def load_results(results_dir: Path) -> list[dict[str, Any]]:
+    """The merged records of one results dir, with unmerged parts (from a crash) included."""
+    files = [results_dir / MERGED_NAME] if (results_dir / MERGED_NAME).exists() else []
+    files += sorted(results_dir.glob(PART_GLOB))
+    if not files:
+        raise FileNotFoundError(f"{results_dir}: no {MERGED_NAME} here; run a tier first "
+                                "(e.g. `nox -s interpret`) or pass the directory it wrote")
+    records: list[dict[str, Any]] = []
+    for f in files:
+        records.extend(read_records(f))
+    return records
+
+
+def clear_parts(results_dir: Path, extra: Iterable[str] = (MERGED_NAME,)) -> None:
+    """Remove the previous run's files before a new run writes its own."""
+    for part in results_dir.glob(PART_GLOB):
+        part.unlink()
+    for name in extra:
+        (results_dir / name).unlink(missing_ok=True)

@@ -1,0 +1,66 @@
+"""The fp64 reference, cached on disk by a hash of its inputs and its source."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+DEFAULT_DIR = Path(os.environ.get("PARITY_CACHE_DIR", ".parity-cache")) / "ref"
+
+
+def _tensor_digest(h: Any, t: torch.Tensor) -> None:
+    t = t.detach().cpu().contiguous()
+    h.update(f"{t.dtype}{tuple(t.shape)}".encode())
+    h.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+
+
+def input_hash(kernel: str, reference: Callable[..., Any], inputs: Mapping[str, Any],
+               params: Mapping[str, Any]) -> str:
+    """Changes whenever the inputs, the params or the reference's source change."""
+    h = hashlib.sha256(kernel.encode())
+    try:
+        h.update(inspect.getsource(reference).encode())
+    except (OSError, TypeError):
+        h.update(repr(reference).encode())
+    h.update(repr(sorted((k, repr(v)) for k, v in params.items())).encode())
+    for name in sorted(inputs):
+        value = inputs[name]
+        h.update(name.encode())
+        if isinstance(value, torch.Tensor):
+            _tensor_digest(h, value)
+        else:
+            h.update(repr(value).encode())
+    return h.hexdigest()[:32]
+
+
+class ReferenceCache:
+    """Stores {output name: fp64 array} as .npz (never pickle), one file per input hash."""
+
+    def __init__(self, root: Path = DEFAULT_DIR, enabled: bool = True) -> None:
+        self.root = root
+        self.enabled = enabled
+
+    def get(self, key: str) -> dict[str, torch.Tensor] | None:
+        path = self.root / f"{key}.npz"
+        if not self.enabled or not path.exists():
+            return None
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                return {k: torch.from_numpy(data[k].copy()) for k in data.files}
+        except (OSError, ValueError):
+            return None  # a torn write from an interrupted run: recompute
+
+    def put(self, key: str, outputs: Mapping[str, torch.Tensor]) -> None:
+        if not self.enabled:
+            return
+        self.root.mkdir(parents=True, exist_ok=True)
+        tmp = self.root / f".{key}.{os.getpid()}.npz"
+        np.savez(tmp, **{k: v.detach().cpu().numpy() for k, v in outputs.items()})
+        os.replace(tmp, self.root / f"{key}.npz")

@@ -1,0 +1,180 @@
+"""REPORT.md and the terminal summary: pure functions from records to text."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from tabulate import tabulate
+
+STATUS_ORDER = ("passed", "failed", "error", "crashed", "xfailed", "xpassed", "skipped")
+ENV_KEYS = ("backend", "device_name", "device_count", "target_arch", "python", "torch", "triton",
+            "triton_ascend", "torch_npu", "cann", "ascendnpu_ir", "driver", "git_commit", "level", "seed")
+
+
+def md_escape(value: Any, limit: int = 160) -> str:
+    """Make compiler or user text safe inside a GFM table cell."""
+    text = "" if value is None else str(value)
+    text = " ".join(text.split())  # newlines would end the row
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    for ch in ("\\", "|", "`", "*", "_", "<", ">", "[", "]"):
+        text = text.replace(ch, "\\" + ch)
+    return text
+
+
+def fmt_num(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float):
+        return f"{value:.{digits}g}"
+    return str(value)
+
+
+def table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str:
+    return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+
+
+def _err_over_tol(record: Mapping[str, Any]) -> float | None:
+    """How close a case came to its limit: err_ratio over its ratio limit, else mismatch share."""
+    m, tol = record.get("metrics"), record.get("tolerance")
+    if not m or not tol:
+        return None
+    err = m.get("err_ratio")
+    if isinstance(err, str):
+        return float("inf")
+    if tol.get("max_err_ratio"):
+        return err / tol["max_err_ratio"]
+    return m.get("max_abs_err", 0.0) / (tol["atol"] + tol["rtol"] * 1.0) if m.get("max_abs_err") else 0.0
+
+
+def status_counts(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    counts = dict.fromkeys(STATUS_ORDER, 0)
+    for r in records:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    return counts
+
+
+def by_kernel(records: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
+    groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for r in records:
+        groups[r["kernel"]].append(r)
+    return dict(sorted(groups.items()))
+
+
+def summary_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+    rows = []
+    for kernel, recs in by_kernel(records).items():
+        counts = status_counts(recs)
+        worst = max((e for e in map(_err_over_tol, recs) if e is not None), default=None)
+        ratios = [r["metrics"]["err_ratio"] for r in recs if r.get("metrics")]
+        compiles = [r["compiles"] for r in recs if r.get("compiles") is not None]
+        rows.append([kernel, len(recs), *(counts[s] for s in STATUS_ORDER),
+                     fmt_num(max(ratios, key=lambda x: float(x)) if ratios else None),
+                     fmt_num(worst), sum(compiles) if compiles else ""])
+    return rows
+
+
+SUMMARY_HEADERS = ["kernel", "cases", *STATUS_ORDER, "worst err_ratio", "worst err/tol", "compiles"]
+
+
+def env_section(env: Mapping[str, Any]) -> str:
+    rows = [[k, md_escape(env.get(k))] for k in ENV_KEYS if env.get(k) is not None]
+    return table(rows, ["", "value"])
+
+
+def failure_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+    rows = []
+    for r in records:
+        if r["status"] not in ("failed", "error", "crashed", "xpassed"):
+            continue
+        m = r.get("metrics") or {}
+        repro = f"[repro]({r['repro']})" if r.get("repro") else ""
+        rows.append([r["kernel"], md_escape(r["case"], 80), r["status"], fmt_num(m.get("max_abs_err")),
+                     fmt_num(m.get("err_ratio")), fmt_num(m.get("mismatch_frac")), m.get("nan_count", ""),
+                     md_escape(m.get("worst_index")), md_escape(m.get("region")), md_escape(r.get("reason"), 240),
+                     repro])
+    return rows
+
+
+FAILURE_HEADERS = ["kernel", "case", "status", "max_abs_err", "err_ratio", "mismatch_frac", "nan_count",
+                   "worst_index", "region", "reason", "repro"]
+
+
+def compile_count_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+    rows = []
+    for kernel, recs in by_kernel(records).items():
+        counts = [r["compiles"] for r in recs if r.get("compiles") is not None]
+        if counts:
+            rows.append([kernel, len(counts), sum(counts), max(counts)])
+    return rows
+
+
+def perf_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+    rows = []
+    for r in records:
+        p = r.get("perf")
+        if not p or p.get("ms") is None:
+            continue
+        base = p.get("baseline_ms")
+        speedup = base / p["ms"] if base and p["ms"] else None
+        rows.append([r["kernel"], md_escape(r["case"], 80), fmt_num(p["ms"], 4), fmt_num(base, 4),
+                     fmt_num(speedup), fmt_num(p.get("gbps")), fmt_num(p.get("tflops")),
+                     fmt_num(p.get("pct_of_peak"))])
+    return rows
+
+
+def timing_totals(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+    totals: dict[str, float] = defaultdict(float)
+    for r in records:
+        for k, v in (r.get("timing") or {}).items():
+            if isinstance(v, (int, float)):
+                totals[k] += v
+    return [[k, f"{v:.2f}"] for k, v in sorted(totals.items())]
+
+
+def render_report(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any],
+                  extra_sections: Sequence[tuple[str, str]] = ()) -> str:
+    """The whole REPORT.md for one backend."""
+    counts = status_counts(records)
+    backend = env.get("backend", "?")
+    headline = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+    parts = [f"# parity report: {backend}", "",
+             f"{len(records)} results: {headline or 'none'}.", "",
+             "## Environment", "", env_section(env), "",
+             "## Summary by kernel", "",
+             "`worst err/tol` is the largest error over its limit in any case (above 1 fails).", "",
+             table(summary_rows(records), SUMMARY_HEADERS), ""]
+    fails = failure_rows(records)
+    parts += ["## Failures", ""]
+    parts += [table(fails, FAILURE_HEADERS) if fails else "None.", ""]
+    cc = compile_count_rows(records)
+    if cc:
+        parts += ["## Compile counts", "",
+                  "Compilations seen while running each kernel's cases (in-memory cache misses).", "",
+                  table(cc, ["kernel", "cases", "compiles", "max in one case"]), ""]
+    perf = perf_rows(records)
+    if perf:
+        parts += ["## Performance", "",
+                  table(perf, ["kernel", "case", "ms", "baseline ms", "speedup", "GB/s", "TFLOP/s", "% of peak"]),
+                  ""]
+    for title, body in extra_sections:
+        parts += [f"## {title}", "", body, ""]
+    totals = timing_totals(records)
+    if totals:
+        parts += ["## Where the time went", "", table(totals, ["phase", "seconds (sum over cases)"]), ""]
+    return "\n".join(parts)
+
+
+def terminal_summary(records: Sequence[Mapping[str, Any]]) -> str:
+    rows = []
+    for kernel, recs in by_kernel(records).items():
+        c = status_counts(recs)
+        ratios = [float(r["metrics"]["err_ratio"]) for r in recs if r.get("metrics")]
+        rows.append([kernel, len(recs), c["passed"], c["failed"] + c["error"] + c["crashed"],
+                     c["xfailed"] + c["xpassed"], c["skipped"], fmt_num(max(ratios) if ratios else None)])
+    return tabulate(rows, headers=["kernel", "cases", "pass", "fail", "xfail/xpass", "skip", "worst err_ratio"],
+                    tablefmt="simple")

@@ -1,0 +1,129 @@
+"""One case end to end: inputs → reference → device → launch → compare → record."""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+
+from parity import inputs as inp
+from parity.backends.base import Backend
+from parity.compare import Metrics, compare, worst_of
+from parity.compilecount import CompileCounter
+from parity.record import empty_record
+from parity.refcache import ReferenceCache, input_hash
+from parity.spec import Case, KernelSpec, Tolerance
+
+
+def build_inputs(spec: KernelSpec, case: Case, seed: int) -> dict[str, Any]:
+    """The CPU inputs of a case; identical on every machine for the same seed."""
+    return spec.make_inputs(case.params, inp.generator(inp.case_seed(seed, spec.name, case.id)))
+
+
+def reference_outputs(spec: KernelSpec, case: Case, cpu_inputs: Mapping[str, Any],
+                      cache: ReferenceCache) -> dict[str, torch.Tensor]:
+    key = input_hash(spec.name, spec.reference, cpu_inputs, case.params)
+    cached = cache.get(key)
+    if cached is not None:
+        return cached
+    ref = {k: v.to(torch.float64) if v.is_floating_point() else v
+           for k, v in spec.reference(inp.as_fp64(cpu_inputs), case.params).items()}
+    cache.put(key, ref)
+    return ref
+
+
+def compare_outputs(spec: KernelSpec, case: Case, outputs: Mapping[str, torch.Tensor],
+                    ref: Mapping[str, torch.Tensor], tol: Tolerance) -> list[Metrics]:
+    missing = sorted(set(ref) - set(outputs))
+    if missing:
+        raise ValueError(f"{spec.name}: launch returned {sorted(outputs)}, the reference also has {missing}")
+    results = []
+    for name, ref_t in ref.items():
+        valid = spec.valid(name, case.params, ref_t.shape) if spec.valid else None
+        results.append(compare(outputs[name], ref_t, tol, spec.out_dims.get(name), valid, name))
+    return results
+
+
+def _as_outputs(spec: KernelSpec, value: Any) -> dict[str, torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return {"out": value}
+    if not isinstance(value, Mapping) or not value:
+        raise TypeError(f"{spec.name}: launch must return a dict of output tensors, got {type(value).__name__}")
+    return dict(value)
+
+
+def error_text(exc: BaseException, limit: int = 600) -> str:
+    """The exception's last lines: compilers put the useful part at the end."""
+    text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    return text if len(text) <= limit else "…" + text[-limit:]
+
+
+def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
+             cache: ReferenceCache) -> tuple[dict[str, Any], dict[str, torch.Tensor] | None]:
+    """Run one case and return its results record and its outputs (on the CPU)."""
+    record = empty_record(backend.name, backend.mode, spec.name, case.id, dict(case.params))
+    record["suite"] = "accuracy"
+    tol = spec.tolerance_for(case.params)
+    record["tolerance"] = tol.as_dict()
+    timing = record["timing"]
+    cpu_inputs = build_inputs(spec, case, seed)
+
+    t0 = time.perf_counter()
+    ref = reference_outputs(spec, case, cpu_inputs, cache)
+    timing["ref_s"] = time.perf_counter() - t0
+
+    outputs: dict[str, torch.Tensor] | None = None
+    t0 = time.perf_counter()
+    try:
+        dev_inputs = inp.to_device(cpu_inputs, backend.device)
+        with CompileCounter() as counter:
+            outputs = _as_outputs(spec, spec.launch(dev_inputs, case.params))
+            backend.synchronize()
+        outputs = {k: v.detach().cpu() for k, v in outputs.items()}
+    except Exception as exc:  # a kernel or compiler error is a result, not a crash of the suite
+        record["status"], record["reason"] = "error", error_text(exc)
+        timing["run_s"] = time.perf_counter() - t0
+        return _apply_divergence(spec, case, backend, record), None
+    timing["run_s"] = time.perf_counter() - t0
+    record["compiles"] = counter.count(spec.kernels) if backend.mode != "interpret" else None
+    timing["compile_s"] = counter.compile_seconds() if backend.mode != "interpret" else None
+
+    t0 = time.perf_counter()
+    per_output = compare_outputs(spec, case, outputs, ref, tol)
+    worst = worst_of(per_output)
+    record["metrics"] = worst.as_dict()
+    record["metrics"]["per_output"] = {m.output: {"err_ratio": m.err_ratio, "max_abs_err": m.max_abs_err,
+                                                  "passed": m.passed} for m in per_output}
+    failure = None if all(m.passed for m in per_output) else failure_reason(worst, tol)
+    if failure is None and spec.extra_check is not None:
+        failure = spec.extra_check(inp.as_fp64(cpu_inputs), {k: v.double() for k, v in outputs.items()},
+                                   case.params)
+    timing["compare_s"] = time.perf_counter() - t0
+    record["status"] = "failed" if failure else "passed"
+    record["reason"] = failure
+    return _apply_divergence(spec, case, backend, record), outputs
+
+
+def failure_reason(m: Metrics, tol: Tolerance) -> str:
+    if m.nan_count:
+        return (f"output {m.output!r}: {m.nan_count} non-finite value(s) where the reference is finite "
+                f"(or the reverse), first at {m.worst_index}; region: {m.region}")
+    limit = (f"err_ratio {m.err_ratio:.3g} > {tol.max_err_ratio:g}" if tol.max_err_ratio is not None
+             else f"{100 * m.mismatch_frac:.3g}% of elements outside atol={tol.atol:g} + rtol={tol.rtol:g}·|ref|")
+    return (f"output {m.output!r}: {limit}; max_abs_err {m.max_abs_err:.3g} at {m.worst_index}; "
+            f"region: {m.region}")
+
+
+def _apply_divergence(spec: KernelSpec, case: Case, backend: Backend, record: dict[str, Any]) -> dict[str, Any]:
+    known = spec.divergence_for(backend.name, case.params)
+    if known is None:
+        return record
+    note = f"known divergence: {known.reason} ({known.link})"
+    if record["status"] in ("failed", "error"):
+        record["status"], record["reason"] = "xfailed", f"{note}; observed: {record['reason']}"
+    elif record["status"] == "passed":
+        record["status"], record["reason"] = "xpassed", note
+    return record

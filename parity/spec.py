@@ -1,0 +1,225 @@
+"""Kernels as data: the KernelSpec table entry, its cases and its tolerances.
+
+A spec says everything the suites need to know about one kernel; the suites are
+generated from the registered specs and never name a kernel themselves.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+Params = Mapping[str, Any]
+Tensors = Mapping[str, Any]  # name -> torch.Tensor, or a plain scalar input
+
+LEVELS = ("quick", "full")
+
+DTYPES: dict[str, torch.dtype] = {
+    "fp16": torch.float16,
+    "bf16": torch.bfloat16,
+    "fp32": torch.float32,
+    "fp64": torch.float64,
+}
+
+
+class SpecError(ValueError):
+    """A spec is malformed; the message says which field and how to fix it."""
+
+
+def format_value(value: Any) -> str:
+    """One parameter value as it appears in a case id; stable across runs and machines."""
+    if isinstance(value, bool):
+        return str(int(value))
+    if value is None:
+        return "none"
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, (tuple, list)):
+        return "-".join(format_value(v) for v in value)
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One parametrization of a kernel. `params` keeps its insertion order, so ids are stable."""
+
+    params: Mapping[str, Any]
+
+    @property
+    def id(self) -> str:
+        return ",".join(f"{k}={format_value(v)}" for k, v in self.params.items())
+
+    @property
+    def dtype(self) -> torch.dtype | None:
+        name = self.params.get("dtype")
+        return DTYPES[name] if name is not None else None
+
+    def replace(self, **changes: Any) -> Case:
+        return Case({**self.params, **changes})
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """Pass criterion for one dtype.
+
+    Elementwise, an output passes when |out - ref| <= atol + rtol * |ref| everywhere.
+    With `max_err_ratio`, it passes instead when rms(out - ref) / rms(ref) stays
+    below it (fla's criterion), so long accumulations are judged as a whole.
+    """
+
+    rtol: float
+    atol: float
+    max_err_ratio: float | None = None
+    reason: str = ""  # required whenever a spec overrides the default
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"rtol": self.rtol, "atol": self.atol, "max_err_ratio": self.max_err_ratio,
+                "reason": self.reason or None}
+
+
+# Anchored on torch.testing.assert_close's defaults (FACTS.md, "Tolerance anchors").
+DEFAULT_TOLERANCES: dict[str, Tolerance] = {
+    "fp16": Tolerance(rtol=1e-3, atol=1e-5, reason="torch.testing default"),
+    "bf16": Tolerance(rtol=1.6e-2, atol=1e-5, reason="torch.testing default"),
+    "fp32": Tolerance(rtol=1.3e-6, atol=1e-5, reason="torch.testing default"),
+    "fp64": Tolerance(rtol=1e-7, atol=1e-7, reason="torch.testing default"),
+}
+
+
+@dataclass(frozen=True)
+class KnownDivergence:
+    """An expected failure on one backend, kept as data with its public source."""
+
+    backend: str
+    reason: str
+    link: str
+    applies: Callable[[Params], bool] | None = None  # None: every case
+
+    def matches(self, backend: str, params: Params) -> bool:
+        return self.backend == backend and (self.applies is None or self.applies(params))
+
+
+@dataclass(frozen=True)
+class ExpectedCompileError:
+    """A compile that must fail on one backend, with a message matching `pattern`."""
+
+    backend: str
+    pattern: str
+    reason: str
+
+
+@dataclass
+class KernelSpec:
+    # identity: `name` is unique across the registry, `family` groups related kernels
+    name: str
+    family: str
+    # the Triton function(s) (JITFunction / Heuristics / Autotuner): source extraction,
+    # compile counting and the compile tiers look at these
+    kernel: Any
+    # launch(inputs_on_device, params) -> {output name: tensor}; allocates its outputs
+    # pre-filled with NaN (parity.inputs.nan_empty) so unwritten elements show up
+    launch: Callable[[Tensors, Params], Mapping[str, torch.Tensor]]
+    # reference(inputs as fp64 on the CPU, params) -> {output name: fp64 tensor}
+    reference: Callable[[Tensors, Params], Mapping[str, torch.Tensor]]
+    # cases(level) -> the cases to run at that level ("quick" or "full")
+    cases: Callable[[str], Iterable[Case]]
+    # make_inputs(params, generator) -> CPU inputs; all randomness from the generator
+    make_inputs: Callable[[Params, torch.Generator], dict[str, Any]]
+    # tolerance key -> Tolerance; keys are dtype names unless `tolerance_key` says otherwise.
+    # Missing dtypes fall back to DEFAULT_TOLERANCES. Every override must carry a reason.
+    tolerance: Mapping[str, Tolerance] = field(default_factory=dict)
+    # params -> tolerance key, for cases whose limit depends on more than the dtype
+    # (e.g. "fp32-tf32"); default: the case's dtype
+    tolerance_key: Callable[[Params], str] | None = None
+    # params whose values must not cause a recompile (do_not_specialize), e.g. ("T",)
+    dynamic_args: tuple[str, ...] = ()
+    # heuristic flags -> the values they take; the expected variant count is their product
+    variants: Mapping[str, Sequence[Any]] = field(default_factory=dict)
+    # expected compiles per backend across a dynamic-arg sweep, where it is not the variant count
+    expected_compiles: Mapping[str, int] = field(default_factory=dict)
+    # compile_signature(level) -> the cases the compile tiers warm up (default: quick cases)
+    compile_signature: Callable[[str], Iterable[Case]] | None = None
+    known_divergences: tuple[KnownDivergence, ...] = ()
+    expected_compile_errors: tuple[ExpectedCompileError, ...] = ()
+    # params -> bytes moved / flops done, for roofline figures
+    bytes: Callable[[Params], float] | None = None
+    flops: Callable[[Params], float] | None = None
+    # output name -> dim names, so mismatch regions read "tail t>=1024" or "head 3 only"
+    out_dims: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    # valid(output name, params, shape) -> bool mask of the elements to compare, or None for all
+    valid: Callable[[str, Params, torch.Size], torch.Tensor | None] | None = None
+    # extra_check(inputs fp64, outputs fp64, params) -> failure message or None
+    extra_check: Callable[[Tensors, Mapping[str, torch.Tensor], Params], str | None] | None = None
+    # a torch eager baseline for perf: baseline(inputs_on_device, params)
+    baseline: Callable[[Tensors, Params], Any] | None = None
+    doc: str = ""
+
+    def __post_init__(self) -> None:
+        validate(self)
+
+    @property
+    def kernels(self) -> tuple[Any, ...]:
+        return tuple(self.kernel) if isinstance(self.kernel, (tuple, list)) else (self.kernel,)
+
+    @property
+    def variant_count(self) -> int:
+        return math.prod(len(v) for v in self.variants.values()) if self.variants else 1
+
+    def tolerance_for(self, params: Params) -> Tolerance:
+        key = self.tolerance_key(params) if self.tolerance_key else params.get("dtype") or "fp32"
+        tol = self.tolerance.get(key) or DEFAULT_TOLERANCES.get(key)
+        if tol is None:
+            raise SpecError(f"KernelSpec {self.name!r}: no tolerance for key {key!r}; add it to `tolerance` "
+                            f"with a reason (defaults exist for {sorted(DEFAULT_TOLERANCES)})")
+        return tol
+
+    def divergence_for(self, backend: str, params: Params) -> KnownDivergence | None:
+        return next((d for d in self.known_divergences if d.matches(backend, params)), None)
+
+    def compile_cases(self, level: str) -> list[Case]:
+        source = self.compile_signature or self.cases
+        return list(source(level))
+
+
+def validate(spec: KernelSpec) -> None:
+    """Cross-check one spec; every error names the field and the fix."""
+    where = f"KernelSpec {spec.name!r}"
+    if not spec.name or not spec.name.replace("_", "").isalnum():
+        raise SpecError(f"{where}: name must be a non-empty identifier (letters, digits, _)")
+    for attr in ("launch", "reference", "cases", "make_inputs"):
+        if not callable(getattr(spec, attr)):
+            raise SpecError(f"{where}: `{attr}` must be callable; it is {getattr(spec, attr)!r}")
+    if spec.kernel is None:
+        raise SpecError(f"{where}: `kernel` is missing; give the @triton.jit function it launches")
+    for dtype, tol in spec.tolerance.items():
+        if dtype not in DTYPES and spec.tolerance_key is None:
+            raise SpecError(f"{where}: tolerance for unknown dtype {dtype!r}; valid: {sorted(DTYPES)} "
+                            "(or give `tolerance_key` to key tolerances on more than the dtype)")
+        if not tol.reason:
+            raise SpecError(f"{where}: tolerance override for {dtype} has no reason; "
+                            "write why the default does not hold")
+    for d in spec.known_divergences:
+        if not d.link or not d.reason:
+            raise SpecError(f"{where}: known divergence on {d.backend} needs a reason and a public link")
+
+
+def validate_cases(spec: KernelSpec, level: str) -> list[Case]:
+    """The cases of one level, checked: unique ids, known dtypes with a tolerance."""
+    if level not in LEVELS:
+        raise SpecError(f"unknown level {level!r}; valid: {', '.join(LEVELS)}")
+    cases = list(spec.cases(level))
+    seen: set[str] = set()
+    for case in cases:
+        if case.id in seen:
+            raise SpecError(f"KernelSpec {spec.name!r}: duplicate case id {case.id!r} at level {level}")
+        seen.add(case.id)
+        dtype = case.params.get("dtype")
+        if dtype is not None and dtype not in DTYPES:
+            raise SpecError(f"KernelSpec {spec.name!r}: case {case.id} has unknown dtype {dtype!r}; "
+                            f"valid: {sorted(DTYPES)}")
+        spec.tolerance_for(case.params)  # raises with the fix when a case has no tolerance
+    return cases

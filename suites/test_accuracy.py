@@ -1,0 +1,21 @@
+"""Every kernel, every case: the result against the fp64 reference."""
+
+from __future__ import annotations
+
+import pytest
+
+from parity.runner import run_case
+
+
+@pytest.mark.parity_modes("run", "interpret")
+def test_accuracy(parity, kernel_case):
+    spec, case = kernel_case
+    record, _ = run_case(spec, case, parity.backend, seed=parity.seed, cache=parity.ref_cache)
+    parity.write(record)
+    status, reason = record["status"], record["reason"]
+    if status == "xfailed":
+        pytest.xfail(reason)
+    if status == "error":
+        pytest.fail(f"{spec.name}[{case.id}] raised: {reason}", pytrace=False)
+    if status == "failed":
+        pytest.fail(f"{spec.name}[{case.id}] differs from the fp64 reference: {reason}", pytrace=False)
