@@ -83,6 +83,8 @@ def ascend_compile(session: nox.Session) -> None:
         session.error("triton-ascend 3.2.0 publishes wheels for CPython 3.10 and 3.11 only; "
                       "run this session with Python 3.11 (e.g. `python3.11 -m nox -s ascend-compile`)")
     install(session, TORCH_CPU, *ASCEND_TOOLCHAIN, *RUNNER)
+    # the checker's own controls (UB overflow, grid limit, crash isolation) need this toolchain too
+    session.run("python", "-m", "pytest", "tests/test_ascend_compile.py", "-q")
     session.run(*pytest_args(session, "ascend-compile", "-n", "2"))
 
 

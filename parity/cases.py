@@ -12,7 +12,7 @@ from parity.spec import Case
 def product(**axes: Sequence[Any]) -> list[Case]:
     """Every combination of the axes, in the order given (the last axis varies fastest)."""
     names = list(axes)
-    return [Case(dict(zip(names, values))) for values in itertools.product(*(axes[n] for n in names))]
+    return [Case(dict(zip(names, values, strict=True))) for values in itertools.product(*(axes[n] for n in names))]
 
 
 def by_level(quick: Iterable[Case], full: Iterable[Case] = ()) -> Callable[[str], list[Case]]:

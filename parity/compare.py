@@ -49,16 +49,17 @@ def mismatch_mask(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance) -> torch
 
 
 def _range_text(dim: str, idx: torch.Tensor, size: int) -> str | None:
+    """A phrase for the indices along one dim, or None when they span most of it."""
     lo, hi = int(idx.min()), int(idx.max())
     if lo == hi:
         return f"{dim} {lo} only"
-    if hi == size - 1 and lo > 0:
+    if hi - lo + 1 > size // 2:
+        return None
+    if hi == size - 1:
         return f"tail {dim}>={lo}"
-    if lo == 0 and hi < size - 1:
-        return f"head {dim}<{hi + 1}"
-    if lo > 0 or hi < size - 1:
-        return f"{dim} in [{lo}, {hi}]"
-    return None
+    if lo == 0:
+        return f"leading {dim}<{hi + 1}"
+    return f"{dim} in [{lo}, {hi}]"
 
 
 def describe_region(mask: torch.Tensor, dims: Sequence[str] | None = None) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 import subprocess
 from importlib import metadata
@@ -16,6 +17,9 @@ def package_version(dist: str) -> str | None:
 
 
 def git_commit() -> str | None:
+    """HEAD of this checkout; PARITY_GIT_COMMIT names it where the tree was copied without .git."""
+    if os.environ.get("PARITY_GIT_COMMIT"):
+        return os.environ["PARITY_GIT_COMMIT"]
     try:
         out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
                              timeout=5, check=False)

@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
+from parity import outputs_store
 from parity.backends import BACKENDS, Backend, get_backend
-from parity.refcache import ReferenceCache
 from parity.record import ResultWriter, atomic_write_text, clear_parts, merge_parts
-from parity.spec import LEVELS, Case, KernelSpec, SpecError, validate_cases
+from parity.refcache import ReferenceCache
+from parity.spec import LEVELS, Case, KernelSpec, SpecError, validate_cases, validate_compile_cases
 
 STATE_KEY = pytest.StashKey["ParitySession"]()
 
@@ -40,6 +41,18 @@ def parse_seed(value: str) -> int:
     return seed
 
 
+def parse_cuda_arch(value: str) -> int:
+    from parity.backends.cuda_compile import parse_cuda_arch as parse
+
+    return parse(value)
+
+
+def parse_ascend_arch(value: str) -> str:
+    from parity.ascend_arch import parse_ascend_arch as parse
+
+    return parse(value)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("parity", "parity: Triton kernel portability")
     group.addoption("--backend", type=parse_backend, default="interpret",
@@ -50,6 +63,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--seed", type=parse_seed, default=0, help="base seed of every input (default 0)")
     group.addoption("--results-dir", default=None, help="where results go (default reports/<backend>)")
     group.addoption("--no-ref-cache", action="store_true", help="recompute fp64 references")
+    group.addoption("--cuda-arch", type=parse_cuda_arch, default=None,
+                    help="cuda-compile target SM: 80, 86, 89 or 90 (default 90)")
+    group.addoption("--ascend-arch", type=parse_ascend_arch, default=None,
+                    help="ascend-compile target: Ascend910B1, Ascend910B2, Ascend910B3 or Ascend910B4 "
+                         "(default Ascend910B3)")
 
 
 @dataclass
@@ -77,6 +95,10 @@ class ParitySession:
         self.writer.write(record)
 
     def cases(self, spec: KernelSpec) -> list[Case]:
+        if self.backend.mode == "compile":  # compile tiers warm up each spec's compile signature
+            return validate_compile_cases(spec, self.level)
+        if spec.compile_only:  # a compile probe: nothing to run or compare
+            return []
         return validate_cases(spec, self.level)
 
 
@@ -97,6 +119,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if _is_engine_selftest(config):
         return
     backend = get_backend(config.getoption("--backend"))
+    arch_option = getattr(backend, "arch_option", None)  # compile tiers name their target (--cuda-arch, ...)
+    if arch_option and config.getoption(arch_option, None) is not None:
+        backend.arch = config.getoption(arch_option)
     backend.prepare()
     reason = backend.unavailable()
     if reason and backend.hardware:
@@ -120,6 +145,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if state.is_controller:
         results_dir.mkdir(parents=True, exist_ok=True)
         clear_parts(results_dir)
+        outputs_store.clear(results_dir)  # stale repros/outputs must not outlive their cases
     config.stash[STATE_KEY] = state
 
 

@@ -71,11 +71,23 @@ class Registry:
         return list(chosen.values())
 
 
-def shared_modules() -> list[ModuleType]:
-    """Every module under kernels/ that defines SPECS (helpers without SPECS are skipped)."""
+def shared_families() -> list[str]:
+    """The family sub-packages of kernels/ (kernels/<family>/)."""
     package = importlib.import_module(SHARED_PACKAGE)
+    return sorted(i.name for i in pkgutil.iter_modules(package.__path__) if i.ispkg)
+
+
+def shared_modules(families: Iterable[str] | None = None) -> list[ModuleType]:
+    """Every module under kernels/ (or only under the given family packages) that defines SPECS."""
+    package = importlib.import_module(SHARED_PACKAGE)
+    if families is not None:
+        roots = [(importlib.import_module(f"{SHARED_PACKAGE}.{f}").__path__, f"{SHARED_PACKAGE}.{f}.")
+                 for f in families]
+    else:
+        roots = [(package.__path__, f"{SHARED_PACKAGE}.")]
+    infos = [info for path, prefix in roots for info in pkgutil.walk_packages(path, prefix)]
     modules = []
-    for info in sorted(pkgutil.walk_packages(package.__path__, f"{SHARED_PACKAGE}."), key=lambda i: i.name):
+    for info in sorted(infos, key=lambda i: i.name):
         module = importlib.import_module(info.name)
         if hasattr(module, "SPECS"):
             modules.append(module)
@@ -104,12 +116,16 @@ def import_user_module(path: str) -> ModuleType:
 def build(requested: Iterable[str] = (), include_shared: bool = True) -> tuple[Registry, list[KernelSpec]]:
     """The registry and the selected specs for --kernels `requested` (names, families or modules)."""
     registry = Registry()
+    requested = [r for r in requested if r]
     if include_shared:
-        for module in shared_modules():
+        # a request made only of family names imports just those families: faster, and a
+        # broken module elsewhere in kernels/ cannot stop the run
+        families = shared_families()
+        only = requested if requested and all(r in families for r in requested) else None
+        for module in shared_modules(only):
             registry.add_module(module)
     for module in entry_point_modules():
         registry.add_module(module)
-    requested = [r for r in requested if r]
     if not requested:
         return registry, list(registry)
     selected: dict[str, KernelSpec] = {}

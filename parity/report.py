@@ -161,7 +161,9 @@ def render_report(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any],
         parts += ["## Performance", "",
                   table(perf, ["kernel", "case", "ms", "baseline ms", "speedup", "GB/s", "TFLOP/s", "% of peak"]),
                   ""]
-    for title, body in extra_sections:
+    from parity.compile_report import compile_sections  # the compile tiers' tables; none on run tiers
+
+    for title, body in [*compile_sections(records), *extra_sections]:
         parts += [f"## {title}", "", body, ""]
     totals = timing_totals(records)
     if totals:

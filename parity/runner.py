@@ -13,6 +13,7 @@ from parity import inputs as inp
 from parity.backends.base import Backend
 from parity.compare import Metrics, compare, worst_of
 from parity.compilecount import CompileCounter
+from parity.outputs_store import input_digest
 from parity.record import empty_record
 from parity.refcache import ReferenceCache, input_hash
 from parity.spec import Case, KernelSpec, Tolerance
@@ -70,6 +71,7 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
     record["tolerance"] = tol.as_dict()
     timing = record["timing"]
     cpu_inputs = build_inputs(spec, case, seed)
+    record["input_digest"] = input_digest(cpu_inputs)  # proves inputs match across backends
 
     t0 = time.perf_counter()
     ref = reference_outputs(spec, case, cpu_inputs, cache)

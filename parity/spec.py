@@ -7,6 +7,7 @@ generated from the registered specs and never name a kernel themselves.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -145,6 +146,9 @@ class KernelSpec:
     compile_signature: Callable[[str], Iterable[Case]] | None = None
     known_divergences: tuple[KnownDivergence, ...] = ()
     expected_compile_errors: tuple[ExpectedCompileError, ...] = ()
+    # a probe that exists to (not) compile: only the compile tiers take its cases, because there
+    # is no output to compare where it does not build
+    compile_only: bool = False
     # params -> bytes moved / flops done, for roofline figures
     bytes: Callable[[Params], float] | None = None
     flops: Callable[[Params], float] | None = None
@@ -205,6 +209,26 @@ def validate(spec: KernelSpec) -> None:
     for d in spec.known_divergences:
         if not d.link or not d.reason:
             raise SpecError(f"{where}: known divergence on {d.backend} needs a reason and a public link")
+    for e in spec.expected_compile_errors:
+        if not e.reason:
+            raise SpecError(f"{where}: expected compile error on {e.backend} needs a reason")
+        try:
+            re.compile(e.pattern)
+        except re.error as exc:
+            raise SpecError(f"{where}: expected compile error on {e.backend}: pattern {e.pattern!r} is not a "
+                            f"valid regular expression ({exc}); escape its special characters") from None
+
+
+def validate_compile_cases(spec: KernelSpec, level: str) -> list[Case]:
+    """The compile signature of one level, checked for unique ids (no tolerance needed: nothing runs)."""
+    if level not in LEVELS:
+        raise SpecError(f"unknown level {level!r}; valid: {', '.join(LEVELS)}")
+    cases = spec.compile_cases(level)
+    ids = [c.id for c in cases]
+    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    if dupes:
+        raise SpecError(f"KernelSpec {spec.name!r}: duplicate compile case id(s) {dupes} at level {level}")
+    return cases
 
 
 def validate_cases(spec: KernelSpec, level: str) -> list[Case]:

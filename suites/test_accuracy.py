@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import pytest
 
+from parity import outputs_store, repro
 from parity.runner import run_case
 
 
 @pytest.mark.parity_modes("run", "interpret")
 def test_accuracy(parity, kernel_case):
     spec, case = kernel_case
-    record, _ = run_case(spec, case, parity.backend, seed=parity.seed, cache=parity.ref_cache)
+    record, outputs = run_case(spec, case, parity.backend, seed=parity.seed, cache=parity.ref_cache)
+    outputs_store.save_case(parity.results_dir, spec, case, outputs, record.get("input_digest"))
+    # only a failed/errored case pays for shrinking and the repro
+    repro.attach(record, spec, case, parity.backend, seed=parity.seed, cache=parity.ref_cache,
+                 results_dir=parity.results_dir)
     parity.write(record)
     status, reason = record["status"], record["reason"]
     if status == "xfailed":

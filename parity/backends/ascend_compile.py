@@ -1,0 +1,191 @@
+"""ascend-compile: every kernel lowered through triton-ascend and bishengir-compile, with no NPU.
+
+The spec's own launcher runs on CPU tensors under a compile-only driver (parity.ascend_driver),
+so the real JIT specialization path picks what to compile, exactly as on a device. Each case
+runs in a forked child (parity.isolate): a compiler that aborts or hangs costs that case only.
+Needs triton-ascend and ascendnpu-ir (which ships bishengir-compile); `nox -s ascend-compile`
+installs both.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.metadata
+import importlib.util
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from parity.ascend_arch import ASCEND_ARCHS, DEFAULT_ASCEND_ARCH
+from parity.backends.base import Backend
+from parity.spec import Case, KernelSpec
+
+SESSION_HINT = "nox -s ascend-compile"
+# a whole case (every compile its launcher triggers); vllm-ascend saw ~2.5 s per compile
+CASE_TIMEOUT_S = float(os.environ.get("PARITY_COMPILE_TIMEOUT_S", "300"))
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def bishengir_bin_dir() -> Path | None:
+    """ascendnpu-ir's bin/ (bishengir-compile), found without importing anything."""
+    spec = importlib.util.find_spec("ascendnpuir")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / "bin"
+    return path if (path / "bishengir-compile").exists() else None
+
+
+class AscendCompileBackend(Backend):
+    name = "ascend-compile"
+    mode = "compile"
+    device_type = "cpu"
+    fallback_hint = SESSION_HINT
+    # the plugin copies this pytest option's value into `arch` before prepare()
+    arch_option: ClassVar[str] = "--ascend-arch"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.arch = DEFAULT_ASCEND_ARCH
+        self.timeout_s = CASE_TIMEOUT_S
+        self._reason: str | None = None
+        self._driver: Any = None
+
+    def _missing(self) -> str | None:
+        if _version("triton-ascend") is None:
+            found = _version("triton")
+            also = f" (this environment has upstream triton {found}, which cannot target Ascend)" if found else ""
+            return f"triton-ascend is not installed{also}; run `{SESSION_HINT}`"
+        if bishengir_bin_dir() is None and shutil.which("bishengir-compile") is None:
+            return f"ascendnpu-ir (bishengir-compile) is not installed; run `{SESSION_HINT}`"
+        if _version("pybind11") is None:
+            return f"pybind11 is not installed (triton-ascend imports it); run `{SESSION_HINT}`"
+        return None
+
+    def prepare(self) -> None:
+        """Find bishengir-compile, give Triton a private cache, install the compile-only driver."""
+        if self._driver is not None:
+            return
+        self._reason = self._missing()
+        if self._reason:
+            return
+        if shutil.which("bishengir-compile") is None:
+            os.environ["PATH"] = f"{bishengir_bin_dir()}{os.pathsep}{os.environ.get('PATH', '')}"
+        # never share a cache with real NPU runs: compile-only binaries are empty placeholders
+        cache_dir = tempfile.mkdtemp(prefix="parity-ascend-compile-")
+        atexit.register(shutil.rmtree, cache_dir, ignore_errors=True)
+        os.environ["TRITON_CACHE_DIR"] = cache_dir
+        from parity import ascend_driver
+
+        self._driver = ascend_driver.install(self.arch)
+
+    def unavailable(self) -> str | None:
+        return self._reason if self._driver is None else None
+
+    def compile_case(self, spec: KernelSpec, case: Case, cpu_inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """One dict per compile the case's launch triggered (see parity.compile_tools.COMPILE_KEYS)."""
+        from parity.isolate import run_isolated
+
+        if self._driver is None:
+            raise RuntimeError(f"ascend-compile is not prepared: {self._reason or 'call prepare() first'}")
+        with tempfile.TemporaryDirectory(prefix="parity-progress-") as tmp:
+            progress = Path(tmp) / "compiles.json"
+            result = run_isolated(lambda: self._compile_here(spec, case, cpu_inputs, progress),
+                                  timeout_s=self.timeout_s)
+            if result.ok:
+                return result.value
+            saved = progress.read_text() if progress.exists() else "[]"
+        return self._after_failure(spec, result, saved)
+
+    def _compile_here(self, spec: KernelSpec, case: Case, cpu_inputs: Mapping[str, Any],
+                      progress: Path) -> list[dict[str, Any]]:
+        """In the child: launch under the compile-only driver and turn its attempts into compile dicts."""
+        from parity import compile_tools as ct
+        from parity.ascend_driver import Recorder
+        from parity.runner import error_text
+
+        ct.clear_jit_caches(spec.kernels)
+        recorder = self._driver.recorder = Recorder(progress)
+        launch_failure = None
+        try:
+            spec.launch(cpu_inputs, case.params)
+        except Exception as exc:  # compile errors are already on their attempt; keep anything else
+            launch_failure = error_text(exc)
+        records = [self._as_compile(spec, a.as_json()) for a in recorder.attempts]
+        explained = any(not r["ok"] or r["launch_error"] for r in records)
+        if launch_failure and not explained:
+            # the launcher failed outside any compile (its own Python, or a check before compiling)
+            record = ct.empty_compile(_kernel_name(spec))
+            record.update(ok=False, message=ct.trim_message(launch_failure), launch_error=launch_failure[:300])
+            records.append(record)
+        return records
+
+    def _as_compile(self, spec: KernelSpec, attempt: Mapping[str, Any]) -> dict[str, Any]:
+        from parity import compile_tools as ct
+
+        record = ct.empty_compile(attempt["kernel"])
+        constants = attempt.get("constants", {})
+        config_keys = ct.autotune_keys(spec.kernels)
+        variant, config = ct.variant_and_config({str(k): v for k, v in constants.items()},
+                                                attempt.get("options", {}), spec.variants, config_keys)
+        # Ascend autotune configs may set compile options (multibuffer, ...) rather than constexprs
+        config.update({k: ct.plain(attempt["options"][k]) for k in config_keys
+                       if k not in config and k in attempt.get("options", {})})
+        record.update(variant=variant, config=config)
+        for key in ("ok", "stage_reached", "error_kind", "ub_bits", "ub_limit_bits", "core_type", "grid",
+                    "launch_error", "seconds", "cached"):
+            record[key] = attempt.get(key)
+        record["message"] = ct.trim_message(attempt.get("message") or "") or None
+        if record["ok"] is None:  # the process ended inside this compile
+            record["ok"] = False
+        if record["error_kind"] == "ub_overflow" or record["ub_bits"]:
+            record["ub_limit_bits"] = record["ub_limit_bits"] or ASCEND_ARCHS[self.arch].ub_bits
+        return record
+
+    def _after_failure(self, spec: KernelSpec, result: Any, saved: str) -> list[dict[str, Any]]:
+        """The child crashed, hung or raised: keep what it finished and blame the compile it was in."""
+        import json
+
+        from parity import compile_tools as ct
+
+        kind = "timeout" if result.timed_out else "crash"
+        why = (f"no answer within {self.timeout_s:g} s (PARITY_COMPILE_TIMEOUT_S)" if result.timed_out
+               else result.crashed or "the compile child raised")
+        detail = ct.trim_message(f"{why}\n{result.error or result.output}")
+        attempts = json.loads(saved)
+        records = [self._as_compile(spec, a) for a in attempts]
+        open_ = [r for r, a in zip(records, attempts, strict=True) if a.get("ok") is None]
+        if not open_:
+            records.append(ct.empty_compile(_kernel_name(spec)))
+            open_ = records[-1:]
+        open_[-1].update(ok=False, error_kind=kind, message=detail)
+        return records
+
+    def env(self) -> dict[str, Any]:
+        arch = ASCEND_ARCHS[self.arch]
+        info: dict[str, Any] = {
+            "target_arch": arch.name, "num_aicore": arch.aic_cores, "num_vectorcore": arch.aiv_cores,
+            "ub_bits": arch.ub_bits, "triton_ascend": _version("triton-ascend"),
+            "ascendnpu_ir": _version("ascendnpu-ir"), "hivmc": shutil.which("hivmc"),
+            "stage_limit": None if shutil.which("hivmc") else "bishengir (CANN's hivmc not found)",
+        }
+        compiler = shutil.which("bishengir-compile")
+        if compiler:
+            out = subprocess.run([compiler, "--version"], capture_output=True, text=True, timeout=60)
+            info["bishengir_compile"] = out.stdout.strip().splitlines()[0] if out.stdout.strip() else None
+        return info
+
+
+def _kernel_name(spec: KernelSpec) -> str:
+    from parity.compilecount import kernel_name
+
+    return kernel_name(spec.kernels[0])

@@ -1,0 +1,389 @@
+"""cuda-compile: every kernel built for a named SM by upstream triton, with no GPU.
+
+A compile-only driver replaces the active one for the session. Kernels are launched
+through their real launchers with CPU tensors, so the JIT's specialization, heuristics
+and autotuner run as usual; each compile runs in a forked child (parity.isolate) and
+the driver's launcher records the grid instead of launching.
+
+Resources come from the cubin: `cuobjdump -res-usage` (bundled with triton) gives the
+registers and the per-thread local memory. n_spills is local bytes / 4, the same
+figure triton's CUDA driver reports (CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES / 4).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import re
+import subprocess
+import tempfile
+import time
+import traceback
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from parity.backends.base import Backend
+from parity.compile_tools import (
+    autotune_keys,
+    clear_jit_caches,
+    constants_by_name,
+    empty_compile,
+    trim_message,
+    variant_and_config,
+)
+from parity.isolate import run_isolated
+
+
+@dataclass(frozen=True)
+class CudaArch:
+    name: str
+    max_shared_bytes: int  # per block, opt-in (CUDA C Programming Guide, compute capabilities table)
+    sm_count: int  # of the named part; only informs triton.testing's roofline helpers
+    registers_per_sm: int = 65536
+    max_threads_per_block: int = 1024
+
+
+CUDA_ARCHS: dict[int, CudaArch] = {
+    80: CudaArch("sm_80 (A100)", 166912, 108),
+    86: CudaArch("sm_86 (A10)", 101376, 72),
+    89: CudaArch("sm_89 (L40)", 101376, 142),
+    90: CudaArch("sm_90 (H100, H200)", 232448, 132),
+}
+DEFAULT_ARCH = 90
+STAGES = ("ttir", "ttgir", "llir", "ptx", "cubin")
+# CUDA's grid limits: x < 2^31, y and z <= 65535
+GRID_LIMITS = (2**31 - 1, 65535, 65535)
+COMPILE_TIMEOUT_S = float(os.environ.get("PARITY_COMPILE_TIMEOUT_S", "300"))
+
+
+def parse_cuda_arch(value: str | int) -> int:
+    """--cuda-arch: 90, sm_90 or 9.0; errors list the valid values."""
+    text = str(value).strip().lower().removeprefix("sm_").removeprefix("sm").replace(".", "")
+    valid = ", ".join(str(a) for a in CUDA_ARCHS)
+    if not text.isdigit() or int(text) not in CUDA_ARCHS:
+        raise argparse.ArgumentTypeError(f"unknown --cuda-arch {value!r}; valid: {valid} (e.g. --cuda-arch 80)")
+    return int(text)
+
+
+class CompileFailed(RuntimeError):
+    """Raised into the JIT when an isolated compile failed; the compile dict is already recorded."""
+
+
+@dataclass
+class CompileLog:
+    """Session state of the compile-only driver: what the current case compiled and launched."""
+
+    arch: int = DEFAULT_ARCH
+    variant_keys: list[str] = field(default_factory=list)
+    config_keys: set[str] = field(default_factory=set)
+    compiles: list[dict[str, Any]] = field(default_factory=list)
+    by_hash: dict[str, dict[str, Any]] = field(default_factory=dict)
+    stage: str | None = None  # last stage finished by the compile running in this process
+    progress_path: str | None = None  # the child appends each finished stage here
+
+    def begin(self, variant_keys: list[str], config_keys: set[str]) -> None:
+        self.variant_keys, self.config_keys = variant_keys, config_keys
+        self.compiles, self.by_hash = [], {}
+
+    def any_failed(self) -> bool:
+        return any(not c["ok"] or c["launch_error"] for c in self.compiles)
+
+
+def resource_usage(cubin: bytes, kernel: str) -> tuple[int | None, int | None]:
+    """(registers, spills) of one kernel from its cubin, via the cuobjdump triton bundles."""
+    from triton import knobs
+
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as fh:
+        fh.write(cubin)
+        fh.flush()
+        out = subprocess.run([knobs.nvidia.cuobjdump.path, "-res-usage", fh.name], capture_output=True,
+                             text=True, check=False).stdout
+    block = out.split(f"Function {kernel}:", 1)[-1] if f"Function {kernel}:" in out else out
+    regs = re.search(r"REG:(\d+)", block)
+    local = re.search(r"LOCAL:(\d+)", block)
+    return (int(regs.group(1)) if regs else None, int(local.group(1)) // 4 if local else None)
+
+
+def max_threads(arch: CudaArch, n_regs: int | None) -> int:
+    """Threads per block the register file allows (registers are allocated per warp, by 256)."""
+    if not n_regs:
+        return arch.max_threads_per_block
+    per_warp = -(-n_regs * 32 // 256) * 256
+    return min(arch.max_threads_per_block, arch.registers_per_sm // per_warp * 32)
+
+
+def _child_compile(log: CompileLog, compile_fn: Any, src: Any, target: Any, options: Any) -> dict[str, Any]:
+    """Runs in the forked child: compile, and describe a failure with the stage it reached."""
+    log.stage = None
+    try:
+        compile_fn(src, target=target, options=options)
+        return {"ok": True}
+    except Exception as exc:
+        text = "".join(traceback.format_exception_only(type(exc), exc))
+        text = "\n".join(line for line in text.splitlines() if not line.startswith("Repro command"))
+        # nothing produced: the frontend (code generator) rejected the program
+        kind = "unsupported" if log.stage is None else "mlir_error"
+        return {"ok": False, "stage": log.stage, "kind": kind, "message": trim_message(text)}
+
+
+def isolated_failure(result: Any, timeout_s: float) -> str:
+    """What a crashed or hung child left behind, for the compile's message."""
+    what = (f"no result after {timeout_s:g} s; the compile was killed" if result.timed_out
+            else result.crashed or result.error or "the child gave no result")
+    return f"{what}; output: {result.output.strip()}" if result.output.strip() else what
+
+
+def _read_progress(path: str | None) -> str | None:
+    if not path or not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as fh:
+        stages = fh.read().split()
+    return stages[-1] if stages else None
+
+
+class _Driver:
+    """The compile-only driver: a target, device properties, and a launcher that records grids."""
+
+    def __init__(self, log: CompileLog) -> None:
+        from triton.backends.compiler import GPUTarget
+
+        self.log = log
+        self.arch = CUDA_ARCHS[log.arch]
+        self.target = GPUTarget("cuda", log.arch, 32)
+        self.utils = _Utils(self)
+        self.launcher_cls = self._launcher_cls()
+        self._regs: dict[bytes, tuple[int | None, int | None]] = {}
+
+    @staticmethod
+    def is_active() -> bool:
+        return False
+
+    def get_current_target(self) -> Any:
+        return self.target
+
+    def get_current_device(self) -> int:
+        return 0
+
+    def set_current_device(self, device: int) -> None:
+        pass
+
+    def get_current_stream(self, device: int | None = None) -> int:
+        return 0
+
+    def get_active_torch_device(self) -> Any:
+        import torch
+
+        return torch.device("cpu")
+
+    def get_benchmarker(self) -> Any:
+        return warm_only
+
+    def map_python_to_cpp_type(self, ty: str) -> str:
+        return ty
+
+    def registers(self, cubin: bytes, kernel: str) -> tuple[int | None, int | None]:
+        key = hashlib.sha1(cubin).digest()
+        if key not in self._regs:
+            self._regs[key] = resource_usage(cubin, kernel)
+        return self._regs[key]
+
+    def _launcher_cls(self) -> type:
+        log = self.log
+
+        class NoLaunch:
+            """Stands in for CudaLauncher: checks the grid against CUDA's limits and records it."""
+
+            def __init__(self, src: Any, metadata: Any) -> None:
+                self.hash = metadata.hash
+
+            def __call__(self, grid_x: int, grid_y: int, grid_z: int, *args: Any) -> None:
+                record = log.by_hash.get(self.hash)
+                if record is None:
+                    return
+                grid = [int(grid_x), int(grid_y), int(grid_z)]
+                record["grid"] = record["grid"] or grid
+                over = [f"{axis}={n} > {limit}" for axis, n, limit in zip("xyz", grid, GRID_LIMITS, strict=True)
+                        if n > limit]
+                if over and not record["launch_error"]:
+                    record["grid"] = grid
+                    record["launch_error"] = (f"grid {tuple(grid)} exceeds CUDA's grid limits ({', '.join(over)}); "
+                                              "cuLaunchKernel would fail with CUDA_ERROR_INVALID_VALUE")
+
+        return NoLaunch
+
+
+class _Utils:
+    def __init__(self, driver: _Driver) -> None:
+        self.driver = driver
+
+    def get_device_properties(self, device: int) -> dict[str, Any]:
+        arch = self.driver.arch
+        return {"max_shared_mem": arch.max_shared_bytes, "max_num_regs": arch.registers_per_sm,
+                "multiprocessor_count": arch.sm_count, "warpSize": 32, "sm_clock_rate": 0, "mem_clock_rate": 0,
+                "mem_bus_width": 0}
+
+    def load_binary(self, name: str, cubin: bytes, shared: int, device: int) -> tuple[Any, ...]:
+        n_regs, n_spills = self.driver.registers(cubin, name)
+        return None, None, n_regs or 0, n_spills or 0, max_threads(self.driver.arch, n_regs)
+
+
+def warm_only(kernel_call: Any, quantiles: Any = None, **kwargs: Any) -> Any:
+    """The autotuner's benchmarker: run each config once (compiling it); time nothing.
+
+    A config that fails is already recorded by the compile wrapper; it gets an infinite time,
+    as triton's own benchmarker gives configs that run out of resources."""
+    try:
+        kernel_call()
+        value = 0.0
+    except Exception:
+        value = float("inf")
+    return [value] * len(quantiles) if quantiles else value
+
+
+class CudaCompileBackend(Backend):
+    name = "cuda-compile"
+    mode = "compile"
+    device_type = "cpu"
+    fallback_hint = "nox -s interpret"
+    # the plugin copies this pytest option's value into `arch` before prepare()
+    arch_option: ClassVar[str] = "--cuda-arch"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.log = CompileLog()
+        self.timeout_s = COMPILE_TIMEOUT_S
+        self.driver: _Driver | None = None
+
+    @property
+    def arch(self) -> int:
+        return self.log.arch
+
+    @arch.setter
+    def arch(self, value: int | str) -> None:
+        if self.driver is not None:
+            raise RuntimeError("set cuda-compile's arch before prepare(); the driver is already installed")
+        self.log.arch = parse_cuda_arch(value)
+
+    def unavailable(self) -> str | None:
+        try:
+            from triton import knobs
+            from triton.backends.nvidia.compiler import CUDABackend  # noqa: F401
+        except ImportError as exc:
+            return (f"upstream triton with its nvidia backend is not importable ({exc}); "
+                    "`pip install triton` (or `nox -s cuda-compile`)")
+        ptxas = knobs.nvidia.ptxas.path
+        if not ptxas or not os.path.exists(ptxas):
+            return "triton's bundled ptxas is missing; reinstall the triton wheel or set TRITON_PTXAS_PATH"
+        return None
+
+    def prepare(self) -> None:
+        """Install the compile-only driver, the isolated compile and the stage tracker."""
+        if self.driver is not None or self.unavailable():
+            return
+        import triton.compiler
+        from triton import knobs
+        from triton.runtime.driver import driver
+
+        self.driver = _Driver(self.log)
+        driver.set_active(self.driver)
+        knobs.runtime.add_stages_inspection_hook = self._track_stages
+        triton.compiler.compile = self._compile_wrapper(triton.compiler.compile)
+
+    def _track_stages(self, backend: Any, stages: dict[str, Any], *args: Any) -> None:
+        log = self.log
+
+        def tracked(ext: str, stage_fn: Any) -> Any:
+            def run(src: Any, metadata: Any) -> Any:
+                out = stage_fn(src, metadata)
+                log.stage = ext
+                if log.progress_path:
+                    with open(log.progress_path, "a", encoding="utf-8") as fh:
+                        fh.write(ext + "\n")
+                return out
+            return run
+
+        for ext, stage_fn in list(stages.items()):
+            stages[ext] = tracked(ext, stage_fn)
+
+    def _compile_wrapper(self, original: Any) -> Any:
+        log, backend = self.log, self
+
+        def compile(src: Any, target: Any = None, options: Any = None, _env_vars: Any = None) -> Any:
+            fn = getattr(src, "fn", None)
+            if fn is None:  # an IR file, not a kernel: not ours to track
+                return original(src, target=target, options=options, _env_vars=_env_vars)
+            record = backend._new_record(fn, src, options or {})
+            log.compiles.append(record)
+            t0 = time.perf_counter()
+            fd, log.progress_path = tempfile.mkstemp(prefix="parity-stages-")
+            os.close(fd)
+            try:
+                result = run_isolated(lambda: _child_compile(log, original, src, target, options),
+                                      timeout_s=backend.timeout_s)
+                stage = _read_progress(log.progress_path)
+            finally:
+                os.unlink(log.progress_path)
+                log.progress_path = None
+            record["seconds"] = round(time.perf_counter() - t0, 3)
+            if result.ok and not result.value["ok"]:
+                value = result.value
+                record.update(stage_reached=value["stage"], error_kind=value["kind"], message=value["message"])
+            elif not result.ok:
+                record.update(stage_reached=stage, error_kind="timeout" if result.timed_out else "crash",
+                              message=trim_message(isolated_failure(result, backend.timeout_s)))
+            if record["error_kind"]:
+                raise CompileFailed(f"{record['kernel']}: {record['error_kind']}: {record['message']}")
+            kernel = original(src, target=target, options=options, _env_vars=_env_vars)  # disk-cache hit
+            backend._fill_resources(record, kernel)
+            log.by_hash[kernel.hash] = record
+            return kernel
+
+        return compile
+
+    def _new_record(self, fn: Any, src: Any, options: Mapping[str, Any]) -> dict[str, Any]:
+        record = empty_compile(getattr(fn, "__name__", None) or fn.fn.__name__)
+        named = constants_by_name(fn.arg_names, getattr(src, "constants", {}))
+        record["variant"], record["config"] = variant_and_config(named, options, self.log.variant_keys,
+                                                                 self.log.config_keys)
+        return record
+
+    def _fill_resources(self, record: dict[str, Any], kernel: Any) -> None:
+        arch = CUDA_ARCHS[self.log.arch]
+        assert self.driver is not None
+        n_regs, n_spills = self.driver.registers(kernel.asm["cubin"], kernel.name)
+        shared = int(kernel.metadata.shared)
+        record.update(ok=True, stage_reached="cubin", n_regs=n_regs, n_spills=n_spills, shared_bytes=shared)
+        threads = kernel.metadata.num_warps * 32
+        if shared > arch.max_shared_bytes:
+            record.update(ok=False, error_kind="out_of_resources",
+                          message=f"shared memory: requires {shared} bytes while {arch.max_shared_bytes} "
+                                  f"bytes are available per block on sm_{self.log.arch}")
+        elif threads > max_threads(arch, n_regs):
+            record.update(ok=False, error_kind="out_of_resources",
+                          message=f"threads: num_warps={kernel.metadata.num_warps} needs {threads} threads, but "
+                                  f"{n_regs} registers per thread allow {max_threads(arch, n_regs)}")
+
+    def compile_case(self, spec: Any, case: Any, cpu_inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """Launch the case under the compile-only driver; one dict per compile it caused."""
+        self.log.begin(list(spec.variants), autotune_keys(spec.kernels))
+        clear_jit_caches(spec.kernels)
+        try:
+            spec.launch(cpu_inputs, case.params)
+        except Exception:
+            if not self.log.any_failed():  # not a compile or launch finding: the launcher's own bug
+                raise
+        finally:
+            clear_jit_caches(spec.kernels)
+        return [dict(c) for c in self.log.compiles]
+
+    def env(self) -> dict[str, Any]:
+        from triton import knobs
+
+        arch = CUDA_ARCHS[self.log.arch]
+        ptxas = knobs.nvidia.ptxas.path
+        version = subprocess.run([ptxas, "--version"], capture_output=True, text=True, check=False).stdout
+        return {"device_name": f"none (compile-only for {arch.name})", "device_count": 0,
+                "target_arch": f"sm_{self.log.arch}", "max_shared_bytes": arch.max_shared_bytes,
+                "ptxas": (version.strip().splitlines() or ["?"])[-1]}

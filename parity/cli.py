@@ -1,0 +1,123 @@
+"""Command line: `python -m parity.cli report [DIR ...]` writes reports/DIVERGENCE.md and divergence.png.
+
+The dirs may come from different machines; each needs its results.jsonl (and env.json).
+Without DIRs every reports/*/ holding results is taken.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from parity import divergence, divergence_report, heatmap, outputs_store
+from parity.record import MERGED_NAME, PART_GLOB, atomic_write_text, load_results
+
+
+class CliError(RuntimeError):
+    """A usage problem: the message says what is wrong and what to run instead."""
+
+
+def has_results(d: Path) -> bool:
+    return (d / MERGED_NAME).exists() or any(d.glob(PART_GLOB))
+
+
+def default_dirs(root: Path) -> list[Path]:
+    dirs = sorted(d for d in root.glob("*/") if d.is_dir() and has_results(d))
+    if not dirs:
+        raise CliError(f"no results dirs under {root}/ (none holds a {MERGED_NAME}); run a tier first, e.g. "
+                       "`nox -s interpret`, or pass the dirs: `python -m parity.cli report DIR ...`")
+    return dirs
+
+
+def load_dir(d: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """env.json and the records of one results dir, with errors that name the dir and the fix."""
+    if not d.is_dir():
+        raise CliError(f"{d}: no such directory; pass a results dir such as reports/interpret")
+    if not has_results(d):
+        raise CliError(f"{d}: holds no {MERGED_NAME}; run a tier that writes here (e.g. `nox -s interpret`) "
+                       "or copy the dir from the machine that ran it")
+    records = load_results(d)
+    if not records:
+        raise CliError(f"{d}/{MERGED_NAME} holds no records; the run that wrote it selected no cases")
+    env_path = d / "env.json"
+    env = json.loads(env_path.read_text(encoding="utf-8")) if env_path.exists() else {}
+    env.setdefault("backend", records[0]["backend"])
+    return env, records
+
+
+def build_columns(dirs: Sequence[Path], out_dir: Path) -> tuple[list[divergence.Column], dict[str, list[Any]],
+                                                                dict[str, Path]]:
+    loaded = [(d, *load_dir(d)) for d in dirs]
+    labels = divergence.column_labels([(env["backend"], env.get("machine") or "", d.name) for d, env, _ in loaded])
+    columns, records, where = [], {}, {}
+    for label, (d, env, recs) in zip(labels, loaded, strict=True):
+        prefix = os.path.relpath(d, out_dir).replace(os.sep, "/") + "/"
+        columns.append(divergence.Column(label, env["backend"], recs[0].get("mode", ""), env, prefix))
+        records[label] = recs
+        where[label] = d
+    return sorted(columns, key=divergence.order_key), records, where
+
+
+def load_stored(records: dict[str, list[Any]], where: dict[str, Path]) -> dict[tuple[str, str, str], Any]:
+    """Stored outputs of the passing cases, keyed by (column label, kernel, case)."""
+    stored = {}
+    for label, recs in records.items():
+        for r in recs:
+            path = outputs_store.path_for(where[label], r["kernel"], r["case"])
+            if r["status"] == "passed" and path.exists():
+                stored[(label, r["kernel"], r["case"])] = outputs_store.load(path)
+    return stored
+
+
+def report(dirs: Sequence[Path], out: Path, perf_ratio: float) -> str:
+    columns, records, where = build_columns(dirs, out.parent)
+    divs = divergence.find(columns, records, load_stored(records, where), perf_ratio=perf_ratio)
+    png = out.parent / "divergence.png"
+    labels = [c.label for c in columns]
+    drawn = heatmap.draw(heatmap.grid(labels, records), png)
+    text = divergence_report.render(columns, records, divs, png.name if drawn else None,
+                                    None if drawn else heatmap.INSTALL_HINT)
+    atomic_write_text(out, text)
+    summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary_path:
+        with open(summary_path, "a", encoding="utf-8") as fh:
+            fh.write(divergence_report.step_summary(columns, records, divs) + "\n")
+    return divergence_report.headline(columns, divs)
+
+
+def parse_ratio(value: str) -> float:
+    try:
+        ratio = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--perf-ratio takes a number above 1, got {value!r}") from None
+    if not ratio > 1:
+        raise argparse.ArgumentTypeError(f"--perf-ratio must be above 1, got {ratio}")
+    return ratio
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m parity.cli")
+    sub = parser.add_subparsers(dest="command", required=True)
+    rep = sub.add_parser("report", help="DIVERGENCE.md across results dirs (default: every reports/*/)")
+    rep.add_argument("dirs", nargs="*", type=Path, help="results dirs, possibly from different machines")
+    rep.add_argument("--out", type=Path, default=Path("reports") / "DIVERGENCE.md", help="the markdown to write")
+    rep.add_argument("--perf-ratio", type=parse_ratio, default=divergence.PERF_RATIO,
+                     help="flag perf differences above this ratio (default 2)")
+    args = parser.parse_args(argv)
+    try:
+        dirs = list(args.dirs) or default_dirs(args.out.parent)
+        line = report(dirs, args.out, args.perf_ratio)
+    except CliError as exc:
+        print(f"parity report: {exc}", file=sys.stderr)
+        return 2
+    print(f"{line}\nwrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,173 @@
+"""The compile tiers' part of REPORT.md: pure functions from records to (title, markdown) sections.
+
+Rows are per kernel x variant x config, over every case (dtype, shape) that compiled it:
+status counts, the stage reached, and resources (registers, spills, shared memory on cuda;
+UB bits against the limit and the core type on Ascend).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from parity.report import fmt_num, md_escape, table
+
+Record = Mapping[str, Any]
+BAD = ("failed", "error", "crashed", "xpassed")
+
+
+def compile_records(records: Iterable[Record]) -> list[Record]:
+    """Records that describe one compile (they carry a `compile` dict)."""
+    return [r for r in records if r.get("mode") == "compile" and r.get("compile")]
+
+
+def _flags(values: Mapping[str, Any]) -> str:
+    return ",".join(f"{k}={v}" for k, v in values.items()) or "-"
+
+
+def _key(r: Record) -> tuple[str, str, str, str]:
+    c = r["compile"]
+    return r["kernel"], c.get("kernel") or "", _flags(c.get("variant") or {}), _flags(c.get("config") or {})
+
+
+def _span(values: Sequence[Any]) -> str:
+    nums = sorted(v for v in values if isinstance(v, (int, float)))
+    if not nums:
+        return ""
+    return str(nums[0]) if nums[0] == nums[-1] else f"{nums[0]}–{nums[-1]}"
+
+
+def _stage(r: Record) -> str:
+    c = r["compile"]
+    return c.get("stage_reached") or ("none (frontend)" if not c.get("ok") else "?")
+
+
+def _status_text(recs: Sequence[Record]) -> str:
+    counts: dict[str, int] = defaultdict(int)
+    for r in recs:
+        counts[r["status"]] += 1
+    return ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+
+
+def group_rows(records: Iterable[Record]) -> dict[tuple[str, str, str, str], list[Record]]:
+    groups: dict[tuple[str, str, str, str], list[Record]] = defaultdict(list)
+    for r in compile_records(records):
+        groups[_key(r)].append(r)
+    return dict(sorted(groups.items()))
+
+
+def resource_rows(records: Iterable[Record]) -> list[list[Any]]:
+    """kernel x variant x config: cases, status, stages, registers, spills, shared bytes, seconds."""
+    rows = []
+    for (kernel, jit_name, variant, config), recs in group_rows(records).items():
+        cs = [r["compile"] for r in recs]
+        stages = sorted({_stage(r) for r in recs})
+        seconds = sum(c.get("seconds") or 0.0 for c in cs)
+        rows.append([kernel, md_escape(jit_name), md_escape(variant), md_escape(config), len(recs),
+                     _status_text(recs), ", ".join(stages), _span([c.get("n_regs") for c in cs]),
+                     _span([c.get("n_spills") for c in cs]), _span([c.get("shared_bytes") for c in cs]),
+                     fmt_num(seconds)])
+    return rows
+
+
+RESOURCE_HEADERS = ["kernel", "jit function", "variant", "config", "cases", "status", "stage reached",
+                    "regs", "spills", "shared bytes", "compile s"]
+
+
+def ub_rows(records: Iterable[Record]) -> list[list[Any]]:
+    """Ascend: kernel x variant x config with the UB it needs against the limit, and its core type."""
+    rows = []
+    for (kernel, jit_name, variant, config), recs in group_rows(records).items():
+        cs = [r["compile"] for r in recs]
+        if not any(c.get("ub_bits") or c.get("core_type") or c.get("error_kind") == "ub_overflow" for c in cs):
+            continue
+        need = max((c["ub_bits"] for c in cs if c.get("ub_bits")), default=None)
+        limit = next((c["ub_limit_bits"] for c in cs if c.get("ub_limit_bits")), None)
+        share = f"{100 * need / limit:.0f}%" if need and limit else ""
+        overflows = sum(1 for c in cs if c.get("error_kind") == "ub_overflow")
+        cores = ", ".join(sorted({str(c["core_type"]) for c in cs if c.get("core_type")}))
+        rows.append([kernel, md_escape(jit_name), md_escape(variant), md_escape(config), len(recs),
+                     _status_text(recs), fmt_num(need), fmt_num(limit), share, overflows, cores])
+    return rows
+
+
+UB_HEADERS = ["kernel", "jit function", "variant", "config", "cases", "status", "max ub_bits", "ub_limit_bits",
+              "of UB", "ub overflows", "core type"]
+
+
+def failure_rows(records: Iterable[Record]) -> list[list[Any]]:
+    """Each compile that failed, with the compiler's own (trimmed) message."""
+    rows = []
+    for r in compile_records(records):
+        c = r["compile"]
+        if r["status"] not in BAD and r["status"] != "xfailed":
+            continue
+        rows.append([r["kernel"], md_escape(r["case"], 90), r["status"], c.get("error_kind") or "",
+                     _stage(r), md_escape(c.get("message") or r.get("reason"), 300)])
+    return rows
+
+
+FAILURE_HEADERS = ["kernel", "case", "status", "error kind", "stage reached", "message"]
+
+
+def expected_error_rows(records: Iterable[Record]) -> list[list[Any]]:
+    """Probes: did the compile fail as the spec expects here, and what did the compiler say?"""
+    rows = []
+    for r in compile_records(records):
+        if r.get("expected_compile_error") is None:
+            continue
+        c, reason = r["compile"], r.get("reason") or ""
+        verdict = "as expected" if r["status"] == "passed" else "NOT as expected"
+        outcome = f"{c.get('error_kind')} ({_stage(r)})" if not c.get("ok") else f"compiled ({_stage(r)})"
+        rows.append([r["kernel"], md_escape(r["expected_compile_error"]), verdict, outcome,
+                     md_escape(c.get("message") or reason, 300)])
+    return rows
+
+
+def launch_rows(records: Iterable[Record]) -> list[list[Any]]:
+    rows = []
+    for r in compile_records(records):
+        c = r["compile"]
+        if c.get("launch_error"):
+            rows.append([r["kernel"], md_escape(r["case"], 90), md_escape(c.get("grid")),
+                         md_escape(c["launch_error"], 240)])
+    return rows
+
+
+def coverage_rows(records: Iterable[Record]) -> list[list[Any]]:
+    rows = []
+    for r in records:
+        if r.get("suite") == "compile-variants":
+            p = r.get("params") or {}
+            rows.append([r["kernel"], p.get("declared"), p.get("reached"), r["status"], md_escape(r.get("reason"))])
+    return sorted(rows)
+
+
+def compile_sections(records: Sequence[Record]) -> list[tuple[str, str]]:
+    """The compile-tier sections of REPORT.md; none when the records hold no compile."""
+    if not compile_records(records):
+        return []
+    intro = ("One row per kernel × heuristic variant × autotune config, over every case that compiled it. "
+             "Ranges are min–max over those cases. `none (frontend)`: the code generator rejected the "
+             "kernel before any IR was produced.")
+    sections = [("Compile", intro + "\n\n" + table(resource_rows(records), RESOURCE_HEADERS))]
+    ub = ub_rows(records)
+    if ub:
+        sections.append(("Compile: unified buffer (Ascend)",
+                         "UB the BiShengIR planner asked for, against the arch's limit.\n\n"
+                         + table(ub, UB_HEADERS)))
+    fails = failure_rows(records)
+    sections.append(("Compile failures", table(fails, FAILURE_HEADERS) if fails else "None."))
+    probes = expected_error_rows(records)
+    if probes:
+        sections.append(("Expected compile errors", "What each probe's compiler said on this backend.\n\n"
+                         + table(probes, ["kernel", "expected pattern", "verdict", "outcome", "compiler message"])))
+    launches = launch_rows(records)
+    if launches:
+        sections.append(("Launch findings", table(launches, ["kernel", "case", "grid", "launch error"])))
+    coverage = coverage_rows(records)
+    if coverage:
+        sections.append(("Variant coverage", table(coverage, ["kernel", "declared", "reached", "status",
+                                                              "missing"])))
+    return sections

@@ -1,0 +1,223 @@
+"""Pieces both compile-only backends share: walking kernel wrappers, naming a compile's
+variant and autotune config, clearing JIT caches, and judging a compile against a spec.
+
+Nothing here imports triton at module level, so upstream triton and triton-ascend
+(3.2, class-attribute hooks, `fn.cache`) can both use it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from parity.spec import Case, ExpectedCompileError, KernelSpec, format_value
+
+MESSAGE_LIMIT = 600
+# every key a compile dict carries (see the results contract, `compile`)
+COMPILE_KEYS = ("kernel", "variant", "config", "ok", "stage_reached", "error_kind", "message", "ub_bits",
+                "ub_limit_bits", "n_regs", "n_spills", "shared_bytes", "core_type", "grid", "launch_error",
+                "seconds")
+# error_kind values. out_of_resources (shared memory or threads over the SM's limit) is the
+# cuda analogue of ub_overflow: the binary builds, but the driver would refuse to load it.
+ERROR_KINDS = ("ub_overflow", "unsupported", "mlir_error", "out_of_resources", "crash", "timeout")
+AUTOTUNE_OPTIONS = ("num_warps", "num_stages")
+
+
+def empty_compile(kernel: str) -> dict[str, Any]:
+    """A compile dict with every key present, so readers never guess."""
+    record: dict[str, Any] = dict.fromkeys(COMPILE_KEYS)
+    record.update(kernel=kernel, variant={}, config={}, ok=False)
+    return record
+
+
+def trim_message(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """A compiler message cut to `limit`: its first line (what failed where) and its tail (why)."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    head = text.splitlines()[0][: limit // 4]
+    return f"{head} … {text[-(limit - len(head) - 3):]}"
+
+
+def unwrap(kernel: Any) -> list[Any]:
+    """A kernel and every wrapper under it: Autotuner -> Heuristics -> JITFunction (each keeps `.fn`)."""
+    chain = [kernel]
+    while hasattr(chain[-1], "fn") and not hasattr(chain[-1], "cache_key") and len(chain) < 8:
+        chain.append(chain[-1].fn)
+    return chain
+
+
+def jit_functions(kernels: Iterable[Any]) -> list[Any]:
+    return [unwrap(k)[-1] for k in kernels]
+
+
+def autotuners(kernels: Iterable[Any]) -> list[Any]:
+    return [w for k in kernels for w in unwrap(k) if hasattr(w, "configs") and hasattr(w, "keys")]
+
+
+def autotune_keys(kernels: Iterable[Any]) -> set[str]:
+    """The meta-parameters any autotune config of these kernels sets."""
+    return {key for tuner in autotuners(kernels) for config in tuner.configs for key in config.kwargs}
+
+
+def clear_jit_caches(kernels: Iterable[Any]) -> None:
+    """Forget in-memory compiles and autotune picks, so each case compiles (from the disk cache)
+    exactly what it needs, whatever ran before it in this worker."""
+    for kernel in kernels:
+        for wrapper in unwrap(kernel):
+            if hasattr(wrapper, "device_caches"):  # triton >= 3.3
+                wrapper.device_caches.clear()
+            elif isinstance(getattr(wrapper, "cache", None), dict):  # triton 3.2 JITFunction, Autotuner
+                wrapper.cache.clear()
+            if hasattr(wrapper, "configs") and isinstance(getattr(wrapper, "cache", None), dict):
+                wrapper.cache.clear()
+
+
+def constants_by_name(arg_names: Sequence[str], constants: Mapping[Any, Any]) -> dict[str, Any]:
+    """Constexpr values keyed by argument name; triton 3.3+ keys them by path tuples like (3,)."""
+    named: dict[str, Any] = {}
+    for key, value in constants.items():
+        if isinstance(key, tuple):
+            if len(key) != 1:
+                continue  # an element of a tuple argument: not a heuristic flag
+            key = arg_names[key[0]]
+        elif isinstance(key, int):
+            key = arg_names[key]
+        named[str(key)] = value
+    return named
+
+
+def plain(value: Any) -> Any:
+    """A JSON-friendly form of a constexpr value (tl.dtype, constexpr wrappers, ...)."""
+    value = getattr(value, "value", value)
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+
+
+def variant_and_config(named: Mapping[str, Any], options: Mapping[str, Any], variant_keys: Iterable[str],
+                       config_keys: set[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split one compile's constexprs into its heuristic variant and its autotune config."""
+    variant = {k: plain(named[k]) for k in variant_keys if k in named}
+    if not config_keys:
+        return variant, {}
+    config = {k: plain(named[k]) for k in sorted(config_keys) if k in named}
+    config.update({k: options[k] for k in AUTOTUNE_OPTIONS if k in options})
+    return variant, config
+
+
+def compile_label(compile_: Mapping[str, Any], with_kernel: bool) -> str:
+    """The part a record's case id gets when a case compiled more than once."""
+    parts = [f"kernel={compile_['kernel']}"] if with_kernel else []
+    parts += [f"{k}={format_value(v)}" for k, v in {**compile_["variant"], **compile_["config"]}.items()]
+    return ",".join(parts) or "compile"
+
+
+def expected_error(spec: KernelSpec, backend: str) -> ExpectedCompileError | None:
+    """The spec's expected compile error on this backend; `cuda` also covers `cuda-compile`."""
+    names = {backend, backend.removesuffix("-compile")}
+    return next((e for e in spec.expected_compile_errors if e.backend in names), None)
+
+
+def judge(compile_: Mapping[str, Any], expected: ExpectedCompileError | None) -> tuple[str, str | None]:
+    """(status, reason) of one compile: a record's verdict, before known divergences."""
+    message = compile_.get("message") or ""
+    if expected is not None:
+        if compile_["ok"]:
+            return "failed", (f"expected a compile error matching {expected.pattern!r} ({expected.reason}), "
+                              f"but it compiled to {compile_.get('stage_reached')}")
+        if re.search(expected.pattern, message, re.IGNORECASE | re.DOTALL):
+            return "passed", f"failed as expected ({expected.reason}): {message}"
+        return "failed", (f"expected a compile error matching {expected.pattern!r}, got "
+                          f"{compile_.get('error_kind')}: {message}")
+    if not compile_["ok"]:
+        stage = compile_.get("stage_reached") or "no IR"
+        return "failed", f"{compile_.get('error_kind')} after {stage}: {message}"
+    if compile_.get("launch_error"):
+        return "failed", f"launch: {compile_['launch_error']}"
+    return "passed", None
+
+
+def reached_variants(spec: KernelSpec, cases: Iterable[Case],
+                     make_inputs: Callable[[Case], Mapping[str, Any]]) -> set[tuple[tuple[str, Any], ...]]:
+    """The heuristic variants the cases resolve to, found without compiling anything.
+
+    The JIT's before-compile hook returns True, which tells triton to skip the compile
+    and the launch, so this walks the real heuristics and launchers at no cost.
+    """
+    from parity.compilecount import hook_style
+
+    seen: set[tuple[tuple[str, Any], ...]] = set()
+    keys = list(spec.variants)
+
+    def skip(**kwargs: Any) -> bool:
+        fn = kwargs["fn"].jit_function
+        named = constants_by_name(fn.arg_names, kwargs["compile"]["constants"])
+        seen.add(tuple((k, plain(named.get(k))) for k in keys))
+        return True
+
+    style = hook_style()
+    if style == "knobs":
+        from triton import knobs
+
+        saved = knobs.runtime.jit_cache_hook
+        knobs.runtime.jit_cache_hook = skip
+    else:
+        from triton.runtime.jit import JITFunction
+
+        saved = JITFunction.cache_hook
+        JITFunction.cache_hook = skip
+    try:
+        for case in cases:
+            clear_jit_caches(spec.kernels)
+            spec.launch(make_inputs(case), case.params)
+    finally:
+        if style == "knobs":
+            knobs.runtime.jit_cache_hook = saved
+        else:
+            JITFunction.cache_hook = saved
+        clear_jit_caches(spec.kernels)
+    return seen
+
+
+def declared_variants(spec: KernelSpec) -> set[tuple[tuple[str, Any], ...]]:
+    """Every combination of the spec's declared heuristic flags."""
+    combos: list[tuple[tuple[str, Any], ...]] = [()]
+    for key, values in spec.variants.items():
+        combos = [(*c, (key, plain(v))) for c in combos for v in values]
+    return set(combos)
+
+
+def compile_records(backend: str, spec: KernelSpec, case: Case,
+                    compiles: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One results record per compile of a case, judged against the spec's expectations.
+
+    With more than one compile, each record's case id gets the kernel/variant/config after a `;`.
+    A case that compiled nothing gets one `skipped` record, so every case is accounted for.
+    """
+    from parity.record import empty_record
+
+    expected = expected_error(spec, backend)
+    if not compiles:
+        record = empty_record(backend, "compile", spec.name, case.id, dict(case.params))
+        record.update(suite="compile", compiles=0, status="failed" if expected else "skipped",
+                      reason="the launcher compiled no kernel for this case")
+        return [record]
+    with_kernel = len({c["kernel"] for c in compiles}) > 1
+    records = []
+    for compile_ in compiles:
+        case_id = case.id if len(compiles) == 1 else f"{case.id};{compile_label(compile_, with_kernel)}"
+        record = empty_record(backend, "compile", spec.name, case_id, dict(case.params))
+        record.update(suite="compile", compiles=1, compile={k: compile_.get(k) for k in COMPILE_KEYS},
+                      expected_compile_error=expected.pattern if expected else None)
+        record["timing"]["compile_s"] = compile_.get("seconds")
+        record["status"], record["reason"] = judge(compile_, expected)
+        known = spec.divergence_for(backend, case.params)
+        if known is not None and record["status"] in ("failed", "passed"):
+            note = f"known divergence: {known.reason} ({known.link})"
+            failed = record["status"] == "failed"
+            record["status"] = "xfailed" if failed else "xpassed"
+            record["reason"] = f"{note}; observed: {record['reason']}" if failed else note
+        records.append(record)
+    return records

@@ -1,0 +1,324 @@
+"""Divergences between results dirs (backends, machines): pure functions from records to findings.
+
+A divergence is a case (or a kernel) where the columns disagree:
+
+- numeric: passes on one column, fails against fp64 on another;
+- compile: compiles on one column only (UB overflow included);
+- launch: launches on one column, is refused at launch on another (e.g. a grid over 65535);
+- specialization: a kernel's compile counts differ over the same cases;
+- cross-output: both pass against fp64, but their outputs differ from each other beyond tolerance;
+- perf: the speed (relative to the torch baseline where there is one) differs by more than a ratio.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+KINDS = ("numeric", "compile", "launch", "specialization", "cross-output", "perf")
+BACKEND_ORDER = ("cuda", "ascend", "interpret", "cuda-compile", "ascend-compile")
+RUN_MODES = ("run", "interpret")
+NUMERIC_PASS = ("passed", "xpassed")
+NUMERIC_FAIL = ("failed", "xfailed")
+PERF_RATIO = 2.0
+# errors raised when a kernel is launched rather than compiled (launch limits, argument checks)
+LAUNCH_PATTERNS = re.compile(r"grid should be less than|grid.*(too large|exceed|limit)|coreDim|launch failed|"
+                             r"invalid configuration argument|too many resources requested for launch", re.I)
+COMPILE_PATTERNS = re.compile(r"CompilationError|ub overflow|bishengir|ptxas|MLIR|lowering|"
+                              r"out of resource|unsupported|compile", re.I)
+
+
+@dataclass(frozen=True)
+class Column:
+    """One results dir: a backend on one machine."""
+
+    label: str
+    backend: str
+    mode: str
+    env: Mapping[str, Any]
+    link_prefix: str = ""  # where the dir lies relative to the report, for repro links
+
+
+@dataclass
+class Facts:
+    """What one column says about one case, gathered over its suites."""
+
+    status: str | None = None  # the accuracy verdict (run/interpret records)
+    record: Mapping[str, Any] | None = None
+    compiled: bool | None = None
+    compile_error: str | None = None
+    launch_error: str | None = None
+    compiles: dict[str, int] = field(default_factory=dict)  # suite -> count
+    perf_ms: float | None = None
+    baseline_ms: float | None = None
+    repro: str | None = None
+
+
+@dataclass(frozen=True)
+class Divergence:
+    kind: str
+    kernel: str
+    case: str | None
+    summary: str
+    cells: dict[str, str]  # column label -> what that column saw
+    repros: dict[str, str] = field(default_factory=dict)  # column label -> repro path (relative to the report)
+    known: str | None = None  # a declared known divergence explains it
+
+
+def column_labels(backends_and_dirs: Sequence[tuple[str, str, str]]) -> list[str]:
+    """Unique labels for (backend, machine, dir name): the backend, plus @machine or @dir when repeated."""
+    counts = defaultdict(int)
+    for backend, _, _ in backends_and_dirs:
+        counts[backend] += 1
+    labels, seen = [], set()
+    for backend, machine, dirname in backends_and_dirs:
+        label = backend if counts[backend] == 1 else f"{backend}@{machine or dirname}"
+        if label in seen:
+            label = f"{backend}@{dirname}"
+        seen.add(label)
+        labels.append(label)
+    return labels
+
+
+def order_key(column: Column) -> tuple[int, str]:
+    return (BACKEND_ORDER.index(column.backend) if column.backend in BACKEND_ORDER else len(BACKEND_ORDER),
+            column.label)
+
+
+def classify_error(reason: str | None) -> str:
+    """'launch' or 'compile' for an errored record, from its message."""
+    text = reason or ""
+    if LAUNCH_PATTERNS.search(text):
+        return "launch"
+    return "compile" if COMPILE_PATTERNS.search(text) else "launch"
+
+
+def _float(value: Any) -> float | None:
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def gather(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], Facts]:
+    """(kernel, case) -> Facts for one column."""
+    out: dict[tuple[str, str], Facts] = defaultdict(Facts)
+    for r in records:
+        f = out[(r["kernel"], r["case"])]
+        status, mode, suite = r["status"], r.get("mode"), r.get("suite") or "accuracy"
+        if r.get("repro"):
+            f.repro = r["repro"]
+        if mode in RUN_MODES and suite == "accuracy" and status != "skipped":
+            f.status, f.record = status, r
+            if status == "error":
+                kind = classify_error(r.get("reason"))
+                if kind == "launch":
+                    f.launch_error = r.get("reason")
+                else:
+                    f.compiled, f.compile_error = False, r.get("reason")
+            elif mode == "run" and status in (*NUMERIC_PASS, *NUMERIC_FAIL):
+                f.compiled = True  # it ran, so it compiled
+        c = r.get("compile")
+        if c:
+            if c.get("ok") is False:
+                f.compiled = False
+                f.compile_error = f"{c.get('error_kind') or 'error'}: {c.get('message') or ''}".strip()
+                if c.get("ub_bits"):
+                    f.compile_error += f" (UB needs {c['ub_bits']} bits of {c.get('ub_limit_bits')})"
+            elif c.get("ok") and f.compiled is None:
+                f.compiled = True
+            if c.get("launch_error"):
+                f.launch_error = c["launch_error"]
+        elif mode == "compile" and status == "error":
+            f.compiled, f.compile_error = False, r.get("reason")
+        if r.get("compiles") is not None:
+            f.compiles[suite] = f.compiles.get(suite, 0) + int(r["compiles"])
+        p = r.get("perf") or {}
+        if _float(p.get("ms")):
+            f.perf_ms, f.baseline_ms = _float(p.get("ms")), _float(p.get("baseline_ms"))
+    return dict(out)
+
+
+def _link(column: Column, facts: Facts) -> str | None:
+    return f"{column.link_prefix}{facts.repro}" if facts.repro else None
+
+
+def _status_cell(f: Facts) -> str:
+    r = f.record or {}
+    m = r.get("metrics") or {}
+    err = f" err_ratio {float(m['err_ratio']):.3g}" if m.get("err_ratio") is not None else ""
+    return f"{f.status}{err}"
+
+
+def numeric(kernel: str, case: str, per: Mapping[str, tuple[Column, Facts]]) -> Divergence | None:
+    good = [c for c, (_, f) in per.items() if f.status in NUMERIC_PASS]
+    bad = [c for c, (_, f) in per.items() if f.status in NUMERIC_FAIL]
+    if not good or not bad:
+        return None
+    known = [per[c][1].record.get("reason") for c in bad if per[c][1].status == "xfailed"]
+    reasons = [str(per[c][1].record.get("reason") or "") for c in bad if per[c][1].status == "failed"]
+    summary = f"passes on {', '.join(good)}; fails on {', '.join(bad)}" + (f": {reasons[0]}" if reasons else "")
+    return Divergence("numeric", kernel, case, summary,
+                      {c: _status_cell(f) for c, (_, f) in per.items() if f.status},
+                      {c: link for c, (col, f) in per.items() if (link := _link(col, f))},
+                      known=known[0] if known and len(known) == len(bad) else None)
+
+
+def compile_divergence(kernel: str, case: str, per: Mapping[str, tuple[Column, Facts]]) -> Divergence | None:
+    ok = [c for c, (_, f) in per.items() if f.compiled is True]
+    bad = [c for c, (_, f) in per.items() if f.compiled is False]
+    if not ok or not bad:
+        return None
+    first = per[bad[0]][1].compile_error or ""
+    return Divergence("compile", kernel, case, f"compiles on {', '.join(ok)}; not on {', '.join(bad)}: {first}",
+                      {c: "compiled" if f.compiled else f"failed: {f.compile_error}" for c, (_, f) in per.items()
+                       if f.compiled is not None},
+                      {c: link for c, (col, f) in per.items() if (link := _link(col, f)) and f.compiled is False})
+
+
+def launch_divergence(kernel: str, case: str, per: Mapping[str, tuple[Column, Facts]]) -> Divergence | None:
+    refused = [c for c, (_, f) in per.items() if f.launch_error]
+    launched = [c for c, (col, f) in per.items()
+                if not f.launch_error and (f.status in (*NUMERIC_PASS, *NUMERIC_FAIL) or
+                                           (col.mode == "compile" and f.compiled))]
+    if not refused or not launched:
+        return None
+    return Divergence("launch", kernel, case,
+                      f"launches on {', '.join(launched)}; refused on {', '.join(refused)}: "
+                      f"{per[refused[0]][1].launch_error}",
+                      {c: f"refused: {f.launch_error}" if f.launch_error else "launched" for c, (_, f) in per.items()
+                       if c in refused or c in launched},
+                      {c: link for c, (col, f) in per.items() if (link := _link(col, f)) and c in refused})
+
+
+def specialization(kernel: str, cases: Mapping[str, Mapping[str, tuple[Column, Facts]]]) -> list[Divergence]:
+    """Per suite: a kernel's total compiles over the cases every counting column ran."""
+    found = []
+    suites = {s for per in cases.values() for _, f in per.values() for s in f.compiles}
+    for suite in sorted(suites):
+        counting = {c for per in cases.values() for c, (_, f) in per.items() if suite in f.compiles}
+        common = [case for case, per in cases.items()
+                  if all(c in per and suite in per[c][1].compiles for c in counting)]
+        if len(counting) < 2 or not common:
+            continue
+        totals = {c: sum(cases[case][c][1].compiles[suite] for case in common) for c in sorted(counting)}
+        if len(set(totals.values())) > 1:
+            found.append(Divergence(
+                "specialization", kernel, None,
+                f"{suite}: compile counts differ over {len(common)} common case(s): "
+                + ", ".join(f"{c} {n}" for c, n in totals.items()),
+                {c: f"{n} compiles / {len(common)} cases" for c, n in totals.items()}))
+    return found
+
+
+def perf(kernel: str, case: str, per: Mapping[str, tuple[Column, Facts]], ratio: float) -> Divergence | None:
+    timed = {c: f for c, (_, f) in per.items() if f.perf_ms}
+    if len(timed) < 2:
+        return None
+    with_base = all(f.baseline_ms for f in timed.values())
+    # on different hardware only the speed relative to each machine's own torch baseline compares
+    score = {c: (f.baseline_ms / f.perf_ms if with_base else 1.0 / f.perf_ms) for c, f in timed.items()}
+    hi, lo = max(score, key=score.get), min(score, key=score.get)
+    if score[hi] / score[lo] <= ratio:
+        return None
+    what = "speedup over torch" if with_base else "speed"
+    return Divergence("perf", kernel, case, f"{what} differs {score[hi] / score[lo]:.1f}x: {hi} vs {lo}",
+                      {c: f"{f.perf_ms:.4g} ms" + (f" ({f.baseline_ms / f.perf_ms:.2f}x torch)" if with_base else "")
+                       for c, f in timed.items()})
+
+
+def cross_output_diff(a: Any, b: Any, tolerance: Mapping[str, Any]) -> str | None:
+    """Why two stored outputs (outputs_store.StoredCase) differ beyond tolerance, or None."""
+    if a.input_digest and b.input_digest and a.input_digest != b.input_digest:
+        return "inputs differ (input digests do not match), so the outputs cannot be compared"
+    rtol, atol = float(tolerance.get("rtol") or 0.0), float(tolerance.get("atol") or 0.0)
+    max_ratio = tolerance.get("max_err_ratio")
+    for name in sorted(set(a.outputs) & set(b.outputs)):
+        oa, ob = a.outputs[name], b.outputs[name]
+        if oa.shape != ob.shape:
+            return f"{name}: shapes {oa.shape} and {ob.shape}"
+        if oa.digest and oa.digest == ob.digest:
+            continue
+        va, ia = oa.values()
+        vb, ib = ob.values()
+        if ia is not None and ib is not None and not np.array_equal(ia, ib):
+            return f"{name}: sampled at different positions; re-run both with the same parity version"
+        va, vb = va.astype(np.float64), vb.astype(np.float64)
+        both_nan = np.isnan(va) & np.isnan(vb)
+        finite = np.isfinite(va) & np.isfinite(vb)
+        nonfinite = int((~finite & ~both_nan & ~(va == vb)).sum())
+        diff = np.abs(va - vb)[finite]
+        bound = atol + rtol * np.abs(vb[finite])
+        n_bad = int((diff > bound).sum()) + nonfinite
+        rms = float(np.sqrt(np.mean(vb[finite] ** 2))) if finite.any() else 0.0
+        ratio = float(np.sqrt(np.mean(diff ** 2))) / rms if rms > 0 else 0.0
+        over = (ratio > float(max_ratio) or nonfinite > 0) if max_ratio is not None else n_bad > 0
+        if over:
+            where = "of the sampled" if ia is not None else "of"
+            return (f"{name}: {n_bad} {where} {va.size} elements differ beyond atol + rtol·|b| "
+                    f"(max |a-b| {float(diff.max()) if diff.size else math.nan:.3g}, rms ratio {ratio:.3g})")
+    return None
+
+
+def cross_output(kernel: str, case: str, per: Mapping[str, tuple[Column, Facts]],
+                 stored: Mapping[tuple[str, str, str], Any]) -> list[Divergence]:
+    """Every passing column against the first passing one, on their stored outputs."""
+    passing = [c for c, (_, f) in per.items() if f.status == "passed" and (c, kernel, case) in stored]
+    found = []
+    for other in passing[1:]:
+        base = passing[0]
+        tol = (per[base][1].record or {}).get("tolerance") or {}
+        why = cross_output_diff(stored[(other, kernel, case)], stored[(base, kernel, case)], tol)
+        if why:
+            found.append(Divergence("cross-output", kernel, case, f"{other} vs {base}: {why}",
+                                    {base: "passed (baseline)", other: "passed, differs"}))
+    return found
+
+
+def find(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[str, Any]]],
+         stored: Mapping[tuple[str, str, str], Any] | None = None, perf_ratio: float = PERF_RATIO) -> list[Divergence]:
+    """Every divergence across the columns, grouped by kind in KINDS order."""
+    cols = sorted(columns, key=order_key)
+    facts = {c.label: gather(records.get(c.label, ())) for c in cols}
+    table: dict[str, dict[str, dict[str, tuple[Column, Facts]]]] = defaultdict(lambda: defaultdict(dict))
+    for col in cols:
+        for (kernel, case), f in facts[col.label].items():
+            table[kernel][case][col.label] = (col, f)
+    found: list[Divergence] = []
+    for kernel in sorted(table):
+        for case in sorted(table[kernel]):
+            per = table[kernel][case]
+            if len(per) < 2:
+                continue
+            for check in (numeric, compile_divergence, launch_divergence):
+                d = check(kernel, case, per)
+                if d:
+                    found.append(d)
+            d = perf(kernel, case, per, perf_ratio)
+            if d:
+                found.append(d)
+            found += cross_output(kernel, case, per, stored or {})
+        found += specialization(kernel, table[kernel])
+    return sorted(found, key=lambda d: KINDS.index(d.kind))
+
+
+def err_over_tol(record: Mapping[str, Any]) -> float | None:
+    """A case's error relative to its limit: err_ratio over max_err_ratio, else over rtol.
+
+    A failed case counts at least 1, so a single bad element still shows as over the limit.
+    """
+    m, tol = record.get("metrics") or {}, record.get("tolerance") or {}
+    err = _float(m.get("err_ratio"))
+    if err is None or not tol:
+        return None
+    limit = _float(tol.get("max_err_ratio")) or _float(tol.get("rtol")) or 1.0
+    value = err / limit if math.isfinite(err) else math.inf
+    return max(value, 1.0) if record.get("status") in ("failed", "xfailed") else value

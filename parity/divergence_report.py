@@ -1,0 +1,106 @@
+"""reports/DIVERGENCE.md: pure rendering of columns, records and divergences to GFM.
+
+Tables are built with tabulate; every piece of compiler or user text goes through
+md_escape so it cannot break a table.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from parity.divergence import KINDS, RUN_MODES, Column, Divergence, err_over_tol
+from parity.report import ENV_KEYS, fmt_num, md_escape, table
+
+EXTRA_ENV_KEYS = ("machine", "platform", "cuda", "num_aicore", "num_vectorcore")
+KIND_NOTES = {
+    "numeric": "passes against fp64 on one backend, fails on another",
+    "compile": "compiles on one backend only (UB overflow included)",
+    "launch": "launches on one backend, refused at launch on another",
+    "specialization": "compile counts differ over the same cases",
+    "cross-output": "both pass against fp64, but their outputs differ from each other beyond tolerance",
+    "perf": "speed (relative to each machine's torch baseline) differs beyond the ratio",
+}
+
+
+def env_table(columns: Sequence[Column]) -> str:
+    keys = [k for k in (*ENV_KEYS, *EXTRA_ENV_KEYS) if any(c.env.get(k) is not None for c in columns)]
+    rows = [[k, *(md_escape(c.env.get(k), 60) for c in columns)] for k in keys]
+    return table(rows, ["", *(c.label for c in columns)])
+
+
+def kernel_cell(records: Sequence[Mapping[str, Any]]) -> str:
+    """One kernel on one column: pass counts, worst err/tol, compile counts."""
+    run = [r for r in records if r.get("mode") in RUN_MODES and (r.get("suite") or "accuracy") == "accuracy"
+           and r["status"] != "skipped"]
+    comp = [r for r in records if r.get("compile")]
+    parts = []
+    if run:
+        c = Counter(r["status"] for r in run)
+        text = f"{c['passed'] + c['xpassed']}/{len(run)} pass"
+        extra = [f"{c[s]} {s}" for s in ("failed", "error", "crashed", "xfailed") if c[s]]
+        worst = max((v for v in map(err_over_tol, run) if v is not None), default=None)
+        parts.append(text + (f" ({', '.join(extra)})" if extra else "") +
+                     (f", err/tol {fmt_num(worst, 2)}" if worst is not None else ""))
+    if comp:
+        ok = sum(1 for r in comp if r["compile"].get("ok"))
+        parts.append(f"{ok}/{len(comp)} compile")
+    return "; ".join(parts) or "–"
+
+
+def summary_table(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:
+    kernels = sorted({r["kernel"] for recs in records.values() for r in recs})
+    rows = [[k, *(kernel_cell([r for r in records.get(c.label, ()) if r["kernel"] == k]) for c in columns)]
+            for k in kernels]
+    return table(rows, ["kernel", *(c.label for c in columns)])
+
+
+def divergence_table(divs: Sequence[Divergence]) -> str:
+    rows = []
+    for d in divs:
+        cells = "<br>".join(f"**{md_escape(label)}**: {md_escape(text, 120)}" for label, text in d.cells.items())
+        links = " ".join(f"[{md_escape(label)}]({path})" for label, path in d.repros.items())
+        known = f" (known: {md_escape(d.known, 160)})" if d.known else ""
+        rows.append([md_escape(d.kernel), md_escape(d.case or "all cases", 80), md_escape(d.summary, 300) + known,
+                     cells, links])
+    return table(rows, ["kernel", "case", "what differs", "per backend", "repro"])
+
+
+def headline(columns: Sequence[Column], divs: Sequence[Divergence]) -> str:
+    counts = Counter(d.kind for d in divs)
+    by_kind = ", ".join(f"{counts[k]} {k}" for k in KINDS if counts[k])
+    return (f"{len(divs)} divergence(s) across {len(columns)} results dir(s)"
+            + (f": {by_kind}." if by_kind else "."))
+
+
+def render(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[str, Any]]],
+           divs: Sequence[Divergence], image: str | None, image_note: str | None = None) -> str:
+    """The whole DIVERGENCE.md."""
+    parts = ["# parity: divergence report", "", headline(columns, divs), "",
+             "## Environments", "", env_table(columns), "",
+             "## Summary by kernel × backend", "",
+             "`n/m pass` counts fp64 checks; `err/tol` is the worst error over its limit (above 1 fails); "
+             "`k/m compile` counts compile-tier compiles that succeeded.", "",
+             summary_table(columns, records), ""]
+    if image:
+        parts += [f"![kernel × backend heatmap: worst err/tol, compile failures marked C]({image})", ""]
+    elif image_note:
+        parts += [f"_No heatmap: {md_escape(image_note, 300)}._", ""]
+    parts += ["## Divergences", ""]
+    if not divs:
+        parts += ["None: every case that ran on two or more backends agrees.", ""]
+    for kind in KINDS:
+        group = [d for d in divs if d.kind == kind]
+        if group:
+            parts += [f"### {kind} ({len(group)})", "", f"{KIND_NOTES[kind]}.", "", divergence_table(group), ""]
+    return "\n".join(parts)
+
+
+def step_summary(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[str, Any]]],
+                 divs: Sequence[Divergence]) -> str:
+    """The short form for $GITHUB_STEP_SUMMARY: headline, summary table, counts by kind."""
+    counts = Counter(d.kind for d in divs)
+    rows = [[k, counts[k]] for k in KINDS]
+    return "\n".join(["## parity: divergences", "", headline(columns, divs), "",
+                      summary_table(columns, records), "", table(rows, ["kind", "count"]), ""])

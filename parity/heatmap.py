@@ -1,0 +1,99 @@
+"""reports/divergence.png: kernel × backend, coloured by the worst err_ratio over its tolerance.
+
+The grid is computed by a pure function; drawing needs matplotlib, which is optional:
+without it `draw` returns False and the report says how to get the picture.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from parity.divergence import RUN_MODES, classify_error, err_over_tol
+
+INSTALL_HINT = "matplotlib is not installed: `pip install matplotlib` (the `nox -s report` session installs it)"
+
+
+@dataclass(frozen=True)
+class Grid:
+    kernels: list[str]
+    labels: list[str]
+    values: list[list[float | None]]  # worst err/tol per cell; None: no numeric result
+    marks: list[list[str]]  # "C" compile failure, "L" launch refused, "✗" numeric failure, "ok" compiled
+
+
+def _cell(records: Sequence[Mapping[str, Any]]) -> tuple[float | None, str]:
+    worst: float | None = None
+    marks = set()
+    for r in records:
+        compile_ = r.get("compile") or {}
+        if compile_.get("ok") is False:
+            marks.add("C")
+        elif compile_.get("ok"):
+            marks.add("ok")
+        if compile_.get("launch_error"):
+            marks.add("L")
+        if r["status"] == "error":
+            marks.add("L" if classify_error(r.get("reason")) == "launch" else "C")
+        if r.get("mode") in RUN_MODES:
+            if r["status"] == "failed":
+                marks.add("✗")
+            value = err_over_tol(r)
+            if value is not None and (worst is None or value > worst):
+                worst = value
+    if worst is not None or marks & {"C", "L", "✗"}:
+        marks.discard("ok")  # "compiled" only labels cells with nothing else to show
+    return worst, "".join(m for m in ("C", "L", "✗", "ok") if m in marks)
+
+
+def grid(labels: Sequence[str], records: Mapping[str, Sequence[Mapping[str, Any]]]) -> Grid:
+    kernels = sorted({r["kernel"] for recs in records.values() for r in recs})
+    values, marks = [], []
+    for kernel in kernels:
+        row_v, row_m = [], []
+        for label in labels:
+            v, m = _cell([r for r in records.get(label, ()) if r["kernel"] == kernel])
+            row_v.append(v)
+            row_m.append(m)
+        values.append(row_v)
+        marks.append(row_m)
+    return Grid(kernels, list(labels), values, marks)
+
+
+def draw(g: Grid, path: Path) -> bool:
+    """Write the heatmap PNG; False (and nothing written) when matplotlib is missing or there is no data."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.colors import LogNorm
+    except ImportError:
+        return False
+    if not g.kernels or not g.labels:
+        return False
+    import numpy as np
+
+    data = np.array([[math.nan if v is None else min(max(v, 1e-4), 1e4) for v in row] for row in g.values])
+    fig, ax = plt.subplots(figsize=(max(5.5, 3.0 + 1.2 * len(g.labels)), 1.6 + 0.38 * len(g.kernels)))
+    cmap = plt.get_cmap("RdYlGn_r").copy()
+    cmap.set_bad("#dddddd")
+    image = ax.imshow(np.ma.masked_invalid(data), cmap=cmap, norm=LogNorm(vmin=1e-4, vmax=1e2), aspect="auto")
+    ax.set_xticks(range(len(g.labels)), g.labels, rotation=30, ha="right")
+    ax.set_yticks(range(len(g.kernels)), g.kernels)
+    for i, row in enumerate(g.marks):
+        for j, mark in enumerate(row):
+            if mark:
+                ax.text(j, i, mark.replace("✗", "x"), ha="center", va="center", fontsize=8,
+                        fontweight="normal" if mark == "ok" else "bold")
+    fig.colorbar(image, ax=ax, label="worst err / tol (>1 fails)")
+    ax.set_title("worst error over tolerance, kernel × backend", fontsize=10)
+    ax.set_xlabel("C compile failure · L launch refused · x fails fp64 · ok compiled (compile tier)", fontsize=7)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True

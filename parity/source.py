@@ -1,0 +1,249 @@
+"""Kernel and reference source extraction for standalone repros.
+
+Given a Triton kernel (JITFunction, InterpretedFunction, or a Heuristics/Autotuner
+around one), collect its source plus every @triton.jit helper and constexpr global
+it names, transitively. Heuristics and autotune decorators are dropped: the repro
+passes the values they chose at run time. Plain torch functions (the fp64
+references) are extracted the same way, with annotations stripped so the repro
+needs none of their typing imports.
+
+Everything emitted that is not user source is a validated literal (see `literal`).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import importlib
+import inspect
+import math
+import textwrap
+import types
+from dataclasses import dataclass, field
+from typing import Any
+
+# modules a repro may import: the standalone contract is torch, triton, numpy (and math)
+ALLOWED_ROOTS = ("torch", "triton", "numpy", "math")
+TRITON_CALLABLES = ("JITFunction", "InterpretedFunction", "ConstexprFunction")
+JIT_DECORATORS = {"jit": "triton.jit", "constexpr_function": "triton.constexpr_function"}
+
+
+class SourceError(ValueError):
+    """The source cannot be made standalone; the message names the global and why."""
+
+
+def literal(value: Any) -> str:
+    """Python source for a plain value, checked to round-trip; anything else is refused."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"float({str(value)!r})"
+    if value is None or isinstance(value, (bool, int, float, str)):
+        text = repr(value)
+    elif isinstance(value, (list, tuple)):
+        items = ", ".join(literal(v) for v in value)
+        if isinstance(value, list):
+            return f"[{items}]"
+        return f"({items},)" if len(value) == 1 else f"({items})"
+    elif isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            raise SourceError(f"dict literal needs str keys, got {list(value)!r}")
+        return "{" + ", ".join(f"{literal(k)}: {literal(v)}" for k, v in value.items()) + "}"
+    else:
+        raise SourceError(f"{type(value).__name__} value {value!r} is not a plain literal")
+    if ast.literal_eval(text) != value:
+        raise SourceError(f"{value!r} does not round-trip through repr")
+    return text
+
+
+def python_function(obj: Any) -> types.FunctionType:
+    """The plain function under Autotuner/Heuristics/JITFunction wrappers."""
+    seen = 0
+    while not isinstance(obj, types.FunctionType) and hasattr(obj, "fn") and seen < 8:
+        obj, seen = obj.fn, seen + 1
+    if not isinstance(obj, types.FunctionType):
+        raise SourceError(f"{obj!r} is not a Python function nor a Triton wrapper around one")
+    return obj
+
+
+def is_triton_callable(obj: Any) -> bool:
+    return type(obj).__name__ in TRITON_CALLABLES and isinstance(getattr(obj, "fn", None), types.FunctionType)
+
+
+def _parse(fn: types.FunctionType) -> tuple[str, ast.FunctionDef]:
+    try:
+        src = textwrap.dedent(inspect.getsource(fn))
+    except (OSError, TypeError) as exc:
+        raise SourceError(f"no source for {fn.__qualname__} ({exc}); define it in a .py file") from None
+    node = next((n for n in ast.parse(src).body if isinstance(n, ast.FunctionDef)), None)
+    if node is None or node.name != fn.__name__:
+        raise SourceError(f"{fn.__qualname__}: expected a plain `def`, found something else (a lambda?)")
+    return src, node
+
+
+def _decorator_name(dec: ast.expr) -> str:
+    target = dec.func if isinstance(dec, ast.Call) else dec
+    return target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+
+
+def _jit_decorator(src: str, dec: ast.expr) -> str:
+    """`@triton.jit(...)` with its own arguments, whatever alias the module used for it."""
+    name = JIT_DECORATORS[_decorator_name(dec)]
+    if not isinstance(dec, ast.Call):
+        return f"@{name}"
+    args = [ast.get_source_segment(src, a) or "" for a in (*dec.args, *dec.keywords)]
+    return f"@{name}({', '.join(args)})"
+
+
+def free_names(node: ast.FunctionDef) -> list[str]:
+    """Names read in the function (body, defaults, decorators) that it does not bind itself."""
+    bound = {a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)}
+    bound |= {a.arg for a in (node.args.vararg, node.args.kwarg) if a is not None}
+    loads: list[str] = []
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name):
+            if isinstance(sub.ctx, ast.Load):
+                loads.append(sub.id)
+            else:
+                bound.add(sub.id)
+        elif isinstance(sub, (ast.FunctionDef, ast.Lambda)) and sub is not node:
+            bound |= {a.arg for a in sub.args.args}
+        elif isinstance(sub, (ast.Import, ast.ImportFrom)):
+            bound |= {(a.asname or a.name).split(".")[0] for a in sub.names}
+    return list(dict.fromkeys(n for n in loads if n not in bound and n != node.name))
+
+
+class _StripAnnotations(ast.NodeTransformer):
+    def visit_arg(self, node: ast.arg) -> ast.arg:
+        node.annotation = None
+        return node
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
+        node.returns = None
+        self.generic_visit(node)
+        return node
+
+
+@dataclass
+class Extracted:
+    """Source pieces in dependency order; `text()` is what a repro embeds."""
+
+    entry: str
+    imports: dict[str, str] = field(default_factory=dict)  # bound name -> import line
+    constants: dict[str, str] = field(default_factory=dict)  # name -> assignment line
+    functions: dict[str, str] = field(default_factory=dict)  # name -> source, helpers first
+
+    def text(self) -> str:
+        parts = list(dict.fromkeys(self.imports.values()))
+        if self.constants:
+            parts += ["", *self.constants.values()]
+        for src in self.functions.values():
+            parts += ["", "", src.rstrip()]
+        return "\n".join(parts).strip() + "\n"
+
+    def merge(self, other: Extracted) -> None:
+        """Add another extraction (a second kernel, a reference); a name bound twice differently is an error."""
+        for attr in ("imports", "constants", "functions"):
+            mine, theirs = getattr(self, attr), getattr(other, attr)
+            for name, text in theirs.items():
+                if name in mine and mine[name] != text:
+                    raise SourceError(f"two different definitions of {name!r} would collide in one repro")
+                mine.setdefault(name, text)
+
+
+def _import_line(name: str, value: Any) -> str | None:
+    if isinstance(value, types.ModuleType):
+        mod = value.__name__
+        if mod.split(".")[0] not in ALLOWED_ROOTS:
+            return None
+        return f"import {mod}" if mod == name else f"import {mod} as {name}"
+    mod, qual = getattr(value, "__module__", None), getattr(value, "__qualname__", None)
+    if not mod or not qual or mod.split(".")[0] not in ALLOWED_ROOTS or "." in qual:
+        return None
+    try:
+        if getattr(importlib.import_module(mod), qual) is not value:
+            return None
+    except (ImportError, AttributeError):
+        return None
+    return f"from {mod} import {qual}" if qual == name else f"from {mod} import {qual} as {name}"
+
+
+def _constant_line(name: str, value: Any) -> str | None:
+    if type(value).__name__ == "constexpr" and type(value).__module__.startswith("triton"):
+        return f"{name} = tl.constexpr({literal(value.value)})"
+    try:
+        return f"{name} = {literal(value)}"
+    except SourceError:
+        return None
+
+
+class _Extractor:
+    def __init__(self, out: Extracted, plain_functions: bool) -> None:
+        self.out = out
+        self.plain_functions = plain_functions  # references may call plain helpers; kernels may not
+        self.visiting: set[int] = set()
+
+    def function(self, fn: types.FunctionType, triton_callable: bool) -> None:
+        if fn.__name__ in self.out.functions or id(fn) in self.visiting:
+            return
+        self.visiting.add(id(fn))
+        src, node = _parse(fn)
+        if not triton_callable:
+            node = _StripAnnotations().visit(node)  # typing names must not become dependencies
+        for name in free_names(node):
+            self.resolve(fn, name)
+        self.out.functions[fn.__name__] = self._render(src, node, triton_callable)
+
+    def _render(self, src: str, node: ast.FunctionDef, triton_callable: bool) -> str:
+        if not triton_callable:
+            if node.decorator_list:
+                raise SourceError(f"{node.name}: decorated plain functions cannot be embedded")
+            return ast.unparse(node)
+        kept = [_jit_decorator(src, d) for d in node.decorator_list if _decorator_name(d) in JIT_DECORATORS]
+        lines = src.splitlines()
+        body = "\n".join(lines[node.lineno - 1: node.end_lineno])
+        return "\n".join([*(kept or ["@triton.jit"]), body])
+
+    def resolve(self, fn: types.FunctionType, name: str) -> None:
+        scope = dict(fn.__globals__)
+        if fn.__closure__:
+            scope.update(zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__), strict=True))
+        if name not in scope:
+            if hasattr(builtins, name):
+                return
+            raise SourceError(f"{fn.__qualname__} uses {name!r}, which is neither global nor builtin")
+        value = scope[name]
+        if is_triton_callable(value):
+            if value.fn.__name__ != name:
+                raise SourceError(f"{fn.__qualname__} calls helper {value.fn.__name__} under the alias {name!r}; "
+                                  "import it under its own name")
+            self.function(value.fn, triton_callable=True)
+            return
+        line = _import_line(name, value)
+        if line is not None:
+            self.out.imports[name] = line
+            return
+        line = _constant_line(name, value)
+        if line is not None:
+            self.out.constants[name] = line
+            return
+        if isinstance(value, types.FunctionType) and self.plain_functions:
+            self.function(value, triton_callable=False)
+            return
+        raise SourceError(f"{fn.__qualname__} uses global {name!r} ({type(value).__name__}), which a "
+                          "standalone repro cannot embed; use a literal, a tl.constexpr or a @triton.jit helper")
+
+
+def extract_kernel(kernel: Any) -> Extracted:
+    """The kernel with its @triton.jit helpers and constexpr globals, decorators reduced to @triton.jit."""
+    fn = python_function(kernel)
+    out = Extracted(entry=fn.__name__, imports={"triton": "import triton", "tl": "import triton.language as tl"})
+    _Extractor(out, plain_functions=False).function(fn, triton_callable=True)
+    return out
+
+
+def extract_function(fn: Any) -> Extracted:
+    """A plain torch function (an fp64 reference) with the plain helpers and constants it uses."""
+    if not isinstance(fn, types.FunctionType):
+        raise SourceError(f"{fn!r} is not a plain Python function")
+    out = Extracted(entry=fn.__name__)
+    _Extractor(out, plain_functions=True).function(fn, triton_callable=False)
+    return out

@@ -1,0 +1,60 @@
+"""Every kernel, heuristic variant and autotune config, compiled for the backend's target.
+
+Runs on the compile-only tiers (cuda-compile, ascend-compile): nothing is launched, each
+compile is one results record with its stage, error kind, message and resources.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from parity.compile_tools import compile_records, declared_variants, reached_variants
+from parity.record import empty_record
+from parity.runner import build_inputs, error_text
+
+
+@pytest.mark.parity_modes("compile")
+def test_compile(parity, kernel_case):
+    spec, case = kernel_case
+    backend = parity.backend
+    try:
+        compiles = backend.compile_case(spec, case, build_inputs(spec, case, parity.seed))
+    except Exception as exc:  # the launcher itself failed, outside any compile
+        record = empty_record(backend.name, "compile", spec.name, case.id, dict(case.params))
+        record.update(suite="compile", status="error", reason=error_text(exc))
+        parity.write(record)
+        pytest.fail(f"{spec.name}[{case.id}] raised outside the compiler: {record['reason']}", pytrace=False)
+    records = compile_records(backend.name, spec, case, compiles)
+    for record in records:
+        parity.write(record)
+    bad = [r for r in records if r["status"] in ("failed", "error", "xpassed")]
+    if bad:
+        pytest.fail("\n".join(f"{r['kernel']}[{r['case']}] {r['status']}: {r['reason']}" for r in bad),
+                    pytrace=False)
+    if records and all(r["status"] == "xfailed" for r in records):
+        pytest.xfail(records[0]["reason"])
+    if all(r["status"] == "skipped" for r in records):
+        pytest.skip(records[0]["reason"])
+
+
+@pytest.mark.parity_modes("compile")
+def test_compile_variants(parity, kernel_spec):
+    """The compile cases reach every heuristic variant the spec declares."""
+    spec = kernel_spec
+    if not spec.variants:
+        pytest.skip(f"{spec.name} declares no heuristic variants")
+    cases = parity.cases(spec)
+    reached = reached_variants(spec, cases, lambda case: build_inputs(spec, case, parity.seed))
+    declared = declared_variants(spec)
+    missing = sorted(declared - reached, key=str)
+    record = empty_record(parity.backend.name, "compile", spec.name, "variant-coverage",
+                          {"declared": len(declared), "reached": len(declared & reached)})
+    record["suite"] = "compile-variants"
+    record["status"] = "failed" if missing else "passed"
+    if missing:
+        listed = "; ".join(",".join(f"{k}={v}" for k, v in combo) for combo in missing)
+        record["reason"] = (f"no compile case reaches {len(missing)} of {len(declared)} declared variant(s): "
+                            f"{listed}; add compile cases (compile_signature) that select them")
+    parity.write(record)
+    if missing:
+        pytest.fail(f"{spec.name}: {record['reason']}", pytrace=False)

@@ -1,0 +1,180 @@
+"""Controls for the ascend-compile tier: each check must fire on a kernel that breaks it.
+
+The rules (message parsing, grid limits, the arch table) are tested everywhere. The compile
+controls need triton-ascend and ascendnpu-ir and skip without them; `nox -s ascend-compile`
+runs them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Iterator
+
+import pytest
+import torch
+
+from parity.ascend_arch import ASCEND_ARCHS, parse_ascend_arch
+from parity.ascend_diagnostics import clean_message, diagnose, grid_finding, hivmc_only_failure
+from parity.backends.ascend_compile import AscendCompileBackend
+from parity.spec import Case
+
+HIVMC_ONLY = """[ERROR] Cannot find hivmc under $PATH
+loc("k.mlir":1:1): error: External hivmc run fails, returning module before running external compiler
+[ERROR] Failed to run BiShengIR pipeline"""
+UB_OVERFLOW = """[ERROR] Cannot find hivmc under $PATH
+loc("k.mlir":1:1): error: Failed to run BiShengHIR pipeline
+loc("k.mlir":2:3): error: ub overflow, requires 33554432 bits while 1572864 bits available! (possible reason: ...)"""
+
+
+# --- the rules, on any machine -------------------------------------------------------------
+
+def test_hivmc_alone_is_a_clean_bishengir_run():
+    assert hivmc_only_failure(HIVMC_ONLY)
+
+
+def test_a_real_error_beside_the_missing_hivmc_is_not_clean():
+    assert not hivmc_only_failure(HIVMC_ONLY + '\nloc("k":3:1): error: failed to legalize operation')
+    assert not hivmc_only_failure(UB_OVERFLOW)
+    assert not hivmc_only_failure("")
+
+
+def test_ub_overflow_is_parsed_with_its_bits():
+    found = diagnose("MLIRCompilationError", "ConvertLinalgRToBinary", UB_OVERFLOW)
+    assert (found.error_kind, found.stage_reached) == ("ub_overflow", "ttadapter")
+    assert (found.ub_bits, found.ub_limit_bits) == (33554432, 1572864)
+
+
+def test_other_buffer_overflows_are_not_called_ub():
+    found = diagnose("MLIRCompilationError", "ConvertLinalgRToBinary",
+                     "error: cc overflow, requires 2097152 bits while 1048576 bits available!")
+    assert found.error_kind == "cc_overflow"
+    assert found.ub_bits is None
+
+
+def test_error_kinds_and_stages():
+    assert diagnose("MLIRCompilationError", "ConvertLinalgRToBinary", "error: failed").error_kind == "mlir_error"
+    assert diagnose("MLIRCompilationError", "ConvertTritonIRToLinalgIR", "x").stage_reached == "ttir"
+    frontend = diagnose("CompilationError", None, "at 3:4: unsupported")
+    assert (frontend.error_kind, frontend.stage_reached) == ("unsupported", None)
+
+
+def test_clean_message_drops_noise_only():
+    text = clean_message(UB_OVERFLOW)
+    assert "hivmc" not in text
+    assert "ub overflow, requires 33554432 bits" in text
+
+
+@pytest.mark.parametrize(("grid", "flagged"), [((65535,), False), ((65536,), True), ((256, 256, 1), True),
+                                               ((255, 257), False), ((0, 4), True), ((1, 1, 1), False)])
+def test_grid_limits(grid, flagged):
+    finding = grid_finding(grid)
+    assert (finding is not None) == flagged
+    if finding and 0 not in grid:
+        assert "grid should be less than 65536!" in finding
+
+
+def test_arch_option_lists_the_valid_names():
+    assert parse_ascend_arch("Ascend910B1") == "Ascend910B1"
+    with pytest.raises(argparse.ArgumentTypeError, match="Ascend910B3"):
+        parse_ascend_arch("Ascend910C")
+    assert (ASCEND_ARCHS["Ascend910B3"].aic_cores, ASCEND_ARCHS["Ascend910B3"].aiv_cores) == (20, 40)
+    assert ASCEND_ARCHS["Ascend910B2"].aiv_cores == 48
+    assert ASCEND_ARCHS["Ascend910B3"].ub_bits == 1_572_864
+
+
+# --- compiling, with triton-ascend and bishengir-compile ---------------------------------------
+
+@pytest.fixture(scope="module")
+def ascend() -> Iterator[tuple[AscendCompileBackend, object]]:
+    backend = AscendCompileBackend()
+    reason = backend._missing()
+    if reason:
+        pytest.skip(f"ascend-compile controls need the Ascend toolchain: {reason}")
+    # tests/conftest.py turns on the interpreter for the engine tests; these need the real JIT
+    saved = os.environ.pop("TRITON_INTERPRET", None)
+    try:
+        backend.prepare()
+        from tests import ascend_controls
+
+        yield backend, ascend_controls
+    finally:
+        if saved is not None:
+            os.environ["TRITON_INTERPRET"] = saved
+
+
+def _compile(ascend, spec_name: str, inputs: dict, **params) -> list[dict]:
+    backend, controls = ascend
+    return backend.compile_case(getattr(controls, spec_name), Case(params), inputs)
+
+
+def _fp16(size: int) -> dict:
+    return {"a": torch.randn(size, size, dtype=torch.float16)}
+
+
+def test_matmul_128_tiles_pass_bishengir(ascend):
+    [c] = _compile(ascend, "MATMUL", _fp16(256), tile=128)
+    assert c["ok"], c["message"]
+    assert c["stage_reached"] == "bishengir"  # no hivmc here: never claimed as a binary
+    assert c["core_type"] == "mix"  # tl.dot plus vector work
+    assert c["grid"] == [2, 2, 1]
+
+
+def test_matmul_256_tiles_overflow_a_local_buffer_with_its_bits(ascend):
+    # BiShengIR plans the 256x256 fp32 accumulator into L0C (cc) first: 2 Mbit against 1 Mbit
+    [c] = _compile(ascend, "MATMUL", _fp16(512), tile=256)
+    assert not c["ok"]
+    assert c["error_kind"] == "cc_overflow", c["message"]
+    assert "requires 2097152 bits while 1048576 bits available" in c["message"]
+    assert c["stage_reached"] == "ttadapter"
+
+
+def test_ub_overflow_is_reported_with_its_requested_bits(ascend):
+    [c] = _compile(ascend, "ADD_ONE", {"x": torch.randn(1 << 20)}, grid=1, block=1 << 20)
+    assert (c["ok"], c["error_kind"]) == (False, "ub_overflow"), c["message"]
+    assert c["ub_bits"] == 33554432  # 2^20 fp32 elements, double-buffered
+    assert c["ub_limit_bits"] == 1_572_864
+
+
+def test_a_small_block_fits_the_ub(ascend):
+    [c] = _compile(ascend, "ADD_ONE", {"x": torch.randn(4096)}, grid=4, block=1024)
+    assert c["ok"] and c["error_kind"] is None and c["launch_error"] is None
+    assert c["core_type"] == "aiv"
+
+
+def test_grid_over_65535_is_a_launch_finding(ascend):
+    [c] = _compile(ascend, "ADD_ONE", {"x": torch.randn(4096)}, grid=70000, block=16)
+    assert c["ok"]  # the kernel compiles; the launcher refuses it
+    assert "grid should be less than 65536!" in c["launch_error"]
+    assert c["grid"] == [70000, 1, 1]
+
+
+def test_grid_at_the_limit_is_not_flagged(ascend):
+    [c] = _compile(ascend, "ADD_ONE", {"x": torch.randn(4096)}, grid=65535, block=16)
+    assert c["launch_error"] is None
+
+
+def test_every_autotune_config_is_compiled_and_judged(ascend):
+    compiles = _compile(ascend, "ADD_ONE_TUNED", {"x": torch.randn(4096)})
+    by_block = {c["config"]["BLOCK"]: c for c in compiles}
+    assert set(by_block) == {1024, 1 << 20}
+    assert by_block[1024]["ok"]
+    assert by_block[1 << 20]["error_kind"] == "ub_overflow"
+
+
+def test_a_compiler_abort_is_a_crash_and_the_tier_goes_on(ascend):
+    [c] = _compile(ascend, "ABORTS", {})
+    assert (c["ok"], c["error_kind"]) == (False, "crash")
+    assert "SIGABRT" in c["message"]
+    [after] = _compile(ascend, "ADD_ONE", {"x": torch.randn(4096)}, grid=4, block=1024)
+    assert after["ok"]
+
+
+def test_a_hang_is_a_timeout(ascend):
+    backend, _ = ascend
+    saved, backend.timeout_s = backend.timeout_s, 3
+    try:
+        [c] = _compile(ascend, "HANGS", {})
+    finally:
+        backend.timeout_s = saved
+    assert (c["ok"], c["error_kind"]) == (False, "timeout")

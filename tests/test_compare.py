@@ -1,0 +1,89 @@
+"""compare.py: metrics and region phrases on hand-made tensors."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from parity.compare import compare, describe_region, worst_of
+from parity.spec import Tolerance
+
+TOL = Tolerance(rtol=1e-3, atol=1e-5)
+
+
+def test_identical_outputs_pass_with_zero_error():
+    ref = torch.randn(64, 32, dtype=torch.float64)
+    m = compare(ref.clone(), ref, TOL)
+    assert m.passed and m.max_abs_err == 0 and m.err_ratio == 0 and m.region == "none"
+
+
+def test_err_ratio_is_rms_of_difference_over_rms_of_reference():
+    ref = torch.ones(100, dtype=torch.float64)
+    out = ref + 0.5
+    m = compare(out, ref, TOL)
+    assert math.isclose(m.err_ratio, 0.5)
+    assert m.mismatch_frac == 1.0 and not m.passed
+
+
+def test_err_ratio_tolerance_passes_small_relative_noise_that_elementwise_rejects():
+    ref = torch.randn(1000, dtype=torch.float64)
+    out = ref + 1e-4 * torch.randn(1000, dtype=torch.float64)
+    assert not compare(out, ref, TOL).passed
+    assert compare(out, ref, Tolerance(rtol=0, atol=0, max_err_ratio=5e-3)).passed
+
+
+def test_nan_where_reference_is_finite_is_counted_and_located():
+    ref = torch.zeros(4, 8, dtype=torch.float64)
+    out = ref.clone()
+    out[2, 5] = float("nan")
+    m = compare(out, ref, TOL, dims=("row", "col"))
+    assert not m.passed and m.nan_count == 1 and m.worst_index == [2, 5]
+    assert m.region == "row 2 only, col 5 only"
+
+
+def test_matching_nan_and_inf_positions_are_not_mismatches():
+    ref = torch.tensor([1.0, float("nan"), float("inf"), -float("inf")], dtype=torch.float64)
+    assert compare(ref.clone(), ref, TOL).passed
+    flipped = ref.clone()
+    flipped[2] = -float("inf")
+    assert not compare(flipped, ref, TOL).passed
+
+
+def test_valid_mask_excludes_undefined_elements():
+    ref = torch.zeros(10, dtype=torch.float64)
+    out = ref.clone()
+    out[8:] = float("nan")
+    valid = torch.arange(10) < 8
+    assert compare(out, ref, TOL, valid=valid).passed
+    assert not compare(out, ref, TOL).passed
+
+
+def test_region_phrases():
+    mask = torch.zeros(2, 100, 4, dtype=torch.bool)
+    mask[:, 90:, :] = True
+    assert describe_region(mask, ("b", "t", "head")) == "tail t>=90"
+    mask = torch.zeros(2, 100, 4, dtype=torch.bool)
+    mask[:, :, 3] = True
+    assert describe_region(mask, ("b", "t", "head")) == "head 3 only"
+    tri = torch.ones(16, 16, dtype=torch.bool).triu(1)
+    assert describe_region(tri) == "upper triangle"
+    noise = torch.zeros(1000, dtype=torch.bool)
+    noise[::7] = True
+    assert describe_region(noise).startswith("scattered")
+
+
+def test_shape_mismatch_is_a_clear_error():
+    try:
+        compare(torch.zeros(3), torch.zeros(4), TOL, name="o")
+    except ValueError as exc:
+        assert "'o'" in str(exc) and "(3,)" in str(exc)
+    else:
+        raise AssertionError("expected ValueError")
+
+
+def test_worst_of_prefers_failing_outputs():
+    ref = torch.ones(10, dtype=torch.float64)
+    good = compare(ref, ref, TOL, name="a")
+    bad = compare(ref * 2, ref, TOL, name="b")
+    assert worst_of([good, bad]).output == "b"

@@ -1,0 +1,59 @@
+"""record.py: per-worker parts, merging, corrupt lines and schema checks."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from parity.record import SCHEMA, ResultWriter, SchemaError, empty_record, load_results, merge_parts, read_records
+
+
+def rec(kernel: str, case: str) -> dict:
+    r = empty_record("interpret", "interpret", kernel, case, {"N": 1})
+    r["status"] = "passed"
+    return r
+
+
+def test_parts_merge_into_one_sorted_file(tmp_path):
+    for worker, kernel in (("gw1", "b"), ("gw0", "a")):
+        w = ResultWriter(tmp_path, worker)
+        w.write(rec(kernel, "N=1"))
+        w.close()
+    merged = merge_parts(tmp_path)
+    assert [r["kernel"] for r in merged] == ["a", "b"]
+    assert not list(tmp_path.glob("results-*.jsonl"))
+    assert [r["kernel"] for r in load_results(tmp_path)] == ["a", "b"]
+
+
+def test_truncated_last_line_is_skipped_with_a_warning_naming_file_and_line(tmp_path):
+    w = ResultWriter(tmp_path, "gw0")
+    w.write(rec("a", "N=1"))
+    w.close()
+    with w.path.open("a") as fh:
+        fh.write('{"schema": 1, "kernel": "b", "sta')
+    with pytest.warns(UserWarning, match=r"results-gw0.jsonl:2"):
+        records = list(read_records(w.path))
+    assert [r["kernel"] for r in records] == ["a"]
+
+
+def test_schema_mismatch_is_a_clear_error(tmp_path):
+    path = tmp_path / "results.jsonl"
+    path.write_text(json.dumps({**rec("a", "N=1"), "schema": SCHEMA + 1}) + "\n")
+    with pytest.raises(SchemaError, match="re-run"):
+        list(read_records(path))
+
+
+def test_missing_results_dir_names_the_fix(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nox -s interpret"):
+        load_results(tmp_path / "nothing")
+
+
+def test_non_finite_floats_stay_standard_json(tmp_path):
+    w = ResultWriter(tmp_path, "main")
+    r = rec("a", "N=1")
+    r["metrics"] = {"err_ratio": float("inf")}
+    w.write(r)
+    w.close()
+    line = w.path.read_text()
+    assert "Infinity" not in line and '"inf"' in line

@@ -1,0 +1,53 @@
+"""The pytest plugin end to end, in subprocesses, as a user would run it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pytest", "suites", "-q", "-p", "no:xdist", *args],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+
+def test_interpret_run_writes_results_env_and_report(tmp_path):
+    out = tmp_path / "interp"
+    proc = pytest_run("--backend=interpret", "--kernels=vector_add", f"--results-dir={out}")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert {r["kernel"] for r in records} == {"vector_add"}
+    assert all(r["status"] == "passed" and r["mode"] == "interpret" for r in records)
+    assert len(records) == 9
+    env = json.loads((out / "env.json").read_text())
+    assert env["backend"] == "interpret" and env["triton"]
+    report = (out / "REPORT.md").read_text()
+    assert "## Summary by kernel" in report and "| vector_add" in report
+    assert "parity: interpret (quick)" in proc.stdout  # the terminal summary table
+
+
+def test_unknown_backend_lists_valid_values():
+    proc = pytest_run("--backend=tpu")
+    assert proc.returncode != 0
+    assert "interpret" in proc.stderr and "ascend-compile" in proc.stderr
+
+
+def test_unknown_kernel_and_level_list_valid_values():
+    proc = pytest_run("--backend=interpret", "--kernels=no_such_kernel")
+    assert proc.returncode != 0 and "vector_add" in proc.stderr
+    proc = pytest_run("--backend=interpret", "--level=huge")
+    assert proc.returncode != 0 and "quick, full" in proc.stderr
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU, so the cuda session can run")
+def test_hardware_session_without_device_is_an_error_naming_the_fallback():
+    proc = pytest_run("--backend=cuda", "--kernels=vector_add")
+    assert proc.returncode != 0
+    assert "cuda-compile" in proc.stderr and "needs its device" in proc.stderr
