@@ -91,5 +91,6 @@ def ascend_compile(session: nox.Session) -> None:
 @nox.session
 def report(session: nox.Session) -> None:
     """reports/DIVERGENCE.md across results dirs (default: every reports/*/)."""
-    install(session, "tabulate", NUMPY)
+    # torch: `import parity` needs it; matplotlib draws reports/divergence.png
+    install(session, TORCH_CPU, "tabulate", NUMPY, "matplotlib")
     session.run("python", "-m", "parity.cli", "report", *session.posargs)

@@ -41,6 +41,18 @@ def kernel_name(kernel: Any) -> str:
     return getattr(fn, "__name__", repr(kernel))
 
 
+def named_constants(constants: dict[Any, Any], jit: Any) -> dict[str, Any]:
+    """Constexpr values by parameter name: 3.2 keys them by name, 3.4+ by argument path (i,)."""
+    names = list(getattr(jit, "arg_names", []) or [])
+    out: dict[str, Any] = {}
+    for key, value in constants.items():
+        if isinstance(key, tuple) and len(key) == 1 and isinstance(key[0], int) and key[0] < len(names):
+            key = names[key[0]]
+        if isinstance(value, (int, float, bool, str)) or value is None:
+            out[str(key)] = value
+    return out
+
+
 @dataclass
 class CompileEvent:
     kernel: str
@@ -65,8 +77,7 @@ class CompileCounter:
         name = getattr(info, "name", "?").rsplit(".", 1)[-1]
         constants = (kwargs.get("compile") or {}).get("constants") or {}
         event = CompileEvent(name, time.perf_counter(),
-                             constants={str(k): v for k, v in constants.items()
-                                        if isinstance(v, (int, float, bool, str))})
+                             constants=named_constants(constants, getattr(info, "jit_function", None)))
         self.events.append(event)
         prev = self._saved[0] if self._saved else None
         return bool(prev(**kwargs)) if prev else False

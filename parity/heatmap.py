@@ -79,8 +79,7 @@ def draw(g: Grid, path: Path) -> bool:
 
     data = np.array([[math.nan if v is None else min(max(v, 1e-4), 1e4) for v in row] for row in g.values])
     fig, ax = plt.subplots(figsize=(max(5.5, 3.0 + 1.2 * len(g.labels)), 1.6 + 0.38 * len(g.kernels)))
-    cmap = plt.get_cmap("RdYlGn_r").copy()
-    cmap.set_bad("#dddddd")
+    cmap = plt.get_cmap("RdYlGn_r").with_extremes(bad="#dddddd")
     image = ax.imshow(np.ma.masked_invalid(data), cmap=cmap, norm=LogNorm(vmin=1e-4, vmax=1e2), aspect="auto")
     ax.set_xticks(range(len(g.labels)), g.labels, rotation=30, ha="right")
     ax.set_yticks(range(len(g.kernels)), g.kernels)

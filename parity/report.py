@@ -113,6 +113,23 @@ def compile_count_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
     return rows
 
 
+def specialization_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+    rows = []
+    for r in records:
+        s = r.get("specialization")
+        if not s:
+            continue
+        rows.append([r["kernel"], r["params"].get("launched", ""), s["arg"], s["distinct_values"], s["bases"],
+                     s["compiles"], s["per_base_max"], s["expected_per_base"],
+                     f"{s['variants_seen']}/{s['variants_declared']}", s["verdict"],
+                     md_escape("; ".join(s.get("ir_problems") or []) or ("ok" if s.get("ir_checked") else "n/a"))])
+    return rows
+
+
+SPECIALIZATION_HEADERS = ["kernel", "launched", "dynamic arg", "distinct values", "base cases", "compiles",
+                          "max per base", "expected per base", "variants seen/declared", "verdict", "dead branches"]
+
+
 def perf_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
     rows = []
     for r in records:
@@ -156,6 +173,13 @@ def render_report(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any],
         parts += ["## Compile counts", "",
                   "Compilations seen while running each kernel's cases (in-memory cache misses).", "",
                   table(cc, ["kernel", "cases", "compiles", "max in one case"]), ""]
+    spec_rows = specialization_rows(records)
+    if spec_rows:
+        storms = sum(1 for row in spec_rows if row[9] == "storm")
+        parts += ["## Specialization", "",
+                  f"Each base case is launched at every sweep value of its dynamic arg; one compilation per "
+                  f"base case is expected. Recompile storms: {storms}.", "",
+                  table(spec_rows, SPECIALIZATION_HEADERS), ""]
     perf = perf_rows(records)
     if perf:
         parts += ["## Performance", "",

@@ -140,8 +140,12 @@ class KernelSpec:
     dynamic_args: tuple[str, ...] = ()
     # heuristic flags -> the values they take; the expected variant count is their product
     variants: Mapping[str, Sequence[Any]] = field(default_factory=dict)
-    # expected compiles per backend across a dynamic-arg sweep, where it is not the variant count
+    # compiles per backend that one base case may need across a dynamic-arg sweep (default 1)
     expected_compiles: Mapping[str, int] = field(default_factory=dict)
+    # largest value the specialization sweep may give a dynamic arg (None: the whole sweep)
+    sweep_limit: int | None = None
+    # (flag, value) -> regexes the TTIR of that variant must not contain (a dead branch left in)
+    ir_absent: Mapping[tuple[str, Any], Sequence[str]] = field(default_factory=dict)
     # compile_signature(level) -> the cases the compile tiers warm up (default: quick cases)
     compile_signature: Callable[[str], Iterable[Case]] | None = None
     known_divergences: tuple[KnownDivergence, ...] = ()

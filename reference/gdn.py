@@ -7,6 +7,7 @@ walks the sequences one by one, so empty sequences simply contribute nothing.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 
 import torch
@@ -21,7 +22,7 @@ def sequences(batch: int, length: int, cu_seqlens: Tensor | None) -> Iterator[tu
             yield b, 0, length
         return
     offsets = [int(x) for x in cu_seqlens.tolist()]
-    for bos, eos in zip(offsets[:-1], offsets[1:]):
+    for bos, eos in itertools.pairwise(offsets):
         yield 0, bos, eos
 
 
@@ -70,7 +71,7 @@ def chunk_scaled_dot_kkt(k: Tensor, beta: Tensor, g_cumsum: Tensor | None, chunk
 
 def solve_tril(A: Tensor, chunk_size: int, cu_seqlens: Tensor | None = None) -> Tensor:
     """(I + A)^-1 per chunk, A strictly lower [B, T, H, BT]; columns past the chunk stay 0."""
-    B, T, H, BT = A.shape
+    B, T, H, _ = A.shape
     Ai = torch.zeros_like(A)
     for b, bos, eos in sequences(B, T, cu_seqlens):
         for s, e in chunks(bos, eos, chunk_size):
@@ -85,7 +86,7 @@ def solve_tril(A: Tensor, chunk_size: int, cu_seqlens: Tensor | None = None) -> 
 def recompute_w_u(k: Tensor, v: Tensor, beta: Tensor, Ai: Tensor, g_cumsum: Tensor | None, chunk_size: int,
                   cu_seqlens: Tensor | None = None) -> tuple[Tensor, Tensor]:
     """u = Ai·(β ⊙ v), w = Ai·(β ⊙ exp(g) ⊙ k), chunk by chunk."""
-    B, T, H, _ = k.shape
+    B, T, _, _ = k.shape
     w, u = torch.zeros_like(k), torch.zeros_like(v)
     for b, bos, eos in sequences(B, T, cu_seqlens):
         for s, e in chunks(bos, eos, chunk_size):
@@ -131,7 +132,7 @@ def chunk_fwd_h(k: Tensor, w: Tensor, u: Tensor, g_cumsum: Tensor | None, h0: Te
 def chunk_fwd_o(q: Tensor, k: Tensor, v_new: Tensor, h: Tensor, g_cumsum: Tensor | None, scale: float,
                 chunk_size: int, cu_seqlens: Tensor | None = None) -> Tensor:
     """o_i = scale·[exp(g_i) q_i·H_c + Σ_{j≤i} (q_i·k_j) exp(g_i - g_j) v_new_j] (inclusive mask)."""
-    B, T, H, _ = q.shape
+    B, T, _, _ = q.shape
     o = torch.zeros_like(v_new)
     i_c = 0
     for b, bos, eos in sequences(B, T, cu_seqlens):

@@ -6,13 +6,14 @@ and autotuner run as usual; each compile runs in a forked child (parity.isolate)
 the driver's launcher records the grid instead of launching.
 
 Resources come from the cubin: `cuobjdump -res-usage` (bundled with triton) gives the
-registers and the per-thread local memory. n_spills is local bytes / 4, the same
-figure triton's CUDA driver reports (CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES / 4).
+registers and the per-thread stack frame and local memory. n_spills is their sum / 4,
+the figure triton's CUDA driver reports (CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES / 4).
 """
 
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import hashlib
 import os
 import re
@@ -102,8 +103,9 @@ def resource_usage(cubin: bytes, kernel: str) -> tuple[int | None, int | None]:
                              text=True, check=False).stdout
     block = out.split(f"Function {kernel}:", 1)[-1] if f"Function {kernel}:" in out else out
     regs = re.search(r"REG:(\d+)", block)
-    local = re.search(r"LOCAL:(\d+)", block)
-    return (int(regs.group(1)) if regs else None, int(local.group(1)) // 4 if local else None)
+    # spilled registers live in the stack frame; LOCAL holds local arrays
+    local = [int(m) for m in re.findall(r"(?:STACK|LOCAL):(\d+)", block)]
+    return (int(regs.group(1)) if regs else None, sum(local) // 4 if local else None)
 
 
 def max_threads(arch: CudaArch, n_regs: int | None) -> int:
@@ -116,6 +118,7 @@ def max_threads(arch: CudaArch, n_regs: int | None) -> int:
 
 def _child_compile(log: CompileLog, compile_fn: Any, src: Any, target: Any, options: Any) -> dict[str, Any]:
     """Runs in the forked child: compile, and describe a failure with the stage it reached."""
+    faulthandler.disable()  # on an abort, keep the compiler's own last words, not a Python stack dump
     log.stage = None
     try:
         compile_fn(src, target=target, options=options)
@@ -255,6 +258,7 @@ class CudaCompileBackend(Backend):
         self.log = CompileLog()
         self.timeout_s = COMPILE_TIMEOUT_S
         self.driver: _Driver | None = None
+        self._saved: tuple[Any, Any, Any, str | None] = (None, None, None, None)
 
     @property
     def arch(self) -> int:
@@ -286,10 +290,29 @@ class CudaCompileBackend(Backend):
         from triton import knobs
         from triton.runtime.driver import driver
 
+        # driver._active is None until first use; reading .active would build the default (absent) driver
+        self._saved = (driver._active, knobs.runtime.add_stages_inspection_hook, triton.compiler.compile,
+                       os.environ.get("TRITON_INTERPRET"))
+        os.environ["TRITON_INTERPRET"] = "0"  # the code generator reads it too: this tier needs the real JIT
         self.driver = _Driver(self.log)
         driver.set_active(self.driver)
         knobs.runtime.add_stages_inspection_hook = self._track_stages
         triton.compiler.compile = self._compile_wrapper(triton.compiler.compile)
+
+    def restore(self) -> None:
+        """Undo prepare(): the previous driver, stage hook and compile function (tests use this)."""
+        if self.driver is None:
+            return
+        import triton.compiler
+        from triton import knobs
+        from triton.runtime.driver import driver
+
+        driver._active, knobs.runtime.add_stages_inspection_hook, triton.compiler.compile, interpret = self._saved
+        if interpret is None:
+            os.environ.pop("TRITON_INTERPRET", None)
+        else:
+            os.environ["TRITON_INTERPRET"] = interpret
+        self.driver = None
 
     def _track_stages(self, backend: Any, stages: dict[str, Any], *args: Any) -> None:
         log = self.log

@@ -1,0 +1,142 @@
+"""Gated DeltaNet chunk forward: one kernel per module, composed in chunk.py.
+
+This package module holds the host-side helpers the kernels share: varlen chunk
+indices, realistic inputs, the valid-region masks and the interpreter-only
+autotune pruning. Layout is [B, T, H, ...]; varlen is B = 1 with int32
+`cu_seqlens` of length N+1, and chunk indices are computed on the host.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import torch
+
+from parity import Case, KnownDivergence, cu_seqlens, l2_normalized, logsigmoid_of_randn, randn, sigmoid_of_randn
+from reference import gdn as ref
+
+Params = Mapping[str, Any]
+
+BF16_DOT_IN_INTERPRETER = KnownDivergence(
+    backend="interpret", applies=lambda p: p.get("dtype") == "bf16",
+    reason="the interpreter keeps bf16 as uint16 and tl.dot multiplies the raw bit patterns",
+    link="https://github.com/triton-lang/triton/issues/11584")
+
+# fla's criterion (FACTS.md): err_ratio below 0.005 for every per-kernel forward output
+PER_KERNEL_RATIO = 0.005
+RATIO_REASON = ("fla's own criterion for GDN forward kernels (FACTS.md, 'fla's comparison'): "
+                "err_ratio = rms(ref - out)/rms(ref) <= 0.005; outputs are rounded to the input dtype and "
+                "dot products use bf16/fp16 (or tf32) operands, so elementwise bounds fail near zero")
+
+
+def interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "0") == "1"
+
+
+def autotune_configs(configs: list) -> list:
+    """The autotune list, cut to its first config under the interpreter.
+
+    The interpreter cannot time configs (the Autotuner asks for an active driver), and
+    timing is meaningless there anyway. Compile tiers never interpret, so they see every config.
+    """
+    return configs[:1] if interpreting() else configs
+
+
+# ---- varlen bookkeeping (host side) ----
+
+def prepare_chunk_indices(cu: torch.Tensor, chunk_size: int) -> torch.Tensor:
+    """[NT, 2] int32 rows (sequence i_n, chunk i_t within it); empty sequences contribute none."""
+    lens = (cu[1:] - cu[:-1]).to(torch.int64)
+    per_seq = (lens + chunk_size - 1) // chunk_size
+    seq_ids = torch.repeat_interleave(torch.arange(len(lens), device=cu.device), per_seq)
+    starts = torch.cumsum(per_seq, 0) - per_seq
+    chunk_ids = torch.arange(int(per_seq.sum()), device=cu.device) - torch.repeat_interleave(starts, per_seq)
+    return torch.stack([seq_ids, chunk_ids], 1).to(torch.int32).contiguous()
+
+
+def prepare_chunk_offsets(cu: torch.Tensor, chunk_size: int) -> torch.Tensor:
+    """[N+1] int32: index of each sequence's first chunk in the flat chunk list."""
+    lens = (cu[1:] - cu[:-1]).to(torch.int64)
+    per_seq = (lens + chunk_size - 1) // chunk_size
+    return torch.cat([per_seq.new_zeros(1), torch.cumsum(per_seq, 0)]).to(torch.int32)
+
+
+def num_chunks(B: int, T: int, chunk_size: int, cu: torch.Tensor | None) -> int:
+    """Chunks of the whole batch: B·⌈T/BT⌉, or the sum over varlen sequences."""
+    if cu is None:
+        return B * math.ceil(T / chunk_size)
+    return int(prepare_chunk_offsets(cu.cpu(), chunk_size)[-1])
+
+
+# ---- cases and inputs ----
+
+def shape_of(p: Params) -> tuple[int, int, torch.Tensor | None]:
+    """(B, T, cu_seqlens or None) of a case; varlen cases give `seqlens` and B = 1."""
+    lens = p.get("seqlens")
+    if lens:
+        return 1, sum(lens), cu_seqlens(lens)
+    return p["B"], p["T"], None
+
+
+def raw_inputs(p: Params, gen: torch.Generator) -> dict[str, Any]:
+    """Realistic GDN inputs: L2-normalised q/k, sigmoid β, logsigmoid g, randn h0 (all from `gen`)."""
+    B, T, cu = shape_of(p)
+    H, K, V, dt = p["H"], p["K"], p["V"], p["dtype"]
+    n_seq = B if cu is None else len(cu) - 1
+    out: dict[str, Any] = {
+        "q": l2_normalized((B, T, H, K), dt, gen),
+        "k": l2_normalized((B, T, H, K), dt, gen),
+        "v": randn((B, T, H, V), dt, gen),
+        "beta": sigmoid_of_randn((B, T, H), dt, gen),
+        "g": logsigmoid_of_randn((B, T, H), "fp32", gen),
+        "h0": randn((n_seq, H, K, V), "fp32", gen),
+    }
+    if cu is not None:
+        out["cu_seqlens"] = cu
+    return out
+
+
+def fp64_pipeline(raw: Mapping[str, Any], p: Params) -> dict[str, torch.Tensor]:
+    """Every intermediate of the chunked forward in fp64, from the rounded raw inputs."""
+    d = {k: v.double() if isinstance(v, torch.Tensor) and v.is_floating_point() else v for k, v in raw.items()}
+    g = d["g"] if p.get("use_g", True) else None
+    h0 = d["h0"] if p.get("use_h0", True) else None
+    return ref.chunk_gated_delta_rule(d["q"], d["k"], d["v"], g, d["beta"], p.get("scale", 1.0), h0, p["BT"],
+                                      d.get("cu_seqlens"))
+
+
+def cu_of(inputs: Mapping[str, Any]) -> torch.Tensor | None:
+    return inputs.get("cu_seqlens")
+
+
+def varlen_cases(base: Mapping[str, Any], seqlens: Sequence[Sequence[int]]) -> list[Case]:
+    """Varlen cases: B = 1, T = total tokens, the sequence lengths kept in the id."""
+    return [Case({"B": 1, "T": sum(lens), "seqlens": tuple(lens), **base}) for lens in seqlens]
+
+
+# ---- valid region ----
+
+def real_columns(p: Params, shape: torch.Size) -> torch.Tensor:
+    """For [B, T, H, BT] outputs: column j of row t names a real token (chunk start + j < sequence end).
+
+    Columns past a ragged chunk's end are undefined by the kkt contract (fla zero-fills them
+    on some backends only), so they are left out of the comparison.
+    """
+    B, T, _, BT = shape
+    _, _, cu = shape_of(p)
+    mask = torch.zeros(B, T, 1, BT, dtype=torch.bool)
+    for b, bos, eos in ref.sequences(B, T, cu):
+        for s, e in ref.chunks(bos, eos, BT):
+            mask[b, s:e, 0, : e - s] = True
+    return mask
+
+
+def gbytes(*numels_and_sizes: tuple[float, int]) -> float:
+    return float(sum(n * s for n, s in numels_and_sizes))
+
+
+def itemsize(dtype: str) -> int:
+    return 4 if dtype == "fp32" else 2

@@ -1,0 +1,103 @@
+"""chunk_gated_delta_rule_fwd: the whole GDN chunk forward, composed of the six kernels.
+
+cumsum(g) → kkt → solve_tril → recompute_w_u → chunk_fwd_h → chunk_fwd_o, with the
+dtypes fla uses between them (fp32 gates and A, Ai and w/u/h in the input dtype).
+It is checked against the token-by-token fp64 recurrence, not the chunked reference,
+so an error shared by a kernel and its chunked reference still shows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+
+from kernels import gdn
+from kernels.gdn.chunk_h import chunk_fwd_h, chunk_fwd_h_kernel
+from kernels.gdn.chunk_o import chunk_fwd_o, chunk_fwd_o_kernel
+from kernels.gdn.cumsum import chunk_local_cumsum, chunk_local_cumsum_kernel
+from kernels.gdn.kkt import chunk_scaled_dot_kkt, chunk_scaled_dot_kkt_kernel
+from kernels.gdn.solve_tril import solve_tril, solve_tril_kernel
+from kernels.gdn.wy import recompute_w_u, recompute_w_u_kernel
+from parity import KernelSpec, Tolerance
+from parity.cases import by_level, product
+from reference import gdn as ref
+
+
+def chunk_gated_delta_rule_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor | None,
+                               beta: torch.Tensor, scale: float | None = None,
+                               initial_state: torch.Tensor | None = None, output_final_state: bool = False,
+                               cu_seqlens: torch.Tensor | None = None,
+                               chunk_size: int = 64) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """GDN forward. q, k [B, T, H, K]; v [B, T, H, V]; g (log-decay) and β [B, T, H].
+
+    Returns o [B, T, H, V] in q's dtype and, with output_final_state, the final states
+    [N, H, K, V] in fp32 (N = B, or the number of varlen sequences).
+    """
+    scale = k.shape[-1] ** -0.5 if scale is None else scale
+    chunk_indices = gdn.prepare_chunk_indices(cu_seqlens, chunk_size) if cu_seqlens is not None else None
+    g_c = chunk_local_cumsum(g, chunk_size, cu_seqlens=cu_seqlens, chunk_indices=chunk_indices) \
+        if g is not None else None
+    A = chunk_scaled_dot_kkt(k, beta, g_c, chunk_size, cu_seqlens, chunk_indices)
+    Ai = solve_tril(A, cu_seqlens, k.dtype, chunk_indices)
+    w, u = recompute_w_u(k, v, beta, Ai, g_c, cu_seqlens, chunk_indices)
+    h, v_new, ht = chunk_fwd_h(k, w, u, g_c, initial_state, output_final_state, chunk_size, cu_seqlens)
+    o = chunk_fwd_o(q, k, v_new, h, g_c, scale, chunk_size, cu_seqlens, chunk_indices)
+    return o, ht
+
+
+def _inputs(p: Mapping[str, Any], gen: torch.Generator) -> dict[str, Any]:
+    raw = gdn.raw_inputs(p, gen)
+    if not p["use_g"]:
+        raw.pop("g")
+    if not p["use_h0"]:
+        raw.pop("h0")
+    return raw
+
+
+def _launch(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, torch.Tensor]:
+    o, ht = chunk_gated_delta_rule_fwd(inputs["q"], inputs["k"], inputs["v"], inputs.get("g"), inputs["beta"], None,
+                                       inputs.get("h0"), True, gdn.cu_of(inputs), p["BT"])
+    return {"o": o, "ht": ht}
+
+
+def _reference(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, torch.Tensor]:
+    o, ht = ref.recurrent_gated_delta_rule(inputs["q"], inputs["k"], inputs["v"], inputs.get("g"), inputs["beta"],
+                                           p["K"] ** -0.5, inputs.get("h0"), gdn.cu_of(inputs))
+    return {"o": o, "ht": ht}
+
+
+CASE_DTYPES = ["bf16", "fp16", "fp32"]
+_SMALL = {"H": [2], "K": [32], "V": [32]}
+_QUICK = (product(B=[2], T=[100], **_SMALL, BT=[64], use_g=[False, True], use_h0=[True], dtype=["fp16", "fp32"])
+          + product(B=[1], T=[50], **_SMALL, BT=[16], use_g=[True], use_h0=[False], dtype=["fp32", "bf16"])
+          + gdn.varlen_cases({"H": 2, "K": 32, "V": 32, "BT": 32, "use_g": True, "use_h0": True, "dtype": "fp32"},
+                             [(0, 64, 36)]))
+_FULL = (product(B=[1, 2], T=[1, 63, 300, 1000], H=[2], K=[64, 128], V=[64, 128], BT=[16, 32, 64],
+                 use_g=[False, True], use_h0=[False, True], dtype=CASE_DTYPES)
+         + [c for bt in (16, 32, 64) for g in (False, True) for dt in CASE_DTYPES
+            for c in gdn.varlen_cases({"H": 4, "K": 128, "V": 128, "BT": bt, "use_g": g, "use_h0": True, "dtype": dt},
+                                      [(0, 64, 36), (37, 0, 200, 27, 0), (513, 1000)])])
+
+SPECS = [
+    KernelSpec(
+        name="gdn_chunk_fwd",
+        family="gdn",
+        kernel=(chunk_local_cumsum_kernel, chunk_scaled_dot_kkt_kernel, solve_tril_kernel, recompute_w_u_kernel,
+                chunk_fwd_h_kernel, chunk_fwd_o_kernel),
+        launch=_launch,
+        reference=_reference,
+        cases=by_level(_QUICK, _FULL),
+        make_inputs=_inputs,
+        tolerance={dt: Tolerance(rtol=0.0, atol=1e-6, max_err_ratio=gdn.PER_KERNEL_RATIO, reason=(
+            "fla's criterion for the full GDN forward (FACTS.md): err_ratio <= 0.005 for o and ht; six kernels "
+            "with input-dtype intermediates (Ai, w, u, h) compound rounding, so elementwise bounds cannot hold"))
+                   for dt in CASE_DTYPES},
+        dynamic_args=("T",),
+        known_divergences=(gdn.BF16_DOT_IN_INTERPRETER,),
+        flops=lambda p: 2 * gdn.shape_of(p)[0] * gdn.shape_of(p)[1] * p["H"] * (
+            p["BT"] * p["K"] * 2 + p["BT"] * p["V"] * 2 + p["BT"] * p["BT"] / 2 + 3 * p["K"] * p["V"]),
+        out_dims={"o": ("b", "t", "head", "v"), "ht": ("seq", "head", "k", "v")},
+    ),
+]

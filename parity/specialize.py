@@ -1,0 +1,126 @@
+"""Specialization checks: does a kernel compile once per variant, whatever its dynamic args?
+
+The sweep crosses Triton's integer specialization classes: the value 1, odd and even
+values, multiples of 16 and their neighbours, small and large.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from parity.compilecount import CompileCounter, base_jit_function, kernel_name
+from parity.spec import Case, KernelSpec
+
+SWEEP = (1, 15, 16, 63, 64, 1000, 1024, 1025, 4096)
+
+
+def sweep_values(arg: str, spec: KernelSpec) -> tuple[int, ...]:
+    """The values swept for one dynamic arg (a spec may bound them, e.g. T ≤ 4096)."""
+    return tuple(v for v in SWEEP if spec.sweep_limit is None or v <= spec.sweep_limit)
+
+
+def base_cases(spec: KernelSpec, level: str = "quick") -> list[Case]:
+    """One case per distinct combination of the non-dynamic params: the sweep varies the rest."""
+    seen: dict[str, Case] = {}
+    for case in spec.cases(level):
+        key = Case({k: v for k, v in case.params.items() if k not in spec.dynamic_args}).id
+        seen.setdefault(key, case)
+    return list(seen.values())
+
+
+def clear_jit_caches(kernels: Iterable[Any]) -> None:
+    """Forget in-memory compilations so counts do not depend on what ran before."""
+    for k in kernels:
+        jit = base_jit_function(k)
+        for attr in ("device_caches", "cache"):  # 3.3+ / 3.2
+            caches = getattr(jit, attr, None)
+            if hasattr(caches, "clear"):
+                caches.clear()
+
+
+def compiled_ir(kernels: Iterable[Any], stage: str = "ttir") -> dict[str, list[str]]:
+    """kernel name -> the IR text of each compiled specialization still in memory."""
+    out: dict[str, list[str]] = {}
+    for k in kernels:
+        jit = base_jit_function(k)
+        texts: list[str] = []
+        caches = getattr(jit, "device_caches", None) or getattr(jit, "cache", None) or {}
+        for entry in caches.values():
+            table = entry[0] if isinstance(entry, tuple) else entry
+            for compiled in table.values():
+                asm = getattr(compiled, "asm", None) or {}
+                if stage in asm:
+                    texts.append(str(asm[stage]))
+        out[kernel_name(k)] = texts
+    return out
+
+
+@dataclass
+class SweepResult:
+    kernel: str
+    arg: str
+    values: list[int]
+    bases: int
+    compiles: int  # total over every base's sweep
+    per_base_max: int  # the most compilations any single base needed
+    variants_seen: list[dict[str, Any]] = field(default_factory=list)
+    # (variant flags, TTIR) of each compilation, for the dead-branch checks
+    ir: list[tuple[dict[str, Any], str]] = field(default_factory=list)
+
+
+def run_sweep(spec: KernelSpec, arg: str, run_one: Callable[[Case], None], level: str = "quick") -> list[SweepResult]:
+    """Launch every base case at every sweep value; count compilations per kernel."""
+    values = list(sweep_values(arg, spec))
+    bases = [c for c in base_cases(spec, level) if arg in c.params]
+    names = [kernel_name(k) for k in spec.kernels]
+    totals = dict.fromkeys(names, 0)
+    worst = dict.fromkeys(names, 0)
+    variants: dict[str, dict[str, dict[str, Any]]] = {n: {} for n in names}
+    irs: dict[str, list[tuple[dict[str, Any], str]]] = {n: [] for n in names}
+    for base in bases:
+        clear_jit_caches(spec.kernels)
+        with CompileCounter() as counter:
+            for value in values:
+                run_one(base.replace(**{arg: value}))
+        per_kernel = counter.per_kernel()
+        flags_of: dict[str, dict[str, Any]] = {}
+        for event in counter.events:
+            if event.kernel in variants:
+                flags = {f: event.constants.get(f) for f in spec.variants if f in event.constants}
+                variants[event.kernel][repr(sorted(flags.items()))] = flags
+                flags_of[event.kernel] = flags
+        # caches were cleared before this base, so what is in memory now is this base's variant
+        for name, texts in compiled_ir(spec.kernels).items():
+            irs[name] += [(flags_of.get(name, {}), t) for t in texts]
+        for name in names:
+            totals[name] += per_kernel.get(name, 0)
+            worst[name] = max(worst[name], per_kernel.get(name, 0))
+    return [SweepResult(kernel=n, arg=arg, values=values, bases=len(bases), compiles=totals[n],
+                        per_base_max=worst[n], variants_seen=list(variants[n].values()), ir=irs[n])
+            for n in names]
+
+
+def expected_per_base(spec: KernelSpec, backend: str) -> int:
+    """Compilations one base case may need across a sweep: 1 unless the spec says otherwise."""
+    return spec.expected_compiles.get(backend, 1)
+
+
+def ir_violations(spec: KernelSpec, ir: Iterable[tuple[Mapping[str, Any], str]]) -> list[str]:
+    """Patterns a variant's IR must not contain: dead branches the compiler should have dropped."""
+    problems = []
+    for flags, text in ir:
+        for (flag, value), patterns in spec.ir_absent.items():
+            if flag in flags and bool(flags[flag]) == bool(value):
+                problems += [f"{flag}={value}: IR still contains {p!r}" for p in patterns if re.search(p, text)]
+    return sorted(set(problems))
+
+
+def verdict(result: SweepResult, expected: int) -> str:
+    if result.per_base_max > expected:
+        return "storm"  # compiles grow with the dynamic arg's values
+    if result.bases and result.compiles == 0:
+        return "not launched"
+    return "ok"

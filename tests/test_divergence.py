@@ -1,0 +1,168 @@
+"""DIVERGENCE.md from results dirs of different machines, built from synthetic records."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import torch
+
+from parity import cli, divergence
+from parity import outputs_store as store
+from parity.record import empty_record
+
+TOL = {"rtol": 1e-3, "atol": 1e-5, "max_err_ratio": None, "reason": "test"}
+UB_MESSAGE = "ub overflow, requires 3145728 bits while 1572864 bits available | at `loc(x)` <here>"
+
+
+def rec(backend, mode, kernel, case, status, **extra):
+    r = empty_record(backend, mode, kernel, case, {})
+    r.update(status=status, suite="compile" if mode == "compile" else "accuracy", tolerance=TOL)
+    if mode != "compile":
+        r["metrics"] = {"err_ratio": 1e-4 if status == "passed" else 0.5, "max_abs_err": 1e-4}
+    r.update(extra)
+    return r
+
+
+def compiled(ok, **extra):
+    return {"ok": ok, "stage_reached": "bishengir" if ok else "ttir", "error_kind": None if ok else "ub_overflow",
+            "message": None if ok else UB_MESSAGE, "ub_bits": None if ok else 3145728,
+            "ub_limit_bits": 1572864, **extra}
+
+
+def write_dir(root: Path, name: str, env: dict, records: list[dict]) -> Path:
+    d = root / name
+    d.mkdir(parents=True)
+    (d / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (d / "env.json").write_text(json.dumps(env))
+    return d
+
+
+def machines(tmp_path: Path) -> list[Path]:
+    h200 = {"machine": "h200-node", "device_name": "NVIDIA H200", "target_arch": "sm_90", "triton": "3.6.0"}
+    cpu = {"machine": "cpu-box", "triton": "3.6.0"}
+    perf_fast = {"ms": 0.1, "baseline_ms": 0.4}
+    cuda = write_dir(tmp_path, "cuda", {"backend": "cuda", **h200}, [
+        rec("cuda", "run", "softmax", "N=100", "passed", compiles=1, perf=perf_fast),
+        rec("cuda", "run", "softmax", "N=781", "passed", compiles=1),
+        rec("cuda", "run", "matmul", "M=100", "passed", compiles=1),
+    ])
+    interp = write_dir(tmp_path, "interpret", {"backend": "interpret", **cpu}, [
+        rec("interpret", "interpret", "softmax", "N=100", "passed", perf={"ms": 0.1, "baseline_ms": 0.01}),
+        rec("interpret", "interpret", "softmax", "N=781", "failed", reason="output 'out': 3% outside | tol",
+            repro="repros/softmax__N=781"),
+        rec("interpret", "interpret", "matmul", "M=100", "xfailed", reason="known divergence: bf16 dot"),
+    ])
+    cuda_compile = write_dir(tmp_path, "cuda-compile", {"backend": "cuda-compile", **cpu}, [
+        rec("cuda-compile", "compile", "matmul", "BM=256", "passed", compile=compiled(True)),
+        rec("cuda-compile", "compile", "vector_add", "N=1<<20", "passed", compile=compiled(True)),
+        rec("cuda-compile", "compile", "tril_mask", "T=100", "passed", compile=compiled(True), compiles=2),
+    ])
+    ascend_compile = write_dir(tmp_path, "ascend-compile", {"backend": "ascend-compile", "cann": None, **cpu}, [
+        rec("ascend-compile", "compile", "matmul", "BM=256", "failed", compile=compiled(False),
+            repro="repros/matmul__BM=256"),
+        rec("ascend-compile", "compile", "vector_add", "N=1<<20", "failed",
+            compile=compiled(True, launch_error="grid should be less than 65536!")),
+        rec("ascend-compile", "compile", "tril_mask", "T=100", "passed", compile=compiled(True), compiles=5),
+    ])
+    return [cuda, interp, cuda_compile, ascend_compile]
+
+
+def test_report_merges_machines_and_names_every_kind(tmp_path, monkeypatch):
+    dirs = machines(tmp_path / "reports")
+    summary = tmp_path / "step_summary.md"
+    summary.write_text("# earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    out = tmp_path / "reports" / "DIVERGENCE.md"
+    assert cli.main(["report", *map(str, dirs), "--out", str(out)]) == 0
+    text = out.read_text()
+    header = next(line for line in text.splitlines() if line.startswith("|  ") and "cuda" in line)
+    assert [c.strip() for c in header.strip("|").split("|")][1:] == ["cuda", "interpret", "cuda-compile",
+                                                                      "ascend-compile"]
+    assert "NVIDIA H200" in text and "h200-node" in text and "cpu-box" in text  # environments side by side
+    for kind in ("numeric", "compile", "launch", "specialization", "perf"):
+        assert f"### {kind} (" in text, kind
+    assert "[interpret](interpret/repros/softmax__N=781)" in text  # repro links relative to the report
+    assert "[ascend-compile](ascend-compile/repros/matmul__BM=256)" in text
+    assert "(known: known divergence: bf16 dot)" in text  # xfailed on one, passed on another: marked known
+    # compiler text cannot break a table: every row of a table has the same number of cells
+    for block in re.split(r"\n\s*\n", text):
+        rows = [r for r in block.splitlines() if r.startswith("|")]
+        cells = {len(re.findall(r"(?<!\\)\|", r)) for r in rows}
+        assert len(cells) <= 1, block
+    assert summary.read_text().startswith("# earlier step\n") and "parity: divergences" in summary.read_text()
+    assert (out.parent / "divergence.png").exists() or "No heatmap" in text
+
+
+def test_same_results_everywhere_is_no_divergence(tmp_path):
+    records = [rec("interpret", "interpret", "softmax", "N=100", "passed", compiles=None)]
+    a = write_dir(tmp_path, "a", {"backend": "interpret", "machine": "one"}, records)
+    b = write_dir(tmp_path, "b", {"backend": "interpret", "machine": "two"}, records)
+    out = tmp_path / "D.md"
+    assert cli.main(["report", str(a), str(b), "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "0 divergence(s) across 2 results dir(s)" in text and "interpret@one" in text and "interpret@two" in text
+
+
+def test_numeric_divergence_needs_a_pass_and_a_fail():
+    cols = [divergence.Column("a", "cuda", "run", {}), divergence.Column("b", "interpret", "interpret", {})]
+    both_fail = {"a": [rec("cuda", "run", "k", "c", "failed")], "b": [rec("interpret", "interpret", "k", "c",
+                                                                           "failed")]}
+    assert divergence.find(cols, both_fail) == []
+    split = {"a": [rec("cuda", "run", "k", "c", "passed")], "b": [rec("interpret", "interpret", "k", "c", "failed")]}
+    (d,) = divergence.find(cols, split)
+    assert d.kind == "numeric" and d.summary.startswith("passes on a; fails on b")
+
+
+def test_cross_output_divergence_from_stored_outputs(tmp_path):
+    cols = [divergence.Column("a", "cuda", "run", {}), divergence.Column("b", "ascend", "run", {})]
+    records = {c.label: [rec(c.backend, "run", "k", "c", "passed")] for c in cols}
+    x = torch.linspace(-1, 1, 50)
+    stored = {("a", "k", "c"): store.load(store.save(tmp_path / "a.npz", store.payload({"o": x}, "d"))),
+              ("b", "k", "c"): store.load(store.save(tmp_path / "b.npz", store.payload({"o": x + 0.1}, "d")))}
+    (d,) = divergence.find(cols, records, stored)
+    assert d.kind == "cross-output" and "b vs a" in d.summary
+    stored[("b", "k", "c")] = stored[("a", "k", "c")]
+    assert divergence.find(cols, records, stored) == []
+
+
+def test_cli_errors_name_the_dir_and_the_fix(tmp_path, capsys):
+    assert cli.main(["report", str(tmp_path / "missing")]) == 2
+    assert "no such directory" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert cli.main(["report", str(tmp_path / "empty")]) == 2
+    assert "holds no results.jsonl" in capsys.readouterr().err
+    (tmp_path / "blank").mkdir()
+    (tmp_path / "blank" / "results.jsonl").write_text("")
+    assert cli.main(["report", str(tmp_path / "blank")]) == 2
+    assert "holds no records" in capsys.readouterr().err
+    assert cli.main(["report", "--out", str(tmp_path / "nothing" / "D.md")]) == 2
+    assert "no results dirs" in capsys.readouterr().err
+
+
+def test_error_classification():
+    assert divergence.classify_error("RuntimeError: grid should be less than 65536!") == "launch"
+    assert divergence.classify_error("CompilationError: at 3:4: unsupported") == "compile"
+    assert divergence.classify_error("MLIRCompilationError: ub overflow, requires 1 bits") == "compile"
+
+
+def test_without_matplotlib_the_report_says_how_to_get_the_picture(tmp_path, monkeypatch):
+    import builtins
+
+    from parity import heatmap
+
+    real_import = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name.startswith("matplotlib"):
+            raise ImportError("no matplotlib here")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    g = heatmap.grid(["a"], {"a": [rec("cuda", "run", "k", "c", "passed")]})
+    assert g.values == [[0.1]] and not heatmap.draw(g, tmp_path / "x.png")
+    a = write_dir(tmp_path, "a", {"backend": "cuda"}, [rec("cuda", "run", "k", "c", "passed")])
+    assert cli.main(["report", str(a), "--out", str(tmp_path / "D.md")]) == 0
+    assert "No heatmap: matplotlib is not installed" in (tmp_path / "D.md").read_text()
+    assert not (tmp_path / "divergence.png").exists()

@@ -1,0 +1,38 @@
+"""The specialization checker on the cuda-compile tier, with its negative controls."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+pytest.importorskip("triton.backends.nvidia", reason="needs upstream triton (`pip install triton`) for cuda-compile")
+
+
+def sweep(tmp_path: Path, kernels: str) -> tuple[subprocess.CompletedProcess, dict[str, dict]]:
+    env = {k: v for k, v in __import__("os").environ.items() if k != "TRITON_INTERPRET"}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "suites/test_specialization.py", "-q", "-p", "no:xdist",
+                           "--backend=cuda-compile", f"--kernels={kernels}", f"--results-dir={tmp_path}"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
+    records = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    return proc, {r["kernel"]: r for r in records}
+
+
+def test_storm_twin_and_false_ir_claim_fail_while_the_shared_kernels_pass(tmp_path):
+    proc, by_kernel = sweep(tmp_path, "vector_add,tril_mask,tests.planted_storm")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    twin = by_kernel["vector_add_specialized"]
+    assert twin["status"] == "failed" and twin["specialization"]["verdict"] == "storm"
+    assert twin["specialization"]["per_base_max"] > 1
+    wrong = by_kernel["tril_mask_wrong_ir_claim"]
+    assert wrong["status"] == "failed" and wrong["specialization"]["ir_problems"]
+    shared = by_kernel["vector_add"]
+    assert shared["status"] == "passed" and shared["specialization"]["per_base_max"] == 1
+    tril = by_kernel["tril_mask"]
+    assert tril["status"] == "passed" and tril["specialization"]["variants_seen"] == 2
+    assert tril["specialization"]["ir_checked"] > 0
+    assert "Recompile storms: 1." in (tmp_path / "REPORT.md").read_text()
