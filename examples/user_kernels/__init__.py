@@ -1,0 +1,1 @@
+"""An example user kernel package: parity runs it through every tier with --kernels."""

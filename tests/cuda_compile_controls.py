@@ -1,0 +1,190 @@
+"""Real-compile controls for cuda-compile (upstream triton, its bundled ptxas, no GPU).
+
+Not collected directly (the name has no test_ prefix): tests/test_cuda_compile.py runs this
+file in a fresh process with TRITON_INTERPRET=0, because the engine self-tests turn the
+interpreter on, and triton.language's own @jit helpers are then interpreted for the
+whole process.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+
+import pytest
+import torch
+
+from parity.backends.cuda_compile import CompileFailed, CudaCompileBackend
+from parity.compile_tools import declared_variants, judge, reached_variants
+from parity.spec import Case, KernelSpec
+
+triton = pytest.importorskip("triton")
+tl = pytest.importorskip("triton.language")
+
+
+@triton.jit
+def copy_kernel(x, out, n, BLOCK: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out + o, tl.load(x + o, mask=o < n), mask=o < n)
+
+
+@triton.jit
+def tensor_index_kernel(x, out, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    b_x = tl.load(x + o)
+    tl.store(out + o, b_x[o])
+
+
+@triton.jit
+def wide_acc_kernel(a, c, K, B: tl.constexpr, BK: tl.constexpr):
+    o = tl.arange(0, B)
+    o_k = tl.arange(0, BK)
+    b_acc = tl.zeros([B, B], dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        b_a = tl.load(a + o[:, None] * K + (k0 + o_k)[None, :])
+        b_acc = tl.dot(b_a, tl.trans(b_a), b_acc)
+    tl.store(c + o[:, None] * B + o[None, :], b_acc)
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 32}, num_warps=1), triton.Config({"BLOCK": 64}, num_warps=2),
+                          triton.Config({"BLOCK": 128}, num_warps=4)], key=["n"])
+@triton.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})
+@triton.jit
+def tuned_copy_kernel(x, out, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if EVEN:
+        tl.store(out + o, tl.load(x + o))
+    else:
+        tl.store(out + o, tl.load(x + o, mask=o < n), mask=o < n)
+
+
+def _tuned_launch(inputs, p):
+    out = torch.empty_like(inputs["x"])
+    tuned_copy_kernel[lambda meta: (triton.cdiv(p["n"], meta["BLOCK"]),)](inputs["x"], out, p["n"])
+    return {"out": out}
+
+
+def _spec(name, kernel, launch, cases, variants=None, errors=()):
+    return KernelSpec(name=name, family="controls", kernel=kernel, launch=launch,
+                      reference=lambda inputs, p: {}, cases=lambda level: cases,
+                      make_inputs=lambda p, gen: {"x": torch.zeros(p["n"])}, variants=variants or {},
+                      expected_compile_errors=errors, compile_only=True)
+
+
+TUNED = _spec("ctl_tuned", tuned_copy_kernel, _tuned_launch, [Case({"n": 256})], {"EVEN": (False, True)})
+
+
+@pytest.fixture(scope="module")
+def backend() -> Iterator[CudaCompileBackend]:
+    b = CudaCompileBackend()
+    reason = b.unavailable()
+    if reason:
+        pytest.skip(reason)
+    b.prepare()
+    yield b
+    b.restore()
+
+
+def _compile(backend, kernel, grid, *args, **kwargs) -> dict:
+    backend.log.begin([], set())
+    try:
+        kernel[grid](*args, **kwargs)
+    except Exception:
+        assert backend.log.any_failed(), "the launch raised, but no compile or launch failure was recorded"
+    return backend.log.compiles[-1]
+
+
+# --- real compiles (upstream triton, no GPU) ------------------------------------------------
+
+def test_a_clean_kernel_reaches_cubin_with_resources(backend):
+    x = torch.zeros(100)
+    c = _compile(backend, copy_kernel, (2,), x, x, 100, BLOCK=64)
+    assert c["ok"] and c["stage_reached"] == "cubin" and c["n_regs"] > 0 and c["grid"] == [2, 1, 1]
+
+
+def test_a_frontend_error_is_unsupported_with_no_stage(backend):
+    x = torch.zeros(16)
+    c = _compile(backend, tensor_index_kernel, (1,), x, x, BLOCK=16)
+    assert not c["ok"] and c["error_kind"] == "unsupported" and c["stage_reached"] is None
+    assert "forget to add @triton.jit" in c["message"]
+
+
+def test_a_ptxas_failure_records_the_stage_before_it(backend):
+    x = torch.zeros(100)
+    c = _compile(backend, copy_kernel, (2,), x, x, 100, BLOCK=32, ptx_options="--no-such-ptxas-flag")
+    assert not c["ok"] and c["error_kind"] == "mlir_error" and c["stage_reached"] == "ptx"
+    assert "ptxas" in c["message"]
+
+
+def test_shared_memory_over_the_sm_limit_is_out_of_resources(backend):
+    a, c = torch.zeros(256 * 1024, dtype=torch.float16), torch.zeros(256 * 256)
+    rec = _compile(backend, wide_acc_kernel, (1,), a, c, 1024, B=256, BK=128, num_stages=4, num_warps=8)
+    assert not rec["ok"] and rec["error_kind"] == "out_of_resources"
+    assert rec["shared_bytes"] > 232448 and "232448" in rec["message"]
+
+
+def test_a_register_heavy_config_shows_its_spills(backend):
+    # a 256x256 fp32 accumulator over 128 threads needs 512 registers each; the cap is 255
+    a, c = torch.zeros(256 * 64, dtype=torch.float16), torch.zeros(256 * 256)
+    rec = _compile(backend, wide_acc_kernel, (1,), a, c, 64, B=256, BK=32, num_stages=1, num_warps=4)
+    assert rec["ok"] and rec["n_regs"] == 255 and rec["n_spills"] > 0
+
+
+def test_a_grid_over_cuda_limits_is_a_launch_finding(backend):
+    x = torch.zeros(64)
+    rec = _compile(backend, copy_kernel, (1, 70000), x, x, 64, BLOCK=64)
+    assert rec["ok"] and "y=70000 > 65535" in rec["launch_error"]
+    assert judge(rec, None)[0] == "failed"
+
+
+def test_every_autotune_config_is_warmed_up_with_its_heuristic_variant(backend):
+    compiles = backend.compile_case(TUNED, Case({"n": 256}), {"x": torch.zeros(256)})
+    assert [c["config"] for c in compiles] == [{"BLOCK": 32, "num_warps": 1, "num_stages": 3},
+                                               {"BLOCK": 64, "num_warps": 2, "num_stages": 3},
+                                               {"BLOCK": 128, "num_warps": 4, "num_stages": 3}]
+    assert all(c["variant"] == {"EVEN": True} and c["ok"] for c in compiles)
+    again = backend.compile_case(TUNED, Case({"n": 256}), {"x": torch.zeros(256)})
+    assert len(again) == 3, "each case must compile what it needs, whatever ran before it"
+
+
+def test_a_declared_variant_no_case_reaches_is_reported(backend):
+    reached = reached_variants(TUNED, [Case({"n": 256})], lambda case: {"x": torch.zeros(case.params["n"])})
+    assert declared_variants(TUNED) - reached == {(("EVEN", False),)}
+    both = reached_variants(TUNED, [Case({"n": 256}), Case({"n": 100})],
+                            lambda case: {"x": torch.zeros(case.params["n"])})
+    assert declared_variants(TUNED) == both
+
+
+def test_an_aborting_compiler_is_a_crash_and_the_tier_goes_on(backend):
+    def aborting(src, target=None, options=None, _env_vars=None):
+        os.write(2, b"LLVM ERROR: planted abort\n")
+        os.abort()
+
+    rec = _wrapped_failure(backend, aborting)
+    assert rec["error_kind"] == "crash" and "SIGABRT" in rec["message"] and "planted abort" in rec["message"]
+
+
+def test_a_hanging_compiler_is_a_timeout(backend):
+    def hanging(src, target=None, options=None, _env_vars=None):
+        time.sleep(60)
+
+    saved, backend.timeout_s = backend.timeout_s, 1.0
+    try:
+        t0 = time.monotonic()
+        rec = _wrapped_failure(backend, hanging)
+    finally:
+        backend.timeout_s = saved
+    assert rec["error_kind"] == "timeout" and time.monotonic() - t0 < 30
+
+
+def _wrapped_failure(backend, original) -> dict:
+    from triton.compiler import ASTSource
+
+    src = ASTSource(copy_kernel, {"x": "*fp32", "out": "*fp32", "n": "i32", "BLOCK": "constexpr"}, {(3,): 64})
+    backend.log.begin([], set())
+    with pytest.raises(CompileFailed):
+        backend._compile_wrapper(original)(src, target=backend.driver.target, options={})
+    rec = backend.log.compiles[-1]
+    assert not rec["ok"] and rec["seconds"] is not None
+    return rec
