@@ -20,6 +20,8 @@ NUMPY = "numpy<2.4"
 RUNNER = [NUMPY, "tabulate", "pytest>=8", "pytest-xdist", "pytest-timeout"]
 ASCEND_TOOLCHAIN = ["triton-ascend==3.2.0", "ascendnpu-ir", "pybind11"]
 
+# reinstalling torch into a fresh venv on every call costs minutes; pip upgrades in place instead
+nox.options.reuse_venv = "yes"
 nox.options.sessions = ["tests", "interpret", "cuda-compile", "ascend-compile"]
 if shutil.which("nvidia-smi"):
     nox.options.sessions.append("cuda")
