@@ -40,7 +40,8 @@ def kernel_cell(records: Sequence[Mapping[str, Any]]) -> str:
         c = Counter(r["status"] for r in run)
         text = f"{c['passed'] + c['xpassed']}/{len(run)} pass"
         extra = [f"{c[s]} {s}" for s in ("failed", "error", "crashed", "xfailed") if c[s]]
-        worst = max((v for v in map(err_over_tol, run) if v is not None), default=None)
+        judged = [r for r in run if r["status"] != "xfailed"]  # known divergences are counted, not scored
+        worst = max((v for v in map(err_over_tol, judged) if v is not None), default=None)
         parts.append(text + (f" ({', '.join(extra)})" if extra else "") +
                      (f", err/tol {fmt_num(worst, 2)}" if worst is not None else ""))
     if comp:

@@ -41,7 +41,7 @@ def _cell(records: Sequence[Mapping[str, Any]]) -> tuple[float | None, str]:
         if r.get("mode") in RUN_MODES:
             if r["status"] == "failed":
                 marks.add("✗")
-            value = err_over_tol(r)
+            value = err_over_tol(r) if r["status"] != "xfailed" else None  # known: not scored
             if value is not None and (worst is None or value > worst):
                 worst = value
     if worst is not None or marks & {"C", "L", "✗"}:

@@ -19,6 +19,7 @@ import inspect
 import math
 import textwrap
 import types
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,12 +94,15 @@ def _jit_decorator(src: str, dec: ast.expr) -> str:
     return f"@{name}({', '.join(args)})"
 
 
-def free_names(node: ast.FunctionDef) -> list[str]:
-    """Names read in the function (body, defaults, decorators) that it does not bind itself."""
+def free_names(node: ast.FunctionDef, skip: Sequence[ast.AST] = ()) -> list[str]:
+    """Names read in the function (body, defaults, decorators but `skip`) that it does not bind itself."""
+    skipped = {id(sub) for tree in skip for sub in ast.walk(tree)}
     bound = {a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)}
     bound |= {a.arg for a in (node.args.vararg, node.args.kwarg) if a is not None}
     loads: list[str] = []
     for sub in ast.walk(node):
+        if id(sub) in skipped:
+            continue
         if isinstance(sub, ast.Name):
             if isinstance(sub.ctx, ast.Load):
                 loads.append(sub.id)
@@ -188,7 +192,9 @@ class _Extractor:
         src, node = _parse(fn)
         if not triton_callable:
             node = _StripAnnotations().visit(node)  # typing names must not become dependencies
-        for name in free_names(node):
+        # heuristics/autotune decorators are dropped, so what only they name is no dependency
+        dropped = [d for d in node.decorator_list if _decorator_name(d) not in JIT_DECORATORS]
+        for name in free_names(node, skip=dropped):
             self.resolve(fn, name)
         self.out.functions[fn.__name__] = self._render(src, node, triton_callable)
 

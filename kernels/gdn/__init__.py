@@ -8,9 +8,10 @@ autotune pruning. Layout is [B, T, H, ...]; varlen is B = 1 with int32
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -140,3 +141,18 @@ def gbytes(*numels_and_sizes: tuple[float, int]) -> float:
 
 def itemsize(dtype: str) -> int:
     return 4 if dtype == "fp32" else 2
+
+
+def compile_signature(base: Mapping[str, Any], flags: Mapping[str, Sequence[Any]],
+                      dtypes: Sequence[str] = ("bf16", "fp16", "fp32")) -> Callable[[str], list[Case]]:
+    """compile_signature(level): every combination of `flags` × {dense, varlen} in dtypes[0], plus one
+    dense case per other dtype, so the compile tiers reach every heuristic variant with few compiles."""
+    combos = [dict(zip(flags, values, strict=True)) for values in itertools.product(*flags.values())]
+
+    def case(combo: Mapping[str, Any], dtype: str, varlen: bool) -> Case:
+        shape = {"B": 1, "T": 100, "seqlens": (0, 64, 36)} if varlen else {"B": 2, "T": 100}
+        return Case({**shape, **base, **combo, "dtype": dtype})
+
+    cases = [case(c, dtypes[0], v) for c in combos for v in (False, True)]
+    cases += [case(combos[-1], dt, False) for dt in dtypes[1:]]
+    return lambda level: cases

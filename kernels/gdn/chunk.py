@@ -94,6 +94,9 @@ SPECS = [
             "fla's criterion for the full GDN forward (FACTS.md): err_ratio <= 0.005 for o and ht; six kernels "
             "with input-dtype intermediates (Ai, w, u, h) compound rounding, so elementwise bounds cannot hold"))
                    for dt in CASE_DTYPES},
+        # its six kernels are compiled by their own specs; one dense and one varlen case check the composition
+        compile_signature=gdn.compile_signature({"H": 2, "K": 128, "V": 128, "BT": 64, "use_g": True, "use_h0": True},
+                                                {}, dtypes=("bf16",)),
         dynamic_args=("T",),
         known_divergences=(gdn.BF16_DOT_IN_INTERPRETER,),
         flops=lambda p: 2 * gdn.shape_of(p)[0] * gdn.shape_of(p)[1] * p["H"] * (

@@ -108,6 +108,7 @@ SPECS = [
         tolerance={"fp32-out": Tolerance(rtol=1e-5, atol=1e-5, reason=(
             "the output is fp32 for every input dtype; a 64-term fp32 scan of gates near -0.7 rounds "
             "to about 64·2^-24·|sum| (~4e-6 relative), above torch's fp32 rtol of 1.3e-6"))},
+        compile_signature=gdn.compile_signature({"H": 3, "BT": 64}, {"scale": (False, True)}),
         dynamic_args=("T",),
         variants={"HAS_SCALE": (False, True), "IS_VARLEN": (False, True)},
         bytes=lambda p: gdn.shape_of(p)[0] * gdn.shape_of(p)[1] * p["H"] * (gdn.itemsize(p["dtype"]) + 4),

@@ -128,6 +128,7 @@ SPECS = [
         make_inputs=_inputs,
         tolerance={dt: Tolerance(rtol=0.0, atol=1e-6, max_err_ratio=gdn.PER_KERNEL_RATIO, reason=gdn.RATIO_REASON)
                    for dt in CASE_DTYPES},
+        compile_signature=gdn.compile_signature({"H": 2, "K": 128, "V": 64, "BT": 64}, {"use_g": (False, True)}),
         dynamic_args=("T",),
         variants={"USE_G": (False, True), "IS_VARLEN": (False, True)},
         known_divergences=(gdn.BF16_DOT_IN_INTERPRETER,),

@@ -208,6 +208,7 @@ SPECS = [
             "fp16": Tolerance(rtol=0.0, atol=1e-6, max_err_ratio=gdn.PER_KERNEL_RATIO, reason=gdn.RATIO_REASON),
             "bf16": Tolerance(rtol=0.0, atol=1e-6, max_err_ratio=gdn.PER_KERNEL_RATIO, reason=gdn.RATIO_REASON),
         },
+        compile_signature=gdn.compile_signature({"H": 2, "K": 32}, {"BT": (16, 32, 64)}),
         dynamic_args=("T",),
         variants={"IS_VARLEN": (False, True)},
         bytes=lambda p: gdn.shape_of(p)[0] * gdn.shape_of(p)[1] * p["H"] * p["BT"] * (4 + gdn.itemsize(p["dtype"])),
