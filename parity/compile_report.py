@@ -22,6 +22,23 @@ def compile_records(records: Iterable[Record]) -> list[Record]:
     return [r for r in records if r.get("mode") == "compile" and r.get("compile")]
 
 
+def headline(message: str | None) -> str:
+    """The part of a compiler message that says what is wrong.
+
+    Triton's frontend errors quote the kernel source and put a caret under the culprit; the
+    reason follows the caret. Keep the position ("at 5:22") and that reason, drop the source.
+    """
+    if not message:
+        return ""
+    lines = message.strip().splitlines()
+    carets = [i for i, line in enumerate(lines) if line.strip() == "^"]
+    if not carets or carets[-1] == len(lines) - 1:
+        return message
+    where = lines[0].split(": at ", 1)[-1].rstrip(":") if ": at " in lines[0] else ""
+    reason = " ".join(line.strip() for line in lines[carets[-1] + 1:])
+    return f"at {where}: {reason}" if where else reason
+
+
 def _flags(values: Mapping[str, Any]) -> str:
     return ",".join(f"{k}={v}" for k, v in values.items()) or "-"
 
@@ -40,7 +57,7 @@ def _span(values: Sequence[Any]) -> str:
 
 def _stage(r: Record) -> str:
     c = r["compile"]
-    return c.get("stage_reached") or ("none (frontend)" if not c.get("ok") else "?")
+    return c.get("stage_reached") or ("no IR (frontend)" if not c.get("ok") else "?")
 
 
 def _status_text(recs: Sequence[Record]) -> str:
@@ -64,7 +81,7 @@ def resource_rows(records: Iterable[Record]) -> list[list[Any]]:
         cs = [r["compile"] for r in recs]
         stages = sorted({_stage(r) for r in recs})
         seconds = sum(c.get("seconds") or 0.0 for c in cs)
-        rows.append([kernel, md_escape(jit_name), md_escape(variant), md_escape(config), len(recs),
+        rows.append([kernel, jit_name, md_escape(variant), md_escape(config), len(recs),
                      _status_text(recs), ", ".join(stages), _span([c.get("n_regs") for c in cs]),
                      _span([c.get("n_spills") for c in cs]), _span([c.get("shared_bytes") for c in cs]),
                      fmt_num(seconds)])
@@ -87,7 +104,7 @@ def ub_rows(records: Iterable[Record]) -> list[list[Any]]:
         share = f"{100 * need / limit:.0f}%" if need and limit else ""
         overflows = sum(1 for c in cs if c.get("error_kind") == "ub_overflow")
         cores = ", ".join(sorted({str(c["core_type"]) for c in cs if c.get("core_type")}))
-        rows.append([kernel, md_escape(jit_name), md_escape(variant), md_escape(config), len(recs),
+        rows.append([kernel, jit_name, md_escape(variant), md_escape(config), len(recs),
                      _status_text(recs), fmt_num(need), fmt_num(limit), share, overflows, cores])
     return rows
 
@@ -104,7 +121,7 @@ def failure_rows(records: Iterable[Record]) -> list[list[Any]]:
         if r["status"] not in BAD and r["status"] != "xfailed":
             continue
         rows.append([r["kernel"], md_escape(r["case"], 90), r["status"], c.get("error_kind") or "",
-                     _stage(r), md_escape(c.get("message") or r.get("reason"), 300)])
+                     _stage(r), md_escape(headline(c.get("message")) or r.get("reason"), 300)])
     return rows
 
 
@@ -119,9 +136,9 @@ def expected_error_rows(records: Iterable[Record]) -> list[list[Any]]:
             continue
         c, reason = r["compile"], r.get("reason") or ""
         verdict = "as expected" if r["status"] == "passed" else "NOT as expected"
-        outcome = f"{c.get('error_kind')} ({_stage(r)})" if not c.get("ok") else f"compiled ({_stage(r)})"
+        outcome = f"{c.get('error_kind')}, {_stage(r)}" if not c.get("ok") else f"compiled to {_stage(r)}"
         rows.append([r["kernel"], md_escape(r["expected_compile_error"]), verdict, outcome,
-                     md_escape(c.get("message") or reason, 300)])
+                     md_escape(headline(c.get("message")) or reason, 300)])
     return rows
 
 
@@ -149,7 +166,7 @@ def compile_sections(records: Sequence[Record]) -> list[tuple[str, str]]:
     if not compile_records(records):
         return []
     intro = ("One row per kernel × heuristic variant × autotune config, over every case that compiled it. "
-             "Ranges are min–max over those cases. `none (frontend)`: the code generator rejected the "
+             "Ranges are min–max over those cases. `no IR (frontend)`: the code generator rejected the "
              "kernel before any IR was produced.")
     sections = [("Compile", intro + "\n\n" + table(resource_rows(records), RESOURCE_HEADERS))]
     ub = ub_rows(records)

@@ -65,7 +65,9 @@ class SweepResult:
     values: list[int]
     bases: int
     compiles: int  # total over every base's sweep
-    per_base_max: int  # the most compilations any single base needed
+    # the most compilations of one constexpr set (variant x autotune config) in any base's sweep:
+    # above 1 means the dynamic arg itself caused recompiles
+    per_base_max: int
     variants_seen: list[dict[str, Any]] = field(default_factory=list)
     # (variant flags, TTIR) of each compilation, for the dead-branch checks
     ir: list[tuple[dict[str, Any], str]] = field(default_factory=list)
@@ -86,6 +88,10 @@ def run_sweep(spec: KernelSpec, arg: str, run_one: Callable[[Case], None], level
             for value in values:
                 run_one(base.replace(**{arg: value}))
         per_kernel = counter.per_kernel()
+        repeats: dict[tuple[str, str], int] = {}
+        for event in counter.events:
+            key = (event.kernel, repr(sorted(event.constants.items())))
+            repeats[key] = repeats.get(key, 0) + 1
         flags_of: dict[str, dict[str, Any]] = {}
         for event in counter.events:
             if event.kernel in variants:
@@ -97,7 +103,7 @@ def run_sweep(spec: KernelSpec, arg: str, run_one: Callable[[Case], None], level
             irs[name] += [(flags_of.get(name, {}), t) for t in texts]
         for name in names:
             totals[name] += per_kernel.get(name, 0)
-            worst[name] = max(worst[name], per_kernel.get(name, 0))
+            worst[name] = max([worst[name], *(n for (k, _), n in repeats.items() if k == name)])
     return [SweepResult(kernel=n, arg=arg, values=values, bases=len(bases), compiles=totals[n],
                         per_base_max=worst[n], variants_seen=list(variants[n].values()), ir=irs[n])
             for n in names]

@@ -49,10 +49,12 @@ def test_specialization(parity, kernel_spec):
             }
             mine: list[str] = []
             if verdict_text == "storm":
-                mine.append(f"{result.kernel}: {result.per_base_max} compilations for one base case across "
+                mine.append(f"{result.kernel}: {result.per_base_max} compilations of one variant and config across "
                             f"{arg} in {result.values} (expected {expected}): a recompile storm; mark {arg} "
                             "do_not_specialize or explain it in the spec's expected_compiles")
-            if spec.variants and result.variants_seen and seen != spec.variant_count:
+            # fewer is fine here (some variants need cases the sweep skips; the compile suite checks
+            # coverage); more means the kernel specializes on something the spec does not declare
+            if spec.variants and result.variants_seen and seen > spec.variant_count:
                 mine.append(f"{result.kernel}: declared {spec.variant_count} heuristic variants "
                             f"({dict(spec.variants)}), the sweep compiled {seen}: {result.variants_seen}")
             mine += [f"{result.kernel}: {p}" for p in ir_problems]

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from parity.backends.cuda_compile import CudaCompileBackend, parse_cuda_arch
-from parity.compile_report import compile_sections
+from parity.compile_report import compile_sections, headline
 from parity.compile_tools import compile_records, judge
 from parity.spec import Case, ExpectedCompileError, KernelSpec
 
@@ -77,6 +77,12 @@ def test_report_has_compile_failures_and_a_ub_table_only_with_ub_figures():
                          [_ok(ok=False, error_kind="ub_overflow", ub_bits=33554432, ub_limit_bits=1572864)])
     assert "33554432" in dict(compile_sections(ub))["Compile: unified buffer (Ascend)"]
     assert compile_sections([]) == []
+
+
+def test_the_report_quotes_the_reason_after_the_caret_not_the_source():
+    message = "CompilationError: at 2:8:\ndef k(x, n):\n    o = tl.arange(0, n)\n        ^\narange's arguments must be"
+    assert headline(message) == "at 2:8: arange's arguments must be"
+    assert headline("PassManager::run failed") == "PassManager::run failed"
 
 
 def test_real_compiles_in_a_clean_process():
