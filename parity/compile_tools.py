@@ -31,9 +31,15 @@ def empty_compile(kernel: str) -> dict[str, Any]:
     return record
 
 
+# an LLVM crash dump: its frames are addresses, useless in a report and long enough to push
+# the actual error out of the trimmed message
+_STACK_FRAME_RE = re.compile(
+    r"^\s*(#\d+\s+0x[0-9a-fA-F]+|Stack dump:|PLEASE submit a bug report|\d+\.\s+Program arguments:)")
+
+
 def trim_message(text: str, limit: int = MESSAGE_LIMIT) -> str:
     """A compiler message cut to `limit`: its first line (what failed where) and its tail (why)."""
-    text = text.strip()
+    text = "\n".join(line for line in text.strip().splitlines() if not _STACK_FRAME_RE.match(line)).strip()
     if len(text) <= limit:
         return text
     head = text.splitlines()[0][: limit // 4]

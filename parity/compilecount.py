@@ -41,6 +41,9 @@ def kernel_name(kernel: Any) -> str:
     return getattr(fn, "__name__", repr(kernel))
 
 
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas")
+
+
 def named_constants(constants: dict[Any, Any], jit: Any) -> dict[str, Any]:
     """Constexpr values by parameter name: 3.2 keys them by name, 3.4+ by argument path (i,)."""
     names = list(getattr(jit, "arg_names", []) or [])
@@ -63,6 +66,13 @@ class CompileEvent:
     started: float
     seconds: float | None = None
     constants: dict[str, Any] = field(default_factory=dict)
+    # launch options that select a distinct binary without being constexprs (autotune configs vary them)
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def identity(self) -> str:
+        """What makes this compilation a distinct binary, apart from runtime-arg specialization."""
+        return repr((sorted(self.constants.items()), sorted(self.options.items())))
 
 
 @dataclass
@@ -79,9 +89,11 @@ class CompileCounter:
     def _before(self, **kwargs: Any) -> bool:
         info = kwargs.get("fn")
         name = getattr(info, "name", "?").rsplit(".", 1)[-1]
-        constants = (kwargs.get("compile") or {}).get("constants") or {}
+        compile_kw = kwargs.get("compile") or {}
         event = CompileEvent(name, time.perf_counter(),
-                             constants=named_constants(constants, getattr(info, "jit_function", None)))
+                             constants=named_constants(compile_kw.get("constants") or {},
+                                                       getattr(info, "jit_function", None)),
+                             options={k: compile_kw[k] for k in LAUNCH_OPTIONS if k in compile_kw})
         self.events.append(event)
         prev = self._saved[0] if self._saved else None
         return bool(prev(**kwargs)) if prev else False

@@ -2,15 +2,16 @@
 
 Compilers reached through Triton (MLIR passes inside libtriton, ptxas, bishengir-compile)
 can abort the whole process (Torch-FL PR #64) or hang. The child inherits everything the
-parent has imported, so nothing is re-imported; its return value comes back pickled
-through a pipe, and its stdout/stderr are kept so a crash can quote what the compiler said.
+parent has imported, so nothing is re-imported; its return value comes back as JSON
+(never pickle: nothing the child sends can run code in the parent) through a pipe, and its
+stdout/stderr are kept so a crash can quote what the compiler said.
 """
 
 from __future__ import annotations
 
 import faulthandler
+import json
 import os
-import pickle
 import select
 import signal
 import sys
@@ -56,9 +57,9 @@ def _child(fn: Callable[[], Any], write_fd: int, log_fd: int) -> None:
     except BaseException as exc:
         payload = {"error": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))}
     try:
-        data = pickle.dumps(payload)
-    except Exception as exc:  # an unpicklable value is the caller's bug; say so instead of hanging
-        data = pickle.dumps({"error": f"isolate: the result could not be pickled: {exc!r}"})
+        data = json.dumps(payload).encode()
+    except (TypeError, ValueError) as exc:  # a non-JSON value is the caller's bug; say so instead of hanging
+        data = json.dumps({"error": f"isolate: the result is not JSON-serialisable: {exc!r}"}).encode()
     with os.fdopen(write_fd, "wb") as fh:
         fh.write(data)
     sys.stdout.flush()
@@ -119,7 +120,7 @@ def run_isolated(fn: Callable[[], Any], *, timeout_s: float) -> Isolated:
     if timed_out:
         return result
     try:
-        payload = pickle.loads(data)
+        payload = json.loads(data)
     except Exception:
         result.crashed = _describe_exit(status)
         return result

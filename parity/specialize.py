@@ -90,7 +90,7 @@ def run_sweep(spec: KernelSpec, arg: str, run_one: Callable[[Case], None], level
         per_kernel = counter.per_kernel()
         repeats: dict[tuple[str, str], int] = {}
         for event in counter.events:
-            key = (event.kernel, repr(sorted(event.constants.items())))
+            key = (event.kernel, event.identity)
             repeats[key] = repeats.get(key, 0) + 1
         flags_of: dict[str, dict[str, Any]] = {}
         for event in counter.events:

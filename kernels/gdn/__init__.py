@@ -16,7 +16,16 @@ from typing import Any
 
 import torch
 
-from parity import Case, KnownDivergence, cu_seqlens, l2_normalized, logsigmoid_of_randn, randn, sigmoid_of_randn
+from parity import (
+    Case,
+    KnownDivergence,
+    Tolerance,
+    cu_seqlens,
+    l2_normalized,
+    logsigmoid_of_randn,
+    randn,
+    sigmoid_of_randn,
+)
 from reference import gdn as ref
 
 Params = Mapping[str, Any]
@@ -31,6 +40,11 @@ PER_KERNEL_RATIO = 0.005
 RATIO_REASON = ("fla's own criterion for GDN forward kernels (FACTS.md, 'fla's comparison'): "
                 "err_ratio = rms(ref - out)/rms(ref) <= 0.005; outputs are rounded to the input dtype and "
                 "dot products use bf16/fp16 (or tf32) operands, so elementwise bounds fail near zero")
+
+
+def per_kernel_tolerance(dtypes: Sequence[str]) -> dict[str, Tolerance]:
+    """fla's per-kernel err_ratio limit for every case dtype."""
+    return {dt: Tolerance(rtol=0.0, atol=1e-6, max_err_ratio=PER_KERNEL_RATIO, reason=RATIO_REASON) for dt in dtypes}
 
 
 def interpreting() -> bool:

@@ -20,7 +20,7 @@ import triton
 import triton.language as tl
 
 from kernels import gdn
-from parity import KernelSpec, Tolerance, nan_empty
+from parity import KernelSpec, KnownDivergence, nan_empty
 from parity.cases import by_level, product
 from reference import gdn as ref
 
@@ -173,15 +173,25 @@ SPECS = [
         reference=_reference,
         cases=by_level(_QUICK, _FULL),
         make_inputs=_inputs,
-        tolerance={dt: Tolerance(rtol=0.0, atol=1e-6, max_err_ratio=gdn.PER_KERNEL_RATIO, reason=gdn.RATIO_REASON)
-                   for dt in CASE_DTYPES},
+        tolerance=gdn.per_kernel_tolerance(CASE_DTYPES),
         compile_signature=gdn.compile_signature({"H": 2, "K": 128, "V": 128, "BT": 64},
                                                 {"use_g": (False, True), "use_h0": (False, True),
                                                  "final_state": (False, True)}),
         dynamic_args=("T",),
         variants={"USE_G": (False, True), "USE_INITIAL_STATE": (False, True), "STORE_FINAL_STATE": (False, True),
                   "IS_VARLEN": (False, True)},
-        known_divergences=(gdn.BF16_DOT_IN_INTERPRETER,),
+        known_divergences=(
+            gdn.BF16_DOT_IN_INTERPRETER,
+            # seen here with ascendnpu-ir 1.2.0 / triton-ascend 3.2.0 on Ascend910B3: every config of the
+            # USE_G=0, USE_INITIAL_STATE=0 variant aborts with a stack dump and no diagnostic; the state then
+            # starts from constant zeros and changes only through tl.dot (h0 or the gate make it compile)
+            *(KnownDivergence(backend=b, applies=lambda p: not p.get("use_g") and not p.get("use_h0"),
+                              reason="bishengir-compile aborts in ConvertLinalgRToBinary when the state starts "
+                                     "at zero and is only updated by tl.dot; closest public report of that stage "
+                                     "failing in triton-ascend 3.2",
+                              link="https://github.com/Ascend/triton-ascend/issues/2")
+              for b in ("ascend", "ascend-compile")),
+        ),
         bytes=_bytes,
         flops=lambda p: 4 * gdn.shape_of(p)[0] * gdn.shape_of(p)[1] * p["H"] * p["K"] * p["V"],
         out_dims={"h": ("b", "chunk", "head", "k", "v"), "v_new": ("b", "t", "head", "v"),

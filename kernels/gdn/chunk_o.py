@@ -17,7 +17,8 @@ import triton
 import triton.language as tl
 
 from kernels import gdn
-from parity import KernelSpec, Tolerance, nan_empty
+from kernels.gdn.common import chunk_bounds
+from parity import KernelSpec, nan_empty
 from parity.cases import by_level, product
 from reference import gdn as ref
 
@@ -40,12 +41,9 @@ def chunk_fwd_o_kernel(q, k, v, h, g, o, cu_seqlens, chunk_indices, scale, T, H:
     i_b, i_h = i_bh // H, i_bh % H
     if IS_VARLEN:
         i_tg = i_t  # position in the flat chunk list, which is also h's chunk index
-        i_n, i_t = tl.load(chunk_indices + i_t * 2).to(tl.int32), tl.load(chunk_indices + i_t * 2 + 1).to(tl.int32)
-        bos, eos = tl.load(cu_seqlens + i_n).to(tl.int32), tl.load(cu_seqlens + i_n + 1).to(tl.int32)
-        T = eos - bos
     else:
         i_tg = i_b * tl.cdiv(T, BT) + i_t
-        bos = i_b * T
+    i_t, bos, T = chunk_bounds(i_b, i_t, T, cu_seqlens, chunk_indices, IS_VARLEN)
     o_i = tl.arange(0, BT)
 
     b_o = tl.zeros([BT, BV], dtype=tl.float32)
@@ -159,8 +157,7 @@ SPECS = [
         reference=_reference,
         cases=by_level(_QUICK, _FULL),
         make_inputs=_inputs,
-        tolerance={dt: Tolerance(rtol=0.0, atol=1e-6, max_err_ratio=gdn.PER_KERNEL_RATIO, reason=gdn.RATIO_REASON)
-                   for dt in CASE_DTYPES},
+        tolerance=gdn.per_kernel_tolerance(CASE_DTYPES),
         compile_signature=gdn.compile_signature({"H": 2, "K": 128, "V": 128, "BT": 64}, {"use_g": (False, True)}),
         dynamic_args=("T",),
         variants={"USE_G": (False, True), "IS_VARLEN": (False, True)},

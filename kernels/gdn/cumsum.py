@@ -15,6 +15,7 @@ import triton
 import triton.language as tl
 
 from kernels import gdn
+from kernels.gdn.common import chunk_bounds
 from parity import KernelSpec, Tolerance, nan_empty
 from parity.cases import by_level, product
 from parity.spec import DTYPES
@@ -31,12 +32,7 @@ def chunk_local_cumsum_kernel(g, o, scale, cu_seqlens, chunk_indices, T, H: tl.c
     i_t, i_bh = tl.program_id(0), tl.program_id(1)
     NH = tl.cdiv(H, BH)
     i_b, i_hb = i_bh // NH, i_bh % NH
-    if IS_VARLEN:
-        i_n, i_t = tl.load(chunk_indices + i_t * 2).to(tl.int32), tl.load(chunk_indices + i_t * 2 + 1).to(tl.int32)
-        bos, eos = tl.load(cu_seqlens + i_n).to(tl.int32), tl.load(cu_seqlens + i_n + 1).to(tl.int32)
-        T = eos - bos
-    else:
-        bos = i_b * T
+    i_t, bos, T = chunk_bounds(i_b, i_t, T, cu_seqlens, chunk_indices, IS_VARLEN)
     p_g = tl.make_block_ptr(g + bos * H, (T, H), (H, 1), (i_t * BT, i_hb * BH), (BT, BH), (1, 0))
     p_o = tl.make_block_ptr(o + bos * H, (T, H), (H, 1), (i_t * BT, i_hb * BH), (BT, BH), (1, 0))
     # upcast before the scan: bf16 sums would lose the small gates

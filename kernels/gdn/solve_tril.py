@@ -22,6 +22,7 @@ import triton
 import triton.language as tl
 
 from kernels import gdn
+from kernels.gdn.common import chunk_bounds
 from parity import KernelSpec, Tolerance, nan_empty
 from parity.cases import by_level, product
 from parity.spec import DTYPES
@@ -65,12 +66,7 @@ def solve_tril_kernel(A, Ai, cu_seqlens, chunk_indices, T, H: tl.constexpr, BT: 
                       DOT_PRECISION: tl.constexpr, IS_VARLEN: tl.constexpr):
     i_t, i_bh = tl.program_id(0), tl.program_id(1)
     i_b, i_h = i_bh // H, i_bh % H
-    if IS_VARLEN:
-        i_n, i_t = tl.load(chunk_indices + i_t * 2).to(tl.int32), tl.load(chunk_indices + i_t * 2 + 1).to(tl.int32)
-        bos, eos = tl.load(cu_seqlens + i_n).to(tl.int32), tl.load(cu_seqlens + i_n + 1).to(tl.int32)
-        T = eos - bos
-    else:
-        bos = i_b * T
+    i_t, bos, T = chunk_bounds(i_b, i_t, T, cu_seqlens, chunk_indices, IS_VARLEN)
     A += (bos * H + i_h) * BT
     Ai += (bos * H + i_h) * BT
     b_zero = tl.zeros([16, 16], dtype=tl.float32)

@@ -15,7 +15,8 @@ import triton
 import triton.language as tl
 
 from kernels import gdn
-from parity import KernelSpec, Tolerance, nan_empty
+from kernels.gdn.common import chunk_bounds
+from parity import KernelSpec, nan_empty
 from parity.cases import by_level, product
 from reference import gdn as ref
 
@@ -35,12 +36,7 @@ def recompute_w_u_kernel(k, v, beta, A, g, w, u, cu_seqlens, chunk_indices, T, H
                          IS_VARLEN: tl.constexpr):
     i_t, i_bh = tl.program_id(0), tl.program_id(1)
     i_b, i_h = i_bh // H, i_bh % H
-    if IS_VARLEN:
-        i_n, i_t = tl.load(chunk_indices + i_t * 2).to(tl.int32), tl.load(chunk_indices + i_t * 2 + 1).to(tl.int32)
-        bos, eos = tl.load(cu_seqlens + i_n).to(tl.int32), tl.load(cu_seqlens + i_n + 1).to(tl.int32)
-        T = eos - bos
-    else:
-        bos = i_b * T
+    i_t, bos, T = chunk_bounds(i_b, i_t, T, cu_seqlens, chunk_indices, IS_VARLEN)
 
     p_beta = tl.make_block_ptr(beta + bos * H + i_h, (T,), (H,), (i_t * BT,), (BT,), (0,))
     b_beta = tl.load(p_beta, boundary_check=(0,)).to(tl.float32)  # [BT]
@@ -147,8 +143,7 @@ SPECS = [
         reference=_reference,
         cases=by_level(_QUICK, _FULL),
         make_inputs=_inputs,
-        tolerance={dt: Tolerance(rtol=0.0, atol=1e-6, max_err_ratio=gdn.PER_KERNEL_RATIO, reason=gdn.RATIO_REASON)
-                   for dt in CASE_DTYPES},
+        tolerance=gdn.per_kernel_tolerance(CASE_DTYPES),
         compile_signature=gdn.compile_signature({"H": 2, "K": 128, "V": 128, "BT": 64}, {"use_g": (False, True)}),
         dynamic_args=("T",),
         variants={"USE_G": (False, True), "IS_VARLEN": (False, True)},
