@@ -22,7 +22,9 @@ class Grid:
     kernels: list[str]
     labels: list[str]
     values: list[list[float | None]]  # worst err/tol per cell; None: no numeric result
-    marks: list[list[str]]  # "C" compile failure, "L" launch refused, "✗" numeric failure, "ok" compiled
+    # "C" compile failure, "K" known compile divergence, "E" rejected as expected, "L" launch refused,
+    # "✗" numeric failure, "ok" compiled
+    marks: list[list[str]]
 
 
 def _cell(records: Sequence[Mapping[str, Any]]) -> tuple[float | None, str]:
@@ -31,7 +33,11 @@ def _cell(records: Sequence[Mapping[str, Any]]) -> tuple[float | None, str]:
     for r in records:
         compile_ = r.get("compile") or {}
         if compile_.get("ok") is False:
-            marks.add("C")
+            # a rejection the spec demands (probes) or a known divergence is not a new failure
+            if r.get("expected_compile_error") and r["status"] == "passed":
+                marks.add("E")
+            else:
+                marks.add("K" if r["status"] == "xfailed" else "C")
         elif compile_.get("ok"):
             marks.add("ok")
         if compile_.get("launch_error"):
@@ -44,9 +50,9 @@ def _cell(records: Sequence[Mapping[str, Any]]) -> tuple[float | None, str]:
             value = err_over_tol(r) if r["status"] != "xfailed" else None  # known: not scored
             if value is not None and (worst is None or value > worst):
                 worst = value
-    if worst is not None or marks & {"C", "L", "✗"}:
+    if worst is not None or marks & {"C", "K", "E", "L", "✗"}:
         marks.discard("ok")  # "compiled" only labels cells with nothing else to show
-    return worst, "".join(m for m in ("C", "L", "✗", "ok") if m in marks)
+    return worst, "".join(m for m in ("C", "K", "E", "L", "✗", "ok") if m in marks)
 
 
 def grid(labels: Sequence[str], records: Mapping[str, Sequence[Mapping[str, Any]]]) -> Grid:
@@ -90,7 +96,8 @@ def draw(g: Grid, path: Path) -> bool:
                         fontweight="normal" if mark == "ok" else "bold")
     fig.colorbar(image, ax=ax, label="worst err / tol (>1 fails)")
     ax.set_title("worst error over tolerance, kernel × backend", fontsize=10)
-    ax.set_xlabel("C compile failure · L launch refused · x fails fp64 · ok compiled (compile tier)", fontsize=7)
+    ax.set_xlabel("C compile failure · K known divergence · E rejected as expected · L launch refused · "
+                  "x fails fp64 · ok compiled", fontsize=7)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)

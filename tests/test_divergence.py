@@ -166,3 +166,17 @@ def test_without_matplotlib_the_report_says_how_to_get_the_picture(tmp_path, mon
     assert cli.main(["report", str(a), "--out", str(tmp_path / "D.md")]) == 0
     assert "No heatmap: matplotlib is not installed" in (tmp_path / "D.md").read_text()
     assert not (tmp_path / "divergence.png").exists()
+
+
+def test_heatmap_separates_new_compile_failures_from_expected_and_known_ones():
+    from parity import heatmap
+
+    def compile_rec(status: str, expected: str | None = None) -> dict:
+        r = rec("ascend-compile", "compile", "k", "c", status)
+        r["compile"] = {"ok": False}
+        r["expected_compile_error"] = expected
+        return r
+
+    assert heatmap._cell([compile_rec("failed")])[1] == "C"
+    assert heatmap._cell([compile_rec("xfailed")])[1] == "K"
+    assert heatmap._cell([compile_rec("passed", expected="Did you forget")])[1] == "E"
