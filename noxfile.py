@@ -39,7 +39,8 @@ def install(session: nox.Session, *packages: str) -> None:
 
 
 def pytest_args(session: nox.Session, backend: str, *defaults: str) -> list[str]:
-    return ["python", "-m", "pytest", "suites", f"--backend={backend}", *defaults, *session.posargs]
+    # a hung case becomes an `error` record with reason "timeout" instead of stalling the tier
+    return ["python", "-m", "pytest", "suites", f"--backend={backend}", "--timeout=900", *defaults, *session.posargs]
 
 
 @nox.session

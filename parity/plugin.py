@@ -196,6 +196,28 @@ def parity(request: pytest.FixtureRequest) -> ParitySession:
     return state
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_handlecrashitem(crashitem: str, report: Any, sched: Any) -> None:
+    """xdist: a worker died running `crashitem`; record it unless the worker did so itself."""
+    config = getattr(sched, "config", None)  # xdist's schedulers keep the controller's config
+    state = session_of(config) if config is not None else None
+    if state is None:
+        return
+    from parity.faults import crash_record, parse_node_id
+    from parity.record import read_records
+
+    parsed = parse_node_id(crashitem)
+    if parsed is None:
+        return
+    for part in state.results_dir.glob("results-*.jsonl"):
+        if any((r["kernel"], r["case"]) == parsed[:2] for r in read_records(part)):
+            return  # the worker wrote its own record (e.g. a sticky device error) before exiting
+    reason = str(getattr(report, "longrepr", "") or "the worker process died").strip().splitlines()[0]
+    record = crash_record(crashitem, state.backend.name, state.backend.mode, reason)
+    if record is not None:
+        state.write(record)
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = session_of(session.config)
     if state is None:

@@ -13,6 +13,7 @@ from parity import inputs as inp
 from parity.backends.base import Backend
 from parity.compare import Metrics, compare, worst_of
 from parity.compilecount import CompileCounter
+from parity.faults import is_sticky_device_error
 from parity.outputs_store import input_digest
 from parity.record import empty_record
 from parity.refcache import ReferenceCache, input_hash
@@ -86,7 +87,8 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
             backend.synchronize()
         outputs = {k: v.detach().cpu() for k, v in outputs.items()}
     except Exception as exc:  # a kernel or compiler error is a result, not a crash of the suite
-        record["status"], record["reason"] = "error", error_text(exc)
+        reason = error_text(exc)
+        record["status"], record["reason"] = ("crashed" if is_sticky_device_error(reason) else "error"), reason
         timing["run_s"] = time.perf_counter() - t0
         return _apply_divergence(spec, case, backend, record), None
     timing["run_s"] = time.perf_counter() - t0

@@ -2,22 +2,37 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from parity import outputs_store, repro
+from parity.faults import is_timeout
+from parity.record import empty_record
 from parity.runner import run_case
 
 
 @pytest.mark.parity_modes("run", "interpret")
 def test_accuracy(parity, kernel_case):
     spec, case = kernel_case
-    record, outputs = run_case(spec, case, parity.backend, seed=parity.seed, cache=parity.ref_cache)
+    try:
+        record, outputs = run_case(spec, case, parity.backend, seed=parity.seed, cache=parity.ref_cache)
+    except BaseException as exc:
+        if is_timeout(exc):  # a hang: record it before pytest-timeout fails the test
+            record = empty_record(parity.backend.name, parity.backend.mode, spec.name, case.id, dict(case.params))
+            record.update(suite="accuracy", status="error", reason=f"timeout: {str(exc).splitlines()[0]}")
+            parity.write(record)
+        raise
     outputs_store.save_case(parity.results_dir, spec, case, outputs, record.get("input_digest"))
     # only a failed/errored case pays for shrinking and the repro
     repro.attach(record, spec, case, parity.backend, seed=parity.seed, cache=parity.ref_cache,
                  results_dir=parity.results_dir)
     parity.write(record)
     status, reason = record["status"], record["reason"]
+    if status == "crashed":
+        if parity.worker != "main":
+            os._exit(70)  # the device context is poisoned: xdist replaces this worker with a clean one
+        pytest.fail(f"{spec.name}[{case.id}] crashed the device context: {reason}", pytrace=False)
     if status == "xfailed":
         pytest.xfail(reason)
     if status == "error":
