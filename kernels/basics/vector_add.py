@@ -28,12 +28,18 @@ def vector_add_kernel(x, y, out, n_elements, BLOCK: tl.constexpr):
 def vector_add(x: torch.Tensor, y: torch.Tensor, block: int = 1024) -> torch.Tensor:
     out = nan_empty(x.shape, x.dtype, x.device)
     n = x.numel()
+    if n == 0:
+        return out  # an empty grid kills the process on Ascend (coreDim=0), so never launch one
     vector_add_kernel[(triton.cdiv(n, block),)](x, y, out, n_elements=n, BLOCK=block)
     return out
 
 
 def _inputs(p: Mapping[str, Any], gen: torch.Generator) -> dict[str, Any]:
-    return {"x": randn((p["N"],), p["dtype"], gen), "y": randn((p["N"],), p["dtype"], gen)}
+    x, y = randn((p["N"],), p["dtype"], gen), randn((p["N"],), p["dtype"], gen)
+    if p.get("special") and p["N"] > 9:
+        # NaN and both infinities, alone and against each other (inf + -inf is NaN)
+        x[3], x[5], x[7], x[9], y[9] = float("nan"), float("inf"), -float("inf"), float("inf"), -float("inf")
+    return {"x": x, "y": y}
 
 
 def _launch(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, torch.Tensor]:
@@ -49,7 +55,9 @@ SPECS = [
         kernel=vector_add_kernel,
         launch=_launch,
         reference=ref.vector_add,
-        cases=by_level(product(N=[1, 1000, 4097], dtype=DTYPES),
+        # edge cases: N=0 (nothing to launch), N=1, and NaN/Inf inputs whose positions must survive
+        cases=by_level(product(N=[1, 1000, 4097], dtype=DTYPES) + product(N=[0], dtype=["fp32"])
+                       + product(N=[1000], dtype=DTYPES, special=[True]),
                        product(N=[1, 17, 1000, 1024, 4097, 65537, 1 << 20 | 3], dtype=DTYPES)),
         make_inputs=_inputs,
         dynamic_args=("N",),
