@@ -63,6 +63,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--seed", type=parse_seed, default=0, help="base seed of every input (default 0)")
     group.addoption("--results-dir", default=None, help="where results go (default reports/<backend>)")
     group.addoption("--no-ref-cache", action="store_true", help="recompute fp64 references")
+    group.addoption("--perf", action="store_true", default=None,
+                    help="time every passing case and its torch baseline (default: on for run tiers at level full)")
+    group.addoption("--no-perf", action="store_false", dest="perf", help="never time cases")
     group.addoption("--cuda-arch", type=parse_cuda_arch, default=None,
                     help="cuda-compile target SM: 80, 86, 89 or 90 (default 90)")
     group.addoption("--ascend-arch", type=parse_ascend_arch, default=None,
@@ -82,6 +85,8 @@ class ParitySession:
     worker: str
     unavailable: str | None = None
     ref_cache: ReferenceCache = field(default_factory=ReferenceCache)
+    perf: bool = False
+    workers: int = 0  # xdist workers, so a report can say when timings shared a device
     writer: ResultWriter | None = None
     records: list[dict[str, Any]] = field(default_factory=list)
 
@@ -142,6 +147,9 @@ def pytest_configure(config: pytest.Config) -> None:
     state = ParitySession(backend=backend, level=config.getoption("--level"), seed=config.getoption("--seed"),
                           results_dir=results_dir, specs=specs, worker=worker, unavailable=reason,
                           ref_cache=ReferenceCache(enabled=not config.getoption("--no-ref-cache")))
+    perf_option = config.getoption("perf")
+    state.perf = perf_option if perf_option is not None else (backend.mode == "run" and state.level == "full")
+    state.workers = int(getattr(config.option, "numprocesses", 0) or 0)
     if state.is_controller:
         results_dir.mkdir(parents=True, exist_ok=True)
         clear_parts(results_dir)
@@ -237,6 +245,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     env = envinfo.collect(state.backend.name, backend_env)
     env["level"] = state.level
     env["seed"] = state.seed
+    env["xdist_workers"] = state.workers
     atomic_write_text(state.results_dir / "env.json", json.dumps(env, indent=2, sort_keys=True) + "\n")
     atomic_write_text(state.results_dir / "REPORT.md", report.render_report(records, env))
 

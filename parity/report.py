@@ -9,8 +9,8 @@ from typing import Any
 from tabulate import tabulate
 
 STATUS_ORDER = ("passed", "failed", "error", "crashed", "xfailed", "xpassed", "skipped")
-ENV_KEYS = ("backend", "device_name", "device_count", "target_arch", "python", "torch", "triton",
-            "triton_ascend", "torch_npu", "cann", "ascendnpu_ir", "driver", "git_commit", "level", "seed")
+ENV_KEYS = ("backend", "device_name", "device_count", "target_arch", "copy_gbps", "xdist_workers", "python", "torch",
+            "triton", "triton_ascend", "torch_npu", "cann", "ascendnpu_ir", "driver", "git_commit", "level", "seed")
 
 
 def md_escape(value: Any, limit: int = 160) -> str:
@@ -182,7 +182,12 @@ def render_report(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any],
                   table(spec_rows, SPECIALIZATION_HEADERS), ""]
     perf = perf_rows(records)
     if perf:
-        parts += ["## Performance", "",
+        shared = (env.get("xdist_workers") or 0) > (env.get("device_count") or 1)
+        note = (f"Timed with {env.get('xdist_workers')} workers sharing {env.get('device_count') or 1} device(s): "
+                "the figures are contended. Re-run with `-n` equal to the device count for clean numbers."
+                if shared else "Kernel and torch-baseline times from the backend's timer (do_bench with an L2 "
+                "flush on cuda); % of peak against the device's datasheet figures.")
+        parts += ["## Performance", "", note, "",
                   table(perf, ["kernel", "case", "ms", "baseline ms", "speedup", "GB/s", "TFLOP/s", "% of peak"]),
                   ""]
     from parity.compile_report import compile_sections  # the compile tiers' tables; none on run tiers

@@ -10,6 +10,7 @@ from typing import Any
 import torch
 
 from parity import inputs as inp
+from parity import perf
 from parity.backends.base import Backend
 from parity.compare import Metrics, compare, worst_of
 from parity.compilecount import CompileCounter
@@ -63,8 +64,8 @@ def error_text(exc: BaseException, limit: int = 600) -> str:
     return text if len(text) <= limit else "…" + text[-limit:]
 
 
-def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
-             cache: ReferenceCache) -> tuple[dict[str, Any], dict[str, torch.Tensor] | None]:
+def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int, cache: ReferenceCache,
+             perf: bool = False) -> tuple[dict[str, Any], dict[str, torch.Tensor] | None]:
     """Run one case and return its results record and its outputs (on the CPU)."""
     record = empty_record(backend.name, backend.mode, spec.name, case.id, dict(case.params))
     record["suite"] = "accuracy"
@@ -108,7 +109,18 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
     timing["compare_s"] = time.perf_counter() - t0
     record["status"] = "failed" if failure else "passed"
     record["reason"] = failure
+    if perf and not failure:
+        record["perf"] = measure_case(spec, case, backend, dev_inputs)
     return _apply_divergence(spec, case, backend, record), outputs
+
+
+def measure_case(spec: KernelSpec, case: Case, backend: Backend, dev_inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """Kernel and torch-baseline times with roofline figures; only for cases that passed."""
+    p = case.params
+    baseline = (lambda: spec.baseline(dev_inputs, p)) if spec.baseline else None
+    return perf.measure(backend.time_ms, lambda: spec.launch(dev_inputs, p), baseline,
+                        spec.bytes(p) if spec.bytes else None, spec.flops(p) if spec.flops else None,
+                        backend.device_name(), p.get("dtype"))
 
 
 def failure_reason(m: Metrics, tol: Tolerance) -> str:

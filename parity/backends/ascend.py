@@ -82,6 +82,9 @@ class AscendBackend(Backend):
         self.synchronize()
         return float(start.elapsed_time(end)) / 20
 
+    def device_name(self) -> str | None:
+        return torch.npu.get_device_name(self.device_index)  # type: ignore[attr-defined]
+
     def env(self) -> dict[str, Any]:
         torch_npu = _torch_npu()
         info: dict[str, Any] = {

@@ -54,5 +54,9 @@ class Backend:
         """Versions and device facts for env.json."""
         return {}
 
+    def device_name(self) -> str | None:
+        """The name perf peaks are looked up by (parity.perf.PEAKS)."""
+        return None
+
     def to_device(self, t: torch.Tensor) -> torch.Tensor:
         return t.to(self.device)

@@ -35,6 +35,16 @@ class CudaBackend(Backend):
 
         return float(do_bench(fn, warmup=10, rep=50))
 
+    def device_name(self) -> str | None:
+        return torch.cuda.get_device_name(self.device_index)
+
+    def copy_gbps(self) -> float:
+        """Device-to-device copy bandwidth (bytes read + written), the practical ceiling for memory-bound kernels."""
+        src = torch.empty(1 << 30, dtype=torch.uint8, device=self.device)
+        dst = torch.empty_like(src)
+        ms = self.time_ms(lambda: dst.copy_(src))
+        return 2 * src.numel() / ms / 1e6
+
     def env(self) -> dict[str, Any]:
         props = torch.cuda.get_device_properties(self.device_index)
         return {
@@ -44,4 +54,5 @@ class CudaBackend(Backend):
             "cuda": torch.version.cuda,
             "sm_count": props.multi_processor_count,
             "memory_gib": round(props.total_memory / 2**30, 1),
+            "copy_gbps": round(self.copy_gbps(), 1),
         }

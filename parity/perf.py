@@ -1,0 +1,40 @@
+"""Speed figures: kernel and baseline time, achieved bandwidth and throughput, share of peak.
+
+Peaks are data; a device missing here simply gets no "% of peak".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+# Vendor datasheet figures (dense, no sparsity). HBM in GB/s, math in TFLOP/s by input dtype.
+PEAKS: dict[str, dict[str, float]] = {
+    "NVIDIA H200": {"hbm_gbps": 4800.0, "bf16_tflops": 989.0, "fp16_tflops": 989.0, "fp32_tflops": 67.0},
+    "NVIDIA H100 80GB HBM3": {"hbm_gbps": 3350.0, "bf16_tflops": 989.0, "fp16_tflops": 989.0, "fp32_tflops": 67.0},
+}
+
+
+def roofline(n_bytes: float | None, n_flops: float | None, ms: float, peak: Mapping[str, float] | None,
+             dtype: str | None) -> dict[str, float | None]:
+    """GB/s, TFLOP/s and the larger of the two shares of the device's peak (in percent)."""
+    gbps = n_bytes / ms / 1e6 if n_bytes and ms > 0 else None
+    tflops = n_flops / ms / 1e9 if n_flops and ms > 0 else None
+    shares = []
+    if peak:
+        if gbps is not None and peak.get("hbm_gbps"):
+            shares.append(100 * gbps / peak["hbm_gbps"])
+        math_peak = peak.get(f"{dtype}_tflops") if dtype else None
+        if tflops is not None and math_peak:
+            shares.append(100 * tflops / math_peak)
+    return {"gbps": gbps, "tflops": tflops, "pct_of_peak": max(shares) if shares else None}
+
+
+def measure(time_ms: Callable[[Callable[[], Any]], float], launch: Callable[[], Any],
+            baseline: Callable[[], Any] | None, n_bytes: float | None, n_flops: float | None,
+            device_name: str | None, dtype: str | None) -> dict[str, float | None]:
+    """The perf block of a results record; the timer is the backend's (do_bench with an L2 flush on cuda)."""
+    ms = time_ms(launch)
+    baseline_ms = time_ms(baseline) if baseline is not None else None
+    return {"ms": ms, "baseline_ms": baseline_ms,
+            **roofline(n_bytes, n_flops, ms, PEAKS.get(device_name or ""), dtype)}

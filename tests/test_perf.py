@@ -1,0 +1,38 @@
+"""Perf figures: roofline arithmetic, and the --perf path end to end on the CPU."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+from parity.perf import PEAKS, roofline
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_roofline_reports_bandwidth_throughput_and_the_larger_share_of_peak():
+    peak = PEAKS["NVIDIA H200"]
+    fig = roofline(n_bytes=4.8e9, n_flops=None, ms=2.0, peak=peak, dtype="bf16")
+    assert math.isclose(fig["gbps"], 2400.0) and fig["tflops"] is None
+    assert math.isclose(fig["pct_of_peak"], 50.0)
+    fig = roofline(n_bytes=1e6, n_flops=989e9, ms=2.0, peak=peak, dtype="bf16")
+    assert math.isclose(fig["pct_of_peak"], 50.0)  # compute-bound: the math share wins
+
+
+def test_unknown_device_gets_figures_but_no_share():
+    fig = roofline(n_bytes=1e9, n_flops=1e9, ms=1.0, peak=None, dtype="fp32")
+    assert fig["gbps"] == 1000.0 and fig["pct_of_peak"] is None
+
+
+def test_perf_flag_times_cases_and_the_report_shows_them(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "pytest", "suites/test_accuracy.py", "-q", "-p", "no:xdist",
+                           "-p", "no:cacheprovider", "--backend=interpret", "--kernels=vector_add", "--perf",
+                           f"--results-dir={tmp_path}"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    timed = [r for r in map(json.loads, (tmp_path / "results.jsonl").read_text().splitlines()) if r["perf"]]
+    assert timed and all(r["perf"]["ms"] > 0 and r["perf"]["baseline_ms"] > 0 for r in timed)
+    assert all(r["perf"]["gbps"] for r in timed if r["params"]["N"])
+    assert "## Performance" in (tmp_path / "REPORT.md").read_text()
