@@ -224,7 +224,9 @@ def attach_all(records: Sequence[dict[str, Any]], spec: Any, case: Any, backend:
     from parity.outputs_store import case_filename
     from parity.repro import REPROS_DIR, session_env
 
-    failing = [r for r in records if r.get("status") == "failed" and r.get("compile")]
+    # known divergences too: a compiler bug someone already linked still needs a repro for its vendor
+    failing = [r for r in records if r.get("status") in ("failed", "xfailed") and r.get("compile")
+               and r["compile"].get("ok") is False]
     if not failing:
         return
     t0 = time.perf_counter()
