@@ -28,6 +28,7 @@ from typing import Any
 
 from parity.ascend_arch import ASCEND_ARCHS, AscendArch
 from parity.ascend_diagnostics import clean_message, diagnose, grid_finding, hivmc_only_failure
+from parity.compile_tools import CompileOnlyDriver
 
 # metadata keys this driver adds; they survive the on-disk cache, so a cache hit still knows its stage
 STAGE_KEY = "parity_stage"
@@ -105,7 +106,7 @@ class _ArchUtils:
         return None, None, 0, 0
 
 
-class CompileOnlyNPUDriver:
+class CompileOnlyNPUDriver(CompileOnlyDriver):
     """Duck-typed stand-in for triton-ascend's NPUDriver: target, device and launch, without CANN."""
 
     def __init__(self, arch: AscendArch) -> None:
@@ -125,23 +126,10 @@ class CompileOnlyNPUDriver:
 
         self.launcher_cls = GridRecorder
 
-    @classmethod
-    def is_active(cls) -> bool:
-        return False  # chosen explicitly by install(), never by triton's driver discovery
-
     def get_current_target(self) -> Any:
         from triton.backends.compiler import GPUTarget
 
         return GPUTarget("npu", self.arch.name, 0)
-
-    def get_current_device(self) -> int:
-        return 0
-
-    def set_current_device(self, device: int) -> None:
-        pass
-
-    def get_current_stream(self, device: int | None = None) -> int:
-        return 0
 
     def get_benchmarker(self) -> Callable[..., list[float]]:
         def bench_once(kernel_call: Callable[[], Any], quantiles: Any = None, **kwargs: Any) -> list[float]:

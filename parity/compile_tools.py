@@ -24,6 +24,23 @@ ERROR_KINDS = ("ub_overflow", "unsupported", "mlir_error", "out_of_resources", "
 AUTOTUNE_OPTIONS = ("num_warps", "num_stages")
 
 
+class CompileOnlyDriver:
+    """What both compile-only drivers answer alike: one virtual device, no streams, never auto-selected."""
+
+    @classmethod
+    def is_active(cls) -> bool:
+        return False  # installed explicitly for the session, never by triton's driver discovery
+
+    def get_current_device(self) -> int:
+        return 0
+
+    def set_current_device(self, device: int) -> None:
+        pass
+
+    def get_current_stream(self, device: int | None = None) -> int:
+        return 0
+
+
 def empty_compile(kernel: str) -> dict[str, Any]:
     """A compile dict with every key present, so readers never guess."""
     record: dict[str, Any] = dict.fromkeys(COMPILE_KEYS)

@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 
 from parity.backends.base import Backend
 from parity.compile_tools import (
+    CompileOnlyDriver,
     autotune_keys,
     clear_jit_caches,
     constants_by_name,
@@ -146,7 +147,7 @@ def _read_progress(path: str | None) -> str | None:
     return stages[-1] if stages else None
 
 
-class _Driver:
+class _Driver(CompileOnlyDriver):
     """The compile-only driver: a target, device properties, and a launcher that records grids."""
 
     def __init__(self, log: CompileLog) -> None:
@@ -159,21 +160,8 @@ class _Driver:
         self.launcher_cls = self._launcher_cls()
         self._regs: dict[bytes, tuple[int | None, int | None]] = {}
 
-    @staticmethod
-    def is_active() -> bool:
-        return False
-
     def get_current_target(self) -> Any:
         return self.target
-
-    def get_current_device(self) -> int:
-        return 0
-
-    def set_current_device(self, device: int) -> None:
-        pass
-
-    def get_current_stream(self, device: int | None = None) -> int:
-        return 0
 
     def get_active_torch_device(self) -> Any:
         import torch
