@@ -45,19 +45,16 @@ LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas")
 
 
 def named_constants(constants: dict[Any, Any], jit: Any) -> dict[str, Any]:
-    """Constexpr values by parameter name: 3.2 keys them by name, 3.4+ by argument path (i,)."""
-    names = list(getattr(jit, "arg_names", []) or [])
-    # only declared constexprs: an int specialized because it equals 1 is not a variant
+    """Declared constexprs by parameter name, plain values only.
+
+    An int specialized because it equals 1 also lands in `constants`; it is not a variant.
+    """
+    from parity.compile_tools import constants_by_name
+
     declared = {p.name for p in getattr(jit, "params", []) if getattr(p, "is_constexpr", False)}
-    out: dict[str, Any] = {}
-    for key, value in constants.items():
-        if isinstance(key, tuple) and len(key) == 1 and isinstance(key[0], int) and key[0] < len(names):
-            key = names[key[0]]
-        if declared and key not in declared:
-            continue
-        if isinstance(value, (int, float, bool, str)) or value is None:
-            out[str(key)] = value
-    return out
+    named = constants_by_name(list(getattr(jit, "arg_names", []) or []), constants)
+    return {k: v for k, v in named.items()
+            if (not declared or k in declared) and (v is None or isinstance(v, (int, float, bool, str)))}
 
 
 @dataclass

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from parity.compile_tools import clear_jit_caches
 from parity.compilecount import CompileCounter, base_jit_function, kernel_name
 from parity.spec import Case, KernelSpec
 
@@ -29,16 +30,6 @@ def base_cases(spec: KernelSpec, level: str = "quick") -> list[Case]:
         key = Case({k: v for k, v in case.params.items() if k not in spec.dynamic_args}).id
         seen.setdefault(key, case)
     return list(seen.values())
-
-
-def clear_jit_caches(kernels: Iterable[Any]) -> None:
-    """Forget in-memory compilations so counts do not depend on what ran before."""
-    for k in kernels:
-        jit = base_jit_function(k)
-        for attr in ("device_caches", "cache"):  # 3.3+ / 3.2
-            caches = getattr(jit, attr, None)
-            if hasattr(caches, "clear"):
-                caches.clear()
 
 
 def compiled_ir(kernels: Iterable[Any], stage: str = "ttir") -> dict[str, list[str]]:
