@@ -6,8 +6,9 @@ outputs can be compared with each other as well as with the reference.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -62,8 +63,25 @@ def cu_seqlens(lengths: Sequence[int]) -> torch.Tensor:
     return out
 
 
+_PREFILL = True
+
+
+@contextlib.contextmanager
+def unfilled() -> Iterator[None]:
+    """Inside, nan_empty skips its fill: timing must not charge a kernel for the harness's NaN
+    prefill (at T=65536, H=32 the fills of the GDN outputs cost more than some kernels)."""
+    global _PREFILL
+    saved, _PREFILL = _PREFILL, False
+    try:
+        yield
+    finally:
+        _PREFILL = saved
+
+
 def nan_empty(shape: Sequence[int], dtype: torch.dtype, device: Any) -> torch.Tensor:
     """An output buffer pre-filled with NaN, so elements the kernel never writes fail loudly."""
+    if not _PREFILL:
+        return torch.empty(tuple(shape), dtype=dtype, device=device)
     if dtype.is_floating_point:
         return torch.full(tuple(shape), float("nan"), dtype=dtype, device=device)
     # integers have no NaN; use the most negative value as the "never written" marker

@@ -38,3 +38,34 @@ def measure(time_ms: Callable[[Callable[[], Any]], float], launch: Callable[[], 
     baseline_ms = time_ms(baseline) if baseline is not None else None
     return {"ms": ms, "baseline_ms": baseline_ms,
             **roofline(n_bytes, n_flops, ms, PEAKS.get(device_name or ""), dtype)}
+
+
+PERF_MODES = ("off", "largest", "all")
+
+
+def case_size(bytes_fn: Callable[[Mapping[str, Any]], float] | None,
+              flops_fn: Callable[[Mapping[str, Any]], float] | None, params: Mapping[str, Any]) -> float:
+    """How much work a case is, for picking the one worth timing: bytes moved, else flops."""
+    if bytes_fn is not None:
+        return float(bytes_fn(params))
+    if flops_fn is not None:
+        return float(flops_fn(params))
+    return 0.0
+
+
+def pick_cases(candidates: list[tuple[str, str, Mapping[str, Any], float]], mode: str) -> list[tuple[str, str]]:
+    """(kernel, case id) to time from (kernel, case id, params, size) of the cases that passed.
+
+    "largest" keeps one case per kernel and dtype, the biggest: timing a 37-element case measures
+    launch latency, not the kernel. "all" keeps every one. Ties keep the earliest case.
+    """
+    if mode == "all":
+        return [(k, c) for k, c, _, _ in candidates]
+    if mode != "largest":
+        return []
+    best: dict[tuple[str, Any], tuple[float, str]] = {}
+    for kernel, case, params, size in candidates:
+        key = (kernel, params.get("dtype"))
+        if key not in best or size > best[key][0]:
+            best[key] = (size, case)
+    return [(kernel, case) for (kernel, _), (_, case) in best.items()]

@@ -41,6 +41,14 @@ def parse_seed(value: str) -> int:
     return seed
 
 
+def parse_perf(value: str) -> str:
+    from parity.perf import PERF_MODES
+
+    if value not in PERF_MODES:
+        raise argparse.ArgumentTypeError(f"unknown perf mode {value!r}; valid: {', '.join(PERF_MODES)}")
+    return value
+
+
 def parse_cuda_arch(value: str) -> int:
     from parity.backends.cuda_compile import parse_cuda_arch as parse
 
@@ -63,9 +71,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--seed", type=parse_seed, default=0, help="base seed of every input (default 0)")
     group.addoption("--results-dir", default=None, help="where results go (default reports/<backend>)")
     group.addoption("--no-ref-cache", action="store_true", help="recompute fp64 references")
-    group.addoption("--perf", action="store_true", default=None,
-                    help="time every passing case and its torch baseline (default: on for run tiers at level full)")
-    group.addoption("--no-perf", action="store_false", dest="perf", help="never time cases")
+    group.addoption("--perf", nargs="?", const="largest", default=None, type=parse_perf,
+                    help="after the accuracy pass, time passing cases and their torch baselines alone on the "
+                         "device: 'largest' (one case per kernel and dtype, the default on run tiers at level "
+                         "full) or 'all'")
+    group.addoption("--no-perf", action="store_const", const="off", dest="perf", help="never time cases")
     group.addoption("--cuda-arch", type=parse_cuda_arch, default=None,
                     help="cuda-compile target SM: 80, 86, 89 or 90 (default 90)")
     group.addoption("--ascend-arch", type=parse_ascend_arch, default=None,
@@ -85,7 +95,7 @@ class ParitySession:
     worker: str
     unavailable: str | None = None
     ref_cache: ReferenceCache = field(default_factory=ReferenceCache)
-    perf: bool = False
+    perf: str = "off"  # parity.perf.PERF_MODES
     workers: int = 0  # xdist workers, so a report can say when timings shared a device
     writer: ResultWriter | None = None
     records: list[dict[str, Any]] = field(default_factory=list)
@@ -112,6 +122,18 @@ def _worker_id(config: pytest.Config) -> str:
     return workerinput["workerid"] if workerinput else "main"
 
 
+def _share_cpu_threads(config: pytest.Config) -> None:
+    """Split the cores between xdist workers: with every worker using all of them, torch's CPU
+    ops (references, comparisons) thrash; on a 16-core host with 14 workers a 6000-element
+    comparison took 10 s."""
+    import os
+
+    import torch
+
+    workers = int(config.workerinput.get("workercount", 1))  # type: ignore[attr-defined]
+    torch.set_num_threads(max(1, (os.cpu_count() or 1) // max(workers, 1)))
+
+
 def _is_engine_selftest(config: pytest.Config) -> bool:
     """tests/ exercise the engine itself and must not need a backend or kernels."""
     args = [str(a) for a in config.args]
@@ -134,6 +156,8 @@ def pytest_configure(config: pytest.Config) -> None:
             f"the {backend.name} session needs its device: {reason}.\n"
             f"No such device here? Run a hardware-free tier instead: {backend.fallback_hint}")
     worker = _worker_id(config)
+    if worker != "main":
+        _share_cpu_threads(config)
     if not reason and worker != "main":
         backend.select_device(int(worker.lstrip("gw") or 0))
     try:
@@ -148,7 +172,9 @@ def pytest_configure(config: pytest.Config) -> None:
                           results_dir=results_dir, specs=specs, worker=worker, unavailable=reason,
                           ref_cache=ReferenceCache(enabled=not config.getoption("--no-ref-cache")))
     perf_option = config.getoption("perf")
-    state.perf = perf_option if perf_option is not None else (backend.mode == "run" and state.level == "full")
+    if perf_option is None:
+        perf_option = "largest" if backend.mode == "run" and state.level == "full" else "off"
+    state.perf = perf_option
     state.workers = int(getattr(config.option, "numprocesses", 0) or 0)
     if state.is_controller:
         results_dir.mkdir(parents=True, exist_ok=True)
@@ -238,6 +264,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
     records = merge_parts(state.results_dir)
     state.records = records
+    if state.perf != "off" and not state.unavailable and state.backend.mode != "compile" \
+            and exitstatus != pytest.ExitCode.INTERRUPTED:
+        _perf_pass(state, records)
     try:
         backend_env = state.backend.env() if not state.unavailable else {}
     except Exception as exc:  # env probing must never lose the results
@@ -248,6 +277,16 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     env["xdist_workers"] = state.workers
     atomic_write_text(state.results_dir / "env.json", json.dumps(env, indent=2, sort_keys=True) + "\n")
     atomic_write_text(state.results_dir / "REPORT.md", report.render_report(records, env))
+
+
+def _perf_pass(state: ParitySession, records: list[dict[str, Any]]) -> None:
+    from parity import perf_phase
+    from parity.record import write_results
+
+    state.backend.select_device(0)
+    cases = {(spec.name, case.id): (spec, case) for spec in state.specs for case in state.cases(spec)}
+    if perf_phase.run(cases, records, state.backend, seed=state.seed, mode=state.perf):
+        write_results(state.results_dir, records)
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

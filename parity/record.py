@@ -94,10 +94,15 @@ def merge_parts(results_dir: Path) -> list[dict[str, Any]]:
     for part in parts:
         records.extend(read_records(part))
     records.sort(key=lambda r: (r["kernel"], r["case"], r.get("suite", "")))
-    atomic_write_text(results_dir / MERGED_NAME, "".join(json.dumps(_clean(r)) + "\n" for r in records))
+    write_results(results_dir, records)
     for part in parts:
         part.unlink()
     return records
+
+
+def write_results(results_dir: Path, records: Iterable[dict[str, Any]]) -> None:
+    """results.jsonl, replaced atomically."""
+    atomic_write_text(results_dir / MERGED_NAME, "".join(json.dumps(_clean(r)) + "\n" for r in records))
 
 
 def load_results(results_dir: Path) -> list[dict[str, Any]]:

@@ -182,11 +182,9 @@ def render_report(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any],
                   table(spec_rows, SPECIALIZATION_HEADERS), ""]
     perf = perf_rows(records)
     if perf:
-        shared = (env.get("xdist_workers") or 0) > (env.get("device_count") or 1)
-        note = (f"Timed with {env.get('xdist_workers')} workers sharing {env.get('device_count') or 1} device(s): "
-                "the figures are contended. Re-run with `-n` equal to the device count for clean numbers."
-                if shared else "Kernel and torch-baseline times from the backend's timer (do_bench with an L2 "
-                "flush on cuda); % of peak against the device's datasheet figures.")
+        note = ("Timed after the accuracy pass, one case at a time with nothing else on the device, with the "
+                "backend's timer (do_bench with an L2 flush on cuda); output buffers skip their NaN prefill "
+                "while timed. % of peak is against the device's datasheet figures.")
         parts += ["## Performance", "", note, "",
                   table(perf, ["kernel", "case", "ms", "baseline ms", "speedup", "GB/s", "TFLOP/s", "% of peak"]),
                   ""]

@@ -16,8 +16,7 @@ from parity.runner import run_case
 def test_accuracy(parity, kernel_case):
     spec, case = kernel_case
     try:
-        record, outputs = run_case(spec, case, parity.backend, seed=parity.seed, cache=parity.ref_cache,
-                                   perf=parity.perf)
+        record, outputs = run_case(spec, case, parity.backend, seed=parity.seed, cache=parity.ref_cache)
     except BaseException as exc:
         if is_timeout(exc):  # a hang: record it before pytest-timeout fails the test
             record = empty_record(parity.backend.name, parity.backend.mode, spec.name, case.id, dict(case.params))

@@ -36,3 +36,13 @@ def test_perf_flag_times_cases_and_the_report_shows_them(tmp_path):
     assert timed and all(r["perf"]["ms"] > 0 and r["perf"]["baseline_ms"] > 0 for r in timed)
     assert all(r["perf"]["gbps"] for r in timed if r["params"]["N"])
     assert "## Performance" in (tmp_path / "REPORT.md").read_text()
+
+
+def test_largest_mode_times_one_case_per_kernel_and_dtype():
+    from parity.perf import case_size, pick_cases
+
+    nbytes = lambda p: p["N"] * 2  # noqa: E731
+    cands = [("add", f"N={n},dtype={dt}", {"N": n, "dtype": dt}, case_size(nbytes, None, {"N": n}))
+             for dt in ("fp16", "fp32") for n in (1, 4096, 17)]
+    assert sorted(pick_cases(cands, "largest")) == [("add", "N=4096,dtype=fp16"), ("add", "N=4096,dtype=fp32")]
+    assert len(pick_cases(cands, "all")) == 6 and pick_cases(cands, "off") == []
