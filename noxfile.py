@@ -58,18 +58,32 @@ def interpret(session: nox.Session) -> None:
     session.run(*pytest_args(session, "interpret", "-n", "2"), env={"TRITON_INTERPRET": "1"})
 
 
+def run_tier_defaults(session: nox.Session) -> list[str]:
+    """xdist workers for a device tier, unless the caller passed -n.
+
+    Compiles and fp64 references are CPU work, so the accuracy pass runs one worker per core,
+    worker i on device i mod N; the perf pass afterwards times each case alone.
+    """
+    given = any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in session.posargs)
+    return [] if given else ["-n", "auto"]
+
+
+# autotune picks go to Triton's disk cache: xdist workers and warm re-runs reuse them
+RUN_ENV = {"TRITON_CACHE_AUTOTUNING": "1"}
+
+
 @nox.session
 def cuda(session: nox.Session) -> None:
     """Every kernel on an NVIDIA GPU, at level full."""
     install(session, "torch", "triton", *RUNNER)
-    session.run(*pytest_args(session, "cuda", "--level=full"))
+    session.run(*pytest_args(session, "cuda", "--level=full", *run_tier_defaults(session)), env=RUN_ENV)
 
 
 @nox.session
 def ascend(session: nox.Session) -> None:
     """Every kernel on an Ascend NPU (needs CANN, torch_npu and triton-ascend), at level full."""
     install(session, "torch", "torch_npu", "triton-ascend", *RUNNER)
-    session.run(*pytest_args(session, "ascend", "--level=full"))
+    session.run(*pytest_args(session, "ascend", "--level=full", *run_tier_defaults(session)), env=RUN_ENV)
 
 
 @nox.session(name="cuda-compile")

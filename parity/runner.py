@@ -64,6 +64,22 @@ def error_text(exc: BaseException, limit: int = 600) -> str:
     return text if len(text) <= limit else "…" + text[-limit:]
 
 
+def memory_skip(spec: KernelSpec, case: Case, backend: Backend) -> str | None:
+    """Why a case that needs a big device cannot run on this backend, or None."""
+    if spec.device_gib is None:
+        return None
+    need = spec.device_gib(case.params)
+    if need is None:
+        return None
+    have = backend.memory_gib()
+    if have is None:
+        return (f"needs a device with {need:.1f} GiB of memory; backend {backend.name} runs on the host "
+                f"(run it with nox -s cuda or nox -s ascend)")
+    if have < need:
+        return f"needs {need:.1f} GiB of device memory; {backend.device} has {have:.1f} GiB"
+    return None
+
+
 def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
              cache: ReferenceCache) -> tuple[dict[str, Any], dict[str, torch.Tensor] | None]:
     """Run one case and return its results record and its outputs (on the CPU)."""

@@ -162,6 +162,9 @@ class KernelSpec:
     valid: Callable[[str, Params, torch.Size], torch.Tensor | None] | None = None
     # extra_check(inputs fp64, outputs fp64, params) -> failure message or None
     extra_check: Callable[[Tensors, Mapping[str, torch.Tensor], Params], str | None] | None = None
+    # device_gib(params) -> device memory a big case needs (None: runs anywhere); where the backend
+    # has less, or no device at all (interpret), the case is skipped with that reason
+    device_gib: Callable[[Params], float | None] | None = None
     # a torch eager baseline for perf: baseline(inputs_on_device, params)
     baseline: Callable[[Tensors, Params], Any] | None = None
     doc: str = ""

@@ -46,3 +46,7 @@ def matmul(inputs: Tensors, params: Mapping[str, Any]) -> dict[str, torch.Tensor
 
 def cumsum(inputs: Tensors, params: Mapping[str, Any]) -> dict[str, torch.Tensor]:
     return {"out": torch.cumsum(inputs["x"], dim=-1)}
+
+
+def row_gather(inputs: Tensors, params: Mapping[str, Any]) -> dict[str, torch.Tensor]:
+    return {"out": inputs["x"][inputs["rows"].long()].to(torch.float64)}

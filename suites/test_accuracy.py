@@ -9,12 +9,18 @@ import pytest
 from parity import outputs_store, repro
 from parity.faults import is_timeout
 from parity.record import empty_record
-from parity.runner import run_case
+from parity.runner import memory_skip, run_case
 
 
 @pytest.mark.parity_modes("run", "interpret")
 def test_accuracy(parity, kernel_case):
     spec, case = kernel_case
+    skip = memory_skip(spec, case, parity.backend)
+    if skip:
+        record = empty_record(parity.backend.name, parity.backend.mode, spec.name, case.id, dict(case.params))
+        record.update(suite="accuracy", status="skipped", reason=skip)
+        parity.write(record)
+        pytest.skip(skip)
     try:
         record, outputs = run_case(spec, case, parity.backend, seed=parity.seed, cache=parity.ref_cache)
     except BaseException as exc:

@@ -8,6 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+import torch
+
 from parity.faults import crash_record, is_sticky_device_error, parse_node_id
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,3 +45,26 @@ def test_hang_segfault_and_sticky_error_are_recorded_and_the_run_goes_on(tmp_pat
     assert "illegal memory access" in records["fault_sticky"]["reason"]
     assert records["correct_add"]["status"] == "passed"
     assert len(records) == 4
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU: a real out-of-bounds write and "
+                    "a 2 GiB tensor past 2^31 elements (run on the GPU host: pytest tests/test_faults.py)")
+def test_real_out_of_bounds_write_is_crashed_and_later_cases_pass(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "suites/test_accuracy.py", "-q", "-p", "no:cacheprovider",
+         "--backend=cuda", "--level=full", "--no-perf", "--kernels=tests.planted_gpu_faults",
+         f"--results-dir={tmp_path}", "-n", "1", "--timeout=300"],
+        cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    records = {(r["kernel"], r["case"]): r
+               for r in map(json.loads, (tmp_path / "results.jsonl").read_text().splitlines())}
+    by_kernel = {}
+    for (kernel, _), r in records.items():
+        by_kernel.setdefault(kernel, []).append(r)
+    assert [r["status"] for r in by_kernel["fault_oob_write"]] == ["crashed"]
+    assert "illegal" in by_kernel["fault_oob_write"][0]["reason"] or "CUDA" in by_kernel["fault_oob_write"][0]["reason"]
+    # the planted int32 offset wraps past 2^31: a crash or a wrong row, never a pass
+    assert by_kernel["row_gather_int32"][0]["status"] in ("crashed", "failed")
+    assert {r["status"] for r in by_kernel["row_gather"]} == {"passed"} and len(by_kernel["row_gather"]) == 2
+    assert [r["status"] for r in by_kernel["correct_add"]] == ["passed"]
+    print(proc.stdout[-3000:])

@@ -82,6 +82,10 @@ class AscendBackend(Backend):
         self.synchronize()
         return float(start.elapsed_time(end)) / 20
 
+    def memory_gib(self) -> float | None:
+        props = torch.npu.get_device_properties(self.device_index)  # type: ignore[attr-defined]
+        return props.total_memory / 2**30
+
     def device_name(self) -> str | None:
         return torch.npu.get_device_name(self.device_index)  # type: ignore[attr-defined]
 

@@ -50,6 +50,10 @@ class Backend:
             samples.append((time.perf_counter() - t0) * 1e3)
         return sorted(samples)[len(samples) // 2]
 
+    def memory_gib(self) -> float | None:
+        """Memory of the device cases run on; None where there is no device (CPU tiers)."""
+        return None
+
     def env(self) -> dict[str, Any]:
         """Versions and device facts for env.json."""
         return {}

@@ -35,6 +35,9 @@ class CudaBackend(Backend):
 
         return float(do_bench(fn, warmup=10, rep=50))
 
+    def memory_gib(self) -> float | None:
+        return torch.cuda.get_device_properties(self.device_index).total_memory / 2**30
+
     def device_name(self) -> str | None:
         return torch.cuda.get_device_name(self.device_index)
 
