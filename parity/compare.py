@@ -24,6 +24,9 @@ class Metrics:
     passed: bool
     output: str = ""
     numel: int = 0
+    # the output and reference values at worst_index: the element a reader should look at
+    worst_out: float | None = None
+    worst_ref: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -129,6 +132,8 @@ def compare(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, dims: Sequence
     elif n_bad:
         scored = torch.where(bad, (out - ref).abs().nan_to_num(0.0), torch.full_like(out, -1.0))
         worst = [int(i) for i in torch.unravel_index(scored.argmax(), out.shape)]
+    worst_out = float(out[tuple(worst)]) if worst is not None else None
+    worst_ref = float(ref[tuple(worst)]) if worst is not None else None
     if tol.max_err_ratio is not None:
         passed = nan_count == 0 and (err_ratio <= tol.max_err_ratio or max_abs <= tol.atol)
     else:
@@ -144,6 +149,8 @@ def compare(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, dims: Sequence
         passed=passed,
         output=name,
         numel=n_total,
+        worst_out=worst_out,
+        worst_ref=worst_ref,
     )
 
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import torch
 
+from parity import autotune_pin, perf
 from parity import inputs as inp
-from parity import perf
 from parity.backends.base import Backend
 from parity.compare import Metrics, compare, worst_of
 from parity.compilecount import CompileCounter
@@ -101,7 +101,10 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
     t0 = time.perf_counter()
     try:
         dev_inputs = inp.to_device(cpu_inputs, backend.device)
-        with CompileCounter() as counter:
+        with CompileCounter() as counter, \
+                autotune_pin.pinned(spec.kernels, autotune_pin.specialization_key(case.params, spec.dynamic_args)) \
+                as picks:
+            record["autotune_pinned"] = picks or None
             outputs = _as_outputs(spec, spec.launch(dev_inputs, case.params))
             backend.synchronize()
         outputs = {k: v.detach().cpu() for k, v in outputs.items()}
@@ -153,8 +156,10 @@ def failure_reason(m: Metrics, tol: Tolerance) -> str:
                 f"(or the reverse), first at {m.worst_index}; region: {m.region}")
     limit = (f"err_ratio {m.err_ratio:.3g} > {tol.max_err_ratio:g}" if tol.max_err_ratio is not None
              else f"{100 * m.mismatch_frac:.3g}% of elements outside atol={tol.atol:g} + rtol={tol.rtol:g}·|ref|")
-    return (f"output {m.output!r}: {limit}; max_abs_err {m.max_abs_err:.3g} at {m.worst_index}; "
-            f"region: {m.region}")
+    worst = (f"worst mismatch at {m.worst_index}: {m.worst_out:.6g} vs reference {m.worst_ref:.6g} "
+             f"(|err| {abs(m.worst_out - m.worst_ref):.3g})"
+             if m.worst_out is not None and m.worst_ref is not None else f"worst at {m.worst_index}")
+    return f"output {m.output!r}: {limit}; {worst}; max_abs_err {m.max_abs_err:.3g} overall; region: {m.region}"
 
 
 def _apply_divergence(spec: KernelSpec, case: Case, backend: Backend, record: dict[str, Any]) -> dict[str, Any]:

@@ -6,6 +6,7 @@ must be replaced for the int32 twin and the correct kernel after it to run at al
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -63,4 +64,7 @@ int32_gather = KernelSpec(
     device_gib=rg._device_gib, out_dims={"out": ("row", "col")},
 )
 
-SPECS = [oob_write, int32_gather, rg.SPECS[0], planted.correct_add]
+# the shipped int64 kernel under its own name (names are unique across the registry)
+int64_gather = dataclasses.replace(rg.SPECS[0], name="row_gather_int64", family="planted")
+
+SPECS = [oob_write, int32_gather, int64_gather, planted.correct_add]

@@ -65,6 +65,6 @@ def test_real_out_of_bounds_write_is_crashed_and_later_cases_pass(tmp_path):
     assert "illegal" in by_kernel["fault_oob_write"][0]["reason"] or "CUDA" in by_kernel["fault_oob_write"][0]["reason"]
     # the planted int32 offset wraps past 2^31: a crash or a wrong row, never a pass
     assert by_kernel["row_gather_int32"][0]["status"] in ("crashed", "failed")
-    assert {r["status"] for r in by_kernel["row_gather"]} == {"passed"} and len(by_kernel["row_gather"]) == 2
+    assert [r["status"] for r in by_kernel["row_gather_int64"]] == ["passed", "passed"]
     assert [r["status"] for r in by_kernel["correct_add"]] == ["passed"]
     print(proc.stdout[-3000:])

@@ -9,7 +9,7 @@ import torch
 import triton
 import triton.language as tl
 
-from parity import KernelSpec, Tolerance, nan_empty, randn
+from parity import DEFAULT_TOLERANCES, KernelSpec, Tolerance, nan_empty, randn
 from parity.cases import by_level, product
 from reference import basics as ref
 
@@ -39,6 +39,11 @@ def _launch(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, torch.
 
 
 DTYPES = ["fp16", "bf16", "fp32"]
+# the H200 gave 0.00245857 against 0.00247413 at [998, 3679] of M=1000, N=4099 fp16: a partial sum
+# near zero after partial sums near 100, exactly what this bound covers
+SCAN_REASON = ("a scan's fp32 rounding error is absolute, about log2(N)·2^-24·max|partial sum| (~4e-5 measured at "
+               "N=4099 on the H200, for torch.cumsum in fp32 too), so it cannot be bounded relative to partial sums "
+               "that cross zero; the rtol is the dtype's default")
 
 SPECS = [
     KernelSpec(
@@ -50,11 +55,7 @@ SPECS = [
         cases=by_level(product(M=[37], N=[1, 100, 781], dtype=DTYPES),
                        product(M=[1, 37, 1000], N=[1, 100, 781, 1024, 4099], dtype=DTYPES)),
         make_inputs=_inputs,
-        tolerance={
-            "fp32": Tolerance(rtol=1e-5, atol=1e-4, reason=(
-                "a scan's rounding error is absolute, about log2(N)·2^-24·max|partial sum| (~1e-5 at "
-                "N=4099), so it cannot be bounded relative to partial sums that cross zero")),
-        },
+        tolerance={dt: Tolerance(rtol=DEFAULT_TOLERANCES[dt].rtol, atol=1e-4, reason=SCAN_REASON) for dt in DTYPES},
         bytes=lambda p: 2 * p["M"] * p["N"] * (4 if p["dtype"] == "fp32" else 2),
         out_dims={"out": ("row", "col")},
         baseline=lambda inputs, p: torch.cumsum(inputs["x"], dim=-1),

@@ -29,8 +29,8 @@ from reference import gdn as ref
 })
 @triton.autotune(
     configs=gdn.autotune_configs([triton.Config({"BK": BK, "BV": BV}, num_warps=num_warps, num_stages=num_stages)
-                                  for BK, BV, num_warps, num_stages in ((64, 64, 4, 2), (128, 64, 4, 2),
-                                                                        (64, 128, 8, 2))]),
+                                  for BK, BV, num_warps, num_stages in ((64, 128, 4, 3), (64, 128, 8, 3),
+                                                                        (64, 64, 4, 3), (128, 64, 4, 2))]),
     key=["H", "K", "V", "BT", "IS_VARLEN"],
 )
 @triton.jit(do_not_specialize=["T"])

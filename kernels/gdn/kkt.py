@@ -27,7 +27,7 @@ from reference import gdn as ref
 })
 @triton.autotune(
     configs=gdn.autotune_configs([triton.Config({"BK": BK}, num_warps=num_warps, num_stages=num_stages)
-                                  for BK, num_warps, num_stages in ((64, 4, 3), (128, 4, 2), (64, 8, 3))]),
+                                  for BK, num_warps, num_stages in ((64, 2, 3), (64, 4, 3), (64, 2, 2))]),
     key=["H", "K", "BT", "IS_VARLEN"],
 )
 @triton.jit(do_not_specialize=["T"])

@@ -27,7 +27,7 @@ from reference import gdn as ref
 })
 @triton.autotune(
     configs=gdn.autotune_configs([triton.Config({}, num_warps=num_warps, num_stages=num_stages)
-                                  for num_warps, num_stages in ((4, 2), (4, 3), (8, 2))]),
+                                  for num_warps, num_stages in ((4, 3), (8, 3), (4, 1))]),
     key=["H", "K", "V", "BT", "BK", "BV", "IS_VARLEN"],
 )
 @triton.jit(do_not_specialize=["T"])

@@ -1,0 +1,69 @@
+"""Accuracy runs pin every autotuned kernel to one of its configs instead of timing them all.
+
+Autotuning inside an accuracy pass costs a compile and a benchmark of every config for
+every new key, in every xdist worker, and then checks only the winner. Pinning checks a
+config chosen by a stable hash of the kernel and the case's specialization (its params
+without the dynamic args), so different cases cover different configs, the cases that
+share a specialization share a compile, and every machine picks the same config for the
+same case. The perf pass runs unpinned, so it times what autotuning picks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+
+def autotuners(kernels: Iterable[Any]) -> list[Any]:
+    """The Autotuner objects inside each kernel's decorator chain (heuristics, autotune, jit)."""
+    from triton.runtime.autotuner import Autotuner
+
+    found = []
+    for kernel in kernels:
+        obj = kernel
+        while obj is not None:
+            if isinstance(obj, Autotuner):
+                found.append(obj)
+                break
+            obj = getattr(obj, "fn", None)
+    return found
+
+
+def kernel_name(tuner: Any) -> str:
+    obj = tuner
+    while getattr(obj, "fn", None) is not None:
+        obj = obj.fn
+    return getattr(obj, "__name__", type(obj).__name__)
+
+
+def pick(configs: list[Any], name: str, specialization: str) -> int:
+    digest = hashlib.sha256(f"{name}/{specialization}".encode()).digest()
+    return int.from_bytes(digest[:8], "little") % len(configs)
+
+
+def specialization_key(params: Mapping[str, Any], dynamic_args: Iterable[str]) -> str:
+    dynamic = set(dynamic_args)
+    return ",".join(f"{k}={params[k]}" for k in sorted(params) if k not in dynamic)
+
+
+@contextlib.contextmanager
+def pinned(kernels: Iterable[Any], specialization: str) -> Iterator[dict[str, str]]:
+    """Inside, each autotuned kernel has one config; yields {kernel name: the config}."""
+    saved: list[tuple[Any, list[Any]]] = []
+    picks: dict[str, str] = {}
+    try:
+        for tuner in autotuners(kernels):
+            configs = list(tuner.configs)
+            if len(configs) <= 1:
+                continue
+            name = kernel_name(tuner)
+            chosen = configs[pick(configs, name, specialization)]
+            saved.append((tuner, tuner.configs))
+            tuner.configs = [chosen]  # one config: the Autotuner launches it without timing
+            picks[name] = str(chosen)
+        yield picks
+    finally:
+        for tuner, configs in saved:
+            tuner.configs = configs

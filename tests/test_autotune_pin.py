@@ -1,0 +1,40 @@
+"""Accuracy runs pin autotuned kernels to one config: stable, spread across specializations, restored."""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from parity.autotune_pin import autotuners, pinned, specialization_key
+
+CONFIGS = [triton.Config({"BLOCK": b}, num_warps=w) for b in (16, 32, 64) for w in (1, 2)]
+
+
+@triton.heuristics({"EVEN": lambda args: args["n"] % 2 == 0})
+@triton.autotune(configs=CONFIGS, key=["n"])
+@triton.jit
+def scaled_copy(x, y, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y + o, tl.load(x + o, mask=o < n), mask=o < n)
+
+
+def test_the_autotuner_is_found_under_heuristics_and_pinned_to_one_config_then_restored():
+    (tuner,) = autotuners([scaled_copy])
+    with pinned([scaled_copy], "dtype=fp16,K=64") as picks:
+        assert len(tuner.configs) == 1 and picks == {"scaled_copy": str(tuner.configs[0])}
+    assert tuner.configs == CONFIGS
+
+
+def test_the_pick_is_stable_and_different_specializations_cover_several_configs():
+    def chosen(key: str) -> str:
+        with pinned([scaled_copy], key) as picks:
+            return picks["scaled_copy"]
+
+    assert chosen("dtype=fp16,K=64") == chosen("dtype=fp16,K=64")
+    assert len({chosen(f"dtype=fp16,K={k}") for k in range(40)}) == len(CONFIGS)
+
+
+def test_dynamic_args_do_not_change_the_specialization():
+    a = specialization_key({"T": 63, "K": 64, "dtype": "fp16"}, ("T",))
+    b = specialization_key({"T": 1000, "K": 64, "dtype": "fp16"}, ("T",))
+    assert a == b != specialization_key({"T": 63, "K": 128, "dtype": "fp16"}, ("T",))
