@@ -84,7 +84,7 @@ def summarize(records: list[dict[str, Any]], wall_s: float, workers: int) -> dic
         "wall_s": wall_s, "workers": w, "cases": len(records), "statuses": dict(statuses),
         "compile_s": compile_s, "kernel_s": kernel_s, "perf_s": perf_s,
         "ref_s": sums["ref_s"], "compare_s": sums["compare_s"], "inputs_s": sums["inputs_s"],
-        "repro_s": sums["repro_s"], "busy_worker_s": busy,
+        "repro_s": sums["repro_s"], "store_s": sums["store_s"], "busy_worker_s": busy,
         "overhead_share": overhead / busy if busy > 0 else None,
     }
 

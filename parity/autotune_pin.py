@@ -38,9 +38,17 @@ def kernel_name(tuner: Any) -> str:
     return getattr(obj, "__name__", type(obj).__name__)
 
 
-def pick(configs: list[Any], name: str, specialization: str) -> int:
+MAX_SHIFTS = 8  # configs tried, in rotation, before a launch gives up on out-of-resources
+
+
+def pick(configs: list[Any], name: str, specialization: str, shift: int = 0) -> int:
     digest = hashlib.sha256(f"{name}/{specialization}".encode()).digest()
-    return int.from_bytes(digest[:8], "little") % len(configs)
+    return (int.from_bytes(digest[:8], "little") + shift) % len(configs)
+
+
+def is_out_of_resources(exc: BaseException) -> bool:
+    """The device cannot hold this config (shared memory, registers): the Autotuner skips such configs."""
+    return type(exc).__name__ == "OutOfResources" or "out of resource" in str(exc)
 
 
 def specialization_key(params: Mapping[str, Any], dynamic_args: Iterable[str]) -> str:
@@ -49,8 +57,11 @@ def specialization_key(params: Mapping[str, Any], dynamic_args: Iterable[str]) -
 
 
 @contextlib.contextmanager
-def pinned(kernels: Iterable[Any], specialization: str) -> Iterator[dict[str, str]]:
-    """Inside, each autotuned kernel has one config; yields {kernel name: the config}."""
+def pinned(kernels: Iterable[Any], specialization: str, shift: int = 0) -> Iterator[dict[str, str]]:
+    """Inside, each autotuned kernel has one config; yields {kernel name: the config}.
+
+    `shift` moves every pick to the next config in its list (after an out-of-resources launch).
+    """
     saved: list[tuple[Any, list[Any]]] = []
     picks: dict[str, str] = {}
     try:
@@ -59,7 +70,7 @@ def pinned(kernels: Iterable[Any], specialization: str) -> Iterator[dict[str, st
             if len(configs) <= 1:
                 continue
             name = kernel_name(tuner)
-            chosen = configs[pick(configs, name, specialization)]
+            chosen = configs[pick(configs, name, specialization, shift)]
             saved.append((tuner, tuner.configs))
             tuner.configs = [chosen]  # one config: the Autotuner launches it without timing
             picks[name] = str(chosen)

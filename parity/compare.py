@@ -99,16 +99,19 @@ def describe_region(mask: torch.Tensor, dims: Sequence[str] | None = None) -> st
 
 
 def compare(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, dims: Sequence[str] | None = None,
-            valid: torch.Tensor | None = None, name: str = "") -> Metrics:
-    """Metrics of one output against its fp64 reference, restricted to `valid` when given."""
+            valid: torch.Tensor | None = None, name: str = "", device: str = "cpu") -> Metrics:
+    """Metrics of one output against its fp64 reference, restricted to `valid` when given.
+
+    `device` is where the fp64 arithmetic runs (Backend.compare_device).
+    """
     if out.shape != ref.shape:
         raise ValueError(f"output {name!r} has shape {tuple(out.shape)}, reference has {tuple(ref.shape)}")
-    out = out.detach().cpu().to(torch.float64)
-    ref = ref.detach().cpu().to(torch.float64)
+    out = out.detach().to(device=device, dtype=torch.float64)
+    ref = ref.detach().to(device=device, dtype=torch.float64)
     bad = mismatch_mask(out, ref, tol)
     nonfinite = nonfinite_mismatch(out, ref)
     if valid is not None:
-        valid = valid.to(torch.bool).expand_as(out)
+        valid = valid.to(device=out.device, dtype=torch.bool).expand_as(out)
         bad = bad & valid
         nonfinite = nonfinite & valid
     keep = torch.isfinite(out) & torch.isfinite(ref)

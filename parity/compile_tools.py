@@ -243,4 +243,20 @@ def compile_records(backend: str, spec: KernelSpec, case: Case,
             record["status"] = "xfailed" if failed else "xpassed"
             record["reason"] = f"{note}; observed: {record['reason']}" if failed else note
         records.append(record)
+    _skip_configs_the_autotuner_skips(records, compiles)
     return records
+
+
+def _skip_configs_the_autotuner_skips(records: list[dict[str, Any]], compiles: Sequence[Mapping[str, Any]]) -> None:
+    """An autotune config over the SM's resources is one Triton's Autotuner drops (it times it as
+    inf), so it is `skipped` with its message while another config of the same kernel and
+    variant fits; with none that fits, it stays `failed`."""
+    def group(c: Mapping[str, Any]) -> tuple[Any, ...]:
+        return (c["kernel"], tuple(sorted((k, format_value(v)) for k, v in c["variant"].items())))
+
+    fits = {group(c) for c, r in zip(compiles, records, strict=True) if r["status"] == "passed"}
+    for compile_, record in zip(compiles, records, strict=True):
+        if (record["status"] == "failed" and compile_.get("error_kind") == "out_of_resources"
+                and compile_.get("config") and group(compile_) in fits):
+            record["status"] = "skipped"
+            record["reason"] = f"the Autotuner drops this config, another one fits: {record['reason']}"

@@ -39,14 +39,14 @@ def reference_outputs(spec: KernelSpec, case: Case, cpu_inputs: Mapping[str, Any
 
 
 def compare_outputs(spec: KernelSpec, case: Case, outputs: Mapping[str, torch.Tensor],
-                    ref: Mapping[str, torch.Tensor], tol: Tolerance) -> list[Metrics]:
+                    ref: Mapping[str, torch.Tensor], tol: Tolerance, device: str = "cpu") -> list[Metrics]:
     missing = sorted(set(ref) - set(outputs))
     if missing:
         raise ValueError(f"{spec.name}: launch returned {sorted(outputs)}, the reference also has {missing}")
     results = []
     for name, ref_t in ref.items():
         valid = spec.valid(name, case.params, ref_t.shape) if spec.valid else None
-        results.append(compare(outputs[name], ref_t, tol, spec.out_dims.get(name), valid, name))
+        results.append(compare(outputs[name], ref_t, tol, spec.out_dims.get(name), valid, name, device))
     return results
 
 
@@ -62,6 +62,32 @@ def error_text(exc: BaseException, limit: int = 600) -> str:
     """The exception's last lines: compilers put the useful part at the end."""
     text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
     return text if len(text) <= limit else "…" + text[-limit:]
+
+
+def _launch_pinned(spec: KernelSpec, case: Case, dev_inputs: Mapping[str, Any], backend: Backend,
+                   record: dict[str, Any]) -> dict[str, torch.Tensor]:
+    """Launch with each autotuned kernel pinned to one config (parity.autotune_pin).
+
+    A config the device cannot hold (OutOfResources) is skipped for the next one, as the
+    Autotuner itself would skip it; the skipped ones are recorded.
+    """
+    key = autotune_pin.specialization_key(case.params, spec.dynamic_args)
+    skipped: list[str] = []
+    for shift in range(autotune_pin.MAX_SHIFTS):
+        with autotune_pin.pinned(spec.kernels, key, shift) as picks:
+            record["autotune_pinned"] = picks or None
+            try:
+                outputs = _as_outputs(spec, spec.launch(dev_inputs, case.params))
+                backend.synchronize()
+            except Exception as exc:
+                if not picks or not autotune_pin.is_out_of_resources(exc):
+                    raise
+                skipped.append(f"{picks}: {error_text(exc, 200)}")
+                continue
+        if skipped:
+            record["autotune_skipped"] = skipped
+        return outputs
+    raise RuntimeError(f"every pinned autotune config ran out of resources: {skipped}")
 
 
 def memory_skip(spec: KernelSpec, case: Case, backend: Backend) -> str | None:
@@ -101,13 +127,9 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
     t0 = time.perf_counter()
     try:
         dev_inputs = inp.to_device(cpu_inputs, backend.device)
-        with CompileCounter() as counter, \
-                autotune_pin.pinned(spec.kernels, autotune_pin.specialization_key(case.params, spec.dynamic_args)) \
-                as picks:
-            record["autotune_pinned"] = picks or None
-            outputs = _as_outputs(spec, spec.launch(dev_inputs, case.params))
-            backend.synchronize()
-        outputs = {k: v.detach().cpu() for k, v in outputs.items()}
+        with CompileCounter() as counter:
+            dev_outputs = _launch_pinned(spec, case, dev_inputs, backend, record)
+        outputs = {k: v.detach().cpu() for k, v in dev_outputs.items()}
     except Exception as exc:  # a kernel or compiler error is a result, not a crash of the suite
         reason = error_text(exc)
         record["status"], record["reason"] = ("crashed" if is_sticky_device_error(reason) else "error"), reason
@@ -118,7 +140,7 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
     timing["compile_s"] = counter.compile_seconds() if backend.mode != "interpret" else None
 
     t0 = time.perf_counter()
-    per_output = compare_outputs(spec, case, outputs, ref, tol)
+    per_output = compare_outputs(spec, case, dev_outputs, ref, tol, backend.compare_device)
     worst = worst_of(per_output)
     record["metrics"] = worst.as_dict()
     record["metrics"]["per_output"] = {m.output: {"err_ratio": m.err_ratio, "max_abs_err": m.max_abs_err,

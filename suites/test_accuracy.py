@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
@@ -29,7 +30,9 @@ def test_accuracy(parity, kernel_case):
             record.update(suite="accuracy", status="error", reason=f"timeout: {str(exc).splitlines()[0]}")
             parity.write(record)
         raise
+    t0 = time.perf_counter()
     outputs_store.save_case(parity.results_dir, spec, case, outputs, record.get("input_digest"))
+    record["timing"]["store_s"] = time.perf_counter() - t0
     # only a failed/errored case pays for shrinking and the repro
     repro.attach(record, spec, case, parity.backend, seed=parity.seed, cache=parity.ref_cache,
                  results_dir=parity.results_dir)

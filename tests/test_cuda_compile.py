@@ -93,3 +93,24 @@ def test_real_compiles_in_a_clean_process():
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", str(CONTROLS)], env=env,
                           cwd=CONTROLS.parent.parent, capture_output=True, text=True, timeout=900, check=False)
     assert proc.returncode == 0, f"cuda-compile controls failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-2000:]}"
+
+
+def test_an_autotune_config_over_the_sm_is_skipped_only_while_another_config_fits():
+    from parity import KernelSpec
+    from parity.cases import by_level, product
+    from parity.spec import Case
+
+    spec = KernelSpec(name="oor_probe", family="planted", kernel=object(), launch=lambda i, p: {},
+                      reference=lambda i, p: {}, cases=by_level(product(N=[1])), make_inputs=lambda p, g: {})
+
+    def compile_(stages: int, ok: bool) -> dict:
+        return {"kernel": "k", "variant": {"EVEN": True}, "config": {"num_stages": stages}, "ok": ok,
+                "stage_reached": "cubin", "error_kind": None if ok else "out_of_resources",
+                "message": None if ok else "shared memory: requires 245760 bytes while 232448 bytes are available"}
+
+    case = Case({"N": 1})
+    mixed = compile_records("cuda-compile", spec, case, [compile_(2, True), compile_(4, False)])
+    assert [r["status"] for r in mixed] == ["passed", "skipped"]
+    assert "Autotuner drops" in mixed[1]["reason"]
+    none_fit = compile_records("cuda-compile", spec, case, [compile_(3, False), compile_(4, False)])
+    assert [r["status"] for r in none_fit] == ["failed", "failed"]

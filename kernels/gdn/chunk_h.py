@@ -33,7 +33,7 @@ from reference import gdn as ref
 })
 @triton.autotune(
     configs=gdn.autotune_configs([triton.Config({"BV": BV}, num_warps=num_warps, num_stages=num_stages)
-                                  for BV, num_warps, num_stages in ((32, 4, 3), (32, 4, 4), (16, 4, 3), (64, 4, 3))]),
+                                  for BV, num_warps, num_stages in ((32, 4, 3), (32, 8, 3), (16, 4, 3), (64, 4, 2))]),
     key=["H", "K", "V", "BT", "USE_G", "IS_VARLEN"],
 )
 @triton.jit(do_not_specialize=["T"])

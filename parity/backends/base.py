@@ -34,6 +34,11 @@ class Backend:
         """Pin this process to one device: worker i gets device i mod N."""
 
     @property
+    def compare_device(self) -> str:
+        """Where comparisons do their fp64 arithmetic: the CPU unless the device is good at fp64."""
+        return "cpu"
+
+    @property
     def device(self) -> str:
         return self.device_type if self.device_type == "cpu" else f"{self.device_type}:{self.device_index}"
 

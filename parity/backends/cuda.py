@@ -27,6 +27,11 @@ class CudaBackend(Backend):
         self.device_index = worker_index % max(torch.cuda.device_count(), 1)
         torch.cuda.set_device(self.device_index)
 
+    @property
+    def compare_device(self) -> str:
+        # fp64 on the GPU: a CPU core shared between xdist workers is the bottleneck otherwise
+        return self.device
+
     def synchronize(self) -> None:
         torch.cuda.synchronize(self.device_index)
 
