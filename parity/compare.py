@@ -27,6 +27,8 @@ class Metrics:
     # the output and reference values at worst_index: the element a reader should look at
     worst_out: float | None = None
     worst_ref: float | None = None
+    # max over elements of |out - ref| / (atol + rtol·|ref|): above 1 is a mismatch
+    max_tol_ratio: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -123,6 +125,10 @@ def compare(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, dims: Sequence
     max_abs = float(diff.abs().max()) if n else 0.0
     nonzero = refv != 0
     max_rel = float((diff[nonzero].abs() / refv[nonzero].abs()).max()) if bool(nonzero.any()) else 0.0
+    bound = tol.atol + tol.rtol * refv.abs()
+    over = torch.where(bound > 0, diff.abs() / bound.clamp_min(1e-300),
+                       torch.where(diff != 0, torch.full_like(diff, float("inf")), torch.zeros_like(diff)))
+    max_tol_ratio = float(over.max()) if n else 0.0
     rms_ref = float(refv.pow(2).mean().sqrt()) if n else 0.0
     rms_diff = float(diff.pow(2).mean().sqrt()) if n else 0.0
     err_ratio = rms_diff / rms_ref if rms_ref > 0 else (0.0 if rms_diff == 0 else float("inf"))
@@ -154,6 +160,7 @@ def compare(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, dims: Sequence
         numel=n_total,
         worst_out=worst_out,
         worst_ref=worst_ref,
+        max_tol_ratio=_finite_or_none(max_tol_ratio),
     )
 
 

@@ -48,6 +48,10 @@ def _err_over_tol(record: Mapping[str, Any]) -> float | None:
         return float("inf")
     if tol.get("max_err_ratio"):
         return err / tol["max_err_ratio"]
+    ratio = m.get("max_tol_ratio")
+    if ratio is not None:
+        return float("inf") if isinstance(ratio, str) else ratio
+    # records from before max_tol_ratio existed: a bound as if |ref| were 1
     return m.get("max_abs_err", 0.0) / (tol["atol"] + tol["rtol"] * 1.0) if m.get("max_abs_err") else 0.0
 
 

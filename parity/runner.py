@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
@@ -39,14 +39,17 @@ def reference_outputs(spec: KernelSpec, case: Case, cpu_inputs: Mapping[str, Any
 
 
 def compare_outputs(spec: KernelSpec, case: Case, outputs: Mapping[str, torch.Tensor],
-                    ref: Mapping[str, torch.Tensor], tol: Tolerance, device: str = "cpu") -> list[Metrics]:
+                    ref: Mapping[str, torch.Tensor], tol: Tolerance,
+                    where: Callable[[int], str] = lambda numel: "cpu") -> list[Metrics]:
+    """Metrics per output; `where(numel)` names the device that does the fp64 arithmetic."""
     missing = sorted(set(ref) - set(outputs))
     if missing:
         raise ValueError(f"{spec.name}: launch returned {sorted(outputs)}, the reference also has {missing}")
     results = []
     for name, ref_t in ref.items():
         valid = spec.valid(name, case.params, ref_t.shape) if spec.valid else None
-        results.append(compare(outputs[name], ref_t, tol, spec.out_dims.get(name), valid, name, device))
+        results.append(compare(outputs[name], ref_t, tol, spec.out_dims.get(name), valid, name,
+                               where(ref_t.numel())))
     return results
 
 

@@ -87,3 +87,21 @@ def test_worst_of_prefers_failing_outputs():
     good = compare(ref, ref, TOL, name="a")
     bad = compare(ref * 2, ref, TOL, name="b")
     assert worst_of([good, bad]).output == "b"
+
+
+def test_tol_ratio_measures_each_element_against_its_own_bound():
+    import torch
+
+    from parity.compare import compare
+    from parity.spec import Tolerance
+
+    ref = torch.tensor([100.0, 0.001], dtype=torch.float64)
+    tol = Tolerance(rtol=1e-3, atol=1e-5)
+    ok = compare(ref + torch.tensor([0.05, 0.0], dtype=torch.float64), ref, tol)  # 0.05 < 1e-5 + 0.1
+    assert ok.passed and 0.4 < ok.max_tol_ratio < 0.6
+    edge = compare(ref + torch.tensor([0.0, 1e-5], dtype=torch.float64), ref, tol)  # bound 1e-5 + 1e-6
+    assert edge.passed and 0.9 < edge.max_tol_ratio < 1
+    worse = compare(ref + torch.tensor([0.0, 1e-4], dtype=torch.float64), ref, tol)
+    assert not worse.passed and worse.max_tol_ratio > 1
+    exact = compare(ref + torch.tensor([0.0, 1e-9], dtype=torch.float64), ref, Tolerance(rtol=0.0, atol=0.0))
+    assert not exact.passed and exact.max_tol_ratio == float("inf")

@@ -33,9 +33,8 @@ class Backend:
     def select_device(self, worker_index: int) -> None:
         """Pin this process to one device: worker i gets device i mod N."""
 
-    @property
-    def compare_device(self) -> str:
-        """Where comparisons do their fp64 arithmetic: the CPU unless the device is good at fp64."""
+    def compare_device(self, numel: int) -> str:
+        """Where comparing an output of `numel` elements does its fp64 arithmetic."""
         return "cpu"
 
     @property
