@@ -35,8 +35,13 @@ def measure(time_ms: Callable[[Callable[[], Any]], float], launch: Callable[[], 
             device_name: str | None, dtype: str | None) -> dict[str, float | None]:
     """The perf block of a results record; the timer is the backend's (do_bench with an L2 flush on cuda)."""
     ms = time_ms(launch)
-    baseline_ms = time_ms(baseline) if baseline is not None else None
-    return {"ms": ms, "baseline_ms": baseline_ms,
+    baseline_ms, baseline_error = None, None
+    if baseline is not None:
+        try:
+            baseline_ms = time_ms(baseline)
+        except Exception as exc:  # a broken baseline must not cost the kernel its figures
+            baseline_error = f"{type(exc).__name__}: {exc}"[:300]
+    return {"ms": ms, "baseline_ms": baseline_ms, **({"baseline_error": baseline_error} if baseline_error else {}),
             **roofline(n_bytes, n_flops, ms, PEAKS.get(device_name or ""), dtype)}
 
 

@@ -46,3 +46,21 @@ def test_largest_mode_times_one_case_per_kernel_and_dtype():
              for dt in ("fp16", "fp32") for n in (1, 4096, 17)]
     assert sorted(pick_cases(cands, "largest")) == [("add", "N=4096,dtype=fp16"), ("add", "N=4096,dtype=fp32")]
     assert len(pick_cases(cands, "all")) == 6 and pick_cases(cands, "off") == []
+
+
+def test_every_baseline_runs_on_the_case_the_perf_pass_would_time():
+    """The perf pass times the largest full-level case; a baseline that cannot take its shape
+    (a ragged T, a varlen batch) would leave that kernel without a speedup figure."""
+    from parity import registry
+    from parity.inputs import to_device
+    from parity.perf import case_size
+    from parity.runner import build_inputs
+
+    _, specs = registry.build(["basics", "gdn", "attention"])
+    for spec in specs:
+        if spec.baseline is None:
+            continue
+        cases = [c for c in spec.cases("full") if c.params.get("dtype", "fp32") == "fp32"]
+        case = max(cases, key=lambda c: case_size(spec.bytes, spec.flops, c.params))
+        inputs = to_device(build_inputs(spec, case, 0), "cpu")
+        spec.baseline(inputs, case.params)  # raises on a shape it cannot take

@@ -123,6 +123,18 @@ def fp64_pipeline(raw: Mapping[str, Any], p: Params) -> dict[str, torch.Tensor]:
                                       d.get("cu_seqlens"))
 
 
+def chunked(x: torch.Tensor, BT: int) -> torch.Tensor:
+    """[B, T, H, ...] as [B, NT, H, BT, ...] for the torch baselines, zero-padding a ragged tail.
+
+    The baselines exist to be timed: they treat a varlen batch as one sequence and pad the
+    tail, as a first torch port of these kernels would.
+    """
+    pad = -x.shape[1] % BT
+    if pad:
+        x = torch.cat([x, x.new_zeros((x.shape[0], pad, *x.shape[2:]))], dim=1)
+    return x.unflatten(1, (-1, BT)).transpose(2, 3)
+
+
 def cu_of(inputs: Mapping[str, Any]) -> torch.Tensor | None:
     return inputs.get("cu_seqlens")
 

@@ -92,13 +92,12 @@ def _reference(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, tor
 
 
 def _baseline(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> torch.Tensor:
-    """bmm + tril in torch eager, for equal-length chunks only (the perf shapes)."""
-    k, BT = inputs["k"], p["BT"]
-    B, T, H, K = k.shape
-    kc = k.view(B, T // BT, BT, H, K).transpose(2, 3)  # [B, NT, H, BT, K]
-    A = (kc @ kc.transpose(-1, -2)).float() * inputs["beta"].view(B, T // BT, BT, H).transpose(2, 3)[..., None]
+    """bmm + tril in torch eager."""
+    BT = p["BT"]
+    kc = gdn.chunked(inputs["k"], BT)  # [B, NT, H, BT, K]
+    A = (kc @ kc.transpose(-1, -2)).float() * gdn.chunked(inputs["beta"], BT)[..., None]
     if inputs.get("g_cumsum") is not None:
-        gc = inputs["g_cumsum"].view(B, T // BT, BT, H).transpose(2, 3)
+        gc = gdn.chunked(inputs["g_cumsum"], BT)
         A = A * torch.exp(gc[..., :, None] - gc[..., None, :])
     return torch.tril(A, diagonal=-1)
 
