@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from parity import autotune_pin
 from parity import inputs as inp
 from parity.outputs_store import case_filename
 from parity.shrink import ShrinkResult, shrink
@@ -208,7 +209,9 @@ def capture_case(spec: KernelSpec, case: Case, backend: Any, *, seed: int, cache
     cpu_inputs = build_inputs(spec, case, seed)
     ref = reference_outputs(spec, case, cpu_inputs, cache)
     error, outputs = None, {}
-    with LaunchRecorder() as rec:
+    # the config the accuracy pass pinned, so the repro records the launch that failed
+    key = autotune_pin.specialization_key(case.params, spec.dynamic_args)
+    with LaunchRecorder() as rec, autotune_pin.pinned(spec.kernels, key):
         try:
             outputs = _as_outputs(spec.launch(inp.to_device(cpu_inputs, backend.device), case.params))
             backend.synchronize()
