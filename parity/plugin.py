@@ -41,14 +41,6 @@ def parse_seed(value: str) -> int:
     return seed
 
 
-def parse_perf(value: str) -> str:
-    from parity.perf import PERF_MODES
-
-    if value not in PERF_MODES:
-        raise argparse.ArgumentTypeError(f"unknown perf mode {value!r}; valid: {', '.join(PERF_MODES)}")
-    return value
-
-
 def parse_cuda_arch(value: str) -> int:
     from parity.backends.cuda_compile import parse_cuda_arch as parse
 
@@ -71,10 +63,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--seed", type=parse_seed, default=0, help="base seed of every input (default 0)")
     group.addoption("--results-dir", default=None, help="where results go (default reports/<backend>)")
     group.addoption("--no-ref-cache", action="store_true", help="recompute fp64 references")
-    group.addoption("--perf", nargs="?", const="largest", default=None, type=parse_perf,
-                    help="after the accuracy pass, time passing cases and their torch baselines alone on the "
-                         "device: 'largest' (one case per kernel and dtype, the default on run tiers at level "
-                         "full) or 'all'")
+    # flags, not `--perf [MODE]`: an optional value would swallow a following test path
+    group.addoption("--perf", action="store_const", const="largest", default=None, dest="perf",
+                    help="after the accuracy pass, time the largest passing case per kernel and dtype, and its "
+                         "torch baseline, alone on the device (the default on run tiers at level full)")
+    group.addoption("--perf-all", action="store_const", const="all", dest="perf",
+                    help="like --perf, for every passing case")
     group.addoption("--no-perf", action="store_const", const="off", dest="perf", help="never time cases")
     group.addoption("--cuda-arch", type=parse_cuda_arch, default=None,
                     help="cuda-compile target SM: 80, 86, 89 or 90 (default 90)")

@@ -64,3 +64,14 @@ def test_every_baseline_runs_on_the_case_the_perf_pass_would_time():
         case = max(cases, key=lambda c: case_size(spec.bytes, spec.flops, c.params))
         inputs = to_device(build_inputs(spec, case, 0), "cpu")
         spec.baseline(inputs, case.params)  # raises on a shape it cannot take
+
+
+def test_perf_all_times_every_passing_case(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--perf-all", "suites/test_accuracy.py", "-q", "-p",
+                           "no:xdist", "-p", "no:cacheprovider", "--backend=interpret", "--kernels=vector_add",
+                           f"--results-dir={tmp_path}"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    records = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    passed = [r for r in records if r["status"] == "passed"]
+    assert passed and all(r["perf"] and r["perf"]["ms"] is not None for r in passed)
+    assert "parity perf: timing" in proc.stderr
