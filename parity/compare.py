@@ -45,14 +45,6 @@ def nonfinite_mismatch(out: torch.Tensor, ref: torch.Tensor) -> torch.Tensor:
     return nan_diff | inf_diff
 
 
-def mismatch_mask(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance) -> torch.Tensor:
-    """Elements outside atol + rtol*|ref|, plus every non-finite disagreement."""
-    both_finite = torch.isfinite(out) & torch.isfinite(ref)
-    diff = torch.where(both_finite, (out - ref).abs(), torch.zeros_like(ref))
-    bound = tol.atol + tol.rtol * ref.abs()
-    return (both_finite & (diff > bound)) | nonfinite_mismatch(out, ref)
-
-
 def _range_text(dim: str, idx: torch.Tensor, size: int) -> str | None:
     """A phrase for the indices along one dim, or None when they span most of it."""
     lo, hi = int(idx.min()), int(idx.max())
@@ -110,23 +102,26 @@ def compare(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, dims: Sequence
         raise ValueError(f"output {name!r} has shape {tuple(out.shape)}, reference has {tuple(ref.shape)}")
     out = out.detach().to(device=device, dtype=torch.float64)
     ref = ref.detach().to(device=device, dtype=torch.float64)
-    bad = mismatch_mask(out, ref, tol)
+    # every elementwise quantity once: this runs for every output of every case
+    finite = torch.isfinite(out) & torch.isfinite(ref)
     nonfinite = nonfinite_mismatch(out, ref)
+    abs_diff = (out - ref).abs()
+    bound_all = tol.atol + tol.rtol * ref.abs()
+    bad = (finite & (abs_diff > bound_all)) | nonfinite  # outside atol + rtol·|ref|, or non-finite disagreement
+    keep = finite
     if valid is not None:
         valid = valid.to(device=out.device, dtype=torch.bool).expand_as(out)
         bad = bad & valid
         nonfinite = nonfinite & valid
-    keep = torch.isfinite(out) & torch.isfinite(ref)
-    if valid is not None:
         keep = keep & valid
-    diff = (out - ref)[keep]
+    diff = abs_diff[keep]
     refv = ref[keep]
     n = int(keep.sum())
-    max_abs = float(diff.abs().max()) if n else 0.0
+    max_abs = float(diff.max()) if n else 0.0
     nonzero = refv != 0
-    max_rel = float((diff[nonzero].abs() / refv[nonzero].abs()).max()) if bool(nonzero.any()) else 0.0
-    bound = tol.atol + tol.rtol * refv.abs()
-    over = torch.where(bound > 0, diff.abs() / bound.clamp_min(1e-300),
+    max_rel = float((diff[nonzero] / refv[nonzero].abs()).max()) if bool(nonzero.any()) else 0.0
+    bound = bound_all[keep]
+    over = torch.where(bound > 0, diff / bound.clamp_min(1e-300),
                        torch.where(diff != 0, torch.full_like(diff, float("inf")), torch.zeros_like(diff)))
     max_tol_ratio = float(over.max()) if n else 0.0
     rms_ref = float(refv.pow(2).mean().sqrt()) if n else 0.0
@@ -139,7 +134,7 @@ def compare(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, dims: Sequence
     if nan_count:
         worst = [int(i) for i in nonfinite.nonzero()[0]]
     elif n_bad:
-        scored = torch.where(bad, (out - ref).abs().nan_to_num(0.0), torch.full_like(out, -1.0))
+        scored = torch.where(bad, abs_diff.nan_to_num(0.0), torch.full_like(out, -1.0))
         worst = [int(i) for i in torch.unravel_index(scored.argmax(), out.shape)]
     worst_out = float(out[tuple(worst)]) if worst is not None else None
     worst_ref = float(ref[tuple(worst)]) if worst is not None else None
