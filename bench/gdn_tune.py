@@ -41,19 +41,7 @@ def grids() -> dict[str, tuple[str, str, list[dict[str, Any]]]]:
     }
 
 
-def autotuner_of(kernel: Any) -> Any:
-    from triton.runtime.autotuner import Autotuner
-
-    obj = kernel
-    while not isinstance(obj, Autotuner):
-        obj = getattr(obj, "fn", None)
-        if obj is None:
-            raise TypeError(f"{kernel!r} has no Autotuner inside")
-    return obj
-
-
 def calls(a: argparse.Namespace) -> dict[str, Callable[[], Any]]:
-    sys.argv = sys.argv[:1]
     from bench import gdn_perf
 
     shape = gdn_perf.parse_args([f"--B={a.B}", f"--T={a.T}", f"--H={a.H}", f"--K={a.K}", f"--V={a.V}",
@@ -76,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     import triton
 
+    from parity.autotune_pin import autotuners
     from parity.inputs import unfilled
 
     if not torch.cuda.is_available():
@@ -88,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     fns = calls(a)
     for name in wanted:
         module, attr, grid = grids()[name]
-        tuner = autotuner_of(getattr(importlib.import_module(module), attr))
+        (tuner,) = autotuners([getattr(importlib.import_module(module), attr)])
         shipped = [str(c) for c in tuner.configs]
         tuner.configs = [triton.Config({k: v for k, v in g.items() if k not in ("num_warps", "num_stages")},
                                        num_warps=g["num_warps"], num_stages=g["num_stages"]) for g in grid]

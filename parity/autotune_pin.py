@@ -78,3 +78,10 @@ def pinned(kernels: Iterable[Any], specialization: str, shift: int = 0) -> Itera
     finally:
         for tuner, configs in saved:
             tuner.configs = configs
+
+
+def pinned_case(spec: Any, params: Mapping[str, Any],
+                shift: int = 0) -> contextlib.AbstractContextManager[dict[str, str]]:
+    """`pinned` for a KernelSpec's kernels at a case's specialization: what the accuracy pass and
+    the repro capture both pin, so a repro replays the config that failed."""
+    return pinned(spec.kernels, specialization_key(params, spec.dynamic_args), shift)

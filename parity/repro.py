@@ -210,8 +210,7 @@ def capture_case(spec: KernelSpec, case: Case, backend: Any, *, seed: int, cache
     ref = reference_outputs(spec, case, cpu_inputs, cache)
     error, outputs = None, {}
     # the config the accuracy pass pinned, so the repro records the launch that failed
-    key = autotune_pin.specialization_key(case.params, spec.dynamic_args)
-    with LaunchRecorder() as rec, autotune_pin.pinned(spec.kernels, key):
+    with LaunchRecorder() as rec, autotune_pin.pinned_case(spec, case.params):
         try:
             outputs = _as_outputs(spec.launch(inp.to_device(cpu_inputs, backend.device), case.params))
             backend.synchronize()
