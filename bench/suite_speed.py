@@ -69,11 +69,9 @@ def pytest_command(a: argparse.Namespace, extra: list[str], results: Path) -> li
 
 def summarize(records: list[dict[str, Any]], wall_s: float, workers: int) -> dict[str, Any]:
     """The figures of one run, from its records and its wall time (pure)."""
-    sums: Counter[str] = Counter()
-    for r in records:
-        for k, v in (r.get("timing") or {}).items():
-            if isinstance(v, (int, float)):
-                sums[k] += v
+    from parity.report import timing_sums
+
+    sums = Counter(timing_sums(records))
     compile_s, run_s, perf_s = sums["compile_s"], sums["run_s"], sums["perf_s"]
     kernel_s = max(run_s - compile_s, 0.0)
     w = max(workers, 1)

@@ -148,13 +148,18 @@ def perf_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
     return rows
 
 
-def timing_totals(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+def timing_sums(records: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """Seconds per phase (compile_s, ref_s, ...), summed over every record's timing."""
     totals: dict[str, float] = defaultdict(float)
     for r in records:
         for k, v in (r.get("timing") or {}).items():
             if isinstance(v, (int, float)):
                 totals[k] += v
-    return [[k, f"{v:.2f}"] for k, v in sorted(totals.items())]
+    return dict(totals)
+
+
+def timing_totals(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+    return [[k, f"{v:.2f}"] for k, v in sorted(timing_sums(records).items())]
 
 
 def render_report(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any],

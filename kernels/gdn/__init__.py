@@ -26,6 +26,7 @@ from parity import (
     randn,
     sigmoid_of_randn,
 )
+from parity.cases import product
 from reference import gdn as ref
 
 Params = Mapping[str, Any]
@@ -142,6 +143,11 @@ def cu_of(inputs: Mapping[str, Any]) -> torch.Tensor | None:
 def varlen_cases(base: Mapping[str, Any], seqlens: Sequence[Sequence[int]]) -> list[Case]:
     """Varlen cases: B = 1, T = total tokens, the sequence lengths kept in the id."""
     return [Case({"B": 1, "T": sum(lens), "seqlens": tuple(lens), **base}) for lens in seqlens]
+
+
+def varlen_product(seqlens: Sequence[Sequence[int]], **axes: Sequence[Any]) -> list[Case]:
+    """varlen_cases for every combination of the axes (in parity.cases.product order)."""
+    return [c for combo in product(**axes) for c in varlen_cases(combo.params, seqlens)]
 
 
 # ---- valid region ----

@@ -76,9 +76,8 @@ _QUICK = (product(B=[2], T=[100], **_SMALL, BT=[64], use_g=[False, True], use_h0
                              [(0, 64, 36)]))
 _FULL = (product(B=[1, 2], T=[1, 63, 300, 1000], H=[2], K=[64, 128], V=[64, 128], BT=[16, 32, 64],
                  use_g=[False, True], use_h0=[False, True], dtype=CASE_DTYPES)
-         + [c for bt in (16, 32, 64) for g in (False, True) for dt in CASE_DTYPES
-            for c in gdn.varlen_cases({"H": 4, "K": 128, "V": 128, "BT": bt, "use_g": g, "use_h0": True, "dtype": dt},
-                                      [(0, 64, 36), (37, 0, 200, 27, 0), (513, 1000)])])
+         + gdn.varlen_product([(0, 64, 36), (37, 0, 200, 27, 0), (513, 1000)], H=[4], K=[128], V=[128],
+                              BT=[16, 32, 64], use_g=[False, True], use_h0=[True], dtype=CASE_DTYPES))
 
 SPECS = [
     KernelSpec(

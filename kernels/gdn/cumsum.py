@@ -87,9 +87,8 @@ _QUICK = (product(B=[2], T=[100], H=[3], BT=[16, 64], scale=[False, True], dtype
           + gdn.varlen_cases({"H": 3, "BT": 16, "scale": True, "dtype": "fp32"}, [(0, 64, 36)]))
 _FULL = (product(B=[2], T=[1, 63, 300, 1000], H=[1, 70], BT=[16, 32, 64], scale=[False, True],
                  dtype=CASE_DTYPES)
-         + [c for bt in (16, 32, 64) for s in (False, True) for dt in CASE_DTYPES
-            for c in gdn.varlen_cases({"H": 4, "BT": bt, "scale": s, "dtype": dt},
-                                      [(0, 64, 36), (37, 0, 100, 27, 0), (1,)])])
+         + gdn.varlen_product([(0, 64, 36), (37, 0, 100, 27, 0), (1,)], H=[4], BT=[16, 32, 64],
+                              scale=[False, True], dtype=CASE_DTYPES))
 
 SPECS = [
     KernelSpec(

@@ -108,9 +108,8 @@ _QUICK = (product(B=[2], T=[100], H=[2], K=[32], V=[32], BT=[16, 64], use_g=[Fal
           + gdn.varlen_cases({"H": 2, "K": 32, "V": 32, "BT": 32, "use_g": True, "dtype": "fp32"}, [(0, 64, 36)]))
 _FULL = (product(B=[1, 2], T=[1, 63, 300, 1000], H=[2, 4], K=[64, 128], V=[64], BT=[16, 32, 64, 128],
                  use_g=[False, True], dtype=CASE_DTYPES)
-         + [c for bt in (16, 32, 64, 128) for g in (False, True) for dt in CASE_DTYPES
-            for c in gdn.varlen_cases({"H": 4, "K": 128, "V": 64, "BT": bt, "use_g": g, "dtype": dt},
-                                      [(0, 64, 36), (37, 0, 200, 27, 0)])])
+         + gdn.varlen_product([(0, 64, 36), (37, 0, 200, 27, 0)], H=[4], K=[128], V=[64], BT=[16, 32, 64, 128],
+                              use_g=[False, True], dtype=CASE_DTYPES))
 
 SPECS = [
     KernelSpec(

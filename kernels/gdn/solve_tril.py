@@ -192,8 +192,7 @@ _QUICK = (product(B=[1], T=[100], H=[2], K=[32], BT=[16, 32, 64], dtype=["fp32"]
           + product(B=[1], T=[40], H=[1], K=[32], BT=[32], dtype=["bf16", "fp16"])
           + gdn.varlen_cases({"H": 2, "K": 32, "BT": 64, "dtype": "fp32"}, [(0, 64, 36)]))
 _FULL = (product(B=[1, 2], T=[1, 15, 63, 300, 1000], H=[2, 4], K=[64, 128], BT=[16, 32, 64], dtype=CASE_DTYPES)
-         + [c for bt in (16, 32, 64) for dt in CASE_DTYPES
-            for c in gdn.varlen_cases({"H": 4, "K": 128, "BT": bt, "dtype": dt}, [(0, 64, 36), (37, 0, 200, 27, 0)])])
+         + gdn.varlen_product([(0, 64, 36), (37, 0, 200, 27, 0)], H=[4], K=[128], BT=[16, 32, 64], dtype=CASE_DTYPES))
 
 SPECS = [
     KernelSpec(
