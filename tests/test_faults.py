@@ -67,3 +67,31 @@ def test_real_out_of_bounds_write_is_crashed_and_later_cases_pass(tmp_path):
     assert by_kernel["row_gather_int32"][0]["status"] in ("crashed", "failed")
     assert [r["status"] for r in by_kernel["row_gather_int64"]] == ["passed", "passed"]
     assert [r["status"] for r in by_kernel["correct_add"]] == ["passed"]
+
+
+def test_a_case_too_big_for_the_backend_is_skipped_with_the_figures():
+    from kernels.basics.row_gather import SPECS
+    from parity.backends import get_backend
+    from parity.backends.base import Backend
+    from parity.runner import memory_skip
+    from parity.spec import Case
+
+    spec = SPECS[0]
+    small, big = Case({"M": 64, "N": 1000}), Case({"M": (1 << 21) + 1, "N": 1024})
+    interpret = get_backend("interpret")
+    assert memory_skip(spec, small, interpret) is None  # small cases run anywhere
+    assert "runs on the host" in memory_skip(spec, big, interpret)
+
+    class Small(Backend):
+        name = "small"
+
+        def memory_gib(self) -> float:
+            return 2.0
+
+    class Large(Small):
+        def memory_gib(self) -> float:
+            return 80.0
+
+    assert "needs 3.0 GiB of device memory" in memory_skip(spec, big, Small()) and "has 2.0 GiB" in memory_skip(
+        spec, big, Small())
+    assert memory_skip(spec, big, Large()) is None
