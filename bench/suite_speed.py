@@ -15,7 +15,9 @@ Harness overhead is the share of worker time that is neither compiling nor runni
     busy = workers · (wall − perf pass) + perf pass
     overhead = (busy − compile − kernel − perf) / busy
 where `kernel` is the accuracy pass's launch-to-sync time minus its compiles, and `perf` the
-perf pass's timed runs. Idle workers at the tail of the pass count as overhead.
+perf pass's timed runs. Idle workers at the tail of the pass count as overhead. A second
+line splits the overhead that no phase covers: waits between test items, untimed work inside
+cases, and idle worker time.
 """
 
 from __future__ import annotations
@@ -78,13 +80,28 @@ def summarize(records: list[dict[str, Any]], wall_s: float, workers: int) -> dic
     busy = w * max(wall_s - perf_s, 0.0) + perf_s
     overhead = busy - compile_s - kernel_s - perf_s
     statuses = Counter(r["status"] for r in records)
+    # where the overhead went: waits between test items (pytest, xdist, worker start-up), work inside
+    # a case that no phase timed, and the rest of the busy time (idle workers at the tail, the
+    # controller's start and finish); the first two need records stamped with case_wall_s
+    stamped = [r for r in records if (r.get("timing") or {}).get("case_wall_s") is not None]
+    wait_s = sum(r["timing"].get("wait_s") or 0.0 for r in stamped)
+    case_wall = sum(r["timing"]["case_wall_s"] for r in stamped)
+    untimed_s = case_wall - sum(phase_seconds(r["timing"]) for r in stamped)
+    idle_s = busy - perf_s - case_wall - wait_s if stamped else None
     return {
         "wall_s": wall_s, "workers": w, "cases": len(records), "statuses": dict(statuses),
         "compile_s": compile_s, "kernel_s": kernel_s, "perf_s": perf_s,
         "ref_s": sums["ref_s"], "compare_s": sums["compare_s"], "inputs_s": sums["inputs_s"],
         "repro_s": sums["repro_s"], "store_s": sums["store_s"], "busy_worker_s": busy,
         "overhead_share": overhead / busy if busy > 0 else None,
+        "wait_s": wait_s if stamped else None, "untimed_s": untimed_s if stamped else None, "idle_s": idle_s,
     }
+
+
+def phase_seconds(timing: dict[str, Any]) -> float:
+    """Seconds of one record's timed phases (run_s already includes its compiles)."""
+    skip = {"case_wall_s", "wait_s", "perf_s"} | ({"compile_s"} if timing.get("run_s") is not None else set())
+    return sum(v for k, v in timing.items() if k not in skip and isinstance(v, (int, float)))
 
 
 def worker_count(env_json: Path) -> int:
@@ -126,6 +143,11 @@ def render(rows: list[dict[str, Any]], a: argparse.Namespace) -> str:
         lines.append(f"{r['run']:5s} {r['wall_s']:8.1f} {r['workers']:7d} {r['cases']:6d} {r['compile_s']:9.1f} "
                      f"{r['kernel_s']:8.1f} {r['perf_s']:7.1f} {r['ref_s']:7.1f} {r['compare_s']:9.1f} "
                      f"{r['inputs_s']:8.1f} {share:>8s}  {r['exit_code']}")
+    for r in rows:
+        if r.get("idle_s") is not None:
+            lines.append(f"{r['run']}: overhead breakdown (worker s): between test items {r['wait_s']:.1f}, "
+                         f"untimed inside cases {r['untimed_s']:.1f}, idle (tail, start, finish) {r['idle_s']:.1f}, "
+                         f"store {r['store_s']:.1f}, repro {r['repro_s']:.1f}")
     by_run = {r["run"]: r for r in rows}
     if "cold" in by_run and "warm" in by_run and by_run["cold"]["wall_s"] > 0:
         lines.append(f"warm / cold wall: {by_run['warm']['wall_s'] / by_run['cold']['wall_s']:.2f}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,12 +94,32 @@ class ParitySession:
     workers: int = 0  # xdist workers, so a report can say when timings shared a device
     writer: ResultWriter | None = None
     records: list[dict[str, Any]] = field(default_factory=list)
+    # worker clock (perf_counter) for the timeline stamps: where the last stamped stretch ended,
+    # and the wait before the current test item (pytest, xdist, and worker start-up for the first)
+    mark: float = field(default_factory=time.perf_counter)
+    wait_s: float = 0.0
 
     @property
     def is_controller(self) -> bool:
         return self.worker == "main"
 
+    def item_started(self) -> None:
+        now = time.perf_counter()
+        self.wait_s, self.mark = now - self.mark, now
+
     def write(self, record: dict[str, Any]) -> None:
+        """Append a record, stamped with the worker time it accounts for.
+
+        timing.case_wall_s is the worker's wall time since the previous record (or since its
+        test item started) and timing.wait_s the time before that item started, so per worker
+        they partition its time up to its last record; what the phases leave of case_wall_s is
+        the harness's untimed work (bench/suite_speed.py reports both).
+        """
+        if not (self.is_controller and self.workers):  # an xdist controller runs no items
+            now = time.perf_counter()
+            timing = record.setdefault("timing", {})
+            timing["case_wall_s"], timing["wait_s"] = now - self.mark, self.wait_s
+            self.mark, self.wait_s = now, 0.0
         if self.writer is None:
             self.writer = ResultWriter(self.results_dir, self.worker)
         self.writer.write(record)
@@ -222,6 +243,13 @@ def parity(request: pytest.FixtureRequest) -> ParitySession:
     if state.unavailable:
         pytest.skip(f"backend {state.backend.name} unavailable: {state.unavailable}")
     return state
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    state = session_of(item.config)
+    if state is not None:
+        state.item_started()
 
 
 @pytest.hookimpl(optionalhook=True)

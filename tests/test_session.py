@@ -31,6 +31,11 @@ def test_interpret_run_writes_results_env_and_report(tmp_path):
     report = (out / "REPORT.md").read_text()
     assert "## Summary by kernel" in report and "| vector_add" in report
     assert "parity: interpret (quick)" in proc.stdout  # the terminal summary table
+    # each record accounts for the worker time since the previous one, and it encloses the timed phases
+    for r in records:
+        t = r["timing"]
+        phases = t["inputs_s"] + t["ref_s"] + t["run_s"] + t["compare_s"] + t["store_s"]
+        assert t["wait_s"] >= 0 and t["case_wall_s"] >= phases, t
 
 
 def test_unknown_backend_lists_valid_values():
