@@ -203,7 +203,11 @@ def render_report(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any],
         parts += [f"## {title}", "", body, ""]
     totals = timing_totals(records)
     if totals:
-        parts += ["## Where the time went", "", table(totals, ["phase", "seconds (sum over cases)"]), ""]
+        parts += ["## Where the time went", "",
+                  "`case_wall_s` is the worker wall time of each case and `wait_s` the time between test items "
+                  "(pytest, xdist, worker start-up); the phases run inside `case_wall_s` (`run_s` includes "
+                  "`compile_s`), and `perf_s` is the perf pass after it.", "",
+                  table(totals, ["phase", "seconds (sum over cases)"]), ""]
     return "\n".join(parts)
 
 
