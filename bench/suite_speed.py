@@ -74,8 +74,11 @@ def summarize(records: list[dict[str, Any]], wall_s: float, workers: int) -> dic
     from parity.report import timing_sums
 
     sums = Counter(timing_sums(records))
-    compile_s, run_s, perf_s = sums["compile_s"], sums["run_s"], sums["perf_s"]
-    kernel_s = max(run_s - compile_s, 0.0)
+    compile_s, perf_s = sums["compile_s"], sums["perf_s"]
+    # kernel time is what a launch took beyond its compiles; records that only compiled
+    # (compile tiers, the specialization sweeps) have no run_s and add none
+    kernel_s = sum(max(t["run_s"] - (t.get("compile_s") or 0.0), 0.0)
+                   for t in (r.get("timing") or {} for r in records) if t.get("run_s") is not None)
     w = max(workers, 1)
     busy = w * max(wall_s - perf_s, 0.0) + perf_s
     overhead = busy - compile_s - kernel_s - perf_s
@@ -88,6 +91,12 @@ def summarize(records: list[dict[str, Any]], wall_s: float, workers: int) -> dic
     case_wall = sum(r["timing"]["case_wall_s"] for r in stamped)
     untimed_s = case_wall - sum(phase_seconds(r["timing"]) for r in stamped)
     idle_s = busy - perf_s - case_wall - wait_s if stamped else None
+    # each worker's stamped time ends at its last record; the others wait for the slowest one
+    span: Counter[str] = Counter()
+    for r in stamped:
+        span[r.get("worker") or "?"] += r["timing"]["case_wall_s"] + (r["timing"].get("wait_s") or 0.0)
+    tail_s = sum(max(span.values()) - s for s in span.values()) if span else None
+    first_wait = [next(r["timing"].get("wait_s") or 0.0 for r in stamped if r.get("worker") == wk) for wk in span]
     return {
         "wall_s": wall_s, "workers": w, "cases": len(records), "statuses": dict(statuses),
         "compile_s": compile_s, "kernel_s": kernel_s, "perf_s": perf_s,
@@ -95,6 +104,7 @@ def summarize(records: list[dict[str, Any]], wall_s: float, workers: int) -> dic
         "repro_s": sums["repro_s"], "store_s": sums["store_s"], "busy_worker_s": busy,
         "overhead_share": overhead / busy if busy > 0 else None,
         "wait_s": wait_s if stamped else None, "untimed_s": untimed_s if stamped else None, "idle_s": idle_s,
+        "tail_s": tail_s, "first_wait_s": max(first_wait) if first_wait else None,
     }
 
 
@@ -145,9 +155,11 @@ def render(rows: list[dict[str, Any]], a: argparse.Namespace) -> str:
                      f"{r['inputs_s']:8.1f} {share:>8s}  {r['exit_code']}")
     for r in rows:
         if r.get("idle_s") is not None:
-            lines.append(f"{r['run']}: overhead breakdown (worker s): between test items {r['wait_s']:.1f}, "
-                         f"untimed inside cases {r['untimed_s']:.1f}, idle (tail, start, finish) {r['idle_s']:.1f}, "
-                         f"store {r['store_s']:.1f}, repro {r['repro_s']:.1f}")
+            lines.append(f"{r['run']}: overhead breakdown (worker s): between test items {r['wait_s']:.1f} "
+                         f"(of which up to {r['first_wait_s']:.1f} per worker before its first item), untimed "
+                         f"inside cases {r['untimed_s']:.1f}, idle {r['idle_s']:.1f} (of which {r['tail_s']:.1f} "
+                         f"waiting for the slowest worker; the rest is process start-up and the controller's own "
+                         f"start and finish), store {r['store_s']:.1f}, repro {r['repro_s']:.1f}")
     by_run = {r["run"]: r for r in rows}
     if "cold" in by_run and "warm" in by_run and by_run["cold"]["wall_s"] > 0:
         lines.append(f"warm / cold wall: {by_run['warm']['wall_s'] / by_run['cold']['wall_s']:.2f}")

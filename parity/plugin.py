@@ -113,13 +113,15 @@ class ParitySession:
         timing.case_wall_s is the worker's wall time since the previous record (or since its
         test item started) and timing.wait_s the time before that item started, so per worker
         they partition its time up to its last record; what the phases leave of case_wall_s is
-        the harness's untimed work (bench/suite_speed.py reports both).
+        the harness's untimed work. `worker` names the process, so the spread of the workers'
+        totals shows the idle tail (bench/suite_speed.py reports all three).
         """
         if not (self.is_controller and self.workers):  # an xdist controller runs no items
             now = time.perf_counter()
             timing = record.setdefault("timing", {})
             timing["case_wall_s"], timing["wait_s"] = now - self.mark, self.wait_s
             self.mark, self.wait_s = now, 0.0
+            record["worker"] = self.worker
         if self.writer is None:
             self.writer = ResultWriter(self.results_dir, self.worker)
         self.writer.write(record)

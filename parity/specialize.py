@@ -62,6 +62,7 @@ class SweepResult:
     variants_seen: list[dict[str, Any]] = field(default_factory=list)
     # (variant flags, TTIR) of each compilation, for the dead-branch checks
     ir: list[tuple[dict[str, Any], str]] = field(default_factory=list)
+    compile_s: float = 0.0  # seconds spent compiling this kernel over the whole sweep
 
 
 def run_sweep(spec: KernelSpec, arg: str, run_one: Callable[[Case], None], level: str = "quick") -> list[SweepResult]:
@@ -73,6 +74,7 @@ def run_sweep(spec: KernelSpec, arg: str, run_one: Callable[[Case], None], level
     worst = dict.fromkeys(names, 0)
     variants: dict[str, dict[str, dict[str, Any]]] = {n: {} for n in names}
     irs: dict[str, list[tuple[dict[str, Any], str]]] = {n: [] for n in names}
+    seconds = dict.fromkeys(names, 0.0)
     for base in bases:
         clear_jit_caches(spec.kernels)
         with CompileCounter() as counter:
@@ -83,6 +85,8 @@ def run_sweep(spec: KernelSpec, arg: str, run_one: Callable[[Case], None], level
         for event in counter.events:
             key = (event.kernel, event.identity)
             repeats[key] = repeats.get(key, 0) + 1
+            if event.kernel in seconds:
+                seconds[event.kernel] += event.seconds or 0.0
         flags_of: dict[str, dict[str, Any]] = {}
         for event in counter.events:
             if event.kernel in variants:
@@ -96,7 +100,8 @@ def run_sweep(spec: KernelSpec, arg: str, run_one: Callable[[Case], None], level
             totals[name] += per_kernel.get(name, 0)
             worst[name] = max([worst[name], *(n for (k, _), n in repeats.items() if k == name)])
     return [SweepResult(kernel=n, arg=arg, values=values, bases=len(bases), compiles=totals[n],
-                        per_base_max=worst[n], variants_seen=list(variants[n].values()), ir=irs[n])
+                        per_base_max=worst[n], variants_seen=list(variants[n].values()), ir=irs[n],
+                        compile_s=seconds[n])
             for n in names]
 
 

@@ -39,6 +39,7 @@ def test_specialization(parity, kernel_spec):
                                   {"arg": arg, "values": result.values, "launched": result.kernel})
             record["suite"] = "specialization"
             record["compiles"] = result.compiles
+            record["timing"]["compile_s"] = result.compile_s
             ir_problems = ir_violations(spec, result.ir)
             record["specialization"] = {
                 "arg": arg, "distinct_values": len(result.values), "bases": result.bases,

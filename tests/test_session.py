@@ -36,6 +36,7 @@ def test_interpret_run_writes_results_env_and_report(tmp_path):
         t = r["timing"]
         phases = t["inputs_s"] + t["ref_s"] + t["run_s"] + t["compare_s"] + t["store_s"]
         assert t["wait_s"] >= 0 and t["case_wall_s"] >= phases, t
+        assert r["worker"] == "main"  # no xdist: the controller ran the cases
 
 
 def test_unknown_backend_lists_valid_values():
