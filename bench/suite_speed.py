@@ -96,7 +96,8 @@ def summarize(records: list[dict[str, Any]], wall_s: float, workers: int) -> dic
     for r in stamped:
         span[r.get("worker") or "?"] += r["timing"]["case_wall_s"] + (r["timing"].get("wait_s") or 0.0)
     tail_s = sum(max(span.values()) - s for s in span.values()) if span else None
-    first_wait = [next(r["timing"].get("wait_s") or 0.0 for r in stamped if r.get("worker") == wk) for wk in span]
+    # a worker's longest wait is the one before its first item: start-up and collection
+    first_wait = [max(r["timing"].get("wait_s") or 0.0 for r in stamped if r.get("worker") == wk) for wk in span]
     return {
         "wall_s": wall_s, "workers": w, "cases": len(records), "statuses": dict(statuses),
         "compile_s": compile_s, "kernel_s": kernel_s, "perf_s": perf_s,

@@ -104,8 +104,9 @@ class ParitySession:
         return self.worker == "main"
 
     def item_started(self) -> None:
+        # accumulates: an item that writes no record (a skip mark) leaves its time to the next one
         now = time.perf_counter()
-        self.wait_s, self.mark = now - self.mark, now
+        self.wait_s, self.mark = self.wait_s + now - self.mark, now
 
     def write(self, record: dict[str, Any]) -> None:
         """Append a record, stamped with the worker time it accounts for.
