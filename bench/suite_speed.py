@@ -91,13 +91,15 @@ def summarize(records: list[dict[str, Any]], wall_s: float, workers: int) -> dic
     case_wall = sum(r["timing"]["case_wall_s"] for r in stamped)
     untimed_s = case_wall - sum(phase_seconds(r["timing"]) for r in stamped)
     idle_s = busy - perf_s - case_wall - wait_s if stamped else None
-    # each worker's stamped time ends at its last record; the others wait for the slowest one
-    span: Counter[str] = Counter()
-    for r in stamped:
-        span[r.get("worker") or "?"] += r["timing"]["case_wall_s"] + (r["timing"].get("wait_s") or 0.0)
-    tail_s = sum(max(span.values()) - s for s in span.values()) if span else None
+    # each worker's stamped time ends at its last record, and the others wait for the slowest one;
     # a worker's longest wait is the one before its first item: start-up and collection
-    first_wait = [max(r["timing"].get("wait_s") or 0.0 for r in stamped if r.get("worker") == wk) for wk in span]
+    span: Counter[str] = Counter()
+    first_wait: dict[str, float] = {}
+    for r in stamped:
+        worker, wait = r.get("worker") or "?", r["timing"].get("wait_s") or 0.0
+        span[worker] += r["timing"]["case_wall_s"] + wait
+        first_wait[worker] = max(first_wait.get(worker, 0.0), wait)
+    tail_s = sum(max(span.values()) - s for s in span.values()) if span else None
     return {
         "wall_s": wall_s, "workers": w, "cases": len(records), "statuses": dict(statuses),
         "compile_s": compile_s, "kernel_s": kernel_s, "perf_s": perf_s,
@@ -105,7 +107,7 @@ def summarize(records: list[dict[str, Any]], wall_s: float, workers: int) -> dic
         "repro_s": sums["repro_s"], "store_s": sums["store_s"], "busy_worker_s": busy,
         "overhead_share": overhead / busy if busy > 0 else None,
         "wait_s": wait_s if stamped else None, "untimed_s": untimed_s if stamped else None, "idle_s": idle_s,
-        "tail_s": tail_s, "first_wait_s": max(first_wait) if first_wait else None,
+        "tail_s": tail_s, "first_wait_s": max(first_wait.values()) if first_wait else None,
     }
 
 

@@ -176,8 +176,8 @@ def pytest_configure(config: pytest.Config) -> None:
     worker = _worker_id(config)
     if worker != "main":
         _share_cpu_threads(config)
-    if not reason and worker != "main":
-        backend.select_device(int(worker.lstrip("gw") or 0))
+        if not reason:
+            backend.select_device(int(worker.lstrip("gw") or 0))
     try:
         from parity import registry
 

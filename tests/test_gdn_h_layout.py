@@ -3,19 +3,14 @@ under TRITON_INTERPRET=1 in fp32: a GPU timing of it only matters if it computes
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 import torch
 import triton
 
 from kernels.gdn.chunk_h import chunk_fwd_h_kernel
+from tests import bench_module
 
-ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("gdn_h_layout", ROOT / "bench" / "gdn_h_layout.py")
-gdn_h_layout = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(gdn_h_layout)
+gdn_h_layout = bench_module.load("gdn_h_layout")
 
 B, T, H, K, V, BT, BV = 2, 100, 2, 32, 32, 16, 16
 

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("suite_speed", ROOT / "bench" / "suite_speed.py")
-suite_speed = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(suite_speed)
+from tests import bench_module
+
+suite_speed = bench_module.load("suite_speed")
 
 
 def record(worker: str = "gw0", **timing: float) -> dict:
