@@ -51,6 +51,7 @@ def run(cases: Mapping[tuple[str, str], tuple[KernelSpec, Case]], records: list[
         t0 = time.perf_counter()
         try:
             record["perf"] = measure_case(spec, case, backend, seed=seed)
+            record["perf"]["device"] = backend.device  # one device, one timed case at a time
         except Exception as exc:  # a broken timing must not lose the accuracy results
             reason = error_text(exc)
             record["perf"] = {"ms": None, "error": reason}

@@ -123,6 +123,8 @@ class ParitySession:
             timing["case_wall_s"], timing["wait_s"] = now - self.mark, self.wait_s
             self.mark, self.wait_s = now, 0.0
             record["worker"] = self.worker
+        if self.backend.mode == "run" and not self.unavailable:
+            record.setdefault("device", self.backend.device)  # which of a multi-device host's devices ran it
         if self.writer is None:
             self.writer = ResultWriter(self.results_dir, self.worker)
         self.writer.write(record)
