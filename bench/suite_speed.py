@@ -71,7 +71,7 @@ def pytest_command(a: argparse.Namespace, extra: list[str], results: Path) -> li
 
 def summarize(records: list[dict[str, Any]], wall_s: float, workers: int) -> dict[str, Any]:
     """The figures of one run, from its records and its wall time (pure)."""
-    from parity.report import timing_sums
+    from parity.report.backend_md import timing_sums
 
     sums = Counter(timing_sums(records))
     compile_s, perf_s = sums["compile_s"], sums["perf_s"]
@@ -125,7 +125,7 @@ def worker_count(env_json: Path) -> int:
 
 
 def run_once(a: argparse.Namespace, extra: list[str], work: Path, name: str) -> dict[str, Any]:
-    from parity.record import load_results
+    from parity.run.record import load_results
 
     results = work / f"results-{name}"
     if name == "cold":  # start from nothing: no compiled kernels, no autotune picks, no references

@@ -14,8 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from parity import divergence, divergence_report, heatmap, outputs_store
-from parity.record import MERGED_NAME, PART_GLOB, atomic_write_text, load_results
+from parity.report import divergence, heatmap
+from parity.report import divergence_md as divergence_report
+from parity.repro import outputs_store
+from parity.run.record import MERGED_NAME, PART_GLOB, atomic_write_text, load_results
 
 
 class CliError(RuntimeError):

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from parity import outputs_store
 from parity.backends import BACKENDS, Backend, get_backend
-from parity.record import ResultWriter, atomic_write_text, clear_parts, merge_parts
-from parity.refcache import ReferenceCache
+from parity.repro import outputs_store
+from parity.run.record import ResultWriter, atomic_write_text, clear_parts, merge_parts
+from parity.run.refcache import ReferenceCache
 from parity.spec import LEVELS, Case, KernelSpec, SpecError, validate_cases, validate_compile_cases
 
 STATE_KEY = pytest.StashKey["ParitySession"]()
@@ -43,13 +43,13 @@ def parse_seed(value: str) -> int:
 
 
 def parse_cuda_arch(value: str) -> int:
-    from parity.backends.cuda_compile import parse_cuda_arch as parse
+    from parity.backends.cuda.compile import parse_cuda_arch as parse
 
     return parse(value)
 
 
 def parse_ascend_arch(value: str) -> str:
-    from parity.ascend_arch import parse_ascend_arch as parse
+    from parity.backends.ascend.arch import parse_ascend_arch as parse
 
     return parse(value)
 
@@ -90,7 +90,7 @@ class ParitySession:
     worker: str
     unavailable: str | None = None
     ref_cache: ReferenceCache = field(default_factory=ReferenceCache)
-    perf: str = "off"  # parity.perf.PERF_MODES
+    perf: str = "off"  # parity.run.perf.PERF_MODES
     workers: int = 0  # xdist workers, so a report can say when timings shared a device
     writer: ResultWriter | None = None
     records: list[dict[str, Any]] = field(default_factory=list)
@@ -182,7 +182,6 @@ def pytest_configure(config: pytest.Config) -> None:
             backend.select_device(int(worker.lstrip("gw") or 0))
     try:
         from parity import registry
-
         requested = [k.strip() for k in config.getoption("--kernels").split(",")]
         _, specs = registry.build(requested)
     except SpecError as exc:
@@ -264,8 +263,8 @@ def pytest_handlecrashitem(crashitem: str, report: Any, sched: Any) -> None:
     state = session_of(config) if config is not None else None
     if state is None:
         return
-    from parity.faults import crash_record, parse_node_id
-    from parity.record import read_records
+    from parity.run.faults import crash_record, parse_node_id
+    from parity.run.record import read_records
 
     parsed = parse_node_id(crashitem)
     if parsed is None:
@@ -287,8 +286,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         state.writer.close()
     if not state.is_controller:
         return
-    from parity import envinfo, report
-
+    from parity.report import backend_md as report
+    from parity.report import envinfo
     records = merge_parts(state.results_dir)
     state.records = records
     if state.perf != "off" and not state.unavailable and state.backend.mode != "compile" \
@@ -307,8 +306,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 def _perf_pass(state: ParitySession, records: list[dict[str, Any]]) -> None:
-    from parity import perf_phase
-    from parity.record import write_results
+    from parity.run import perf_pass as perf_phase
+    from parity.run.record import write_results
 
     state.backend.select_device(0)
     cases = {(spec.name, case.id): (spec, case) for spec in state.specs for case in state.cases(spec)}
@@ -320,8 +319,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     state = session_of(config)
     if state is None or not state.is_controller or not state.records:
         return
-    from parity import report
-
+    from parity.report import backend_md as report
     terminalreporter.section(f"parity: {state.backend.name} ({state.level})")
     terminalreporter.write_line(report.terminal_summary(state.records))
     terminalreporter.write_line(f"report: {state.results_dir / 'REPORT.md'}")

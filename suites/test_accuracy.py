@@ -7,10 +7,11 @@ import time
 
 import pytest
 
-from parity import outputs_store, repro
-from parity.faults import is_timeout
-from parity.record import empty_record
-from parity.runner import memory_skip, run_case
+from parity.repro import outputs_store
+from parity.repro import run_repro as repro
+from parity.run.faults import is_timeout
+from parity.run.record import empty_record
+from parity.run.runner import memory_skip, run_case
 
 
 @pytest.mark.parity_modes("run", "interpret")

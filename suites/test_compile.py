@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from parity.compile_repro import attach_all
-from parity.compile_tools import compile_records, declared_variants, reached_variants
-from parity.record import empty_record
-from parity.runner import build_inputs, error_text
+from parity.compile.tools import compile_records, declared_variants, reached_variants
+from parity.repro.compile_repro import attach_all
+from parity.run.record import empty_record
+from parity.run.runner import build_inputs, error_text
 
 
 @pytest.mark.parity_modes("compile")

@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 
 from parity import inputs as inp
-from parity.record import empty_record
-from parity.runner import build_inputs
-from parity.specialize import expected_per_base, ir_violations, run_sweep, verdict
+from parity.compile.specialize import expected_per_base, ir_violations, run_sweep, verdict
+from parity.run.record import empty_record
+from parity.run.runner import build_inputs
 
 
 @pytest.mark.parity_modes("run", "compile", "interpret")

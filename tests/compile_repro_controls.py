@@ -74,9 +74,9 @@ def ascend_specs() -> list[KernelSpec]:
 def generate(out: Path, backend_name: str) -> list[dict]:
     """Run each spec's case through the compile tier and write its repros under out."""
     from parity.backends import get_backend
-    from parity.compile_repro import attach_all
-    from parity.compile_tools import compile_records
-    from parity.runner import build_inputs
+    from parity.compile.tools import compile_records
+    from parity.repro.compile_repro import attach_all
+    from parity.run.runner import build_inputs
 
     backend = get_backend(backend_name)
     backend.prepare()

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 import pytest
 import torch
 
-from parity.backends.cuda_compile import CompileFailed, CudaCompileBackend
-from parity.compile_tools import declared_variants, judge, reached_variants
+from parity.backends.cuda.compile import CompileFailed, CudaCompileBackend
+from parity.compile.tools import declared_variants, judge, reached_variants
 from parity.spec import Case, KernelSpec
 
 triton = pytest.importorskip("triton")

@@ -14,9 +14,9 @@ from collections.abc import Iterator
 import pytest
 import torch
 
-from parity.ascend_arch import ASCEND_ARCHS, parse_ascend_arch
-from parity.ascend_diagnostics import clean_message, diagnose, grid_finding, hivmc_only_failure
-from parity.backends.ascend_compile import AscendCompileBackend
+from parity.backends.ascend.arch import ASCEND_ARCHS, parse_ascend_arch
+from parity.backends.ascend.compile import AscendCompileBackend
+from parity.backends.ascend.diagnostics import clean_message, diagnose, grid_finding, hivmc_only_failure
 from parity.spec import Case
 
 HIVMC_ONLY = """[ERROR] Cannot find hivmc under $PATH

@@ -5,7 +5,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from parity.autotune_pin import autotuners, pinned, specialization_key
+from parity.run.autotune_pin import autotuners, pinned, specialization_key
 
 CONFIGS = [triton.Config({"BLOCK": b}, num_warps=w) for b in (16, 32, 64) for w in (1, 2)]
 

@@ -3,11 +3,11 @@ passes, and the repro of a failure replays the broken config standalone."""
 
 from __future__ import annotations
 
-from parity import repro
-from parity.autotune_pin import autotuners, pick, specialization_key
 from parity.backends import get_backend
-from parity.refcache import ReferenceCache
-from parity.runner import run_case
+from parity.repro import run_repro as repro
+from parity.run.autotune_pin import autotuners, pick, specialization_key
+from parity.run.refcache import ReferenceCache
+from parity.run.runner import run_case
 from tests import planted_autotune as planted
 from tests.test_repro import _fresh_python
 

@@ -6,7 +6,7 @@ import math
 
 import torch
 
-from parity.compare import compare, describe_region, worst_of
+from parity.run.compare import compare, describe_region, worst_of
 from parity.spec import Tolerance
 
 TOL = Tolerance(rtol=1e-3, atol=1e-5)
@@ -92,7 +92,7 @@ def test_worst_of_prefers_failing_outputs():
 def test_tol_ratio_measures_each_element_against_its_own_bound():
     import torch
 
-    from parity.compare import compare
+    from parity.run.compare import compare
     from parity.spec import Tolerance
 
     ref = torch.tensor([100.0, 0.001], dtype=torch.float64)

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from parity.compile_repro import key_source, option_sources, value_source
-from parity.repro import is_standalone
-from parity.source import SourceError
+from parity.repro.compile_repro import key_source, option_sources, value_source
+from parity.repro.run_repro import is_standalone
+from parity.repro.source import SourceError
 
 ROOT = Path(__file__).parent.parent
 PYTHONS = {"cuda-compile": Path("/work/venvs/up/bin/python"), "ascend-compile": Path("/work/venvs/asc/bin/python")}

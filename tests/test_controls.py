@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from parity.backends.interpret import InterpretBackend
-from parity.refcache import ReferenceCache
-from parity.runner import run_case
+from parity.run.refcache import ReferenceCache
+from parity.run.runner import run_case
 from tests import planted
 
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from parity.backends.cuda_compile import CudaCompileBackend, parse_cuda_arch
-from parity.compile_report import compile_sections, headline
-from parity.compile_tools import compile_records, judge
+from parity.backends.cuda.compile import CudaCompileBackend, parse_cuda_arch
+from parity.compile.tools import compile_records, judge
+from parity.report.compile_sections import compile_sections, headline
 from parity.spec import Case, ExpectedCompileError, KernelSpec
 
 CONTROLS = Path(__file__).with_name("cuda_compile_controls.py")

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import torch
 
-from parity import cli, divergence
-from parity import outputs_store as store
-from parity.record import empty_record
+from parity import cli
+from parity.report import divergence
+from parity.repro import outputs_store as store
+from parity.run.record import empty_record
 
 TOL = {"rtol": 1e-3, "atol": 1e-5, "max_err_ratio": None, "reason": "test"}
 UB_MESSAGE = "ub overflow, requires 3145728 bits while 1572864 bits available | at `loc(x)` <here>"
@@ -150,8 +151,7 @@ def test_error_classification():
 def test_without_matplotlib_the_report_says_how_to_get_the_picture(tmp_path, monkeypatch):
     import builtins
 
-    from parity import heatmap
-
+    from parity.report import heatmap
     real_import = builtins.__import__
 
     def no_matplotlib(name, *args, **kwargs):
@@ -169,8 +169,7 @@ def test_without_matplotlib_the_report_says_how_to_get_the_picture(tmp_path, mon
 
 
 def test_heatmap_separates_new_compile_failures_from_expected_and_known_ones():
-    from parity import heatmap
-
+    from parity.report import heatmap
     def compile_rec(status: str, expected: str | None = None) -> dict:
         r = rec("ascend-compile", "compile", "k", "c", status)
         r["compile"] = {"ok": False}

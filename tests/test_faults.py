@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from parity.faults import crash_record, is_sticky_device_error, parse_node_id
+from parity.run.faults import crash_record, is_sticky_device_error, parse_node_id
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -73,7 +73,7 @@ def test_a_case_too_big_for_the_backend_is_skipped_with_the_figures():
     from kernels.basics.row_gather import SPECS
     from parity.backends import get_backend
     from parity.backends.base import Backend
-    from parity.runner import memory_skip
+    from parity.run.runner import memory_skip
     from parity.spec import Case
 
     spec = SPECS[0]

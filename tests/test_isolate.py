@@ -7,7 +7,7 @@ import time
 
 import torch
 
-from parity.isolate import run_isolated
+from parity.compile.isolate import run_isolated
 
 
 def test_a_value_comes_back():

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 import torch
 
-from parity import outputs_store as store
-from parity.divergence import cross_output_diff
+from parity.report.divergence import cross_output_diff
+from parity.repro import outputs_store as store
 from parity.spec import Case
 from tests import planted_repro as planted
 
@@ -24,8 +24,8 @@ import json, sys
 from parity.backends import get_backend
 get_backend(sys.argv[1]).prepare()
 from parity.registry import build
-from parity.runner import build_inputs
-from parity.outputs_store import input_digest
+from parity.run.runner import build_inputs
+from parity.repro.outputs_store import input_digest
 _, specs = build([])
 print(json.dumps({f"{s.name}[{c.id}]": input_digest(build_inputs(s, c, 0)) for s in specs for c in s.cases("quick")}))
 """
@@ -51,7 +51,7 @@ def test_inputs_are_bit_identical_across_backend_environments():
 
 
 def test_input_digest_sees_one_changed_bit():
-    from parity.runner import build_inputs
+    from parity.run.runner import build_inputs
 
     spec, case = planted.SPECS[0], next(iter(planted.SPECS[0].cases("quick")))
     a, b = build_inputs(spec, case, 0), build_inputs(spec, case, 0)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from parity.record import SCHEMA, ResultWriter, SchemaError, empty_record, load_results, merge_parts, read_records
+from parity.run.record import SCHEMA, ResultWriter, SchemaError, empty_record, load_results, merge_parts, read_records
 
 
 def rec(kernel: str, case: str) -> dict:

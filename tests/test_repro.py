@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from parity import repro
 from parity.backends import get_backend
-from parity.refcache import ReferenceCache
-from parity.runner import run_case
-from parity.source import SourceError, extract_kernel, literal
+from parity.repro import run_repro as repro
+from parity.repro.source import SourceError, extract_kernel, literal
+from parity.run.refcache import ReferenceCache
+from parity.run.runner import run_case
 from tests import planted_repro as planted
 
 SPEC = planted.SPECS[0]
@@ -87,7 +87,7 @@ def test_issue_variants_name_their_tracker(planted_repro):
 
 
 def test_is_standalone_rejects_parity_imports():
-    assert not repro.is_standalone("import torch\nfrom parity.compare import compare\n")
+    assert not repro.is_standalone("import torch\nfrom parity.run.compare import compare\n")
     assert not repro.is_standalone("import scipy\n")
     assert repro.is_standalone("import torch\nimport triton.language as tl\nimport numpy as np\n")
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import itertools
 
-from parity import repro
 from parity.backends import get_backend
-from parity.refcache import ReferenceCache
-from parity.runner import run_case
-from parity.shrink import candidates, shrink
+from parity.repro import run_repro as repro
+from parity.repro.shrink import candidates, shrink
+from parity.run.refcache import ReferenceCache
+from parity.run.runner import run_case
 from tests import planted_repro as planted
 
 

@@ -9,8 +9,8 @@ import torch
 
 from parity import inputs as inp
 from parity.cases import by_level, product
-from parity.refcache import ReferenceCache, input_hash
 from parity.registry import Registry
+from parity.run.refcache import ReferenceCache, input_hash
 from parity.spec import Case, SpecError, Tolerance, validate_cases
 from tests import planted
 

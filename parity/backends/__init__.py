@@ -9,10 +9,10 @@ from parity.backends.base import Backend
 # name -> "module:Class"; the compile tiers register theirs here too
 BACKENDS: dict[str, str] = {
     "interpret": "parity.backends.interpret:InterpretBackend",
-    "cuda": "parity.backends.cuda:CudaBackend",
-    "ascend": "parity.backends.ascend:AscendBackend",
-    "cuda-compile": "parity.backends.cuda_compile:CudaCompileBackend",
-    "ascend-compile": "parity.backends.ascend_compile:AscendCompileBackend",
+    "cuda": "parity.backends.cuda.run:CudaBackend",
+    "ascend": "parity.backends.ascend.run:AscendBackend",
+    "cuda-compile": "parity.backends.cuda.compile:CudaCompileBackend",
+    "ascend-compile": "parity.backends.ascend.compile:AscendCompileBackend",
 }
 
 

@@ -63,7 +63,7 @@ class Backend:
         return {}
 
     def device_name(self) -> str | None:
-        """The name perf peaks are looked up by (parity.perf.PEAKS)."""
+        """The name perf peaks are looked up by (parity.run.perf.PEAKS)."""
         return None
 
     def to_device(self, t: torch.Tensor) -> torch.Tensor:

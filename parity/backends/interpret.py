@@ -6,7 +6,7 @@ import os
 from typing import Any
 
 from parity.backends.base import Backend
-from parity.envinfo import package_version
+from parity.report.envinfo import package_version
 
 
 class InterpretBackend(Backend):

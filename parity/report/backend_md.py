@@ -8,34 +8,11 @@ from typing import Any
 
 from tabulate import tabulate
 
+from parity.report.tables import fmt_num, md_escape, table
+
 STATUS_ORDER = ("passed", "failed", "error", "crashed", "xfailed", "xpassed", "skipped")
 ENV_KEYS = ("backend", "device_name", "device_count", "target_arch", "copy_gbps", "xdist_workers", "python", "torch",
             "triton", "triton_ascend", "torch_npu", "cann", "ascendnpu_ir", "driver", "git_commit", "level", "seed")
-
-
-def md_escape(value: Any, limit: int = 160) -> str:
-    """Make compiler or user text safe inside a GFM table cell."""
-    text = "" if value is None else str(value)
-    text = " ".join(text.split())  # newlines would end the row
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    for ch in ("\\", "|", "`", "*", "_", "<", ">", "[", "]"):
-        text = text.replace(ch, "\\" + ch)
-    return text
-
-
-def fmt_num(value: Any, digits: int = 3) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, float):
-        return f"{value:.{digits}g}"
-    return str(value)
-
-
-def table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str:
-    return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
 
 
 def _err_over_tol(record: Mapping[str, Any]) -> float | None:
@@ -197,7 +174,7 @@ def render_report(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any],
         parts += ["## Performance", "", note, "",
                   table(perf, ["kernel", "case", "ms", "baseline ms", "speedup", "GB/s", "TFLOP/s", "% of peak"]),
                   ""]
-    from parity.compile_report import compile_sections  # the compile tiers' tables; none on run tiers
+    from parity.report.compile_sections import compile_sections  # the compile tiers' tables; none on run tiers
 
     for title, body in [*compile_sections(records), *extra_sections]:
         parts += [f"## {title}", "", body, ""]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +24,20 @@ def hook_style() -> str:
     if knobs is not None and hasattr(getattr(knobs, "runtime", None), "jit_cache_hook"):
         return "knobs"
     return "class"
+
+
+def constants_by_name(arg_names: Sequence[str], constants: Mapping[Any, Any]) -> dict[str, Any]:
+    """Constexpr values keyed by argument name; triton 3.3+ keys them by path tuples like (3,)."""
+    named: dict[str, Any] = {}
+    for key, value in constants.items():
+        if isinstance(key, tuple):
+            if len(key) != 1:
+                continue  # an element of a tuple argument: not a heuristic flag
+            key = arg_names[key[0]]
+        elif isinstance(key, int):
+            key = arg_names[key]
+        named[str(key)] = value
+    return named
 
 
 def base_jit_function(kernel: Any) -> Any:
@@ -49,7 +63,6 @@ def named_constants(constants: dict[Any, Any], jit: Any) -> dict[str, Any]:
 
     An int specialized because it equals 1 also lands in `constants`; it is not a variant.
     """
-    from parity.compile_tools import constants_by_name
 
     declared = {p.name for p in getattr(jit, "params", []) if getattr(p, "is_constexpr", False)}
     named = constants_by_name(list(getattr(jit, "arg_names", []) or []), constants)

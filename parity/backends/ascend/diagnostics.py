@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from parity.ascend_arch import MAX_GRID_BLOCKS
+from parity.backends.ascend.arch import MAX_GRID_BLOCKS
 
 # bishengir-compile without CANN's hivmc stops after its own pipeline (UB planning included)
 HIVMC_MISSING = "External hivmc run fails"

@@ -12,10 +12,10 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from parity import perf
 from parity.backends.base import Backend
-from parity.faults import is_sticky_device_error
-from parity.runner import error_text, measure_case
+from parity.run import perf
+from parity.run.faults import is_sticky_device_error
+from parity.run.runner import error_text, measure_case
 from parity.spec import Case, KernelSpec
 
 Progress = Callable[[str], None]

@@ -2,7 +2,7 @@
 
 A compile-only driver replaces the active one for the session. Kernels are launched
 through their real launchers with CPU tensors, so the JIT's specialization, heuristics
-and autotuner run as usual; each compile runs in a forked child (parity.isolate) and
+and autotuner run as usual; each compile runs in a forked child (parity.compile.isolate) and
 the driver's launcher records the grid instead of launching.
 
 Resources come from the cubin: `cuobjdump -res-usage` (bundled with triton) gives the
@@ -26,16 +26,16 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from parity.backends.base import Backend
-from parity.compile_tools import (
+from parity.compile.counter import constants_by_name
+from parity.compile.isolate import run_isolated
+from parity.compile.tools import (
     CompileOnlyDriver,
     autotune_keys,
     clear_jit_caches,
-    constants_by_name,
     empty_compile,
     trim_message,
     variant_and_config,
 )
-from parity.isolate import run_isolated
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from parity.report import fmt_num, md_escape, table
+from parity.report.tables import fmt_num, md_escape, table
 
 Record = Mapping[str, Any]
 BAD = ("failed", "error", "crashed", "xpassed")

@@ -11,14 +11,14 @@ needs no device. The ascend script carries its own compile-only driver shim inli
 
 from __future__ import annotations
 
-import string
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from parity.compile_tools import trim_message
-from parity.source import SourceError, extract_kernel, literal
+from parity.compile.tools import trim_message
+from parity.repro import template
+from parity.repro.source import SourceError, extract_kernel, literal
 
 # options that name paths on the generating machine: the compiler fills them in itself
 MACHINE_OPTIONS = ("extern_libs", "backend_name")
@@ -108,7 +108,7 @@ def _describe_launch(spec: Any, case: Any, cpu_inputs: Mapping[str, Any]) -> lis
     """In the child: launch the case with every compile described before it runs."""
     import triton.compiler
 
-    from parity.compile_tools import clear_jit_caches
+    from parity.compile.tools import clear_jit_caches
 
     seen: list[dict[str, Any]] = []
     inner = triton.compiler.compile
@@ -129,7 +129,7 @@ def _describe_launch(spec: Any, case: Any, cpu_inputs: Mapping[str, Any]) -> lis
 
 def describe_compiles(spec: Any, case: Any, cpu_inputs: Mapping[str, Any],
                       timeout_s: float = CAPTURE_TIMEOUT_S) -> list[dict[str, Any]]:
-    from parity.isolate import run_isolated
+    from parity.compile.isolate import run_isolated
 
     result = run_isolated(lambda: _describe_launch(spec, case, cpu_inputs), timeout_s=timeout_s)
     if not result.ok:
@@ -147,8 +147,8 @@ def render_script(backend: str, arch: Any, entry: Mapping[str, Any], record: Map
     if "error" in entry:
         raise SourceError(entry["error"])
     comp = record.get("compile") or {}
+    title = f"{record['kernel']} [{record['case']}] on {backend}"
     fields = dict(
-        title=f"{record['kernel']} [{record['case']}] on {backend}",
         source=entry["source"].replace("import triton\nimport triton.language as tl\n", "").strip(),
         attrs_import=entry["attrs_import"], kernel=entry["kernel"], signature=entry["signature"],
         constants=entry["constants"], attrs=entry["attrs"],
@@ -156,15 +156,19 @@ def render_script(backend: str, arch: Any, entry: Mapping[str, Any], record: Map
         arch=literal(arch), expected=literal(trim_message(comp.get("message") or record.get("reason") or "")),
         max_shared=literal(limits.get("max_shared_bytes")), hivmc=literal(limits.get("hivmc_missing", "")),
     )
-    template = ASCEND_SCRIPT if backend.startswith("ascend") else CUDA_SCRIPT
-    return template.substitute(fields)
+    if backend.startswith("ascend"):
+        del fields["max_shared"]
+        fields["attrs_import"] += "  # noqa: E402"
+        return template.render("ascend_compile_script", title, **fields)
+    del fields["hivmc"], fields["attrs_import"]
+    return template.render("cuda_compile_script", title, **fields)
 
 
 # ---------------------------------------------------------------- ISSUE.md
 
 
 def render_issue(tracker: str, record: Mapping[str, Any], env: Mapping[str, Any], backend: str) -> str:
-    from parity.repro import ENV_FIELDS, NEW_ISSUE_URLS
+    from parity.repro.issue import ENV_FIELDS, NEW_ISSUE_URLS
 
     comp = record.get("compile") or {}
     kind, stage = comp.get("error_kind") or "compile error", comp.get("stage_reached") or "none (frontend)"
@@ -199,16 +203,16 @@ def render_issue(tracker: str, record: Mapping[str, Any], env: Mapping[str, Any]
 
 def _limits(backend: Any) -> dict[str, Any]:
     if backend.name.startswith("ascend"):
-        from parity.ascend_diagnostics import HIVMC_MISSING
+        from parity.backends.ascend.diagnostics import HIVMC_MISSING
 
         return {"hivmc_missing": HIVMC_MISSING}
-    from parity.backends.cuda_compile import CUDA_ARCHS
+    from parity.backends.cuda.compile import CUDA_ARCHS
 
     return {"max_shared_bytes": CUDA_ARCHS[backend.arch].max_shared_bytes}
 
 
 def write_repro(out_dir: Path, script: str, record: Mapping[str, Any], env: Mapping[str, Any], backend: str) -> None:
-    from parity.repro import TRACKERS
+    from parity.repro.issue import TRACKERS
 
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "repro.py").write_text(script, encoding="utf-8")
@@ -221,8 +225,8 @@ def write_repro(out_dir: Path, script: str, record: Mapping[str, Any], env: Mapp
 def attach_all(records: Sequence[dict[str, Any]], spec: Any, case: Any, backend: Any,
                cpu_inputs: Mapping[str, Any], results_dir: Path) -> None:
     """Write a repro for every failed compile record of one case (records[i] is its i-th compile)."""
-    from parity.outputs_store import case_filename
-    from parity.repro import REPROS_DIR, session_env
+    from parity.repro.outputs_store import case_filename
+    from parity.repro.run_repro import REPROS_DIR, session_env
 
     # known divergences too: a compiler bug someone already linked still needs a repro for its vendor
     failing = [r for r in records if r.get("status") in ("failed", "xfailed") and r.get("compile")
@@ -252,175 +256,3 @@ def attach_all(records: Sequence[dict[str, Any]], spec: Any, case: Any, backend:
     seconds = (time.perf_counter() - t0) / len(failing)
     for record in failing:
         record.setdefault("timing", {})["repro_s"] = round(seconds, 3)
-
-
-# ---------------------------------------------------------------- script templates
-
-CUDA_SCRIPT = string.Template('''\
-#!/usr/bin/env python3
-"""Standalone compile repro: ${title}.
-
-Generated by parity. Needs only upstream triton (its bundled ptxas) and torch; no GPU.
-It compiles the failing specialization for the recorded SM with triton.compile and exits
-1 with the compiler's message while the compile fails, 0 once it compiles.
-"""
-
-import sys
-import traceback
-
-import triton
-import triton.language as tl
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
-
-# ---- the kernel, with its @triton.jit helpers and constexpr globals
-
-${source}
-
-# ---- the failing specialization
-
-ARCH = ${arch}
-SIGNATURE = ${signature}
-CONSTEXPRS = ${constants}
-ATTRS = ${attrs}
-OPTIONS = ${options}
-MAX_SHARED_BYTES = ${max_shared}  # per block on this SM; more compiles, but cannot be launched
-RECORDED = ${expected}
-
-
-def main():
-    versions = f"triton {triton.__version__}, sm_{ARCH}"
-    src = ASTSource(${kernel}, SIGNATURE, CONSTEXPRS, ATTRS)
-    try:
-        kernel = triton.compile(src, target=GPUTarget("cuda", ARCH, 32), options=OPTIONS)
-    except Exception:
-        traceback.print_exc()
-        print(f"FAIL: the compile failed ({versions})")
-        return 1
-    shared = int(kernel.metadata.shared)
-    if MAX_SHARED_BYTES is not None and shared > MAX_SHARED_BYTES:
-        print(f"FAIL: shared memory: requires {shared} bytes while {MAX_SHARED_BYTES} bytes are available "
-              f"per block on sm_{ARCH} ({versions})")
-        return 1
-    print(f"ok: compiled to cubin, {shared} bytes of shared memory ({versions})")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
-''')
-
-ASCEND_SCRIPT = string.Template('''\
-#!/usr/bin/env python3
-"""Standalone compile repro: ${title}.
-
-Generated by parity. Needs only triton-ascend and ascendnpu-ir (bishengir-compile); no
-NPU, no CANN. A compile-only driver shim below names the target and answers the arch query
-that normally needs CANN. Without CANN's hivmc, bishengir-compile stops after the BiShengIR
-pipeline (UB planning included); that counts as compiled. It exits 1 with the compiler's
-message while the compile fails, 0 once it compiles.
-"""
-
-import importlib.util
-import os
-import sys
-import traceback
-
-# compile-only binaries are placeholders: keep them out of the shared Triton cache
-os.environ.setdefault("TRITON_CACHE_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), ".triton-cache"))
-
-import triton  # noqa: E402
-import triton.language as tl  # noqa: E402
-from triton.backends import backends  # noqa: E402
-from triton.backends.compiler import GPUTarget  # noqa: E402
-from triton.compiler import ASTSource  # noqa: E402
-from triton.runtime.driver import driver  # noqa: E402
-${attrs_import}  # noqa: E402
-
-ARCH = ${arch}
-HIVMC_MISSING = ${hivmc}
-RECORDED = ${expected}
-
-
-# ---- compile-only driver shim: a target and the arch answer, nothing is launched
-
-class ArchUtils:
-    def __call__(self):  # stands in for the NPUUtils class: NPUUtils() returns this object
-        return self
-
-    def get_arch(self):
-        return ARCH
-
-    def get_device_properties(self, device):
-        return {"max_shared_mem": 1, "num_aicore": 1, "num_vectorcore": 1}
-
-
-class CompileOnlyDriver:
-    utils = ArchUtils()
-
-    @classmethod
-    def is_active(cls):
-        return False
-
-    def get_current_target(self):
-        return GPUTarget("npu", ARCH, 0)
-
-    def get_current_device(self):
-        return 0
-
-    def get_current_stream(self, device=None):
-        return 0
-
-
-def install_shim():
-    path = os.environ.get("PATH", "").split(os.pathsep)
-    if not any(os.path.exists(os.path.join(d, "bishengir-compile")) for d in path):  # ascendnpu-ir ships it
-        found = importlib.util.find_spec("ascendnpuir")
-        if found is None or not found.submodule_search_locations:
-            sys.exit("ascendnpu-ir is not installed: `pip install ascendnpu-ir`")
-        bin_dir = os.path.join(next(iter(found.submodule_search_locations)), "bin")
-        os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
-    backends["ascend"].compiler.add_stages.__globals__["NPUUtils"] = CompileOnlyDriver.utils
-    driver.set_active(CompileOnlyDriver())
-
-
-# ---- the kernel, with its @triton.jit helpers and constexpr globals
-
-${source}
-
-# ---- the failing specialization
-
-SIGNATURE = ${signature}
-CONSTANTS = ${constants}
-OPTIONS = ${options}
-
-
-def hivmc_only(text):
-    """True when the only compiler diagnostic is the missing hivmc: BiShengIR itself ran clean."""
-    errors = [line for line in text.splitlines() if "): error:" in line or line.startswith("error:")]
-    return bool(errors) and all(HIVMC_MISSING in line for line in errors)
-
-
-def main():
-    install_shim()
-    versions = f"triton {triton.__version__}, {ARCH}"
-    src = ASTSource(${kernel}, SIGNATURE, CONSTANTS, ${attrs})
-    try:
-        triton.compile(src, target=GPUTarget("npu", ARCH, 0), options=OPTIONS)
-    except Exception as exc:
-        stderr = getattr(exc, "stderr", None)
-        text = stderr.decode(errors="replace") if isinstance(stderr, bytes) else str(stderr or exc)
-        if hivmc_only(text):
-            print(f"ok: BiShengIR ran clean; only CANN's hivmc is missing ({versions})")
-            return 0
-        traceback.print_exc()
-        print(text)
-        print(f"FAIL: the compile failed ({versions})")
-        return 1
-    print(f"ok: compiled ({versions})")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
-''')

@@ -1,8 +1,8 @@
 """ascend-compile: every kernel lowered through triton-ascend and bishengir-compile, with no NPU.
 
-The spec's own launcher runs on CPU tensors under a compile-only driver (parity.ascend_driver),
+The spec's own launcher runs on CPU tensors under a compile-only driver (parity.backends.ascend.driver),
 so the real JIT specialization path picks what to compile, exactly as on a device. Each case
-runs in a forked child (parity.isolate): a compiler that aborts or hangs costs that case only.
+runs in a forked child (parity.compile.isolate): a compiler that aborts or hangs costs that case only.
 Needs triton-ascend and ascendnpu-ir (which ships bishengir-compile); `nox -s ascend-compile`
 installs both.
 """
@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from parity.ascend_arch import ASCEND_ARCHS, DEFAULT_ASCEND_ARCH
+from parity.backends.ascend.arch import ASCEND_ARCHS, DEFAULT_ASCEND_ARCH
 from parity.backends.base import Backend
 from parity.spec import Case, KernelSpec
 
@@ -84,16 +84,15 @@ class AscendCompileBackend(Backend):
         cache_dir = tempfile.mkdtemp(prefix="parity-ascend-compile-")
         atexit.register(shutil.rmtree, cache_dir, ignore_errors=True)
         os.environ["TRITON_CACHE_DIR"] = cache_dir
-        from parity import ascend_driver
-
+        from parity.backends.ascend.run import driver as ascend_driver
         self._driver = ascend_driver.install(self.arch)
 
     def unavailable(self) -> str | None:
         return self._reason if self._driver is None else None
 
     def compile_case(self, spec: KernelSpec, case: Case, cpu_inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """One dict per compile the case's launch triggered (see parity.compile_tools.COMPILE_KEYS)."""
-        from parity.isolate import run_isolated
+        """One dict per compile the case's launch triggered (see parity.compile.tools.COMPILE_KEYS)."""
+        from parity.compile.isolate import run_isolated
 
         if self._driver is None:
             raise RuntimeError(f"ascend-compile is not prepared: {self._reason or 'call prepare() first'}")
@@ -109,9 +108,9 @@ class AscendCompileBackend(Backend):
     def _compile_here(self, spec: KernelSpec, case: Case, cpu_inputs: Mapping[str, Any],
                       progress: Path) -> list[dict[str, Any]]:
         """In the child: launch under the compile-only driver and turn its attempts into compile dicts."""
-        from parity import compile_tools as ct
-        from parity.ascend_driver import Recorder
-        from parity.runner import error_text
+        from parity.backends.ascend.driver import Recorder
+        from parity.compile import tools as ct
+        from parity.run.runner import error_text
 
         ct.clear_jit_caches(spec.kernels)
         recorder = self._driver.recorder = Recorder(progress)
@@ -130,8 +129,7 @@ class AscendCompileBackend(Backend):
         return records
 
     def _as_compile(self, spec: KernelSpec, attempt: Mapping[str, Any]) -> dict[str, Any]:
-        from parity import compile_tools as ct
-
+        from parity.compile import tools as ct
         record = ct.empty_compile(attempt["kernel"])
         constants = attempt.get("constants", {})
         config_keys = ct.autotune_keys(spec.kernels)
@@ -155,8 +153,7 @@ class AscendCompileBackend(Backend):
         """The child crashed, hung or raised: keep what it finished and blame the compile it was in."""
         import json
 
-        from parity import compile_tools as ct
-
+        from parity.compile import tools as ct
         kind = "timeout" if result.timed_out else "crash"
         why = (f"no answer within {self.timeout_s:g} s (PARITY_COMPILE_TIMEOUT_S)" if result.timed_out
                else result.crashed or "the compile child raised")
@@ -186,6 +183,6 @@ class AscendCompileBackend(Backend):
 
 
 def _kernel_name(spec: KernelSpec) -> str:
-    from parity.compilecount import kernel_name
+    from parity.compile.counter import kernel_name
 
     return kernel_name(spec.kernels[0])

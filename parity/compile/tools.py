@@ -97,20 +97,6 @@ def clear_jit_caches(kernels: Iterable[Any]) -> None:
                 wrapper.cache.clear()
 
 
-def constants_by_name(arg_names: Sequence[str], constants: Mapping[Any, Any]) -> dict[str, Any]:
-    """Constexpr values keyed by argument name; triton 3.3+ keys them by path tuples like (3,)."""
-    named: dict[str, Any] = {}
-    for key, value in constants.items():
-        if isinstance(key, tuple):
-            if len(key) != 1:
-                continue  # an element of a tuple argument: not a heuristic flag
-            key = arg_names[key[0]]
-        elif isinstance(key, int):
-            key = arg_names[key]
-        named[str(key)] = value
-    return named
-
-
 def plain(value: Any) -> Any:
     """A JSON-friendly form of a constexpr value (tl.dtype, constexpr wrappers, ...)."""
     value = getattr(value, "value", value)
@@ -169,7 +155,7 @@ def reached_variants(spec: KernelSpec, cases: Iterable[Case],
     The JIT's before-compile hook returns True, which tells triton to skip the compile
     and the launch, so this walks the real heuristics and launchers at no cost.
     """
-    from parity.compilecount import hook_style
+    from parity.compile.counter import constants_by_name, hook_style
 
     seen: set[tuple[tuple[str, Any], ...]] = set()
     keys = list(spec.variants)
@@ -219,7 +205,7 @@ def compile_records(backend: str, spec: KernelSpec, case: Case,
     With more than one compile, each record's case id gets the kernel/variant/config after a `;`.
     A case that compiled nothing gets one `skipped` record, so every case is accounted for.
     """
-    from parity.record import empty_record
+    from parity.run.record import empty_record
 
     expected = expected_error(spec, backend)
     if not compiles:

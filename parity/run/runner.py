@@ -9,15 +9,15 @@ from typing import Any
 
 import torch
 
-from parity import autotune_pin, perf
 from parity import inputs as inp
 from parity.backends.base import Backend
-from parity.compare import Metrics, compare, worst_of
-from parity.compilecount import CompileCounter
-from parity.faults import is_sticky_device_error
-from parity.outputs_store import input_digest
-from parity.record import empty_record
-from parity.refcache import ReferenceCache, input_hash
+from parity.compile.counter import CompileCounter
+from parity.repro.outputs_store import input_digest
+from parity.run import autotune_pin, perf
+from parity.run.compare import Metrics, compare, worst_of
+from parity.run.faults import is_sticky_device_error
+from parity.run.record import empty_record
+from parity.run.refcache import ReferenceCache, input_hash
 from parity.spec import Case, KernelSpec, Tolerance
 
 
@@ -75,7 +75,7 @@ def error_text(exc: BaseException, limit: int = 600) -> str:
 
 def _launch_pinned(spec: KernelSpec, case: Case, dev_inputs: Mapping[str, Any], backend: Backend,
                    record: dict[str, Any]) -> dict[str, torch.Tensor]:
-    """Launch with each autotuned kernel pinned to one config (parity.autotune_pin).
+    """Launch with each autotuned kernel pinned to one config (parity.run.autotune_pin).
 
     A config the device cannot hold (OutOfResources) is skipped for the next one, as the
     Autotuner itself would skip it; the skipped ones are recorded.

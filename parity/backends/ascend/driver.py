@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from parity.ascend_arch import ASCEND_ARCHS, AscendArch
-from parity.ascend_diagnostics import clean_message, diagnose, grid_finding, hivmc_only_failure
-from parity.compile_tools import CompileOnlyDriver
+from parity.backends.ascend.arch import ASCEND_ARCHS, AscendArch
+from parity.backends.ascend.diagnostics import clean_message, diagnose, grid_finding, hivmc_only_failure
+from parity.compile.tools import CompileOnlyDriver
 
 # metadata keys this driver adds; they survive the on-disk cache, so a cache hit still knows its stage
 STAGE_KEY = "parity_stage"
@@ -55,7 +55,7 @@ class Attempt:
     launch_error: str | None = None
 
     def as_json(self) -> dict[str, Any]:
-        from parity.compile_tools import plain
+        from parity.compile.tools import plain
 
         data = dict(self.__dict__)
         data["constants"] = {str(k): plain(v) for k, v in self.constants.items()}

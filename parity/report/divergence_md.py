@@ -10,8 +10,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from parity.divergence import KINDS, RUN_MODES, Column, Divergence, err_over_tol
-from parity.report import ENV_KEYS, fmt_num, md_escape, table
+from parity.report.backend_md import ENV_KEYS, fmt_num, md_escape, table
+from parity.report.divergence import KINDS, RUN_MODES, Column, Divergence, err_over_tol
 
 EXTRA_ENV_KEYS = ("machine", "platform", "cuda", "num_aicore", "num_vectorcore")
 KIND_NOTES = {

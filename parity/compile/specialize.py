@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from parity.compile_tools import clear_jit_caches
-from parity.compilecount import CompileCounter, base_jit_function, kernel_name
+from parity.compile.counter import CompileCounter, base_jit_function, kernel_name
+from parity.compile.tools import clear_jit_caches
 from parity.spec import Case, KernelSpec
 
 SWEEP = (1, 15, 16, 63, 64, 1000, 1024, 1025, 4096)

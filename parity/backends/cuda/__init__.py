@@ -1,0 +1,1 @@
+"""CUDA: the GPU run backend and the compile-only sm_XX backend."""

@@ -1,0 +1,1 @@
+"""The compile path: compile-only warmups, the compile counter, isolation and specialization."""

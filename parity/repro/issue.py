@@ -1,0 +1,78 @@
+"""ISSUE.md for a run repro: the bug template of the tracker it goes to, filled from the record."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from parity.report.tables import fmt_num, md_escape, table
+from parity.spec import Case
+
+TRACKERS = ("triton-ascend", "triton")
+NEW_ISSUE_URLS = {"triton-ascend": "https://github.com/triton-lang/triton-ascend/issues/new/choose",
+                  "triton": "https://github.com/triton-lang/triton/issues/new/choose"}
+ENV_FIELDS = {
+    "triton-ascend": (("Triton-Ascend", "triton_ascend"), ("CANN", "cann"), ("torch_npu", "torch_npu"),
+                      ("ascendnpu-ir", "ascendnpu_ir"), ("torch", "torch"), ("Python", "python"),
+                      ("Device", "device_name"), ("Arch", "target_arch"), ("OS", "platform")),
+    "triton": (("Triton", "triton"), ("torch", "torch"), ("Python", "python"), ("GPU", "device_name"),
+               ("Arch", "target_arch"), ("Driver", "driver"), ("CUDA", "cuda"), ("OS", "platform")),
+}
+METRIC_ROWS = ("max_abs_err", "max_rel_err", "err_ratio", "mismatch_frac", "nan_count", "worst_index", "region")
+
+
+def issue_title(tracker: str, summary: Mapping[str, Any], record: Mapping[str, Any]) -> str:
+    kernels = ", ".join(summary["kernels"])
+    if record.get("status") == "error":
+        first = (summary.get("error") or record.get("reason") or "an error").splitlines()[0][:90]
+        what = f"`{kernels}` fails to compile or launch: {first}"
+    else:
+        m = summary.get("metrics") or record.get("metrics") or {}
+        what = f"`{kernels}` gives wrong results ({m.get('region') or 'see the mismatch'})"
+    return f"[Bug]: {what}" if tracker == "triton-ascend" else what
+
+
+def _metric_table(original: Mapping[str, Any] | None, shrunk: Mapping[str, Any] | None) -> str:
+    rows = [[name, md_escape(fmt_num((original or {}).get(name))), md_escape(fmt_num((shrunk or {}).get(name)))]
+            for name in METRIC_ROWS]
+    return table(rows, ["metric", "original case", "shrunk case"])
+
+
+def render_issue(tracker: str, summary: Mapping[str, Any], record: Mapping[str, Any], shrunk: Mapping[str, Any],
+                 env: Mapping[str, Any], backend: str) -> str:
+    """ISSUE.md, shaped for one tracker's bug template (title, bug, repro steps, environment)."""
+    tol = summary["tolerance"]
+    limit = f"rtol={tol['rtol']:g}, atol={tol['atol']:g}" + (
+        f", err_ratio <= {tol['max_err_ratio']:g}" if tol.get("max_err_ratio") is not None else "")
+    error = record.get("status") == "error"
+    expected = ("the kernel compiles and launches." if error
+                else f"every output matches a float64 reference computed on the CPU within {limit}.")
+    actual = summary.get("error") or record.get("reason") or ""
+    env_text = "\n".join(f"{label}: {env.get(key) or 'n/a'}" for label, key in ENV_FIELDS[tracker])
+    steps = ", ".join(shrunk.get("steps") or []) or "none: no smaller case failed the same way"
+    parts = [
+        f"# {issue_title(tracker, summary, record)}", "",
+        f"File at: {NEW_ISSUE_URLS[tracker]}", "",
+        "### Describe the bug", "",
+        f"Kernel `{', '.join(summary['kernels'])}` (parity kernel `{summary['kernel']}`), backend `{backend}`.", "",
+        f"**Expected:** {expected}", "",
+        "**Actual:**", "", "```text", actual.strip(), "```", "",
+    ]
+    if not error:
+        parts += ["Error statistics (the shrunk case is the one `repro.py` runs):", "",
+                  _metric_table(record.get("metrics"), summary.get("metrics")), ""]
+    parts += [
+        f"Original case: `{Case(shrunk['original']).id}`  ",
+        f"Shrunk case: `{summary['case']}` (steps: {steps})", "",
+        "### To reproduce", "",
+        "This folder is self-contained: `repro.py` (the kernel, its launch, the fp64 reference and the check) "
+        "and `inputs.npz` (numpy arrays, no pickle). It needs torch, triton and numpy"
+        + (" (and torch_npu)." if tracker == "triton-ascend" else "."), "",
+        "```bash",
+        "python repro.py                      # exits 1 and prints the mismatch while the bug is present",
+        "TRITON_INTERPRET=1 python repro.py   # the same kernel on Triton's CPU interpreter, for comparison",
+        "```", "",
+        f"Launch grid(s): {', '.join(str(tuple(g)) for g in summary['grids'])}.", "",
+        "### Environment details", "", "```text", env_text, "```", "",
+    ]
+    return "\n".join(parts)

@@ -1,0 +1,210 @@
+"""Standalone repros for failing cases: repro.py, inputs.npz and ISSUE.md per case.
+
+On a failed or errored case the case is first shrunk (parity.repro.shrink), then run once
+more while every kernel launch is recorded: the grid, every argument and every
+keyword (constexprs, the heuristic values and the autotune config actually used).
+From that record a script is generated that imports only torch, triton and numpy
+(and torch_npu where present): the kernel source with its helpers, the recorded
+launches, the inputs (inputs.npz), the fp64 reference (its plain torch source, or
+saved arrays when the source cannot stand alone) and the check. It exits 1 and
+prints the mismatch while the bug is present, and 0 once it is fixed.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from parity.repro import template
+from parity.repro.capture import Captured, Launch, LaunchRecorder, ReproError, capture_case
+from parity.repro.issue import TRACKERS, render_issue
+from parity.repro.outputs_store import case_filename
+from parity.repro.shrink import ShrinkResult, shrink
+from parity.repro.source import Extracted, SourceError, extract_function, extract_kernel, literal, python_function
+from parity.spec import Case, KernelSpec
+
+REPRO_STATUSES = ("failed", "error")
+REPROS_DIR = "repros"
+NUMPY_DTYPES = (torch.float16, torch.float32, torch.float64, torch.int8, torch.int16, torch.int32, torch.int64,
+                torch.uint8, torch.bool)
+
+
+# ---------------------------------------------------------------- arrays and script
+
+
+def _np(t: torch.Tensor) -> np.ndarray:
+    t = t.detach().cpu().contiguous()
+    if t.dtype not in NUMPY_DTYPES:  # bf16, fp8: store the bits, the script views them back
+        t = t.view({1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()])
+    return t.numpy()
+
+
+def arrays_of(cap: Captured, embed_reference: bool) -> dict[str, np.ndarray]:
+    arrays = {slot.key: _np(slot.initial) for slot in cap.slots}
+    arrays.update({f"input.{k}": _np(v) for k, v in cap.inputs.items() if isinstance(v, torch.Tensor)})
+    arrays.update({f"valid.{k}": _np(v) for k, v in cap.valid.items()})
+    if not embed_reference:
+        arrays.update({f"ref.{k}": _np(v.to(torch.float64)) for k, v in cap.reference.items()})
+    return arrays
+
+
+def kernel_sources(launches: list[Launch]) -> Extracted:
+    merged: Extracted | None = None
+    for launch in launches:
+        part = extract_kernel(launch.kernel)
+        if merged is None:
+            merged = part
+        else:
+            merged.merge(part)
+    assert merged is not None
+    return merged
+
+
+def launch_lines(launches: list[Launch]) -> list[str]:
+    lines = []
+    for launch in launches:
+        name = python_function(launch.kernel).__name__
+        args = [*launch.args, *(f"{k}={v}" for k, v in launch.kwargs.items())]
+        if launch.warmup:
+            lines.append(f"    {name}.warmup({', '.join(args)}, grid={literal(launch.grid)})")
+        else:
+            lines.append(f"    {name}[{literal(launch.grid)}]({', '.join(args)})")
+    return lines
+
+
+def render_script(cap: Captured, title: str) -> tuple[str, dict[str, np.ndarray]]:
+    """repro.py's text and the arrays for inputs.npz."""
+    kernels = kernel_sources(cap.launches)
+    try:
+        reference: Extracted | None = extract_function(cap.spec.reference)
+    except SourceError:
+        reference = None
+    sources = Extracted(entry=kernels.entry)
+    sources.merge(kernels)
+    if reference is not None:
+        sources.merge(reference)
+    scalars = {k: v for k, v in cap.inputs.items() if not isinstance(v, torch.Tensor)}
+    text = template.render(
+        "run_script", title,
+        imports="\n".join(f"{line}  # noqa: E402" for line in dict.fromkeys(sources.imports.values())
+                          if line not in ("import triton", "import triton.language as tl")),
+        source=Extracted(entry="", constants=sources.constants, functions=sources.functions).text().rstrip(),
+        params=literal(cap.params),
+        tolerance=literal({k: cap.tolerance[k] for k in ("rtol", "atol", "max_err_ratio")}),
+        tensors="{" + ", ".join(f"{s.key!r}: {s.spec_literal}" for s in cap.slots) + "}",
+        input_dtypes=literal({k: str(v.dtype).split(".")[-1] for k, v in cap.inputs.items()
+                              if isinstance(v, torch.Tensor)}),
+        scalar_inputs=literal(scalars),
+        outputs=literal({k: [slot, list(shape)] for k, (slot, shape) in cap.outputs.items()}),
+        launches="\n".join(launch_lines(cap.launches)),
+        reference_call=(f"{reference.entry}(fp64_inputs, PARAMS)" if reference is not None
+                        else "saved_reference(data)"),
+        expect_error=literal(cap.error is not None),
+    )
+    return text, arrays_of(cap, reference is not None)
+
+
+# ---------------------------------------------------------------- the repro directory
+
+
+def failure_signature(record: Mapping[str, Any]) -> tuple[str, str]:
+    """What must stay the same while shrinking: the status, and for errors the exception type."""
+    status = record.get("status") or ""
+    reason = record.get("reason") or ""
+    return status, (reason.split(":", 1)[0].strip() if status == "error" else "")
+
+
+def shrink_case(spec: KernelSpec, case: Case, backend: Any, record: Mapping[str, Any], *, seed: int,
+                cache: Any, max_trials: int = 32, max_seconds: float = 120.0) -> ShrinkResult:
+    from parity.run.runner import run_case
+
+    want = failure_signature(record)
+
+    def still_fails(params: dict[str, Any]) -> bool:
+        rec, _ = run_case(spec, Case(params), backend, seed=seed, cache=cache)
+        return failure_signature(rec) == want
+
+    return shrink(dict(case.params), still_fails, max_trials=max_trials, max_seconds=max_seconds)
+
+
+def write_repro(out_dir: Path, cap: Captured, record: Mapping[str, Any], shrunk: ShrinkResult,
+                env: Mapping[str, Any], backend: str) -> Path:
+    """Write repro.py, inputs.npz and both ISSUE variants into out_dir."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    case_id = Case(cap.params).id
+    title = f"{cap.spec.name} [{case_id}] on {backend}"
+    script, arrays = render_script(cap, title)
+    (out_dir / "repro.py").write_text(script, encoding="utf-8")
+    if arrays:
+        np.savez_compressed(out_dir / "inputs.npz", **arrays)
+    primary = "triton-ascend" if backend.startswith("ascend") else "triton"
+    for tracker in TRACKERS:
+        name = "ISSUE.md" if tracker == primary else f"ISSUE-{tracker}.md"
+        text = render_issue(tracker, cap_summary(cap), record, shrunk.as_dict(), env, backend)
+        (out_dir / name).write_text(text, encoding="utf-8")
+    return out_dir
+
+
+def cap_summary(cap: Captured) -> dict[str, Any]:
+    """The plain facts ISSUE.md needs about the captured run."""
+    return {"kernel": cap.spec.name, "kernels": sorted({python_function(x.kernel).__name__ for x in cap.launches}),
+            "params": cap.params, "case": Case(cap.params).id, "tolerance": cap.tolerance, "error": cap.error,
+            "grids": [list(x.grid) for x in cap.launches], "outputs": sorted(cap.outputs),
+            "metrics": cap.metrics}
+
+
+@functools.lru_cache(maxsize=4)
+def session_env(backend: Any) -> dict[str, Any]:
+    """env.json's facts for ISSUE.md, probed once per backend per process."""
+    from parity.report import envinfo
+    try:
+        probed = backend.env()
+    except Exception as exc:  # env probing must never stop a repro
+        probed = {"env_error": str(exc)[:200]}
+    return envinfo.collect(backend.name, probed)
+
+
+def attach(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, *, seed: int, cache: Any,
+           results_dir: Path) -> None:
+    """Shrink, capture and write the repro of a failed/errored case; record where it went (or why not)."""
+    if record.get("status") not in REPRO_STATUSES:
+        return
+    t0 = time.perf_counter()
+    try:
+        shrunk = shrink_case(spec, case, backend, record, seed=seed, cache=cache)
+        cap = capture_case(spec, Case(shrunk.shrunk), backend, seed=seed, cache=cache)
+        out_dir = results_dir / REPROS_DIR / case_filename(spec.name, case.id)
+        write_repro(out_dir, cap, record, shrunk, session_env(backend), backend.name)
+        record["repro"] = out_dir.relative_to(results_dir).as_posix()
+        record["shrink"] = shrunk.as_dict()
+    except (ReproError, SourceError, OSError, RuntimeError, ValueError, TypeError) as exc:
+        record["repro_error"] = f"{type(exc).__name__}: {exc}"[:600]
+    timing = record.setdefault("timing", {})
+    timing["repro_s"] = time.perf_counter() - t0
+
+
+def is_standalone(script: str) -> bool:
+    """True when the script imports nothing outside torch, triton, numpy, math, os, sys and __future__."""
+    allowed = {"torch", "triton", "numpy", "math", "os", "sys", "torch_npu", "traceback", "__future__"}
+    for node in ast.walk(ast.parse(script)):
+        if isinstance(node, ast.Import):
+            roots = {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            roots = {(node.module or "").split(".")[0]}
+        else:
+            continue
+        if not roots <= allowed:
+            return False
+    return True
+
+
+__all__ = ["REPRO_STATUSES", "Captured", "LaunchRecorder", "ReproError", "attach", "capture_case",
+           "failure_signature", "is_standalone", "render_script", "shrink_case", "write_repro"]
+

@@ -1,0 +1,113 @@
+"""The engine's layout: stage packages with no import cycle, small modules, a one-line docstring per package."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from parity.repro import template
+
+PARITY = Path(__file__).resolve().parents[1] / "parity"
+MAX_MODULE_LINES = 420
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PARITY.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(root: Path = PARITY) -> dict[str, set[str]]:
+    """Module -> the parity modules it imports anywhere in its body (lazy imports count too)."""
+    files = {module_name(p): p for p in root.rglob("*.py") if "templates" not in p.parts}
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        edges: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            else:
+                continue
+            edges |= {t for t in targets if t in files and t != name}
+        graph[name] = edges
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle as a path that returns to its start, or None."""
+    state: dict[str, int] = {}  # 1 on the stack, 2 done
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*stack[stack.index(nxt):], nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def test_cycle_finder_finds_a_planted_cycle():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_engine_has_no_import_cycle():
+    graph = import_graph()
+    assert "parity.report.backend_md" in graph and "parity.compile.counter" in graph
+    assert find_cycle(graph) is None, " -> ".join(find_cycle(graph) or [])
+
+
+def test_modules_stay_small():
+    big = {module_name(p): n for p in PARITY.rglob("*.py") if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES}
+    assert not big, f"split these modules (over {MAX_MODULE_LINES} lines): {big}"
+
+
+def test_every_package_says_what_its_stage_does():
+    for init in PARITY.rglob("__init__.py"):
+        doc = ast.get_docstring(ast.parse(init.read_text()))
+        assert doc and doc.strip(), f"{init}: add a one-line docstring saying what this stage does"
+
+
+@pytest.mark.parametrize("name", ["run_script", "cuda_compile_script", "ascend_compile_script"])
+def test_templates_fill_every_mark_and_refuse_strays(name):
+    fields = {f: "None" for f in template.marks(name)}
+    text = template.render(name, "t", **fields)
+    ast.parse(text)
+    assert "@parity:" not in text and "@title@" not in text
+    with pytest.raises(KeyError, match="missing"):
+        template.render(name, "t", **dict(list(fields.items())[1:]))
+    with pytest.raises(KeyError, match="unused"):
+        template.render(name, "t", **fields, stray="1")
+
+
+def test_run_script_check_passes_and_fails_as_the_repro_would():
+    """The generated repro's own comparison, imported from its template: a match passes, a tail error fails."""
+    code = """
+import torch
+from parity.repro.templates import run_script as s
+s.TOLERANCE = {"rtol": 1e-3, "atol": 1e-5, "max_err_ratio": None}
+ref = torch.arange(8, dtype=torch.float64)
+print("GOOD", s.check("out", ref.float(), ref, None))
+bad = ref.clone(); bad[-2:] += 1
+print("BAD", s.check("out", bad.float(), ref, None))
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          cwd=PARITY.parent, env={"TRITON_INTERPRET": "1", "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stderr
+    assert "GOOD True" in proc.stdout and "BAD False" in proc.stdout
+    assert "mismatches lie in dim0 6..7" in proc.stdout
