@@ -84,7 +84,7 @@ class AscendCompileBackend(Backend):
         cache_dir = tempfile.mkdtemp(prefix="parity-ascend-compile-")
         atexit.register(shutil.rmtree, cache_dir, ignore_errors=True)
         os.environ["TRITON_CACHE_DIR"] = cache_dir
-        from parity.backends.ascend.run import driver as ascend_driver
+        from parity.backends.ascend import driver as ascend_driver
         self._driver = ascend_driver.install(self.arch)
 
     def unavailable(self) -> str | None:
