@@ -7,14 +7,29 @@ machine's own packages: `nox --no-venv --no-install -s cuda`.
 
 from __future__ import annotations
 
+import os
 import shutil
+import socket
 import sys
+from urllib.parse import urlparse
 
 import nox
 
-# The CPU build of torch 2.13.0 is what the hardware-free tiers are tested with; pip takes it
-# from the local wheel cache in CI. GPU/NPU hosts install the torch that matches their driver.
-TORCH_CPU = "torch==2.13.0"
+# The hardware-free tiers use torch's CPU build: PyPI's torch is the CUDA build (several GB of
+# nvidia-* packages), and PyPI's torch 2.13.0 even requires triton 3.7.1. The CPU build needs no
+# triton, so the triton pin below is ours alone. It comes from PyTorch's CPU index (or any mirror
+# named by PARITY_TORCH_INDEX, or a wheel pip already finds locally).
+TORCH_CPU = "torch==2.13.0+cpu"
+TORCH_CPU_INDEX = os.environ.get("PARITY_TORCH_INDEX", "https://download.pytorch.org/whl/cpu")
+TRITON = "triton==3.6.0"
+# Run tiers are pinned to what was verified on hardware: torch 2.11.0 (its PyPI build is for
+# CUDA 13 and requires triton 3.6.0) on an H200. Ascend: triton-ascend 3.2.0 is the only release
+# on PyPI; torch_npu pairs with the same torch minor, and 2.8.0 is what Ascend ports of fla (the
+# sgl-kernel-npu GDN port) pin beside triton-ascend 3.2.0. Not verified on an NPU here.
+CUDA_STACK = ["torch==2.11.0", TRITON]
+ASCEND_STACK = ["torch==2.8.0", "torch_npu==2.8.0", "triton-ascend==3.2.0", "pybind11"]
+# an interrupted pytest needs time to merge what its workers wrote and write REPORT.md
+INTERRUPT_TIMEOUT_S = 60.0
 # triton 3.6's interpreter calls int() on 1-element arrays, which numpy 2.4 rejects
 NUMPY = "numpy<2.4"
 RUNNER = [NUMPY, "tabulate", "pytest>=8", "pytest-xdist", "pytest-timeout"]
@@ -30,12 +45,48 @@ if shutil.which("npu-smi"):
 nox.options.sessions.append("report")
 
 
+def index_reachable(url: str) -> bool:
+    """Whether the index's host resolves; an unreachable one costs pip minutes of retries."""
+    host = urlparse(url).hostname
+    if not host or url.startswith("file:"):
+        return True
+    try:
+        socket.getaddrinfo(host, 443)
+    except OSError:
+        return False
+    return True
+
+
+def cpu_torch_args(reachable: bool) -> list[str]:
+    """pip arguments that install torch's CPU build and never the CUDA one."""
+    return (["--extra-index-url", TORCH_CPU_INDEX] if reachable else []) + [TORCH_CPU]
+
+
 def install(session: nox.Session, *packages: str) -> None:
     """Install into the session's venv; with --no-venv the machine's own packages are used."""
     if session.venv_backend == "none" or getattr(session, "virtualenv", None) is None:
         session.log(f"--no-venv: using the installed packages, not installing {' '.join(packages)}")
         return
-    session.install(*packages)
+    if TORCH_CPU in packages:
+        reachable = index_reachable(TORCH_CPU_INDEX)
+        if not reachable:
+            session.log(f"{TORCH_CPU_INDEX} is unreachable: looking for {TORCH_CPU} in pip's own indexes and links")
+        packages = (*cpu_torch_args(reachable), *(p for p in packages if p != TORCH_CPU))
+    try:
+        session.install(*packages)
+    except nox.command.CommandFailed:
+        if TORCH_CPU in packages:
+            session.error(f"could not install {TORCH_CPU}, torch's CPU build: it comes from {TORCH_CPU_INDEX}. "
+                          "Set PARITY_TORCH_INDEX to a reachable mirror of that index, or put the wheel where pip "
+                          "finds it (pip's --find-links).")
+        raise
+
+
+def require_device(session: nox.Session, tool: str, device: str, fallback: str) -> None:
+    """Stop before installing gigabytes when the machine has no such device."""
+    if shutil.which(tool) is None:
+        session.error(f"the {session.name} session needs {device}, and `{tool}` is not on PATH here. "
+                      f"No such device? Run a hardware-free tier instead: {fallback}")
 
 
 def pytest_args(session: nox.Session, backend: str, *defaults: str) -> list[str]:
@@ -43,19 +94,23 @@ def pytest_args(session: nox.Session, backend: str, *defaults: str) -> list[str]
     return ["python", "-m", "pytest", "suites", f"--backend={backend}", "--timeout=900", *defaults, *session.posargs]
 
 
+def run_pytest(session: nox.Session, *args: str, env: dict[str, str] | None = None) -> None:
+    session.run(*args, env=env, interrupt_timeout=INTERRUPT_TIMEOUT_S)
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
     """The engine's self-tests (CPU only), plus ruff."""
-    install(session, TORCH_CPU, "triton==3.6.0", *RUNNER, "ruff")
+    install(session, TORCH_CPU, TRITON, *RUNNER, "ruff", "nox")
     session.run("ruff", "check", ".")
-    session.run("python", "-m", "pytest", "tests", "-n", "2", *session.posargs)
+    run_pytest(session, "python", "-m", "pytest", "tests", "-n", "2", *session.posargs)
 
 
 @nox.session
 def interpret(session: nox.Session) -> None:
     """Every kernel under TRITON_INTERPRET=1 against fp64, on the CPU."""
-    install(session, TORCH_CPU, "triton==3.6.0", *RUNNER)
-    session.run(*pytest_args(session, "interpret", "-n", "2"), env={"TRITON_INTERPRET": "1"})
+    install(session, TORCH_CPU, TRITON, *RUNNER)
+    run_pytest(session, *pytest_args(session, "interpret", "-n", "2"), env={"TRITON_INTERPRET": "1"})
 
 
 def run_tier_defaults(session: nox.Session) -> list[str]:
@@ -75,22 +130,24 @@ RUN_ENV = {"TRITON_CACHE_AUTOTUNING": "1"}
 @nox.session
 def cuda(session: nox.Session) -> None:
     """Every kernel on an NVIDIA GPU, at level full."""
-    install(session, "torch", "triton", *RUNNER)
-    session.run(*pytest_args(session, "cuda", "--level=full", *run_tier_defaults(session)), env=RUN_ENV)
+    require_device(session, "nvidia-smi", "an NVIDIA GPU", "nox -s cuda-compile (compile-only) or nox -s interpret")
+    install(session, *CUDA_STACK, *RUNNER)
+    run_pytest(session, *pytest_args(session, "cuda", "--level=full", *run_tier_defaults(session)), env=RUN_ENV)
 
 
 @nox.session
 def ascend(session: nox.Session) -> None:
     """Every kernel on an Ascend NPU (needs CANN, torch_npu and triton-ascend), at level full."""
-    install(session, "torch", "torch_npu", "triton-ascend", *RUNNER)
-    session.run(*pytest_args(session, "ascend", "--level=full", *run_tier_defaults(session)), env=RUN_ENV)
+    require_device(session, "npu-smi", "an Ascend NPU with CANN", "nox -s ascend-compile (compile-only)")
+    install(session, *ASCEND_STACK, *RUNNER)
+    run_pytest(session, *pytest_args(session, "ascend", "--level=full", *run_tier_defaults(session)), env=RUN_ENV)
 
 
 @nox.session(name="cuda-compile")
 def cuda_compile(session: nox.Session) -> None:
     """Compile every kernel variant for a named SM with upstream triton's ptxas; no GPU needed."""
-    install(session, TORCH_CPU, "triton==3.6.0", *RUNNER)
-    session.run(*pytest_args(session, "cuda-compile", "-n", "2"))
+    install(session, TORCH_CPU, TRITON, *RUNNER)
+    run_pytest(session, *pytest_args(session, "cuda-compile", "-n", "2"))
 
 
 @nox.session(name="ascend-compile")
@@ -102,7 +159,7 @@ def ascend_compile(session: nox.Session) -> None:
     install(session, TORCH_CPU, *ASCEND_TOOLCHAIN, *RUNNER)
     # the checker's own controls (UB overflow, grid limit, crash isolation) need this toolchain too
     session.run("python", "-m", "pytest", "tests/test_ascend_compile.py", "-q")
-    session.run(*pytest_args(session, "ascend-compile", "-n", "2"))
+    run_pytest(session, *pytest_args(session, "ascend-compile", "-n", "2"))
 
 
 @nox.session

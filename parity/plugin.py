@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,7 +14,8 @@ import pytest
 
 from parity.backends import BACKENDS, Backend, get_backend
 from parity.repro import outputs_store
-from parity.run.record import ResultWriter, atomic_write_text, clear_parts, merge_parts
+from parity.run import rundir
+from parity.run.record import MERGED_NAME, ResultWriter, atomic_write_text, merge_parts, read_records, write_results
 from parity.run.refcache import ReferenceCache
 from parity.spec import LEVELS, Case, KernelSpec, SpecError, validate_cases, validate_compile_cases
 
@@ -85,7 +87,7 @@ class ParitySession:
     backend: Backend
     level: str
     seed: int
-    results_dir: Path
+    results_dir: Path  # where this run writes: the staging dir inside final_dir until the run ends
     specs: list[KernelSpec]
     worker: str
     unavailable: str | None = None
@@ -98,6 +100,8 @@ class ParitySession:
     # and the wait before the current test item (pytest, xdist, and worker start-up for the first)
     mark: float = field(default_factory=time.perf_counter)
     wait_s: float = 0.0
+    final_dir: Path | None = None  # the results dir the user named; None means results_dir itself
+    selected: bool = False  # --kernels named a selection: records of other kernels are carried over
 
     @property
     def is_controller(self) -> bool:
@@ -186,9 +190,11 @@ def pytest_configure(config: pytest.Config) -> None:
         _, specs = registry.build(requested)
     except SpecError as exc:
         raise pytest.UsageError(str(exc)) from None
-    results_dir = Path(config.getoption("--results-dir") or Path("reports") / backend.name)
+    final_dir = Path(config.getoption("--results-dir") or Path("reports") / backend.name)
+    results_dir = rundir.staging_dir(final_dir)
     state = ParitySession(backend=backend, level=config.getoption("--level"), seed=config.getoption("--seed"),
                           results_dir=results_dir, specs=specs, worker=worker, unavailable=reason,
+                          final_dir=final_dir, selected=bool(config.getoption("--kernels").strip()),
                           ref_cache=ReferenceCache(enabled=not config.getoption("--no-ref-cache")))
     perf_option = config.getoption("perf")
     if perf_option is None:
@@ -196,9 +202,8 @@ def pytest_configure(config: pytest.Config) -> None:
     state.perf = perf_option
     state.workers = int(getattr(config.option, "numprocesses", 0) or 0)
     if state.is_controller:
-        results_dir.mkdir(parents=True, exist_ok=True)
-        clear_parts(results_dir)
-        outputs_store.clear(results_dir)  # stale repros/outputs must not outlive their cases
+        # the last complete results stay in place until this run has its own (rundir.promote)
+        rundir.begin(final_dir)
     config.stash[STATE_KEY] = state
 
 
@@ -289,10 +294,16 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     from parity.report import backend_md as report
     from parity.report import envinfo
     records = merge_parts(state.results_dir)
-    state.records = records
-    if state.perf != "off" and not state.unavailable and state.backend.mode != "compile" \
-            and exitstatus != pytest.ExitCode.INTERRUPTED:
+    final = state.final_dir or state.results_dir
+    carried = _carry_over(state, final, records)
+    records = sorted([*records, *carried], key=lambda r: (r["kernel"], r["case"], r.get("suite", "")))
+    interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
+    if state.perf != "off" and not state.unavailable and state.backend.mode != "compile" and not interrupted:
         _perf_pass(state, records)
+    write_results(state.results_dir, records)
+    rundir.promote(final)
+    state.results_dir = final
+    state.records = records
     try:
         backend_env = state.backend.env() if not state.unavailable else {}
     except Exception as exc:  # env probing must never lose the results
@@ -301,18 +312,39 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     env["level"] = state.level
     env["seed"] = state.seed
     env["xdist_workers"] = state.workers
-    atomic_write_text(state.results_dir / "env.json", json.dumps(env, indent=2, sort_keys=True) + "\n")
-    atomic_write_text(state.results_dir / "REPORT.md", report.render_report(records, env))
+    env["interrupted"] = interrupted
+    atomic_write_text(final / "env.json", json.dumps(env, indent=2, sort_keys=True) + "\n")
+    head = rundir.banner(interrupted, _items_done(session.config), session.testscollected, carried)
+    atomic_write_text(final / "REPORT.md", head + report.render_report(records, env))
+    if head:
+        print(head.replace("> ", "parity: ").replace("**", "").strip(), file=sys.stderr)
+
+
+def _carry_over(state: ParitySession, final: Path, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A selection run keeps the previous records (and their files) of the kernels it did not select."""
+    previous_path = final / MERGED_NAME
+    if not state.selected or not previous_path.exists():
+        return []
+    ran = {spec.name for spec in state.specs} | {r["kernel"] for r in records}
+    carried = rundir.carried_records(list(read_records(previous_path)), ran)
+    rundir.carry_files(final, carried, (outputs_store.path_for(final, r["kernel"], r["case"]) for r in carried))
+    return carried
+
+
+def _items_done(config: pytest.Config) -> int:
+    """Test items that reported an outcome (the terminal reporter sees xdist workers' reports too)."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    stats = getattr(reporter, "stats", {}) if reporter is not None else {}
+    return len({getattr(r, "nodeid", None) for key, reps in stats.items() if key not in ("", "warnings")
+                for r in reps if getattr(r, "nodeid", None)})
 
 
 def _perf_pass(state: ParitySession, records: list[dict[str, Any]]) -> None:
-    from parity.run import perf_pass as perf_phase
-    from parity.run.record import write_results
+    from parity.run import perf_pass
 
     state.backend.select_device(0)
     cases = {(spec.name, case.id): (spec, case) for spec in state.specs for case in state.cases(spec)}
-    if perf_phase.run(cases, records, state.backend, seed=state.seed, mode=state.perf):
-        write_results(state.results_dir, records)
+    perf_pass.run(cases, records, state.backend, seed=state.seed, mode=state.perf)
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

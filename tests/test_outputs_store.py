@@ -108,5 +108,3 @@ def test_save_case_names_files_by_case(tmp_path):
     path = store.save_case(tmp_path, spec, case, {"out": torch.zeros(1, 2, 1, 2)}, "d")
     assert path == store.path_for(tmp_path, spec.name, case.id) and path.exists()
     assert store.save_case(tmp_path, spec, case, None, "d") is None
-    store.clear(tmp_path)
-    assert not (tmp_path / store.OUTPUTS_DIR).exists()

@@ -57,3 +57,45 @@ def test_hardware_session_without_device_is_an_error_naming_the_fallback():
     proc = pytest_run("--backend=cuda", "--kernels=vector_add")
     assert proc.returncode != 0
     assert "cuda-compile" in proc.stderr and "needs its device" in proc.stderr
+
+
+def _part_lines(staging: Path) -> int:
+    return sum(len(p.read_text().splitlines()) for p in staging.glob("results-*.jsonl"))
+
+
+def test_interrupted_run_keeps_its_records_and_the_previous_results(tmp_path):
+    """Ctrl-C mid-run: the records written so far are merged, REPORT.md opens by saying the run was
+    interrupted, and the last complete results are kept in previous/ instead of being deleted."""
+    import signal
+    import time
+
+    out = tmp_path / "res"
+    assert pytest_run("--backend=interpret", "--kernels=vector_add", f"--results-dir={out}").returncode == 0
+    complete = (out / "results.jsonl").read_text()
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", "suites", "-q", "-n", "2", "--backend=interpret",
+                             "--kernels=basics", "--level=full", f"--results-dir={out}"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 300
+    while _part_lines(out / ".running") < 20 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.5)
+    assert proc.poll() is None, "the run ended before it could be interrupted"
+    proc.send_signal(signal.SIGINT)
+    output, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 2, output  # pytest's "interrupted"
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert len(records) >= 20
+    first = (out / "REPORT.md").read_text().splitlines()[0]
+    assert first.startswith("> **This run was interrupted**") and "did not" in first, first
+    assert (out / "previous" / "results.jsonl").read_text() == complete
+    assert not (out / ".running").exists()
+
+
+def test_a_kernel_selection_does_not_drop_other_kernels_results(tmp_path):
+    out = tmp_path / "res"
+    assert pytest_run("--backend=interpret", "--kernels=vector_add", f"--results-dir={out}").returncode == 0
+    assert pytest_run("--backend=interpret", "--kernels=softmax", f"--results-dir={out}").returncode == 0
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert {r["kernel"] for r in records} == {"vector_add", "softmax"}
+    assert all(r.get("carried_over") for r in records if r["kernel"] == "vector_add")
+    assert not any(r.get("carried_over") for r in records if r["kernel"] == "softmax")
+    assert "carried over from the previous run" in (out / "REPORT.md").read_text()

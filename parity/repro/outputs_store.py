@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,9 +142,3 @@ def load(path: Path) -> StoredCase:
                 index=data[f"index.{n}"] if f"index.{n}" in files else None,
                 sample=data[f"sample.{n}"] if f"sample.{n}" in files else None)
         return StoredCase(input_digest=str(data["__input_digest__"]), outputs=outputs)
-
-
-def clear(results_dir: Path) -> None:
-    """Drop the previous run's outputs and repros, so no stale file outlives its case."""
-    for name in (OUTPUTS_DIR, "repros"):
-        shutil.rmtree(results_dir / name, ignore_errors=True)

@@ -131,11 +131,3 @@ def load_results(results_dir: Path) -> list[dict[str, Any]]:
     for f in files:
         records.extend(read_records(f))
     return records
-
-
-def clear_parts(results_dir: Path, extra: Iterable[str] = (MERGED_NAME,)) -> None:
-    """Remove the previous run's files before a new run writes its own."""
-    for part in results_dir.glob(PART_GLOB):
-        part.unlink()
-    for name in extra:
-        (results_dir / name).unlink(missing_ok=True)

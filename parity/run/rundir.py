@@ -1,0 +1,93 @@
+"""A results dir's life: a run writes into a staging dir and replaces the last results only when it ends.
+
+A run killed outright leaves the last complete results untouched; its staged records are kept
+aside (`unfinished/`) by the next run. A run that ends, interrupted or not, moves the previous
+results into `previous/` and its own into place. A run over a kernel selection keeps the
+previous records of the kernels it did not select, so it never silently drops them.
+"""
+
+from __future__ import annotations
+
+import shutil
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+STAGING = ".running"
+PREVIOUS = "previous"
+UNFINISHED = "unfinished"
+# what a finished run owns in its results dir; everything else there (user files) is left alone
+RUN_FILES = ("results.jsonl", "env.json", "REPORT.md", "repros", "outputs")
+
+
+def staging_dir(results_dir: Path) -> Path:
+    return results_dir / STAGING
+
+
+def begin(results_dir: Path) -> Path:
+    """The controller's start: a fresh staging dir; a dead run's staged files go to unfinished/."""
+    staging = staging_dir(results_dir)
+    if staging.exists():
+        aside = results_dir / UNFINISHED
+        shutil.rmtree(aside, ignore_errors=True)
+        staging.rename(aside)
+        warnings.warn(f"{results_dir}: an earlier run stopped before it finished; its records are kept in "
+                      f"{aside} (`python -m parity.cli report {aside}` reads them)", stacklevel=2)
+    staging.mkdir(parents=True)
+    return staging
+
+
+def _move(src: Path, dst: Path) -> None:
+    if dst.is_dir():
+        shutil.rmtree(dst)
+    elif dst.exists():
+        dst.unlink()
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    src.rename(dst)
+
+
+def carried_records(previous: Sequence[Mapping[str, Any]], selected: Iterable[str]) -> list[dict[str, Any]]:
+    """The previous run's records of kernels this run did not select, marked as carried over."""
+    chosen = set(selected)
+    return [{**r, "carried_over": True} for r in previous if r.get("kernel") not in chosen]
+
+
+def carry_files(results_dir: Path, records: Sequence[Mapping[str, Any]], outputs: Iterable[Path]) -> None:
+    """Move carried records' repro dirs and stored outputs from the results dir into staging."""
+    staging = staging_dir(results_dir)
+    for rel in {r["repro"] for r in records if r.get("repro")}:
+        if (results_dir / rel).exists():
+            _move(results_dir / rel, staging / rel)
+    for path in outputs:
+        if path.exists():
+            _move(path, staging / path.relative_to(results_dir))
+
+
+def promote(results_dir: Path) -> None:
+    """Previous results into previous/, the staged run into place, staging removed."""
+    staging = staging_dir(results_dir)
+    old = [name for name in RUN_FILES if (results_dir / name).exists()]
+    if old:
+        shutil.rmtree(results_dir / PREVIOUS, ignore_errors=True)
+        for name in old:
+            _move(results_dir / name, results_dir / PREVIOUS / name)
+    for item in staging.iterdir():
+        _move(item, results_dir / item.name)
+    staging.rmdir()
+
+
+def banner(interrupted: bool, items_done: int, items_total: int, carried: Sequence[Mapping[str, Any]]) -> str:
+    """REPORT.md's first lines when the run was cut short or carries records over; '' otherwise."""
+    lines = []
+    if interrupted:
+        missing = max(items_total - items_done, 0)
+        lines.append(f"> **This run was interrupted**: {items_done} of {items_total} test items ran, {missing} did "
+                     f"not. The records below are the ones written before the stop; the previous results are in "
+                     f"`{PREVIOUS}/`.")
+    if carried:
+        kernels = sorted({str(r.get("kernel")) for r in carried})
+        lines.append(f"> {len(carried)} records of {len(kernels)} kernels this run did not select "
+                     f"({', '.join(kernels[:8])}{', …' if len(kernels) > 8 else ''}) are carried over from the "
+                     "previous run in this directory.")
+    return "\n>\n".join(lines) + ("\n\n" if lines else "")

@@ -1,0 +1,99 @@
+"""The noxfile's install plan, checked without network: CPU tiers get torch's CPU build, run tiers
+check for their device before installing anything, and pytest gets time to save an interrupted run."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+nox = pytest.importorskip("nox", reason="the noxfile needs nox: `pip install nox` (the tests session installs it)")
+sys.path.insert(0, str(ROOT))
+import noxfile  # noqa: E402
+
+sys.path.remove(str(ROOT))
+
+
+class FakeSession:
+    """Records what a session would install and run."""
+
+    venv_backend = "virtualenv"
+    virtualenv = object()
+
+    def __init__(self, name: str) -> None:
+        self.name, self.posargs = name, []
+        self.installed: list[str] = []
+        self.ran: list[tuple[tuple, dict]] = []
+
+    def install(self, *packages: str) -> None:
+        self.installed += packages
+
+    def run(self, *args: str, **kwargs: object) -> None:
+        self.ran.append((args, kwargs))
+
+    def log(self, *_: object) -> None:
+        pass
+
+    def error(self, message: str) -> None:
+        raise SystemExit(message)
+
+
+CPU_SESSIONS = {"tests": noxfile.tests, "interpret": noxfile.interpret, "cuda-compile": noxfile.cuda_compile,
+                "report": noxfile.report}
+
+
+@pytest.mark.parametrize("name", sorted(CPU_SESSIONS))
+@pytest.mark.parametrize("reachable", [True, False])
+def test_cpu_tiers_install_torch_cpu_build_only(name, reachable, monkeypatch):
+    monkeypatch.setattr(noxfile, "index_reachable", lambda url: reachable)
+    session = FakeSession(name)
+    CPU_SESSIONS[name](session)
+    torches = [p for p in session.installed if p.startswith("torch")]
+    assert torches == [noxfile.TORCH_CPU] and noxfile.TORCH_CPU.endswith("+cpu"), session.installed
+    has_index = "--extra-index-url" in session.installed
+    assert has_index == reachable  # an unreachable index would cost minutes of pip retries
+    if reachable:
+        assert session.installed[session.installed.index("--extra-index-url") + 1] == noxfile.TORCH_CPU_INDEX
+
+
+def test_cpu_build_needs_no_particular_triton():
+    """torch's CPU build pins no triton, so our triton pin cannot conflict with it (PyPI's CUDA
+    torch 2.13.0 requires triton 3.7.1, which made `torch==2.13.0 triton==3.6.0` unresolvable)."""
+    from importlib import metadata
+
+    try:
+        requires = metadata.requires("torch") or []
+        version = metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        pytest.skip("torch is not installed in this environment")
+    if "+cpu" not in version:
+        pytest.skip(f"this environment's torch is {version}, not a CPU build")
+    assert not [r for r in requires if r.startswith("triton") and "extra" not in r], requires
+
+
+@pytest.mark.parametrize(("session_fn", "tool"), [(noxfile.cuda, "nvidia-smi"), (noxfile.ascend, "npu-smi")])
+def test_run_tiers_check_the_device_before_installing(session_fn, tool, monkeypatch):
+    monkeypatch.setattr(noxfile.shutil, "which", lambda name: None)
+    session = FakeSession(session_fn.__name__)
+    with pytest.raises(SystemExit, match=tool):
+        session_fn(session)
+    assert session.installed == [] and session.ran == []
+
+
+@pytest.mark.parametrize(("session_fn", "tool"), [(noxfile.cuda, "nvidia-smi"), (noxfile.ascend, "npu-smi")])
+def test_run_tiers_pin_their_stack(session_fn, tool, monkeypatch):
+    monkeypatch.setattr(noxfile.shutil, "which", lambda name: f"/usr/bin/{name}")
+    session = FakeSession(session_fn.__name__)
+    session_fn(session)
+    stack = [p for p in session.installed if p.split("==")[0] in ("torch", "triton", "torch_npu", "triton-ascend")]
+    assert stack and all("==" in p for p in stack), stack
+
+
+def test_pytest_gets_time_to_save_an_interrupted_run(monkeypatch):
+    monkeypatch.setattr(noxfile, "index_reachable", lambda url: False)
+    session = FakeSession("interpret")
+    noxfile.interpret(session)
+    (args, kwargs), = session.ran
+    assert "pytest" in args and kwargs["interrupt_timeout"] >= 30  # nox's default is 0.3 s
