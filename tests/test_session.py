@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,9 +14,10 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def pytest_run(*args: str) -> subprocess.CompletedProcess:
+def pytest_run(*args: str, pythonpath: Path | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(pythonpath)} if pythonpath else None
     return subprocess.run([sys.executable, "-m", "pytest", "suites", "-q", "-p", "no:xdist", *args],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+                          cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
 
 
 def test_interpret_run_writes_results_env_and_report(tmp_path):
@@ -57,3 +59,16 @@ def test_hardware_session_without_device_is_an_error_naming_the_fallback():
     proc = pytest_run("--backend=cuda", "--kernels=vector_add")
     assert proc.returncode != 0
     assert "cuda-compile" in proc.stderr and "needs its device" in proc.stderr
+
+
+def test_a_user_module_without_reference_or_with_a_syntax_error_is_one_usage_error(tmp_path):
+    (tmp_path / "mine_noref.py").write_text(
+        "from examples.user_kernels.l2norm import SPECS as BASE\nfrom parity import KernelSpec\n"
+        "b = BASE[0]\nSPECS = [KernelSpec(name='noref', family='user', kernel=b.kernel, launch=b.launch,\n"
+        "                      cases=b.cases, make_inputs=b.make_inputs)]\n")
+    (tmp_path / "mine_syntax.py").write_text("SPECS = [\n")
+    for module, says in (("mine_noref", "'noref': missing `reference`"), ("mine_syntax", "syntax error at")):
+        proc = pytest_run("--backend=interpret", f"--kernels={module}", pythonpath=tmp_path)
+        assert proc.returncode == 4, proc.stdout + proc.stderr  # pytest's usage error
+        assert "INTERNALERROR" not in proc.stdout + proc.stderr
+        assert f"--kernels {module}: " in proc.stderr and says in proc.stderr, proc.stderr
