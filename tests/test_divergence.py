@@ -137,7 +137,8 @@ def test_cli_errors_name_the_dir_and_the_fix(tmp_path, capsys):
     (tmp_path / "blank").mkdir()
     (tmp_path / "blank" / "results.jsonl").write_text("")
     assert cli.main(["report", str(tmp_path / "blank")]) == 2
-    assert "holds no records" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "holds no records" in err and "holds a readable record" in err
     assert cli.main(["report", "--out", str(tmp_path / "nothing" / "D.md")]) == 2
     assert "no results dirs" in capsys.readouterr().err
 
@@ -179,3 +180,33 @@ def test_heatmap_separates_new_compile_failures_from_expected_and_known_ones():
     assert heatmap._cell([compile_rec("failed")])[1] == "C"
     assert heatmap._cell([compile_rec("xfailed")])[1] == "K"
     assert heatmap._cell([compile_rec("passed", expected="Did you forget")])[1] == "E"
+
+
+def test_report_skips_bad_files_and_lines_and_still_writes_the_rest(tmp_path, capsys):
+    good = write_dir(tmp_path, "cuda", {"backend": "cuda"}, [rec("cuda", "run", "k", "c", "passed")])
+    with (good / "results.jsonl").open("a") as fh:
+        fh.write('[1,2,3]\n{"schema": 1, "kernel": "x"}\n')
+    empty = write_dir(tmp_path, "interpret", {"backend": "interpret"}, [])  # what `--kernels probes` writes
+    noise = write_dir(tmp_path, "noise", {}, [])
+    (noise / "results.jsonl").write_bytes(bytes(range(128, 256)) * 4)
+    (noise / "env.json").write_bytes(b"\xff\xfe")
+    out = tmp_path / "D.md"
+    assert cli.main(["report", str(good), str(empty), str(noise), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert f"{good}/results.jsonl:2: skipped a results line: a JSON list" in err
+    assert f"{good}/results.jsonl:3: skipped a results line: missing key(s)" in err
+    assert f"{empty}/results.jsonl: skipped, it holds no records" in err
+    assert f"{noise}/results.jsonl:1: skipped a results line: not UTF-8" in err
+    assert "1 results dir(s)" in out.read_text()  # the rest is still reported
+
+
+def test_a_failed_report_leaves_no_stale_divergence_md(tmp_path, capsys):
+    out = tmp_path / "D.md"
+    out.write_text("# an earlier, now stale, report\n")
+    (tmp_path / "divergence.png").write_bytes(b"old")
+    blank = write_dir(tmp_path, "blank", {"backend": "interpret"}, [])
+    assert cli.main(["report", str(blank), "--out", str(out)]) == 2
+    assert not out.exists() and not (tmp_path / "divergence.png").exists()
+    assert "removed the previous" in capsys.readouterr().err
+    good = write_dir(tmp_path, "good", {"backend": "cuda"}, [rec("cuda", "run", "k", "c", "passed")])
+    assert cli.main(["report", str(good), "--out", str(out)]) == 0 and out.exists()  # control
