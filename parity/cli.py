@@ -86,7 +86,7 @@ def load_dirs(dirs: Sequence[Path]) -> list[tuple[Path, dict[str, Any], list[dic
 def build_columns(dirs: Sequence[Path], out_dir: Path) -> tuple[list[divergence.Column], dict[str, list[Any]],
                                                                 dict[str, Path]]:
     loaded = load_dirs(dirs)
-    labels = divergence.column_labels([(env["backend"], env.get("machine") or "", d.name) for d, env, _ in loaded])
+    labels = divergence.column_labels([(env["backend"], d.name) for d, env, _ in loaded])
     columns, records, where = [], {}, {}
     for label, (d, env, recs) in zip(labels, loaded, strict=True):
         prefix = os.path.relpath(d, out_dir).replace(os.sep, "/") + "/"

@@ -103,7 +103,7 @@ def test_same_results_everywhere_is_no_divergence(tmp_path):
     out = tmp_path / "D.md"
     assert cli.main(["report", str(a), str(b), "--out", str(out)]) == 0
     text = out.read_text()
-    assert "0 divergence(s) across 2 results dir(s)" in text and "interpret@one" in text and "interpret@two" in text
+    assert "0 divergence(s) across 2 results dir(s)" in text and "interpret@a" in text and "interpret@b" in text
 
 
 def test_numeric_divergence_needs_a_pass_and_a_fail():
@@ -144,6 +144,8 @@ def test_cli_errors_name_the_dir_and_the_fix(tmp_path, capsys):
 
 
 def test_error_classification():
+    assert divergence.classify_error("TypeError: unsupported operand type(s) for +: 'int' and 'NoneType'") == \
+        "runtime"  # an interpreter error is neither a refused launch nor a failed compile
     assert divergence.classify_error("RuntimeError: grid should be less than 65536!") == "launch"
     assert divergence.classify_error("CompilationError: at 3:4: unsupported") == "compile"
     assert divergence.classify_error("MLIRCompilationError: ub overflow, requires 1 bits") == "compile"
@@ -210,3 +212,17 @@ def test_a_failed_report_leaves_no_stale_divergence_md(tmp_path, capsys):
     assert "removed the previous" in capsys.readouterr().err
     good = write_dir(tmp_path, "good", {"backend": "cuda"}, [rec("cuda", "run", "k", "c", "passed")])
     assert cli.main(["report", str(good), "--out", str(out)]) == 0 and out.exists()  # control
+
+
+def test_column_labels_name_the_dir_only_when_a_backend_repeats():
+    labels = divergence.column_labels([("interpret", "vm"), ("interpret", "user-idxlocal"), ("cuda", "cuda"),
+                                       ("cuda-compile", "x"), ("cuda-compile", "x")])
+    assert labels == ["interpret@vm", "interpret@user-idxlocal", "cuda", "cuda-compile@x", "cuda-compile@x-2"]
+
+
+def test_heatmap_marks_an_interpreter_type_error_as_a_runtime_error_not_a_refused_launch():
+    from parity.report import heatmap
+    r = rec("interpret", "interpret", "k", "c", "error", reason="TypeError: 'NoneType' object is not callable")
+    assert heatmap._cell([r])[1] == "R"
+    r["reason"] = "RuntimeError: grid should be less than 65536!"
+    assert heatmap._cell([r])[1] == "L"  # control: a real launch refusal keeps its mark
