@@ -30,6 +30,8 @@ PERF_RATIO = 2.0
 # errors raised when a kernel is launched rather than compiled (launch limits, argument checks)
 LAUNCH_PATTERNS = re.compile(r"grid should be less than|grid.*(too large|exceed|limit)|coreDim|launch failed|"
                              r"invalid configuration argument|too many resources requested for launch", re.I)
+# Python's own exceptions from a launcher or the interpreter: "unsupported operand" is no compile error
+RUNTIME_PATTERNS = re.compile(r"^\s*(TypeError|AttributeError|IndexError|KeyError|NameError|ZeroDivisionError)\b")
 COMPILE_PATTERNS = re.compile(r"CompilationError|ub overflow|bishengir|ptxas|MLIR|lowering|"
                               r"out of resource|unsupported|compile", re.I)
 
@@ -97,6 +99,8 @@ def classify_error(reason: str | None) -> str:
     interpreter TypeError, a Python exception in a launcher) is an error while running.
     """
     text = reason or ""
+    if RUNTIME_PATTERNS.search(text):
+        return "runtime"
     if LAUNCH_PATTERNS.search(text):
         return "launch"
     return "compile" if COMPILE_PATTERNS.search(text) else "runtime"
