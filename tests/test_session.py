@@ -33,6 +33,8 @@ def test_interpret_run_writes_results_env_and_report(tmp_path):
     report = (out / "REPORT.md").read_text()
     assert "## Summary by kernel" in report and "| vector_add" in report
     assert "parity: interpret (quick)" in proc.stdout  # the terminal summary table
+    # suites that cannot run in interpret mode (compile, specialization) are not collected, not skipped
+    assert "skipped" not in proc.stdout and "13 passed" in proc.stdout, proc.stdout
     # each record accounts for the worker time since the previous one, and it encloses the timed phases
     for r in records:
         t = r["timing"]
@@ -72,3 +74,10 @@ def test_a_user_module_without_reference_or_with_a_syntax_error_is_one_usage_err
         assert proc.returncode == 4, proc.stdout + proc.stderr  # pytest's usage error
         assert "INTERNALERROR" not in proc.stdout + proc.stderr
         assert f"--kernels {module}: " in proc.stderr and says in proc.stderr, proc.stderr
+
+
+def test_each_tier_collects_only_the_suites_of_its_mode(tmp_path):
+    proc = pytest_run("--backend=cuda-compile", "--kernels=vector_add", f"--results-dir={tmp_path}", "--collect-only")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    suites = {line.split("::")[0] for line in proc.stdout.splitlines() if "::" in line}
+    assert suites == {"suites/test_compile.py", "suites/test_specialization.py"}  # no accuracy in compile mode
