@@ -134,7 +134,9 @@ def parse_ratio(value: str) -> float:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m parity.cli")
+    """The `parity` console script (pyproject's [project.scripts]) and `python -m parity.cli`."""
+    parser = argparse.ArgumentParser(prog="parity", description="parity's command line (also `nox -s report -- "
+                                     "--help`, or `python -m parity.cli` where parity is importable)")
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("report", help="DIVERGENCE.md across results dirs (default: every reports/*/)")
     rep.add_argument("dirs", nargs="*", type=Path, help="results dirs, possibly from different machines")

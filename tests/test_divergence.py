@@ -226,3 +226,11 @@ def test_heatmap_marks_an_interpreter_type_error_as_a_runtime_error_not_a_refuse
     assert heatmap._cell([r])[1] == "R"
     r["reason"] = "RuntimeError: grid should be less than 65536!"
     assert heatmap._cell([r])[1] == "L"  # control: a real launch refusal keeps its mark
+
+
+def test_the_cli_has_one_console_script_entry_point():
+    import tomllib
+
+    scripts = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]["scripts"]
+    module, _, func = scripts["parity"].partition(":")
+    assert (module, func) == ("parity.cli", "main") and callable(getattr(cli, func))
