@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 from parity.report import divergence, heatmap
 from parity.report import divergence_md as divergence_report
 from parity.repro import outputs_store
-from parity.run.record import MERGED_NAME, PART_GLOB, atomic_write_text, load_results
+from parity.run.record import MERGED_NAME, PART_GLOB, SchemaError, atomic_write_text, load_results
 
 
 class CliError(RuntimeError):
@@ -36,6 +37,19 @@ def default_dirs(root: Path) -> list[Path]:
     return dirs
 
 
+def read_env(d: Path) -> dict[str, Any]:
+    """env.json of a results dir; an unreadable one is a warning, not a lost report."""
+    path = d / "env.json"
+    if not path.exists():
+        return {}
+    try:
+        env = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        warnings.warn(f"{path}: skipped, not a JSON object ({exc}); the report goes on without it", stacklevel=2)
+        return {}
+    return env if isinstance(env, dict) else {}
+
+
 def load_dir(d: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """env.json and the records of one results dir, with errors that name the dir and the fix."""
     if not d.is_dir():
@@ -44,18 +58,35 @@ def load_dir(d: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         raise CliError(f"{d}: holds no {MERGED_NAME}; run a tier that writes here (e.g. `nox -s interpret`) "
                        "or copy the dir from the machine that ran it")
     records = load_results(d)
-    if not records:
-        raise CliError(f"{d}/{MERGED_NAME} holds no records; the run that wrote it selected no cases")
-    env_path = d / "env.json"
-    env = json.loads(env_path.read_text(encoding="utf-8")) if env_path.exists() else {}
-    env.setdefault("backend", records[0]["backend"])
+    env = read_env(d)
+    if records:
+        env.setdefault("backend", records[0]["backend"])
     return env, records
+
+
+def load_dirs(dirs: Sequence[Path]) -> list[tuple[Path, dict[str, Any], list[dict[str, Any]]]]:
+    """The dirs that hold records; one without any, or from another schema, is skipped with a warning."""
+    loaded = []
+    for d in dirs:
+        try:
+            env, records = load_dir(d)
+        except SchemaError as exc:
+            warnings.warn(f"{exc}; skipped {d}", stacklevel=2)
+            continue
+        if not records:
+            warnings.warn(f"{d}/{MERGED_NAME}: skipped, it holds no records (the run that wrote it selected "
+                          "no cases, e.g. `--kernels probes` on a run tier: probes are compile-only)", stacklevel=2)
+            continue
+        loaded.append((d, env, records))
+    if not loaded:
+        raise CliError(f"none of {', '.join(str(d) for d in dirs)} holds a readable record; see the warnings above")
+    return loaded
 
 
 def build_columns(dirs: Sequence[Path], out_dir: Path) -> tuple[list[divergence.Column], dict[str, list[Any]],
                                                                 dict[str, Path]]:
-    loaded = [(d, *load_dir(d)) for d in dirs]
-    labels = divergence.column_labels([(env["backend"], env.get("machine") or "", d.name) for d, env, _ in loaded])
+    loaded = load_dirs(dirs)
+    labels = divergence.column_labels([(env["backend"], d.name) for d, env, _ in loaded])
     columns, records, where = [], {}, {}
     for label, (d, env, recs) in zip(labels, loaded, strict=True):
         prefix = os.path.relpath(d, out_dir).replace(os.sep, "/") + "/"
@@ -103,7 +134,9 @@ def parse_ratio(value: str) -> float:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m parity.cli")
+    """The `parity` console script (pyproject's [project.scripts]) and `python -m parity.cli`."""
+    parser = argparse.ArgumentParser(prog="parity", description="parity's command line (also `nox -s report -- "
+                                     "--help`, or `python -m parity.cli` where parity is importable)")
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("report", help="DIVERGENCE.md across results dirs (default: every reports/*/)")
     rep.add_argument("dirs", nargs="*", type=Path, help="results dirs, possibly from different machines")
@@ -111,14 +144,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     rep.add_argument("--perf-ratio", type=parse_ratio, default=divergence.PERF_RATIO,
                      help="flag perf differences above this ratio (default 2)")
     args = parser.parse_args(argv)
-    try:
-        dirs = list(args.dirs) or default_dirs(args.out.parent)
-        line = report(dirs, args.out, args.perf_ratio)
-    except CliError as exc:
-        print(f"parity report: {exc}", file=sys.stderr)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            dirs = list(args.dirs) or default_dirs(args.out.parent)
+            line = report(dirs, args.out, args.perf_ratio)
+        except CliError as exc:
+            line = None
+            error = exc
+    for w in caught:  # one line each, without the warnings module's source-line echo
+        print(f"parity report: warning: {w.message}", file=sys.stderr)
+    if line is None:
+        removed = remove_stale(args.out)
+        print(f"parity report: {error}" + (f"\nremoved the previous {', '.join(removed)}, so no stale report "
+                                            "looks current" if removed else ""), file=sys.stderr)
         return 2
     print(f"{line}\nwrote {args.out}")
     return 0
+
+
+def remove_stale(out: Path) -> list[str]:
+    """Delete an earlier run's report and heatmap: after a failed report they would look current."""
+    removed = []
+    for path in (out, out.parent / "divergence.png"):
+        if path.exists():
+            path.unlink()
+            removed.append(str(path))
+    return removed
 
 
 if __name__ == "__main__":

@@ -60,7 +60,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("parity", "parity: Triton kernel portability")
     group.addoption("--backend", type=parse_backend, default="interpret",
                     help=f"where kernels run: {', '.join(BACKENDS)} (default: interpret)")
-    group.addoption("--level", type=parse_level, default="quick", help="case set: quick or full")
+    group.addoption("--level", type=parse_level, default="quick",
+                    help="case set: quick or full (default quick; the cuda and ascend nox sessions pass full)")
     group.addoption("--kernels", default="",
                     help="comma-separated kernel names, families, or importable modules with SPECS")
     group.addoption("--seed", type=parse_seed, default=0, help="base seed of every input (default 0)")
@@ -211,9 +212,27 @@ def session_of(config: pytest.Config) -> ParitySession | None:
     return config.stash.get(STATE_KEY, None)
 
 
-def _modes(metafunc: pytest.Metafunc) -> tuple[str, ...]:
-    marker = metafunc.definition.get_closest_marker("parity_modes")
-    return tuple(marker.args) if marker else ("run", "interpret", "compile")
+ALL_MODES = ("run", "interpret", "compile")
+
+
+def declared_modes(*holders: Any) -> tuple[str, ...]:
+    """The modes a parity_modes marker on a test function (or its module) allows; every mode without one."""
+    for holder in holders:
+        marks = getattr(holder, "pytestmark", [])
+        for mark in marks if isinstance(marks, list) else [marks]:
+            if getattr(mark, "name", None) == "parity_modes":
+                return tuple(mark.args)
+    return ALL_MODES
+
+
+def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: object) -> list[Any] | None:
+    """Collect nothing from a suite whose parity_modes exclude this tier's mode: a compile suite is no
+    skip in an interpret run, it is simply not part of it."""
+    state = session_of(collector.config)
+    if state is None or not callable(obj) or not name.startswith("test"):
+        return None  # pytest's own collection
+    module = getattr(collector, "obj", None)
+    return [] if state.backend.mode not in declared_modes(obj, module) else None
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -226,12 +245,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if state is None:
         metafunc.parametrize(name, [pytest.param(None, marks=pytest.mark.skip(
             reason="no parity session (engine self-tests run without a backend)"))])
-        return
-    modes = _modes(metafunc)
-    if state.backend.mode not in modes:
-        metafunc.parametrize(name, [pytest.param(None, id=state.backend.name, marks=pytest.mark.skip(
-            reason=f"this suite runs in {'/'.join(modes)} mode; backend {state.backend.name} is "
-                   f"{state.backend.mode} mode"))])
         return
     try:
         if wants_case:

@@ -7,9 +7,12 @@ use exactly this path; they have no private way in.
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
-from collections.abc import Iterable
+import traceback
+from collections.abc import Callable, Iterable
 from importlib import metadata
+from pathlib import Path
 from types import ModuleType
 
 from parity.spec import KernelSpec, SpecError
@@ -88,7 +91,7 @@ def shared_modules(families: Iterable[str] | None = None) -> list[ModuleType]:
     infos = [info for path, prefix in roots for info in pkgutil.walk_packages(path, prefix)]
     modules = []
     for info in sorted(infos, key=lambda i: i.name):
-        module = importlib.import_module(info.name)
+        module = load(info.name, f"kernel module {info.name}")
         if hasattr(module, "SPECS"):
             modules.append(module)
     return modules
@@ -97,7 +100,7 @@ def shared_modules(families: Iterable[str] | None = None) -> list[ModuleType]:
 def entry_point_modules() -> list[ModuleType]:
     modules = []
     for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
-        loaded = ep.load()
+        loaded = load(ep.value, f"entry point {ep.name!r} ({ep.value})", ep.load)
         if not isinstance(loaded, ModuleType):
             raise SpecError(f"entry point {ep.name!r} in group {ENTRY_POINT_GROUP} must name a module "
                             f"with SPECS, got {type(loaded).__name__}")
@@ -105,12 +108,65 @@ def entry_point_modules() -> list[ModuleType]:
     return modules
 
 
-def import_user_module(path: str) -> ModuleType:
+def _user_frame(exc: BaseException) -> str:
+    """file:line of the innermost frame outside parity and the import machinery: the user's line."""
+    engine = str(Path(__file__).resolve().parent)
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if not f.filename.startswith(("<", engine)) and "importlib" not in f.filename]
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return f"{exc.filename}:{exc.lineno}"
+    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else "?"
+
+
+def import_error_message(name: str, exc: BaseException) -> str:
+    """Why importing module `name` failed, and the fix; pure, so each branch is tested alone."""
+    if isinstance(exc, SpecError):
+        return f"{exc} (at {_user_frame(exc)})"
+    if isinstance(exc, SyntaxError):
+        return f"syntax error at {_user_frame(exc)}: {exc.msg}; fix the module"
+    if isinstance(exc, ModuleNotFoundError) and exc.name and not _is_part_of(exc.name, name):
+        top = exc.name.split(".")[0]
+        return (f"it needs the package {top!r}, which is not installed here ({exc}); install it into this "
+                f"session's environment (`pip install {top}`, or add it to the nox session)")
+    if isinstance(exc, ImportError):
+        return (f"cannot import it ({exc}); the module must be importable from the working directory or "
+                "PYTHONPATH, as a dotted name (e.g. examples.user_kernels.l2norm)")
+    return (f"importing it raised {type(exc).__name__}: {exc} (at {_user_frame(exc)}); fix the module "
+            f"(`python -c 'import {name}'` shows the traceback)")
+
+
+def _is_part_of(missing: str, name: str) -> bool:
+    """A missing `missing` means `name` itself is absent (not one of its dependencies)."""
+    return name == missing or name.startswith(missing + ".")
+
+
+def load(name: str, origin: str, loader: Callable[[], object] | None = None) -> object:
+    """Import a spec module; any failure is a SpecError naming `origin` and the fix, never a traceback."""
     try:
-        return importlib.import_module(path)
-    except ImportError as exc:
-        raise SpecError(f"--kernels {path}: cannot import it ({exc}); the module must be importable from "
-                        "the working directory or PYTHONPATH") from exc
+        return loader() if loader else importlib.import_module(name)
+    except Exception as exc:  # a user module may raise anything at import; each becomes one clear line
+        raise SpecError(f"{origin}: {import_error_message(name.split(':')[0], exc)}") from exc
+
+
+def module_name(item: str) -> str:
+    """A --kernels module as a dotted name; a file path under the working directory is converted."""
+    if not (item.endswith(".py") or "/" in item or os.sep in item):
+        return item
+    path = Path(item).resolve()
+    try:
+        relative = path.with_suffix("").relative_to(Path.cwd())
+    except ValueError:
+        relative = None
+    if not path.is_file() or relative is None:
+        raise SpecError(f"--kernels {item}: not a module file under the working directory; pass a dotted "
+                        f"module name importable from PYTHONPATH, e.g. --kernels {path.stem} with "
+                        f"PYTHONPATH={path.parent}")
+    return ".".join(relative.parts)
+
+
+def import_user_module(path: str) -> ModuleType:
+    name = module_name(path)
+    return load(name, f"--kernels {path}")  # type: ignore[return-value]
 
 
 def build(requested: Iterable[str] = (), include_shared: bool = True) -> tuple[Registry, list[KernelSpec]]:

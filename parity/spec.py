@@ -31,6 +31,28 @@ class SpecError(ValueError):
     """A spec is malformed; the message says which field and how to fix it."""
 
 
+class _Required:
+    """Default of the fields a spec must give: a missing one becomes a SpecError naming the spec and
+    the field, instead of the dataclass's TypeError that names neither."""
+
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+REQUIRED: Any = _Required()
+
+# what to give for each required field, quoted when it is missing
+REQUIRED_FIELDS: dict[str, str] = {
+    "name": "a unique identifier such as 'my_softmax'",
+    "family": "a group name such as 'basics'",
+    "kernel": "the @triton.jit function it launches",
+    "launch": "launch(inputs_on_device, params) -> {output name: tensor}",
+    "reference": "an fp64 CPU function reference(inputs, params) -> {output name: fp64 tensor}",
+    "cases": "cases(level) -> the Case list, e.g. parity.cases.by_level(product(...))",
+    "make_inputs": "make_inputs(params, generator) -> {input name: CPU tensor}",
+}
+
+
 def format_value(value: Any) -> str:
     """One parameter value as it appears in a case id; stable across runs and machines."""
     if isinstance(value, bool):
@@ -116,20 +138,20 @@ class ExpectedCompileError:
 @dataclass
 class KernelSpec:
     # identity: `name` is unique across the registry, `family` groups related kernels
-    name: str
-    family: str
+    name: str = REQUIRED
+    family: str = REQUIRED
     # the Triton function(s) (JITFunction / Heuristics / Autotuner): source extraction,
     # compile counting and the compile tiers look at these
-    kernel: Any
+    kernel: Any = REQUIRED
     # launch(inputs_on_device, params) -> {output name: tensor}; allocates its outputs
     # pre-filled with NaN (parity.inputs.nan_empty) so unwritten elements show up
-    launch: Callable[[Tensors, Params], Mapping[str, torch.Tensor]]
+    launch: Callable[[Tensors, Params], Mapping[str, torch.Tensor]] = REQUIRED
     # reference(inputs as fp64 on the CPU, params) -> {output name: fp64 tensor}
-    reference: Callable[[Tensors, Params], Mapping[str, torch.Tensor]]
+    reference: Callable[[Tensors, Params], Mapping[str, torch.Tensor]] = REQUIRED
     # cases(level) -> the cases to run at that level ("quick" or "full")
-    cases: Callable[[str], Iterable[Case]]
+    cases: Callable[[str], Iterable[Case]] = REQUIRED
     # make_inputs(params, generator) -> CPU inputs; all randomness from the generator
-    make_inputs: Callable[[Params, torch.Generator], dict[str, Any]]
+    make_inputs: Callable[[Params, torch.Generator], dict[str, Any]] = REQUIRED
     # tolerance key -> Tolerance; keys are dtype names unless `tolerance_key` says otherwise.
     # Missing dtypes fall back to DEFAULT_TOLERANCES. Every override must carry a reason.
     tolerance: Mapping[str, Tolerance] = field(default_factory=dict)
@@ -198,7 +220,11 @@ class KernelSpec:
 
 def validate(spec: KernelSpec) -> None:
     """Cross-check one spec; every error names the field and the fix."""
-    where = f"KernelSpec {spec.name!r}"
+    where = f"KernelSpec {spec.name!r}" if spec.name is not REQUIRED else "KernelSpec"
+    missing = [f for f in REQUIRED_FIELDS if getattr(spec, f) is REQUIRED]
+    if missing:
+        raise SpecError(f"{where}: missing {', '.join(f'`{f}`' for f in missing)}; give "
+                        + "; ".join(f"`{f}`: {REQUIRED_FIELDS[f]}" for f in missing))
     if not spec.name or not spec.name.replace("_", "").isalnum():
         raise SpecError(f"{where}: name must be a non-empty identifier (letters, digits, _)")
     for attr in ("launch", "reference", "cases", "make_inputs"):

@@ -18,9 +18,10 @@ import pytest
 from parity.repro.compile_repro import key_source, option_sources, value_source
 from parity.repro.run_repro import is_standalone
 from parity.repro.source import SourceError
+from tests.tier_python import tier_python
 
 ROOT = Path(__file__).parent.parent
-PYTHONS = {"cuda-compile": Path("/work/venvs/up/bin/python"), "ascend-compile": Path("/work/venvs/asc/bin/python")}
+PYTHONS = {b: tier_python(b) for b in ("cuda-compile", "ascend-compile")}
 
 
 def _clean_env() -> dict[str, str]:

@@ -103,7 +103,7 @@ def test_same_results_everywhere_is_no_divergence(tmp_path):
     out = tmp_path / "D.md"
     assert cli.main(["report", str(a), str(b), "--out", str(out)]) == 0
     text = out.read_text()
-    assert "0 divergence(s) across 2 results dir(s)" in text and "interpret@one" in text and "interpret@two" in text
+    assert "0 divergence(s) across 2 results dir(s)" in text and "interpret@a" in text and "interpret@b" in text
 
 
 def test_numeric_divergence_needs_a_pass_and_a_fail():
@@ -137,12 +137,15 @@ def test_cli_errors_name_the_dir_and_the_fix(tmp_path, capsys):
     (tmp_path / "blank").mkdir()
     (tmp_path / "blank" / "results.jsonl").write_text("")
     assert cli.main(["report", str(tmp_path / "blank")]) == 2
-    assert "holds no records" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "holds no records" in err and "holds a readable record" in err
     assert cli.main(["report", "--out", str(tmp_path / "nothing" / "D.md")]) == 2
     assert "no results dirs" in capsys.readouterr().err
 
 
 def test_error_classification():
+    assert divergence.classify_error("TypeError: unsupported operand type(s) for +: 'int' and 'NoneType'") == \
+        "runtime"  # an interpreter error is neither a refused launch nor a failed compile
     assert divergence.classify_error("RuntimeError: grid should be less than 65536!") == "launch"
     assert divergence.classify_error("CompilationError: at 3:4: unsupported") == "compile"
     assert divergence.classify_error("MLIRCompilationError: ub overflow, requires 1 bits") == "compile"
@@ -179,3 +182,55 @@ def test_heatmap_separates_new_compile_failures_from_expected_and_known_ones():
     assert heatmap._cell([compile_rec("failed")])[1] == "C"
     assert heatmap._cell([compile_rec("xfailed")])[1] == "K"
     assert heatmap._cell([compile_rec("passed", expected="Did you forget")])[1] == "E"
+
+
+def test_report_skips_bad_files_and_lines_and_still_writes_the_rest(tmp_path, capsys):
+    good = write_dir(tmp_path, "cuda", {"backend": "cuda"}, [rec("cuda", "run", "k", "c", "passed")])
+    with (good / "results.jsonl").open("a") as fh:
+        fh.write('[1,2,3]\n{"schema": 1, "kernel": "x"}\n')
+    empty = write_dir(tmp_path, "interpret", {"backend": "interpret"}, [])  # what `--kernels probes` writes
+    noise = write_dir(tmp_path, "noise", {}, [])
+    (noise / "results.jsonl").write_bytes(bytes(range(128, 256)) * 4)
+    (noise / "env.json").write_bytes(b"\xff\xfe")
+    out = tmp_path / "D.md"
+    assert cli.main(["report", str(good), str(empty), str(noise), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert f"{good}/results.jsonl:2: skipped a results line: a JSON list" in err
+    assert f"{good}/results.jsonl:3: skipped a results line: missing key(s)" in err
+    assert f"{empty}/results.jsonl: skipped, it holds no records" in err
+    assert f"{noise}/results.jsonl:1: skipped a results line: not UTF-8" in err
+    assert "1 results dir(s)" in out.read_text()  # the rest is still reported
+
+
+def test_a_failed_report_leaves_no_stale_divergence_md(tmp_path, capsys):
+    out = tmp_path / "D.md"
+    out.write_text("# an earlier, now stale, report\n")
+    (tmp_path / "divergence.png").write_bytes(b"old")
+    blank = write_dir(tmp_path, "blank", {"backend": "interpret"}, [])
+    assert cli.main(["report", str(blank), "--out", str(out)]) == 2
+    assert not out.exists() and not (tmp_path / "divergence.png").exists()
+    assert "removed the previous" in capsys.readouterr().err
+    good = write_dir(tmp_path, "good", {"backend": "cuda"}, [rec("cuda", "run", "k", "c", "passed")])
+    assert cli.main(["report", str(good), "--out", str(out)]) == 0 and out.exists()  # control
+
+
+def test_column_labels_name_the_dir_only_when_a_backend_repeats():
+    labels = divergence.column_labels([("interpret", "vm"), ("interpret", "user-idxlocal"), ("cuda", "cuda"),
+                                       ("cuda-compile", "x"), ("cuda-compile", "x")])
+    assert labels == ["interpret@vm", "interpret@user-idxlocal", "cuda", "cuda-compile@x", "cuda-compile@x-2"]
+
+
+def test_heatmap_marks_an_interpreter_type_error_as_a_runtime_error_not_a_refused_launch():
+    from parity.report import heatmap
+    r = rec("interpret", "interpret", "k", "c", "error", reason="TypeError: 'NoneType' object is not callable")
+    assert heatmap._cell([r])[1] == "R"
+    r["reason"] = "RuntimeError: grid should be less than 65536!"
+    assert heatmap._cell([r])[1] == "L"  # control: a real launch refusal keeps its mark
+
+
+def test_the_cli_has_one_console_script_entry_point():
+    import tomllib
+
+    scripts = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]["scripts"]
+    module, _, func = scripts["parity"].partition(":")
+    assert (module, func) == ("parity.cli", "main") and callable(getattr(cli, func))

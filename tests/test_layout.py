@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -148,3 +149,19 @@ def test_lazy_imports_resolve_too():
     """Imports inside functions run only when that path runs; check them all here instead."""
     assert unresolved([(PARITY / "x.py", 1, "parity.run", "no_such_module")]), "the check must catch a bad import"
     assert unresolved(parity_imports()) == []
+
+
+MACHINE_PATH = re.compile(r"(?<![\w.])/(?:work|home|Users|root)/[\w./-]+")
+
+
+def machine_paths(text: str) -> list[str]:
+    """Absolute paths of one machine's home or work dirs, as a skip reason or a default built from one."""
+    return MACHINE_PATH.findall(text)
+
+
+def test_no_test_names_a_path_of_the_machine_it_was_written_on():
+    assert machine_paths('reason="needs the venv at /work/venvs/asc"') == ["/work/venvs/asc"]  # control
+    assert machine_paths('ROOT / ".nox" / session / "bin/python"') == []
+    found = {p.name: machine_paths(p.read_text()) for p in Path(__file__).parent.glob("*.py")
+             if p.name != Path(__file__).name}
+    assert {k: v for k, v in found.items() if v} == {}

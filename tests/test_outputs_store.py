@@ -16,9 +16,10 @@ from parity.report.divergence import cross_output_diff
 from parity.repro import outputs_store as store
 from parity.spec import Case
 from tests import planted_repro as planted
+from tests.tier_python import tier_python
 
 ROOT = Path(__file__).resolve().parents[1]
-ASCEND_PYTHON = Path("/work/venvs/asc/bin/python")
+ASCEND_PYTHON = tier_python("ascend-compile")
 DIGESTS = """
 import json, sys
 from parity.backends import get_backend
@@ -40,7 +41,8 @@ def _digests(python: str, backend: str) -> dict[str, str]:
     return json.loads(run.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.skipif(not ASCEND_PYTHON.exists(), reason="needs the triton-ascend venv at /work/venvs/asc")
+@pytest.mark.skipif(not ASCEND_PYTHON.exists(), reason="needs the ascend-compile venv: run `nox -s ascend-compile` "
+                    "once, or set PARITY_ASCEND_COMPILE_PYTHON")
 def test_inputs_are_bit_identical_across_backend_environments():
     """Every shared quick case: interpret under upstream triton, ascend-compile under triton-ascend."""
     upstream = _digests(sys.executable, "interpret")

@@ -57,3 +57,26 @@ def test_non_finite_floats_stay_standard_json(tmp_path):
     w.close()
     line = w.path.read_text()
     assert "Infinity" not in line and '"inf"' in line
+
+
+def test_every_malformed_line_is_skipped_with_one_warning_naming_file_line_and_why(tmp_path):
+    path = tmp_path / "results.jsonl"
+    good = json.dumps(rec("a", "N=1")).encode()
+    lines = [good, b"[1,2,3]", b'{"schema": 1, "kernel": "x"}', bytes(range(128, 256)), b'{"schema": 1, "ke',
+             json.dumps({**rec("b", "N=1"), "status": "fine"}).encode(), good, b'{"schema": 1, "kernel": "c", "st']
+    path.write_bytes(b"\n".join(lines))
+    with pytest.warns(UserWarning) as caught:
+        records = list(read_records(path))
+    assert [r["kernel"] for r in records] == ["a", "a"]  # control: the good lines come through
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 6, messages
+    for lineno, why in ((2, "JSON list, not a record"), (3, "missing key(s) backend, mode, case"), (4, "not UTF-8"),
+                        (5, "the file is corrupt here"), (6, "unknown status 'fine'"), (8, "probably interrupted")):
+        assert any(m.startswith(f"{path}:{lineno}: ") and why in m for m in messages), (lineno, messages)
+    assert "interrupted" not in " ".join(m for m in messages if ":5:" in m)  # a middle line is damage
+
+
+def test_record_problem_accepts_a_complete_record():
+    from parity.run.record import record_problem
+    assert record_problem(rec("a", "N=1")) is None
+    assert record_problem({**rec("a", "N=1"), "kernel": 3}) == "kernel and case must be strings"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,9 +14,10 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def pytest_run(*args: str) -> subprocess.CompletedProcess:
+def pytest_run(*args: str, pythonpath: Path | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(pythonpath)} if pythonpath else None
     return subprocess.run([sys.executable, "-m", "pytest", "suites", "-q", "-p", "no:xdist", *args],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+                          cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
 
 
 def test_interpret_run_writes_results_env_and_report(tmp_path):
@@ -31,6 +33,8 @@ def test_interpret_run_writes_results_env_and_report(tmp_path):
     report = (out / "REPORT.md").read_text()
     assert "## Summary by kernel" in report and "| vector_add" in report
     assert "parity: interpret (quick)" in proc.stdout  # the terminal summary table
+    # suites that cannot run in interpret mode (compile, specialization) are not collected, not skipped
+    assert "skipped" not in proc.stdout and "13 passed" in proc.stdout, proc.stdout
     # each record accounts for the worker time since the previous one, and it encloses the timed phases
     for r in records:
         t = r["timing"]
@@ -99,3 +103,23 @@ def test_a_kernel_selection_does_not_drop_other_kernels_results(tmp_path):
     assert all(r.get("carried_over") for r in records if r["kernel"] == "vector_add")
     assert not any(r.get("carried_over") for r in records if r["kernel"] == "softmax")
     assert "carried over from the previous run" in (out / "REPORT.md").read_text()
+
+
+def test_a_user_module_without_reference_or_with_a_syntax_error_is_one_usage_error(tmp_path):
+    (tmp_path / "mine_noref.py").write_text(
+        "from examples.user_kernels.l2norm import SPECS as BASE\nfrom parity import KernelSpec\n"
+        "b = BASE[0]\nSPECS = [KernelSpec(name='noref', family='user', kernel=b.kernel, launch=b.launch,\n"
+        "                      cases=b.cases, make_inputs=b.make_inputs)]\n")
+    (tmp_path / "mine_syntax.py").write_text("SPECS = [\n")
+    for module, says in (("mine_noref", "'noref': missing `reference`"), ("mine_syntax", "syntax error at")):
+        proc = pytest_run("--backend=interpret", f"--kernels={module}", pythonpath=tmp_path)
+        assert proc.returncode == 4, proc.stdout + proc.stderr  # pytest's usage error
+        assert "INTERNALERROR" not in proc.stdout + proc.stderr
+        assert f"--kernels {module}: " in proc.stderr and says in proc.stderr, proc.stderr
+
+
+def test_each_tier_collects_only_the_suites_of_its_mode(tmp_path):
+    proc = pytest_run("--backend=cuda-compile", "--kernels=vector_add", f"--results-dir={tmp_path}", "--collect-only")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    suites = {line.split("::")[0] for line in proc.stdout.splitlines() if "::" in line}
+    assert suites == {"suites/test_compile.py", "suites/test_specialization.py"}  # no accuracy in compile mode

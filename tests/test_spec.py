@@ -8,10 +8,11 @@ import pytest
 import torch
 
 from parity import inputs as inp
+from parity import registry
 from parity.cases import by_level, product
 from parity.registry import Registry
 from parity.run.refcache import ReferenceCache, input_hash
-from parity.spec import Case, SpecError, Tolerance, validate_cases
+from parity.spec import Case, KernelSpec, SpecError, Tolerance, validate_cases
 from tests import planted
 
 
@@ -80,3 +81,51 @@ def test_reference_cache_round_trips_without_pickle(tmp_path):
     got = cache.get(key)
     assert got is not None and torch.equal(got["out"], torch.arange(4, dtype=torch.float64))
     assert input_hash("k", test_reference_cache_round_trips_without_pickle, {"x": x["x"] + 1}, {"N": 4}) != key
+
+
+def test_a_spec_without_reference_names_the_spec_and_the_fix():
+    fields = {f: getattr(planted.correct_add, f) for f in ("name", "family", "kernel", "launch", "cases",
+                                                             "make_inputs")}
+    with pytest.raises(SpecError, match=r"'correct_add': missing `reference`; give `reference`: an fp64"):
+        KernelSpec(**fields)
+    assert KernelSpec(**fields, reference=planted.correct_add.reference).name == "correct_add"  # control
+
+
+def write_module(root, name: str, text: str) -> None:
+    (root / f"{name}.py").write_text(text)
+
+
+@pytest.mark.parametrize(("body", "expected"), [
+    ("def broken(:\n    pass\n", r"--kernels m_syntax: syntax error at .*m_syntax.py:1"),
+    ("import parity_no_such_dep\n", r"needs the package 'parity_no_such_dep', which is not installed"),
+    ("SPECS = []\nraise RuntimeError('boom')\n", r"raised RuntimeError: boom \(at .*m_raise.py:2\)"),
+    ("from tests.planted import correct_add\nfrom parity import KernelSpec\n"
+     "SPECS = [KernelSpec(name='x', family='f', kernel=1)]\n", r"'x': missing `launch`, .*\(at .*m_spec.py:3\)"),
+])
+def test_a_broken_user_module_is_one_error_naming_module_and_fix(tmp_path, monkeypatch, body, expected):
+    name = {"def": "m_syntax", "imp": "m_dep", "SPE": "m_raise", "fro": "m_spec"}[body[:3]]
+    write_module(tmp_path, name, body)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(SpecError, match=expected):
+        registry.import_user_module(name)
+
+
+def test_a_module_that_is_absent_is_not_reported_as_a_missing_dependency():
+    with pytest.raises(SpecError, match="importable from the working directory") as info:
+        registry.import_user_module("parity_no_such_module.sub")
+    assert "needs the package" not in str(info.value)
+
+
+def test_kernels_takes_a_file_path_under_the_working_directory():
+    assert registry.module_name("examples/user_kernels/l2norm.py") == "examples.user_kernels.l2norm"
+    assert registry.module_name("examples.user_kernels.l2norm") == "examples.user_kernels.l2norm"
+    with pytest.raises(SpecError, match="dotted module name"):
+        registry.module_name("/nonexistent/elsewhere/mine.py")
+
+
+def test_an_entry_point_that_raises_is_a_spec_error_not_a_crash():
+    def explode() -> None:
+        raise ValueError("bad plugin")
+
+    with pytest.raises(SpecError, match=r"entry point 'mine' \(pkg.specs\): importing it raised ValueError"):
+        registry.load("pkg.specs", "entry point 'mine' (pkg.specs)", explode)

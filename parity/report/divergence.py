@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +30,8 @@ PERF_RATIO = 2.0
 # errors raised when a kernel is launched rather than compiled (launch limits, argument checks)
 LAUNCH_PATTERNS = re.compile(r"grid should be less than|grid.*(too large|exceed|limit)|coreDim|launch failed|"
                              r"invalid configuration argument|too many resources requested for launch", re.I)
+# Python's own exceptions from a launcher or the interpreter: "unsupported operand" is no compile error
+RUNTIME_PATTERNS = re.compile(r"^\s*(TypeError|AttributeError|IndexError|KeyError|NameError|ZeroDivisionError)\b")
 COMPILE_PATTERNS = re.compile(r"CompilationError|ub overflow|bishengir|ptxas|MLIR|lowering|"
                               r"out of resource|unsupported|compile", re.I)
 
@@ -71,17 +73,16 @@ class Divergence:
     known: str | None = None  # a declared known divergence explains it
 
 
-def column_labels(backends_and_dirs: Sequence[tuple[str, str, str]]) -> list[str]:
-    """Unique labels for (backend, machine, dir name): the backend, plus @machine or @dir when repeated."""
-    counts = defaultdict(int)
-    for backend, _, _ in backends_and_dirs:
-        counts[backend] += 1
-    labels, seen = [], set()
-    for backend, machine, dirname in backends_and_dirs:
-        label = backend if counts[backend] == 1 else f"{backend}@{machine or dirname}"
-        if label in seen:
-            label = f"{backend}@{dirname}"
-        seen.add(label)
+def column_labels(backends_and_dirs: Sequence[tuple[str, str]]) -> list[str]:
+    """Unique labels for (backend, results dir name): the backend alone, or backend@dir for every
+    column of a backend that two dirs share, so one table never mixes machine and dir names."""
+    counts = Counter(backend for backend, _ in backends_and_dirs)
+    labels: list[str] = []
+    for backend, dirname in backends_and_dirs:
+        label = backend if counts[backend] == 1 else f"{backend}@{dirname}"
+        n = 2
+        while label in labels:  # two dirs of the same name from different places
+            label, n = f"{backend}@{dirname}-{n}", n + 1
         labels.append(label)
     return labels
 
@@ -92,11 +93,17 @@ def order_key(column: Column) -> tuple[int, str]:
 
 
 def classify_error(reason: str | None) -> str:
-    """'launch' or 'compile' for an errored record, from its message."""
+    """'launch', 'compile' or 'runtime' for an errored record, from its message.
+
+    Only a message that says so is a refused launch or a failed compile: anything else (an
+    interpreter TypeError, a Python exception in a launcher) is an error while running.
+    """
     text = reason or ""
+    if RUNTIME_PATTERNS.search(text):
+        return "runtime"
     if LAUNCH_PATTERNS.search(text):
         return "launch"
-    return "compile" if COMPILE_PATTERNS.search(text) else "launch"
+    return "compile" if COMPILE_PATTERNS.search(text) else "runtime"
 
 
 def _float(value: Any) -> float | None:
@@ -122,7 +129,7 @@ def gather(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], Facts]
                 kind = classify_error(r.get("reason"))
                 if kind == "launch":
                     f.launch_error = r.get("reason")
-                else:
+                elif kind == "compile":
                     f.compiled, f.compile_error = False, r.get("reason")
             elif mode == "run" and status in (*NUMERIC_PASS, *NUMERIC_FAIL):
                 f.compiled = True  # it ran, so it compiled

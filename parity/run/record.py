@@ -75,23 +75,56 @@ class ResultWriter:
         self._fh.close()
 
 
+# every record carries these (empty_record writes them all), so readers index them without guessing
+REQUIRED_KEYS = ("schema", "backend", "mode", "kernel", "case", "params", "status", "reason", "metrics",
+                 "tolerance", "compiles", "compile", "perf", "repro")
+
+
+def record_problem(record: Any) -> str | None:
+    """Why a parsed results line is not a usable record, or None when it is."""
+    if not isinstance(record, dict):
+        return f"a JSON {type(record).__name__}, not a record object"
+    missing = [k for k in REQUIRED_KEYS if k not in record]
+    if missing:
+        return f"missing key(s) {', '.join(missing)}"
+    if not isinstance(record["kernel"], str) or not isinstance(record["case"], str):
+        return "kernel and case must be strings"
+    if record["status"] not in STATUSES:
+        return f"unknown status {record['status']!r} (valid: {', '.join(STATUSES)})"
+    return None
+
+
+def parse_line(raw: bytes, is_last: bool) -> tuple[dict[str, Any] | None, str | None]:
+    """One results line: (record, None), or (None, why it was skipped)."""
+    try:
+        record = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None, "not UTF-8 text"
+    except json.JSONDecodeError as exc:
+        # only a cut-off last line is the trace of an interrupted writer; one in the middle is damage
+        why = "the run that wrote it was probably interrupted" if is_last else "the file is corrupt here"
+        return None, f"not valid JSON ({exc.msg}); {why}"
+    if isinstance(record, dict) and record.get("schema", SCHEMA) != SCHEMA:
+        return record, None  # another parity version wrote it: read_records says so for the whole file
+    problem = record_problem(record)
+    return (None, problem) if problem else (record, None)
+
+
 def read_records(path: Path) -> Iterator[dict[str, Any]]:
-    """Records of one file; a truncated or corrupt line is skipped with a warning naming it."""
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                warnings.warn(f"{path}:{lineno}: skipped an unreadable results line ({exc.msg}); "
-                              "the run that wrote it was probably interrupted", stacklevel=2)
-                continue
-            schema = record.get("schema")
-            if schema != SCHEMA:
-                raise SchemaError(f"{path}:{lineno}: results schema {schema!r}, this parity reads "
-                                  f"schema {SCHEMA}; re-run the tier with this version to regenerate it")
-            yield record
+    """Records of one file; a truncated, corrupt or malformed line is skipped with a warning naming it."""
+    lines = path.read_bytes().splitlines()
+    last = max((i for i, raw in enumerate(lines, 1) if raw.strip()), default=0)
+    for lineno, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        record, why = parse_line(raw, lineno == last)
+        if record is None:
+            warnings.warn(f"{path}:{lineno}: skipped a results line: {why}", stacklevel=2)
+            continue
+        if record["schema"] != SCHEMA:
+            raise SchemaError(f"{path}:{lineno}: results schema {record['schema']!r}, this parity reads "
+                              f"schema {SCHEMA}; re-run the tier with this version to regenerate it")
+        yield record
 
 
 def atomic_write_text(path: Path, text: str) -> None:
