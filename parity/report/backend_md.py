@@ -65,6 +65,20 @@ def failure_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
     return rows
 
 
+def mistake_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+    """Failures diagnosed as a known kernel mistake (parity.run.mistakes): where, what, the fix."""
+    rows = []
+    for r in records:
+        d = r.get("diagnosis")
+        if d and r["status"] in ("failed", "error", "crashed"):
+            rows.append([r["kernel"], md_escape(r["case"], 60), md_escape(d["line"]), md_escape(d["what"]),
+                         f"`{md_escape(d['code'], 120)}`", md_escape(d["fix"], 300)])
+    return rows
+
+
+MISTAKE_HEADERS = ["kernel", "case", "where", "what is wrong", "code", "write instead"]
+
+
 def expected_failure_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
     """xfailed cases with why they are expected and where that is documented."""
     rows = []
@@ -157,6 +171,11 @@ def render_report(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any],
     fails = failure_rows(records)
     parts += ["## Failures", ""]
     parts += [table(fails, FAILURE_HEADERS) if fails else "None.", ""]
+    mistakes = mistake_rows(records)
+    if mistakes:
+        parts += ["## Mistakes in the kernel source", "",
+                  "These failures match a classic Triton mistake; the fix is in the kernel, not the compiler.", "",
+                  table(mistakes, MISTAKE_HEADERS), ""]
     expected = expected_failure_rows(records)
     if expected:
         parts += ["## Expected failures", "",
