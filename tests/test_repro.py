@@ -40,6 +40,28 @@ def planted_repro(tmp_path_factory):
     return record, results / record["repro"]
 
 
+@pytest.fixture(scope="module")
+def vendor_repro(tmp_path_factory):
+    """The same failure written as if a device tier had no clue that it is the kernel's own."""
+    results = tmp_path_factory.mktemp("vendor")
+    backend, cache = get_backend("interpret"), ReferenceCache(enabled=False)
+    case = next(c for c in SPEC.cases("quick") if c.params["dtype"] == "fp32")
+    record, _ = run_case(SPEC, case, backend, seed=0, cache=cache)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("parity.repro.run_repro.author_reason", lambda record, backend: None)
+        repro.attach(record, SPEC, case, backend, seed=0, cache=cache, results_dir=results)
+    assert record.get("repro"), record.get("repro_error")
+    return record, results / record["repro"]
+
+
+def test_an_interpreter_failure_gets_an_author_note_without_file_at(planted_repro):
+    _, folder = planted_repro
+    assert not list(folder.glob("ISSUE*.md"))  # the interpreter is the reference: the kernel is wrong
+    note = (folder / "AUTHOR.md").read_text()
+    assert "not in a compiler" in note and "TRITON_INTERPRET=1 python repro.py" in note
+    assert "File at:" not in note and "issues/new" not in note
+
+
 def test_parity_is_not_importable_where_the_repro_runs(planted_repro):
     _, folder = planted_repro
     probe = folder / "probe.py"
@@ -56,7 +78,7 @@ def test_planted_bug_repro_fails_standalone(planted_repro):
     assert repro.is_standalone(script)
     assert "def row_limit" in script and "SCALE = tl.constexpr(2.0)" in script  # helper and constexpr global
     assert "def scale_rows_reference" in script and "def _factor" in script  # reference as torch source
-    assert {"ISSUE.md", "ISSUE-triton-ascend.md", "inputs.npz"} <= {p.name for p in folder.iterdir()}
+    assert {"AUTHOR.md", "inputs.npz"} <= {p.name for p in folder.iterdir()}
     run = _fresh_python(folder / "repro.py")
     assert run.returncode == 1, run.stdout + run.stderr
     assert "MISMATCH out" in run.stdout and "expected" in run.stdout and "got nan" in run.stdout
@@ -76,8 +98,8 @@ def test_fixed_repro_passes(planted_repro, tmp_path):
     assert "ok: matches the fp64 reference" in run.stdout
 
 
-def test_issue_variants_name_their_tracker(planted_repro):
-    _, folder = planted_repro
+def test_issue_variants_name_their_tracker(vendor_repro):
+    _, folder = vendor_repro
     triton_issue = (folder / "ISSUE.md").read_text()
     ascend_issue = (folder / "ISSUE-triton-ascend.md").read_text()
     assert "triton-lang/triton/issues" in triton_issue and "Triton: " in triton_issue

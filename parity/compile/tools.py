@@ -141,8 +141,9 @@ def judge(compile_: Mapping[str, Any], expected: ExpectedCompileError | None) ->
         return "failed", (f"expected a compile error matching {expected.pattern!r}, got "
                           f"{compile_.get('error_kind')}: {message}")
     if not compile_["ok"]:
-        stage = compile_.get("stage_reached") or "no IR"
-        return "failed", f"{compile_.get('error_kind')} after {stage}: {message}"
+        stage = compile_.get("stage_reached")
+        where = f"after {stage}" if stage else "in the code generator, before any IR"
+        return "failed", f"{compile_.get('error_kind')} {where}: {message}"
     if compile_.get("launch_error"):
         return "failed", f"launch: {compile_['launch_error']}"
     return "passed", None
@@ -205,6 +206,7 @@ def compile_records(backend: str, spec: KernelSpec, case: Case,
     With more than one compile, each record's case id gets the kernel/variant/config after a `;`.
     A case that compiled nothing gets one `skipped` record, so every case is accounted for.
     """
+    from parity.run import mistakes
     from parity.run.record import empty_record
 
     expected = expected_error(spec, backend)
@@ -222,6 +224,10 @@ def compile_records(backend: str, spec: KernelSpec, case: Case,
                       expected_compile_error=expected.pattern if expected else None)
         record["timing"]["compile_s"] = compile_.get("seconds")
         record["status"], record["reason"] = judge(compile_, expected)
+        diagnosis = mistakes.diagnose(compile_.get("message"), spec.kernels) if record["status"] == "failed" else None
+        if diagnosis is not None:
+            record["diagnosis"] = diagnosis
+            record["reason"] = mistakes.explain(diagnosis, record["reason"])
         known = spec.divergence_for(backend, case.params)
         if known is not None and record["status"] in ("failed", "passed"):
             note = f"known divergence: {known.reason} ({known.link})"

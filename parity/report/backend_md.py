@@ -8,28 +8,12 @@ from typing import Any
 
 from tabulate import tabulate
 
+from parity.report.err_tol import worst_err_over_tol
 from parity.report.tables import fmt_num, md_escape, table
 
 STATUS_ORDER = ("passed", "failed", "error", "crashed", "xfailed", "xpassed", "skipped")
 ENV_KEYS = ("backend", "device_name", "device_count", "target_arch", "copy_gbps", "xdist_workers", "python", "torch",
             "triton", "triton_ascend", "torch_npu", "cann", "ascendnpu_ir", "driver", "git_commit", "level", "seed")
-
-
-def _err_over_tol(record: Mapping[str, Any]) -> float | None:
-    """How close a case came to its limit: err_ratio over its ratio limit, else mismatch share."""
-    m, tol = record.get("metrics"), record.get("tolerance")
-    if not m or not tol:
-        return None
-    err = m.get("err_ratio")
-    if isinstance(err, str):
-        return float("inf")
-    if tol.get("max_err_ratio"):
-        return err / tol["max_err_ratio"]
-    ratio = m.get("max_tol_ratio")
-    if ratio is not None:
-        return float("inf") if isinstance(ratio, str) else ratio
-    # records from before max_tol_ratio existed: a bound as if |ref| were 1
-    return m.get("max_abs_err", 0.0) / (tol["atol"] + tol["rtol"] * 1.0) if m.get("max_abs_err") else 0.0
 
 
 def status_counts(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
@@ -50,7 +34,7 @@ def summary_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
     rows = []
     for kernel, recs in by_kernel(records).items():
         counts = status_counts(recs)
-        worst = max((e for e in map(_err_over_tol, recs) if e is not None), default=None)
+        worst = worst_err_over_tol(recs)
         ratios = [r["metrics"]["err_ratio"] for r in recs if r.get("metrics")]
         compiles = [r["compiles"] for r in recs if r.get("compiles") is not None]
         rows.append([kernel, len(recs), *(counts[s] for s in STATUS_ORDER),
@@ -79,6 +63,37 @@ def failure_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
                      md_escape(m.get("worst_index")), md_escape(m.get("region")), md_escape(r.get("reason"), 240),
                      repro])
     return rows
+
+
+def mistake_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+    """Failures diagnosed as a known kernel mistake (parity.run.mistakes): where, what, the fix."""
+    rows = []
+    for r in records:
+        d = r.get("diagnosis")
+        if d and r["status"] in ("failed", "error", "crashed"):
+            rows.append([r["kernel"], md_escape(r["case"], 60), md_escape(d["line"]), md_escape(d["what"]),
+                         f"`{md_escape(d['code'], 120)}`", md_escape(d["fix"], 300)])
+    return rows
+
+
+MISTAKE_HEADERS = ["kernel", "case", "where", "what is wrong", "code", "write instead"]
+
+
+def expected_failure_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+    """xfailed cases with why they are expected and where that is documented."""
+    rows = []
+    for r in records:
+        if r["status"] != "xfailed":
+            continue
+        known = r.get("known_divergence") or {}
+        observed = (r.get("reason") or "").partition("; observed: ")[2] or r.get("reason")
+        link = f"[link]({known['link']})" if known.get("link") else ""
+        rows.append([r["kernel"], md_escape(r["case"], 80), md_escape(known.get("reason"), 200), link,
+                     md_escape(observed, 200)])
+    return rows
+
+
+EXPECTED_HEADERS = ["kernel", "case", "why expected", "link", "observed"]
 
 
 FAILURE_HEADERS = ["kernel", "case", "status", "max_abs_err", "err_ratio", "mismatch_frac", "nan_count",
@@ -149,11 +164,24 @@ def render_report(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any],
              f"{len(records)} results: {headline or 'none'}.", "",
              "## Environment", "", env_section(env), "",
              "## Summary by kernel", "",
-             "`worst err/tol` is the largest error over its limit in any case (above 1 fails).", "",
+             "`worst err/tol` is the largest |out − ref| / (atol + rtol·|ref|) over every element of every "
+             "case (for err_ratio-judged kernels, err_ratio over its limit); above 1 fails. xfailed cases "
+             "are not scored: they are listed under Expected failures.", "",
              table(summary_rows(records), SUMMARY_HEADERS), ""]
     fails = failure_rows(records)
     parts += ["## Failures", ""]
     parts += [table(fails, FAILURE_HEADERS) if fails else "None.", ""]
+    mistakes = mistake_rows(records)
+    if mistakes:
+        parts += ["## Mistakes in the kernel source", "",
+                  "These failures match a classic Triton mistake; the fix is in the kernel, not the compiler.", "",
+                  table(mistakes, MISTAKE_HEADERS), ""]
+    expected = expected_failure_rows(records)
+    if expected:
+        parts += ["## Expected failures", "",
+                  "Known divergences declared in the kernel's spec (`known_divergences`): they fail here for a "
+                  "documented reason and do not count as failures.", "",
+                  table(expected, EXPECTED_HEADERS), ""]
     cc = compile_count_rows(records)
     if cc:
         parts += ["## Compile counts", "",

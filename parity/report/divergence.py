@@ -315,17 +315,3 @@ def find(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[str, 
             found += cross_output(kernel, case, per, stored or {})
         found += specialization(kernel, table[kernel])
     return sorted(found, key=lambda d: KINDS.index(d.kind))
-
-
-def err_over_tol(record: Mapping[str, Any]) -> float | None:
-    """A case's error relative to its limit: err_ratio over max_err_ratio, else over rtol.
-
-    A failed case counts at least 1, so a single bad element still shows as over the limit.
-    """
-    m, tol = record.get("metrics") or {}, record.get("tolerance") or {}
-    err = _float(m.get("err_ratio"))
-    if err is None or not tol:
-        return None
-    limit = _float(tol.get("max_err_ratio")) or _float(tol.get("rtol")) or 1.0
-    value = err / limit if math.isfinite(err) else math.inf
-    return max(value, 1.0) if record.get("status") in ("failed", "xfailed") else value

@@ -11,7 +11,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from parity.report.backend_md import ENV_KEYS, fmt_num, md_escape, table
-from parity.report.divergence import KINDS, RUN_MODES, Column, Divergence, err_over_tol
+from parity.report.divergence import KINDS, RUN_MODES, Column, Divergence
+from parity.report.err_tol import worst_err_over_tol
 
 EXTRA_ENV_KEYS = ("machine", "platform", "cuda", "num_aicore", "num_vectorcore")
 KIND_NOTES = {
@@ -40,8 +41,7 @@ def kernel_cell(records: Sequence[Mapping[str, Any]]) -> str:
         c = Counter(r["status"] for r in run)
         text = f"{c['passed'] + c['xpassed']}/{len(run)} pass"
         extra = [f"{c[s]} {s}" for s in ("failed", "error", "crashed", "xfailed") if c[s]]
-        judged = [r for r in run if r["status"] != "xfailed"]  # known divergences are counted, not scored
-        worst = max((v for v in map(err_over_tol, judged) if v is not None), default=None)
+        worst = worst_err_over_tol(run)  # known divergences (xfailed) are counted, not scored
         parts.append(text + (f" ({', '.join(extra)})" if extra else "") +
                      (f", err/tol {fmt_num(worst, 2)}" if worst is not None else ""))
     if comp:
@@ -81,7 +81,8 @@ def render(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[str
     parts = ["# parity: divergence report", "", headline(columns, divs), "",
              "## Environments", "", env_table(columns), "",
              "## Summary by kernel × backend", "",
-             "`n/m pass` counts fp64 checks; `err/tol` is the worst error over its limit (above 1 fails); "
+             "`n/m pass` counts fp64 checks; `err/tol` is REPORT.md's: the worst |out − ref| / (atol + rtol·|ref|) "
+             "(err_ratio over its limit for err_ratio-judged kernels; above 1 fails; xfailed cases not scored); "
              "`k/m compile` counts compile-tier compiles that succeeded.", "",
              summary_table(columns, records), ""]
     if image:

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from parity.report.divergence import RUN_MODES, classify_error, err_over_tol
+from parity.report.divergence import RUN_MODES, classify_error
+from parity.report.err_tol import err_over_tol
 
 INSTALL_HINT = "matplotlib is not installed: `pip install matplotlib` (the `nox -s report` session installs it)"
 

@@ -212,10 +212,15 @@ def _limits(backend: Any) -> dict[str, Any]:
 
 
 def write_repro(out_dir: Path, script: str, record: Mapping[str, Any], env: Mapping[str, Any], backend: str) -> None:
+    from parity.repro.author import author_reason, render_author
     from parity.repro.issue import TRACKERS
 
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "repro.py").write_text(script, encoding="utf-8")
+    why = author_reason(record, backend)
+    if why is not None:  # the kernel's own bug: a note for its author, no vendor draft
+        (out_dir / "AUTHOR.md").write_text(render_author(record, backend, why, "python repro.py"), encoding="utf-8")
+        return
     primary = "triton-ascend" if backend.startswith("ascend") else "triton"
     for tracker in TRACKERS:
         name = "ISSUE.md" if tracker == primary else f"ISSUE-{tracker}.md"

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from parity.repro import template
+from parity.repro.author import author_reason, render_author
 from parity.repro.capture import Captured, Launch, LaunchRecorder, ReproError, capture_case
 from parity.repro.issue import TRACKERS, render_issue
 from parity.repro.outputs_store import case_filename
@@ -144,6 +145,11 @@ def write_repro(out_dir: Path, cap: Captured, record: Mapping[str, Any], shrunk:
     (out_dir / "repro.py").write_text(script, encoding="utf-8")
     if arrays:
         np.savez_compressed(out_dir / "inputs.npz", **arrays)
+    why = author_reason(record, backend)
+    if why is not None:  # the kernel's own bug: a note for its author, no vendor draft
+        command = ("TRITON_INTERPRET=1 " if backend == "interpret" else "") + "python repro.py"
+        (out_dir / "AUTHOR.md").write_text(render_author(record, backend, why, command), encoding="utf-8")
+        return out_dir
     primary = "triton-ascend" if backend.startswith("ascend") else "triton"
     for tracker in TRACKERS:
         name = "ISSUE.md" if tracker == primary else f"ISSUE-{tracker}.md"

@@ -13,7 +13,7 @@ from parity import inputs as inp
 from parity.backends.base import Backend
 from parity.compile.counter import CompileCounter
 from parity.repro.outputs_store import input_digest
-from parity.run import autotune_pin, perf
+from parity.run import autotune_pin, mistakes, perf
 from parity.run.compare import Metrics, compare, worst_of
 from parity.run.faults import is_sticky_device_error
 from parity.run.record import empty_record
@@ -141,6 +141,7 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
     except Exception as exc:  # a kernel or compiler error is a result, not a crash of the suite
         reason = error_text(exc)
         record["status"], record["reason"] = ("crashed" if is_sticky_device_error(reason) else "error"), reason
+        _diagnose(spec, exc, record)
         timing["run_s"] = time.perf_counter() - t0
         return _apply_divergence(spec, case, backend, record), None
     timing["run_s"] = time.perf_counter() - t0
@@ -192,11 +193,22 @@ def failure_reason(m: Metrics, tol: Tolerance) -> str:
     return f"output {m.output!r}: {limit}; {worst}; max_abs_err {m.max_abs_err:.3g} overall; region: {m.region}"
 
 
+def _diagnose(spec: KernelSpec, exc: BaseException, record: dict[str, Any]) -> None:
+    """Name a classic kernel mistake behind the error in plain words (parity.run.mistakes)."""
+    # the interpreter wraps the real error; its own text carries the useful message
+    full = "\n".join(error_text(e, 4000) for e in (exc, exc.__cause__) if e is not None)
+    diagnosis = mistakes.diagnose(full, spec.kernels)
+    if diagnosis is not None:
+        record["diagnosis"] = diagnosis
+        record["reason"] = mistakes.explain(diagnosis, record["reason"])
+
+
 def _apply_divergence(spec: KernelSpec, case: Case, backend: Backend, record: dict[str, Any]) -> dict[str, Any]:
     known = spec.divergence_for(backend.name, case.params)
     if known is None:
         return record
     note = f"known divergence: {known.reason} ({known.link})"
+    record["known_divergence"] = {"reason": known.reason, "link": known.link}  # REPORT.md shows it apart
     if record["status"] in ("failed", "error"):
         record["status"], record["reason"] = "xfailed", f"{note}; observed: {record['reason']}"
     elif record["status"] == "passed":

@@ -1,0 +1,47 @@
+"""Vendor issue or author note: who a failing case's repro is for.
+
+A vendor draft (ISSUE.md) is for failures a compiler owns: a crash, a known divergence,
+a failure on one backend. A failure that is the kernel's own gets AUTHOR.md instead:
+one diagnosed as a classic mistake (parity.run.mistakes, wrong on every tier by
+construction), or one under Triton's interpreter, whose semantics are the reference.
+Device-tier failures with neither mark keep their vendor draft; DIVERGENCE.md, which
+sees every backend, lists the cases that fail everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+CRASH_KINDS = ("crash", "timeout")
+
+
+def is_compiler_crash(record: Mapping[str, Any]) -> bool:
+    comp = record.get("compile") or {}
+    return record.get("status") == "crashed" or comp.get("error_kind") in CRASH_KINDS
+
+
+def author_reason(record: Mapping[str, Any], backend: str) -> str | None:
+    """Why this failure is the kernel author's to fix, or None where a vendor draft fits."""
+    if is_compiler_crash(record) or record.get("status") == "xfailed":
+        return None  # a compiler that dies, or a divergence already linked to a vendor
+    if record.get("diagnosis"):
+        return f"it is a known kernel mistake ({record['diagnosis']['what']}), wrong on every backend"
+    if backend == "interpret":
+        return "it fails under Triton's interpreter, whose semantics are the reference for every backend"
+    return None
+
+
+def render_author(record: Mapping[str, Any], backend: str, why: str, command: str) -> str:
+    """AUTHOR.md: what fails, where, how to re-run it, and the diagnosis where there is one."""
+    d = record.get("diagnosis")
+    parts = [f"# `{record['kernel']}` [{record['case']}]: a bug in the kernel, not in a compiler", "",
+             f"Backend `{backend}`: status `{record['status']}`. This is not a vendor issue: {why}.", ""]
+    if d:
+        parts += ["## What to change", "", f"{d['what']} at `{d['line']}`:", "", "```python", d["code"], "```", "",
+                  f"Write instead: {d['fix']}.", ""]
+    parts += ["## What failed", "", "```text", (record.get("reason") or "").strip(), "```", "",
+              "## Re-run it", "", "```bash", command, "```", "",
+              "The command exits 1 while the bug is present. Once it passes here, re-run the tier to see whether "
+              "a backend still disagrees: that is the case for a vendor issue.", ""]
+    return "\n".join(parts)
