@@ -1,4 +1,5 @@
-"""Sessions: tests, interpret, cuda, ascend, cuda-compile, ascend-compile, report.
+"""Sessions: tests, interpret, cuda, ascend, cuda-compile, ascend-compile, report, plus the triton
+version matrix: interpret-matrix(triton='X') and cuda-compile-matrix(triton='X').
 
 Each backend runs in its own virtualenv because upstream triton and triton-ascend
 both install the package `triton`. On an offline accelerator node, reuse the
@@ -21,16 +22,22 @@ import nox
 # named by PARITY_TORCH_INDEX, or a wheel pip already finds locally).
 TORCH_CPU = "torch==2.13.0+cpu"
 TORCH_CPU_INDEX = os.environ.get("PARITY_TORCH_INDEX", "https://download.pytorch.org/whl/cpu")
-TRITON = "triton==3.6.0"
+# Upstream triton releases the hardware-free tiers are tested on, oldest first: 3.2 is what
+# triton-ascend 3.2.0 follows, 3.4 moved the compile hooks to triton.knobs, 3.6 is what ran on the
+# H200, and the newest on the index is the default pin of `interpret`, `cuda-compile` and `tests`.
+TRITON_VERSIONS = ("3.2.0", "3.4.0", "3.6.0", "3.9.0")
+TRITON_DEFAULT = TRITON_VERSIONS[-1]
+TRITON = f"triton=={TRITON_DEFAULT}"
 # Run tiers are pinned to what was verified on hardware: torch 2.11.0 (its PyPI build is for
 # CUDA 13 and requires triton 3.6.0) on an H200. Ascend: triton-ascend 3.2.0 is the only release
 # on PyPI; torch_npu pairs with the same torch minor, and 2.8.0 is what Ascend ports of fla (the
 # sgl-kernel-npu GDN port) pin beside triton-ascend 3.2.0. Not verified on an NPU here.
-CUDA_STACK = ["torch==2.11.0", TRITON]
+# Older than the CPU tiers' pins on purpose: this is the stack that passed on the GPU.
+CUDA_STACK = ["torch==2.11.0", "triton==3.6.0"]
 ASCEND_STACK = ["torch==2.8.0", "torch_npu==2.8.0", "triton-ascend==3.2.0", "pybind11"]
 # an interrupted pytest needs time to merge what its workers wrote and write REPORT.md
 INTERRUPT_TIMEOUT_S = 60.0
-# triton 3.6's interpreter calls int() on 1-element arrays, which numpy 2.4 rejects
+# triton's interpreter (3.2 through 3.9) calls int() on 1-element arrays, which numpy 2.4 rejects
 NUMPY = "numpy<2.4"
 RUNNER = [NUMPY, "tabulate", "pytest>=8", "pytest-xdist", "pytest-timeout"]
 ASCEND_TOOLCHAIN = ["triton-ascend==3.2.0", "ascendnpu-ir", "pybind11"]
@@ -111,6 +118,41 @@ def interpret(session: nox.Session) -> None:
     """Every kernel under TRITON_INTERPRET=1 against fp64, on the CPU."""
     install(session, TORCH_CPU, TRITON, *RUNNER)
     run_pytest(session, *pytest_args(session, "interpret", "-n", "2"), env={"TRITON_INTERPRET": "1"})
+
+
+def matrix_dir(tier: str, version: str) -> str:
+    """Each matrix session's own results dir, e.g. reports/cuda-compile@triton-3.2.0."""
+    return f"reports/{tier}@triton-{version}"
+
+
+def matrix_session(session: nox.Session, tier: str, version: str, env: dict[str, str] | None = None) -> None:
+    """One hardware-free tier at one upstream triton version, into its own results dir.
+
+    The counter/pinning/driver checks for that version run first: a tier whose compile counter
+    silently counts nothing would report every kernel as "never recompiles".
+    """
+    install(session, TORCH_CPU, f"triton=={version}", *RUNNER)
+    session.run("python", "-m", "pytest", *VERSION_TESTS, "-q", "-p", "no:cacheprovider")
+    run_pytest(session, *pytest_args(session, tier, "-n", "2", f"--results-dir={matrix_dir(tier, version)}"),
+               env=env)
+
+
+# the engine's version shims, checked against the triton the session installed
+VERSION_TESTS = ("tests/test_counter_versions.py",)
+
+
+@nox.session(name="interpret-matrix")
+@nox.parametrize("triton", TRITON_VERSIONS)
+def interpret_matrix(session: nox.Session, triton: str) -> None:
+    """`interpret` at one triton version: nox -s "interpret-matrix(triton='3.2.0')"; all: -s interpret-matrix."""
+    matrix_session(session, "interpret", triton, env={"TRITON_INTERPRET": "1"})
+
+
+@nox.session(name="cuda-compile-matrix")
+@nox.parametrize("triton", TRITON_VERSIONS)
+def cuda_compile_matrix(session: nox.Session, triton: str) -> None:
+    """`cuda-compile` at one triton version: nox -s "cuda-compile-matrix(triton='3.2.0')"."""
+    matrix_session(session, "cuda-compile", triton)
 
 
 def run_tier_defaults(session: nox.Session) -> list[str]:
