@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from parity.report import divergence, heatmap
+from parity.report import divergence, heatmap, versions
 from parity.report import divergence_md as divergence_report
 from parity.repro import outputs_store
 from parity.run.record import MERGED_NAME, PART_GLOB, SchemaError, atomic_write_text, load_results
@@ -109,7 +109,7 @@ def load_stored(records: dict[str, list[Any]], where: dict[str, Path]) -> dict[t
 
 def report(dirs: Sequence[Path], out: Path, perf_ratio: float) -> str:
     columns, records, where = build_columns(dirs, out.parent)
-    divs = divergence.find(columns, records, load_stored(records, where), perf_ratio=perf_ratio)
+    divs = versions.find_all(columns, records, load_stored(records, where), perf_ratio=perf_ratio)
     png = out.parent / "divergence.png"
     labels = [c.label for c in columns]
     drawn = heatmap.draw(heatmap.grid(labels, records), png)

@@ -7,7 +7,8 @@ A divergence is a case (or a kernel) where the columns disagree:
 - launch: launches on one column, is refused at launch on another (e.g. a grid over 65535);
 - specialization: a kernel's compile counts differ over the same cases;
 - cross-output: both pass against fp64, but their outputs differ from each other beyond tolerance;
-- perf: the speed (relative to the torch baseline where there is one) differs by more than a ratio.
+- perf: the speed (relative to the torch baseline where there is one) differs by more than a ratio;
+- version: one backend on two triton versions builds or behaves differently (parity/report/versions.py).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-KINDS = ("numeric", "compile", "launch", "specialization", "cross-output", "perf")
+KINDS = ("numeric", "compile", "launch", "specialization", "version", "cross-output", "perf")
 BACKEND_ORDER = ("cuda", "ascend", "interpret", "cuda-compile", "ascend-compile")
 RUN_MODES = ("run", "interpret")
 NUMERIC_PASS = ("passed", "xpassed")
@@ -55,6 +56,8 @@ class Facts:
     record: Mapping[str, Any] | None = None
     compiled: bool | None = None
     compile_error: str | None = None
+    error_kind: str | None = None  # of a failed compile (compile tiers)
+    resources: dict[str, int] = field(default_factory=dict)  # n_regs, shared_bytes of a cuda compile
     launch_error: str | None = None
     compiles: dict[str, int] = field(default_factory=dict)  # suite -> count
     perf_ms: float | None = None
@@ -79,7 +82,9 @@ def column_labels(backends_and_dirs: Sequence[tuple[str, str]]) -> list[str]:
     counts = Counter(backend for backend, _ in backends_and_dirs)
     labels: list[str] = []
     for backend, dirname in backends_and_dirs:
-        label = backend if counts[backend] == 1 else f"{backend}@{dirname}"
+        # a matrix dir already says what it is: interpret@triton-3.2.0
+        label = backend if counts[backend] == 1 else dirname if dirname.startswith(f"{backend}@") else \
+            f"{backend}@{dirname}"
         n = 2
         while label in labels:  # two dirs of the same name from different places
             label, n = f"{backend}@{dirname}-{n}", n + 1
@@ -136,12 +141,13 @@ def gather(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], Facts]
         c = r.get("compile")
         if c:
             if c.get("ok") is False:
-                f.compiled = False
-                f.compile_error = f"{c.get('error_kind') or 'error'}: {c.get('message') or ''}".strip()
+                f.compiled, f.error_kind = False, c.get("error_kind") or "error"
+                f.compile_error = f"{f.error_kind}: {c.get('message') or ''}".strip()
                 if c.get("ub_bits"):
                     f.compile_error += f" (UB needs {c['ub_bits']} bits of {c.get('ub_limit_bits')})"
             elif c.get("ok") and f.compiled is None:
                 f.compiled = True
+            f.resources.update({k: int(c[k]) for k in ("n_regs", "shared_bytes") if c.get(k) is not None})
             if c.get("launch_error"):
                 f.launch_error = c["launch_error"]
         elif mode == "compile" and status == "error":

@@ -20,6 +20,9 @@ KIND_NOTES = {
     "compile": "compiles on one backend only (UB overflow included)",
     "launch": "launches on one backend, refused at launch on another",
     "specialization": "compile counts differ over the same cases",
+    "version": "one backend on two triton versions (env.json `triton`) builds or behaves differently: a "
+               "status or compile change, a new error, a changed compile count, or registers or shared memory "
+               "moving by more than 20 %",
     "cross-output": "both pass against fp64, but their outputs differ from each other beyond tolerance",
     "perf": "speed (relative to each machine's torch baseline) differs beyond the ratio",
 }

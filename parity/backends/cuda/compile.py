@@ -28,6 +28,14 @@ from typing import Any, ClassVar
 from parity.backends.base import Backend
 from parity.compile.counter import constants_by_name
 from parity.compile.isolate import run_isolated
+from parity.compile.triton_compat import (
+    active_driver,
+    compile_call,
+    install_stage_hook,
+    load_binary_returns_max_threads,
+    nvidia_binary,
+    set_active_driver,
+)
 from parity.compile.tools import (
     CompileOnlyDriver,
     autotune_keys,
@@ -95,12 +103,10 @@ class CompileLog:
 
 def resource_usage(cubin: bytes, kernel: str) -> tuple[int | None, int | None]:
     """(registers, spills) of one kernel from its cubin, via the cuobjdump triton bundles."""
-    from triton import knobs
-
     with tempfile.NamedTemporaryFile(suffix=".cubin") as fh:
         fh.write(cubin)
         fh.flush()
-        out = subprocess.run([knobs.nvidia.cuobjdump.path, "-res-usage", fh.name], capture_output=True,
+        out = subprocess.run([nvidia_binary("cuobjdump") or "cuobjdump", "-res-usage", fh.name], capture_output=True,
                              text=True, check=False).stdout
     block = out.split(f"Function {kernel}:", 1)[-1] if f"Function {kernel}:" in out else out
     regs = re.search(r"REG:(\d+)", block)
@@ -159,6 +165,7 @@ class _Driver(CompileOnlyDriver):
         self.utils = _Utils(self)
         self.launcher_cls = self._launcher_cls()
         self._regs: dict[bytes, tuple[int | None, int | None]] = {}
+        self.max_threads_too = load_binary_returns_max_threads()  # triton 3.4+ unpacks five values
 
     def get_current_target(self) -> Any:
         return self.target
@@ -217,7 +224,8 @@ class _Utils:
 
     def load_binary(self, name: str, cubin: bytes, shared: int, device: int) -> tuple[Any, ...]:
         n_regs, n_spills = self.driver.registers(cubin, name)
-        return None, None, n_regs or 0, n_spills or 0, max_threads(self.driver.arch, n_regs)
+        loaded = (None, None, n_regs or 0, n_spills or 0)
+        return (*loaded, max_threads(self.driver.arch, n_regs)) if self.driver.max_threads_too else loaded
 
 
 def warm_only(kernel_call: Any, quantiles: Any = None, **kwargs: Any) -> Any:
@@ -246,7 +254,7 @@ class CudaCompileBackend(Backend):
         self.log = CompileLog()
         self.timeout_s = COMPILE_TIMEOUT_S
         self.driver: _Driver | None = None
-        self._saved: tuple[Any, Any, Any, str | None] = (None, None, None, None)
+        self._saved: tuple[Any, Any, Any, str | None] = (None, None, None, None)  # driver, undo, compile, env
 
     @property
     def arch(self) -> int:
@@ -260,12 +268,11 @@ class CudaCompileBackend(Backend):
 
     def unavailable(self) -> str | None:
         try:
-            from triton import knobs
             from triton.backends.nvidia.compiler import CUDABackend  # noqa: F401
         except ImportError as exc:
             return (f"upstream triton with its nvidia backend is not importable ({exc}); "
                     "`pip install triton` (or `nox -s cuda-compile`)")
-        ptxas = knobs.nvidia.ptxas.path
+        ptxas = nvidia_binary("ptxas")
         if not ptxas or not os.path.exists(ptxas):
             return "triton's bundled ptxas is missing; reinstall the triton wheel or set TRITON_PTXAS_PATH"
         return None
@@ -275,16 +282,16 @@ class CudaCompileBackend(Backend):
         if self.driver is not None or self.unavailable():
             return
         import triton.compiler
-        from triton import knobs
         from triton.runtime.driver import driver
 
-        # driver._active is None until first use; reading .active would build the default (absent) driver
-        self._saved = (driver._active, knobs.runtime.add_stages_inspection_hook, triton.compiler.compile,
-                       os.environ.get("TRITON_INTERPRET"))
-        os.environ["TRITON_INTERPRET"] = "0"  # the code generator reads it too: this tier needs the real JIT
+        # the active slot is empty (3.4+) or a lazy proxy (3.2) until first use; reading .active would
+        # build the default (absent) driver
+        saved_driver = active_driver(driver)
         self.driver = _Driver(self.log)
         driver.set_active(self.driver)
-        knobs.runtime.add_stages_inspection_hook = self._track_stages
+        self._saved = (saved_driver, install_stage_hook(self._track_stages), triton.compiler.compile,
+                       os.environ.get("TRITON_INTERPRET"))
+        os.environ["TRITON_INTERPRET"] = "0"  # the code generator reads it too: this tier needs the real JIT
         triton.compiler.compile = self._compile_wrapper(triton.compiler.compile)
 
     def restore(self) -> None:
@@ -292,10 +299,11 @@ class CudaCompileBackend(Backend):
         if self.driver is None:
             return
         import triton.compiler
-        from triton import knobs
         from triton.runtime.driver import driver
 
-        driver._active, knobs.runtime.add_stages_inspection_hook, triton.compiler.compile, interpret = self._saved
+        saved_driver, undo_stage_hook, triton.compiler.compile, interpret = self._saved
+        set_active_driver(driver, saved_driver)
+        undo_stage_hook()
         if interpret is None:
             os.environ.pop("TRITON_INTERPRET", None)
         else:
@@ -324,7 +332,7 @@ class CudaCompileBackend(Backend):
         def compile(src: Any, target: Any = None, options: Any = None, _env_vars: Any = None) -> Any:
             fn = getattr(src, "fn", None)
             if fn is None:  # an IR file, not a kernel: not ours to track
-                return original(src, target=target, options=options, _env_vars=_env_vars)
+                return compile_call(original, src, target, options, _env_vars)
             record = backend._new_record(fn, src, options or {})
             log.compiles.append(record)
             t0 = time.perf_counter()
@@ -346,7 +354,7 @@ class CudaCompileBackend(Backend):
                               message=trim_message(isolated_failure(result, backend.timeout_s)))
             if record["error_kind"]:
                 raise CompileFailed(f"{record['kernel']}: {record['error_kind']}: {record['message']}")
-            kernel = original(src, target=target, options=options, _env_vars=_env_vars)  # disk-cache hit
+            kernel = compile_call(original, src, target, options, _env_vars)  # disk-cache hit
             backend._fill_resources(record, kernel)
             log.by_hash[kernel.hash] = record
             return kernel
@@ -390,10 +398,8 @@ class CudaCompileBackend(Backend):
         return [dict(c) for c in self.log.compiles]
 
     def env(self) -> dict[str, Any]:
-        from triton import knobs
-
         arch = CUDA_ARCHS[self.log.arch]
-        ptxas = knobs.nvidia.ptxas.path
+        ptxas = nvidia_binary("ptxas") or "ptxas"
         version = subprocess.run([ptxas, "--version"], capture_output=True, text=True, check=False).stdout
         return {"device_name": f"none (compile-only for {arch.name})", "device_count": 0,
                 "target_arch": f"sm_{self.log.arch}", "max_shared_bytes": arch.max_shared_bytes,
