@@ -4,7 +4,7 @@
 |---|---|---|---|
 | ptxas, cuobjdump | `_path_to_binary(name)` in the nvidia backend | `triton.knobs.nvidia.<name>.path` | same |
 | the active driver | `driver.active`, a plain attribute | `driver._active` behind a property | same |
-| a hook on the compile stages | none: wrap `CUDABackend.add_stages` | none: wrap it | `knobs.runtime.add_stages_inspection_hook` |
+| a hook on the compile stages | none: wrap `CUDABackend.add_stages` | none: wrap it | `add_stages_inspection_hook` |
 | `triton.compiler.compile` | (src, target, options) | adds `_env_vars` | same |
 | `utils.load_binary` returns | module, function, n_regs, n_spills | adds n_max_threads | same |
 

@@ -82,9 +82,9 @@ def column_labels(backends_and_dirs: Sequence[tuple[str, str]]) -> list[str]:
     counts = Counter(backend for backend, _ in backends_and_dirs)
     labels: list[str] = []
     for backend, dirname in backends_and_dirs:
-        # a matrix dir already says what it is: interpret@triton-3.2.0
-        label = backend if counts[backend] == 1 else dirname if dirname.startswith(f"{backend}@") else \
-            f"{backend}@{dirname}"
+        # the backend's own dir keeps its name; a matrix dir already says what it is: interpret@triton-3.2.0
+        label = backend if counts[backend] == 1 or dirname == backend else \
+            dirname if dirname.startswith(f"{backend}@") else f"{backend}@{dirname}"
         n = 2
         while label in labels:  # two dirs of the same name from different places
             label, n = f"{backend}@{dirname}-{n}", n + 1

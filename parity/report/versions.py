@@ -16,6 +16,7 @@ Findings are grouped per kernel, version pair and check, with one example case a
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -124,7 +125,8 @@ def _counts(kernel: str, cases: Mapping[str, Mapping[str, Facts]], a: str, b: st
             found.append(Divergence("version", kernel, None,
                                     f"{suite}: compile count {na} on triton {va}, {nb} on triton {vb} over "
                                     f"{len(common)} common case(s)",
-                                    {a: f"{na} compiles / {len(common)} cases", b: f"{nb} compiles / {len(common)} cases"}))
+                                    {a: f"{na} compiles / {len(common)} cases",
+                                     b: f"{nb} compiles / {len(common)} cases"}))
     return found
 
 
@@ -137,14 +139,14 @@ def pair(a: Column, b: Column, facts: Mapping[str, Mapping[tuple[str, str], Fact
             table[kernel][case][col.label] = f
     found: list[Divergence] = []
     for kernel in sorted(table):
-        groups: dict[str, list[tuple[str, str, str, str, str]]] = defaultdict(list)
+        groups: dict[str, list[tuple[str, str, str, str]]] = defaultdict(list)
         for case in sorted(table[kernel]):
             per = table[kernel][case]
             if a.label in per and b.label in per:
                 for check, what, cell_a, cell_b in case_changes(per[a.label], per[b.label], va, vb):
-                    groups[check].append((case, what, cell_a, cell_b, per[a.label].repro or per[b.label].repro or ""))
-        for check, hits in groups.items():
-            case, what, cell_a, cell_b, _ = hits[0]
+                    groups[check].append((case, what, cell_a, cell_b))
+        for hits in groups.values():
+            case, what, cell_a, cell_b = hits[0]
             more = f" ({len(hits)} cases; e.g. this one)" if len(hits) > 1 else ""
             links = {}
             for col, f in ((a, table[kernel][case][a.label]), (b, table[kernel][case][b.label])):
@@ -163,6 +165,6 @@ def find_all(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[s
     found = divergence.find(primary, records, stored, perf_ratio=perf_ratio)
     for cols in spans.values():
         facts = {c.label: divergence.gather(records.get(c.label, ())) for c in cols}
-        for older, newer in zip(cols, cols[1:]):
+        for older, newer in itertools.pairwise(cols):
             found += pair(older, newer, facts)
     return sorted(found, key=lambda d: KINDS.index(d.kind))

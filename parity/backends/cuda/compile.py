@@ -28,14 +28,6 @@ from typing import Any, ClassVar
 from parity.backends.base import Backend
 from parity.compile.counter import constants_by_name
 from parity.compile.isolate import run_isolated
-from parity.compile.triton_compat import (
-    active_driver,
-    compile_call,
-    install_stage_hook,
-    load_binary_returns_max_threads,
-    nvidia_binary,
-    set_active_driver,
-)
 from parity.compile.tools import (
     CompileOnlyDriver,
     autotune_keys,
@@ -43,6 +35,14 @@ from parity.compile.tools import (
     empty_compile,
     trim_message,
     variant_and_config,
+)
+from parity.compile.triton_compat import (
+    active_driver,
+    compile_call,
+    install_stage_hook,
+    load_binary_returns_max_threads,
+    nvidia_binary,
+    set_active_driver,
 )
 
 
