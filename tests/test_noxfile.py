@@ -97,3 +97,24 @@ def test_pytest_gets_time_to_save_an_interrupted_run(monkeypatch):
     noxfile.interpret(session)
     (args, kwargs), = session.ran
     assert "pytest" in args and kwargs["interrupt_timeout"] >= 30  # nox's default is 0.3 s
+
+
+@pytest.mark.parametrize("session_fn", [noxfile.interpret_matrix, noxfile.cuda_compile_matrix])
+@pytest.mark.parametrize("version", noxfile.TRITON_VERSIONS)
+def test_matrix_sessions_pin_their_triton_check_the_shims_first_and_keep_their_own_results(session_fn, version,
+                                                                                         monkeypatch):
+    monkeypatch.setattr(noxfile, "index_reachable", lambda url: False)
+    session = FakeSession(session_fn.__name__)
+    session_fn(session, version)
+    assert f"triton=={version}" in session.installed and noxfile.TORCH_CPU in session.installed
+    (controls, _), (tier, kwargs) = session.ran
+    assert "tests/test_counter_versions.py" in controls  # the counter must count before a tier trusts it
+    tier_name = "interpret" if session_fn is noxfile.interpret_matrix else "cuda-compile"
+    assert f"--backend={tier_name}" in tier and f"--results-dir=reports/{tier_name}@triton-{version}" in tier
+    assert (kwargs["env"] or {}).get("TRITON_INTERPRET") == ("1" if tier_name == "interpret" else None)
+
+
+def test_plain_nox_runs_the_newest_triton_only():
+    assert noxfile.TRITON == f"triton=={max(noxfile.TRITON_VERSIONS, key=lambda v: tuple(map(int, v.split('.'))))}"
+    assert not [s for s in noxfile.nox.options.sessions if "matrix" in s]
+    assert {"3.2.0", "3.4.0", "3.6.0"} <= set(noxfile.TRITON_VERSIONS)  # triton-ascend's base, knobs, hardware
