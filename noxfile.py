@@ -144,14 +144,14 @@ VERSION_TESTS = ("tests/test_counter_versions.py",)
 @nox.session(name="interpret-matrix")
 @nox.parametrize("triton", TRITON_VERSIONS)
 def interpret_matrix(session: nox.Session, triton: str) -> None:
-    """`interpret` at one triton version: nox -s "interpret-matrix(triton='3.2.0')"; all: -s interpret-matrix."""
+    """`interpret` at this upstream triton, into reports/interpret@triton-<version>."""
     matrix_session(session, "interpret", triton, env={"TRITON_INTERPRET": "1"})
 
 
 @nox.session(name="cuda-compile-matrix")
 @nox.parametrize("triton", TRITON_VERSIONS)
 def cuda_compile_matrix(session: nox.Session, triton: str) -> None:
-    """`cuda-compile` at one triton version: nox -s "cuda-compile-matrix(triton='3.2.0')"."""
+    """`cuda-compile` at this upstream triton, into reports/cuda-compile@triton-<version>."""
     matrix_session(session, "cuda-compile", triton)
 
 
