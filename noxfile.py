@@ -128,13 +128,15 @@ def matrix_dir(tier: str, version: str) -> str:
 def matrix_session(session: nox.Session, tier: str, version: str, env: dict[str, str] | None = None) -> None:
     """One hardware-free tier at one upstream triton version, into its own results dir.
 
-    The counter/pinning/driver checks for that version run first: a tier whose compile counter
-    silently counts nothing would report every kernel as "never recompiles".
+    The counter/pinning/driver checks for that version run first and must pass: a tier whose compile
+    counter silently counts nothing would report every kernel as "never recompiles".
     """
     install(session, TORCH_CPU, f"triton=={version}", *RUNNER)
     session.run("python", "-m", "pytest", *VERSION_TESTS, "-q", "-p", "no:cacheprovider")
-    run_pytest(session, *pytest_args(session, tier, "-n", "2", f"--results-dir={matrix_dir(tier, version)}"),
-               env=env)
+    # failing cases are what the matrix measures (DIVERGENCE.md lists them as kind `version`), so pytest's
+    # exit code 1 passes here; anything else (an engine error, no tests collected) still fails the session
+    session.run(*pytest_args(session, tier, "-n", "2", f"--results-dir={matrix_dir(tier, version)}"),
+                env=env, interrupt_timeout=INTERRUPT_TIMEOUT_S, success_codes=[0, 1])
 
 
 # the engine's version shims, checked against the triton the session installed

@@ -17,6 +17,10 @@ class InterpretBackend(Backend):
     def prepare(self) -> None:
         # read when @triton.jit decorates, so it must be set before kernels are imported
         os.environ["TRITON_INTERPRET"] = "1"
+        if package_version("triton") is not None:
+            from parity.compile.triton_compat import ensure_driver_for_autotune
+
+            ensure_driver_for_autotune()  # triton 3.2's @autotune needs a driver at import
 
     def unavailable(self) -> str | None:
         if package_version("triton") is None:

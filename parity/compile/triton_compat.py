@@ -4,7 +4,7 @@
 |---|---|---|---|
 | ptxas, cuobjdump | `_path_to_binary(name)` in the nvidia backend | `triton.knobs.nvidia.<name>.path` | same |
 | the active driver | `driver.active`, a plain attribute | `driver._active` behind a property | same |
-| a hook on the compile stages | none: wrap `CUDABackend.add_stages` | none: wrap it | `add_stages_inspection_hook` |
+| a hook on the compile stages | none | none | a knob, called with no args from 3.9 on: wrap `add_stages` |
 | `triton.compiler.compile` | (src, target, options) | adds `_env_vars` | same |
 | `utils.load_binary` returns | module, function, n_regs, n_spills | adds n_max_threads | same |
 
@@ -63,20 +63,8 @@ def load_binary_returns_max_threads() -> bool:
 
 def install_stage_hook(hook: Callable[..., None]) -> Callable[[], None]:
     """Call hook(backend, stages, *rest) whenever the nvidia backend builds its stage pipeline;
-    returns what undoes it."""
-    try:
-        from triton import knobs
-
-        if hasattr(knobs.runtime, "add_stages_inspection_hook"):
-            saved = knobs.runtime.add_stages_inspection_hook
-            knobs.runtime.add_stages_inspection_hook = hook
-
-            def undo_knob() -> None:
-                knobs.runtime.add_stages_inspection_hook = saved
-
-            return undo_knob
-    except ImportError:
-        pass
+    returns what undoes it. A wrapper on CUDABackend.add_stages works on every release, while
+    the knob changed protocol (3.9 also calls it with no arguments, for a cache key)."""
     from triton.backends.nvidia.compiler import CUDABackend
 
     original = CUDABackend.add_stages
@@ -92,3 +80,40 @@ def install_stage_hook(hook: Callable[..., None]) -> Callable[[], None]:
         CUDABackend.add_stages = original
 
     return undo_patch
+
+
+def cpu_benchmarker(kernel_call: Callable[[], Any], quantiles: Any = None, **_: Any) -> Any:
+    """Wall-clock time of one call, in ms, in the shape triton's do_bench returns."""
+    import time
+
+    t0 = time.perf_counter()
+    kernel_call()
+    ms = (time.perf_counter() - t0) * 1e3
+    return [ms] * len(quantiles) if quantiles else ms
+
+
+def ensure_driver_for_autotune() -> None:
+    """Give triton 3.2/3.3's Autotuner the driver it asks for when it decorates.
+
+    Their Autotuner.__init__ calls driver.active.get_benchmarker(), so on a machine with no GPU
+    every module with an @triton.autotune kernel fails to import, under the interpreter too
+    ("0 active drivers"). 3.4+ resolve the benchmarker at the first tuning instead. Here the
+    missing driver becomes one that times on the CPU; a machine with a GPU keeps its own.
+    """
+    from triton.runtime.driver import driver
+
+    from parity.compile.tools import CompileOnlyDriver
+
+    if "_active" in vars(driver):
+        return  # 3.4+
+    try:
+        driver.active.get_benchmarker  # noqa: B018 - builds the default driver where there is one
+        return
+    except RuntimeError:
+        pass
+
+    class CpuDriver(CompileOnlyDriver):
+        def get_benchmarker(self) -> Callable[..., Any]:
+            return cpu_benchmarker
+
+    driver.set_active(CpuDriver())

@@ -106,7 +106,9 @@ class LaunchRecorder:
                                     {k: self.value(v) for k, v in kwargs.items()}, bool(warmup)))
 
     def _patch(self, cls: type) -> None:
-        original = cls.run
+        original = vars(cls).get("run")
+        if original is None:  # triton 3.2's interpreter sets `run` per instance: nothing to patch
+            return
         recorder = self
 
         def run(self_: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
