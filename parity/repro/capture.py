@@ -106,7 +106,7 @@ class LaunchRecorder:
                                     {k: self.value(v) for k, v in kwargs.items()}, bool(warmup)))
 
     def _patch(self, cls: type) -> None:
-        original = vars(cls).get("run")
+        original = getattr(cls, "run", None)
         if original is None:  # triton 3.2's interpreter sets `run` per instance: nothing to patch
             return
         recorder = self
