@@ -115,7 +115,12 @@ def test_matrix_sessions_pin_their_triton_check_the_shims_first_and_keep_their_o
     assert kwargs["success_codes"] == [0, 1] and kwargs["interrupt_timeout"] >= 30  # exit 5 (nothing ran) fails
 
 
-def test_plain_nox_runs_the_newest_triton_only():
-    assert noxfile.TRITON == f"triton=={max(noxfile.TRITON_VERSIONS, key=lambda v: tuple(map(int, v.split('.'))))}"
+def test_plain_nox_runs_the_default_triton_only_and_the_matrix_holds_it():
+    def key(v: str) -> tuple[int, ...]:
+        return tuple(map(int, v.split(".")))
+
+    assert list(noxfile.TRITON_VERSIONS) == sorted(noxfile.TRITON_VERSIONS, key=key)
+    assert noxfile.TRITON == f"triton=={noxfile.TRITON_DEFAULT}" and noxfile.TRITON_DEFAULT in noxfile.TRITON_VERSIONS
+    assert noxfile.TRITON_NEWEST == noxfile.TRITON_VERSIONS[-1]
     assert not [s for s in noxfile.nox.options.sessions if "matrix" in s]
     assert {"3.2.0", "3.4.0", "3.6.0"} <= set(noxfile.TRITON_VERSIONS)  # triton-ascend's base, knobs, hardware
