@@ -53,6 +53,10 @@ def test_each_version_change_is_a_version_divergence_naming_both_versions(tmp_pa
             rec("cuda-compile", "compile", "attn", "D=64", "failed",
                 compile=cuda_compile(ok=False, error_kind="mlir_error", message="PassManager::run failed")),
             rec("cuda-compile", "specialization", "tril", "T=*", "passed", compiles=9, suite="specialization")]
+    # a compile that fails on one version: its compile count is no specialization finding
+    old.append(rec("cuda-compile", "compile", "gdn_kkt", "T=64;BK=64", "failed", compiles=1,
+                   compile=cuda_compile(ok=False, error_kind="crash", message="SIGABRT")))
+    new.append(rec("cuda-compile", "compile", "gdn_kkt", "T=64;BK=64", "passed", compiles=3, compile=cuda_compile()))
     interp_old = [rec("interpret", "interpret", "cumsum", "T=64", "error",
                       reason="AttributeError: module 'triton.language' has no attribute 'cumsum'")]
     interp_new = [rec("interpret", "interpret", "cumsum", "T=64", "passed")]
@@ -63,10 +67,11 @@ def test_each_version_change_is_a_version_divergence_naming_both_versions(tmp_pa
     out = tmp_path / "D.md"
     assert cli.main(["report", *map(str, dirs), "--out", str(out)]) == 0
     text = out.read_text()
-    assert "### version (" in text and "6 version" in text, text
+    assert "### version (" in text and "6 version" in text, text  # two gdn_kkt cases: one finding
+    assert "compile count 1 on" not in text
     for kind in ("numeric", "compile", "specialization"):  # versions are not backends
         assert f"### {kind} (" not in text, kind
-    assert "compiles on triton 3.9.0, not on triton 3.2.0" in text
+    assert "compiles on triton 3.9.0, not on triton 3.2.0 (2 cases" in text
     assert r"a different compile error on triton 3.9.0 (mlir\_error) than on triton 3.2.0 (unsupported)" in text
     assert "registers 40 on triton 3.2.0 → 64 on triton 3.9.0" in text
     assert "shared memory bytes 32768 on triton 3.2.0 → 65536 on triton 3.9.0" in text

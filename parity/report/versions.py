@@ -116,8 +116,10 @@ def _counts(kernel: str, cases: Mapping[str, Mapping[str, Facts]], a: str, b: st
     found = []
     suites = {s for per in cases.values() for f in per.values() for s in f.compiles}
     for suite in sorted(suites):
+        # only where both versions built: a failed compile stops a launcher early, so its count says nothing
         common = [c for c, per in cases.items()
-                  if a in per and b in per and suite in per[a].compiles and suite in per[b].compiles]
+                  if a in per and b in per and suite in per[a].compiles and suite in per[b].compiles
+                  and per[a].compiled is not False and per[b].compiled is not False]
         if not common:
             continue
         na, nb = (sum(cases[c][x].compiles[suite] for c in common) for x in (a, b))
