@@ -81,7 +81,7 @@ def test_each_version_change_is_a_version_divergence_naming_both_versions(tmp_pa
     assert "**cuda-compile**: compiled (40 registers" in text  # the default dir keeps the backend's name
 
 
-def test_backends_compare_at_their_newest_version_and_versions_pair_in_order():
+def test_backends_compare_at_their_main_version_and_versions_pair_in_order():
     def col(label, backend, version):
         return Column(label, backend, "compile", {"triton": version})
 
@@ -91,3 +91,8 @@ def test_backends_compare_at_their_newest_version_and_versions_pair_in_order():
     assert [c.label for c in primary] == ["cc", "ac"]  # 3.10 is newer than 3.9
     assert [c.label for c in spans["cuda-compile"]] == ["cc@3.2", "cc@3.9", "cc"]
     assert "ascend-compile" not in spans
+    # the default session's dir (labelled by the backend alone) sets the version backends compare at
+    cols[1] = col("cuda-compile", "cuda-compile", "3.8.0")
+    primary, spans = versions.split_columns(cols)
+    assert [c.label for c in primary] == ["cuda-compile", "ac"]
+    assert [c.label for c in spans["cuda-compile"]] == ["cc@3.2", "cuda-compile", "cc@3.9"]

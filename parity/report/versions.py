@@ -1,9 +1,9 @@
 """Triton versions treated like backends: divergences of kind `version`, pure functions.
 
 Results dirs of one backend built with different triton versions (env.json `triton`) are not
-compared as backends. The backend kinds (numeric, compile, ...) use each backend's newest
-version only; the older versions are compared with the next newer one present, and whatever
-changed between the two is a `version` divergence naming both versions:
+compared as backends. The backend kinds (numeric, compile, ...) use each backend's main version
+only (its default dir's, else the newest); every version is compared with the next newer one
+present, and whatever changed between the two is a `version` divergence naming both versions:
 
 - status: an interpret (or run) case passes on one version, fails or errors on the other
   (an API that exists only in some versions shows up here as an AttributeError);
@@ -43,8 +43,9 @@ def triton_of(column: Column) -> str | None:
 
 
 def split_columns(columns: Sequence[Column]) -> tuple[list[Column], dict[str, list[Column]]]:
-    """(columns at their backend's newest triton, {backend: one column per version, oldest first})
-    for the backends whose dirs span two or more triton versions."""
+    """(columns at their backend's main triton, {backend: one column per version, oldest first}) for the
+    backends whose dirs span two or more triton versions. The main version is that of the backend's
+    own dir (reports/<backend>, the default pin), else the newest."""
     by_backend: dict[str, list[Column]] = defaultdict(list)
     for col in columns:
         by_backend[col.backend].append(col)
@@ -55,7 +56,10 @@ def split_columns(columns: Sequence[Column]) -> tuple[list[Column], dict[str, li
         if len(versions) < 2:
             primary += cols
             continue
-        primary += [c for c in cols if triton_of(c) in (versions[-1], None)]
+        # the backend's own dir (the default session's, labelled by the backend alone) sets the version the
+        # backend kinds compare at; without one, the newest
+        main = next((triton_of(c) for c in cols if c.label == backend and triton_of(c)), versions[-1])
+        primary += [c for c in cols if triton_of(c) in (main, None)]
         spans[backend] = [next(c for c in cols if triton_of(c) == v) for v in versions]
     return [c for c in columns if c in primary], spans
 
@@ -162,7 +166,7 @@ def pair(a: Column, b: Column, facts: Mapping[str, Mapping[tuple[str, str], Fact
 def find_all(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[str, Any]]],
              stored: Mapping[tuple[str, str, str], Any] | None = None,
              perf_ratio: float = divergence.PERF_RATIO) -> list[Divergence]:
-    """Backend divergences at each backend's newest triton, plus version divergences, in KINDS order."""
+    """Backend divergences at each backend's main triton, plus version divergences, in KINDS order."""
     primary, spans = split_columns(columns)
     found = divergence.find(primary, records, stored, perf_ratio=perf_ratio)
     for cols in spans.values():
