@@ -38,3 +38,29 @@ def test_dynamic_args_do_not_change_the_specialization():
     a = specialization_key({"T": 63, "K": 64, "dtype": "fp16"}, ("T",))
     b = specialization_key({"T": 1000, "K": 64, "dtype": "fp16"}, ("T",))
     assert a == b != specialization_key({"T": 63, "K": 128, "dtype": "fp16"}, ("T",))
+
+
+class WarpSpecConfig:
+    """Triton 3.2's Config shape: Hopper warp-specialization fields that its interpreter passes on."""
+
+    def __init__(self) -> None:
+        self.kwargs, self.num_warps, self.num_buffers_warp_spec = {"BLOCK": 16}, 4, 0
+
+    def all_kwargs(self) -> dict:
+        extra = {"num_buffers_warp_spec": self.num_buffers_warp_spec} if self.num_buffers_warp_spec is not None else {}
+        return {**self.kwargs, "num_warps": self.num_warps, **extra}
+
+
+def test_configs_lose_the_fields_the_interpreter_would_pass_to_the_kernel(monkeypatch):
+    from triton.runtime import interpreter
+
+    from parity.run.autotune_pin import interpretable
+
+    monkeypatch.setattr(interpreter, "RESERVED_KWS", ["num_warps", "num_stages", "num_ctas", "grid"], raising=False)
+    config = WarpSpecConfig()
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    fixed = interpretable(config)
+    assert fixed.all_kwargs() == {"BLOCK": 16, "num_warps": 4} and config.num_buffers_warp_spec == 0
+    monkeypatch.setenv("TRITON_INTERPRET", "0")
+    assert interpretable(config) is config  # compiled tiers keep the config as it is
+    assert interpretable(CONFIGS[0]) is CONFIGS[0]

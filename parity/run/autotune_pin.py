@@ -11,7 +11,9 @@ same case. The perf pass runs unpinned, so it times what autotuning picks.
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
+import os
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -56,6 +58,31 @@ def specialization_key(params: Mapping[str, Any], dynamic_args: Iterable[str]) -
     return ",".join(f"{k}={params[k]}" for k in sorted(params) if k not in dynamic)
 
 
+def interpretable(config: Any) -> Any:
+    """The config as triton's interpreter can launch it.
+
+    Triton 3.2's Config carries Hopper warp-specialization fields (num_buffers_warp_spec,
+    num_consumer_groups, reg_dec_producer, reg_inc_consumer, 0 by default) that its interpreter
+    does not reserve, so every autotuned kernel fails under TRITON_INTERPRET=1 with "got an
+    unexpected keyword argument 'num_buffers_warp_spec'". A copy without them (None drops a field
+    from Config.all_kwargs) runs the kernel; compiled tiers keep the config as it is.
+    """
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        return config
+    from triton.runtime import interpreter
+
+    reserved = getattr(interpreter, "RESERVED_KWS", None)
+    if reserved is None or not hasattr(config, "all_kwargs"):
+        return config
+    extra = [k for k in config.all_kwargs() if k not in reserved and k not in config.kwargs]
+    if not extra:
+        return config
+    fixed = copy.copy(config)
+    for key in extra:
+        setattr(fixed, key, None)
+    return fixed
+
+
 @contextlib.contextmanager
 def pinned(kernels: Iterable[Any], specialization: str, shift: int = 0) -> Iterator[dict[str, str]]:
     """Inside, each autotuned kernel has one config; yields {kernel name: the config}.
@@ -68,11 +95,14 @@ def pinned(kernels: Iterable[Any], specialization: str, shift: int = 0) -> Itera
         for tuner in autotuners(kernels):
             configs = list(tuner.configs)
             if len(configs) <= 1:
+                if configs and interpretable(configs[0]) is not configs[0]:
+                    saved.append((tuner, tuner.configs))
+                    tuner.configs = [interpretable(configs[0])]
                 continue
             name = kernel_name(tuner)
             chosen = configs[pick(configs, name, specialization, shift)]
             saved.append((tuner, tuner.configs))
-            tuner.configs = [chosen]  # one config: the Autotuner launches it without timing
+            tuner.configs = [interpretable(chosen)]  # one config: the Autotuner launches it without timing
             picks[name] = str(chosen)
         yield picks
     finally:
