@@ -130,7 +130,7 @@ def matrix_dir(tier: str, version: str) -> str:
     return f"reports/{tier}@triton-{version}"
 
 
-def matrix_session(session: nox.Session, tier: str, version: str, env: dict[str, str] | None = None) -> None:
+def matrix_session(session: nox.Session, tier: str, version: str) -> None:
     """One hardware-free tier at one upstream triton version, into its own results dir.
 
     The counter/pinning/driver checks for that version run first and must pass: a tier whose compile
@@ -138,6 +138,11 @@ def matrix_session(session: nox.Session, tier: str, version: str, env: dict[str,
     """
     install(session, TORCH_CPU, f"triton=={version}", *RUNNER)
     session.run("python", "-m", "pytest", *VERSION_TESTS, "-q", "-p", "no:cacheprovider")
+    matrix_tier(session, tier, version)
+
+
+def matrix_tier(session: nox.Session, tier: str, version: str) -> None:
+    env = {"TRITON_INTERPRET": "1"} if tier == "interpret" else None
     # failing cases are what the matrix measures (DIVERGENCE.md lists them as kind `version`), so pytest's
     # exit code 1 passes here; anything else (an engine error, no tests collected) still fails the session
     session.run(*pytest_args(session, tier, "-n", "2", f"--results-dir={matrix_dir(tier, version)}"),
@@ -152,7 +157,7 @@ VERSION_TESTS = ("tests/test_counter_versions.py",)
 @nox.parametrize("triton", TRITON_VERSIONS)
 def interpret_matrix(session: nox.Session, triton: str) -> None:
     """`interpret` at this upstream triton, into reports/interpret@triton-<version>."""
-    matrix_session(session, "interpret", triton, env={"TRITON_INTERPRET": "1"})
+    matrix_session(session, "interpret", triton)
 
 
 @nox.session(name="cuda-compile-matrix")
@@ -160,6 +165,14 @@ def interpret_matrix(session: nox.Session, triton: str) -> None:
 def cuda_compile_matrix(session: nox.Session, triton: str) -> None:
     """`cuda-compile` at this upstream triton, into reports/cuda-compile@triton-<version>."""
     matrix_session(session, "cuda-compile", triton)
+
+
+@nox.session(name="matrix")
+@nox.parametrize("triton", TRITON_VERSIONS)
+def matrix(session: nox.Session, triton: str) -> None:
+    """Both upstream tiers at this triton in one venv (what CI runs): reports/{interpret,cuda-compile}@triton-<v>."""
+    matrix_session(session, "interpret", triton)
+    matrix_tier(session, "cuda-compile", triton)
 
 
 def run_tier_defaults(session: nox.Session) -> list[str]:

@@ -124,3 +124,14 @@ def test_plain_nox_runs_the_default_triton_only_and_the_matrix_holds_it():
     assert noxfile.TRITON_NEWEST == noxfile.TRITON_VERSIONS[-1]
     assert not [s for s in noxfile.nox.options.sessions if "matrix" in s]
     assert {"3.2.0", "3.4.0", "3.6.0"} <= set(noxfile.TRITON_VERSIONS)  # triton-ascend's base, knobs, hardware
+
+
+def test_the_matrix_session_runs_both_tiers_in_one_venv_after_the_version_controls(monkeypatch):
+    monkeypatch.setattr(noxfile, "index_reachable", lambda url: False)
+    session = FakeSession("matrix")
+    noxfile.matrix(session, "3.2.0")
+    assert "triton==3.2.0" in session.installed
+    (controls, _), (interp, interp_kw), (compile_, _) = session.ran
+    assert "tests/test_counter_versions.py" in controls
+    assert "--backend=interpret" in interp and interp_kw["env"] == {"TRITON_INTERPRET": "1"}
+    assert "--backend=cuda-compile" in compile_ and "--results-dir=reports/cuda-compile@triton-3.2.0" in compile_
