@@ -80,10 +80,16 @@ class AscendCompileBackend(Backend):
             return
         if shutil.which("bishengir-compile") is None:
             os.environ["PATH"] = f"{bishengir_bin_dir()}{os.pathsep}{os.environ.get('PATH', '')}"
-        # never share a cache with real NPU runs: compile-only binaries are empty placeholders
-        cache_dir = tempfile.mkdtemp(prefix="parity-ascend-compile-")
+        # never share a cache with real NPU runs: compile-only binaries are empty placeholders; a fresh
+        # dir per session under parity's own cache (parity.compile.sandbox), never ~/.triton
+        from parity.compile import sandbox
+        from parity.paths import triton_cache_dir
+
+        parent = triton_cache_dir(self.name)
+        parent.mkdir(parents=True, exist_ok=True)
+        cache_dir = tempfile.mkdtemp(prefix="session-", dir=parent)
         atexit.register(shutil.rmtree, cache_dir, ignore_errors=True)
-        os.environ["TRITON_CACHE_DIR"] = cache_dir
+        sandbox.enter(self.name, Path(cache_dir))
         from parity.backends.ascend import driver as ascend_driver
         self._driver = ascend_driver.install(self.arch)
 
