@@ -76,9 +76,9 @@ class AscendCompileBackend(Backend):
         if self._driver is not None:
             return
         self._reason = self._missing()
-        if self._reason:
+        if self._reason and not self._can_install_driver():
             return
-        if shutil.which("bishengir-compile") is None:
+        if shutil.which("bishengir-compile") is None and bishengir_bin_dir() is not None:
             os.environ["PATH"] = f"{bishengir_bin_dir()}{os.pathsep}{os.environ.get('PATH', '')}"
         # never share a cache with real NPU runs: compile-only binaries are empty placeholders; a fresh
         # dir per session under parity's own cache (parity.compile.sandbox), never ~/.triton
@@ -93,8 +93,14 @@ class AscendCompileBackend(Backend):
         from parity.backends.ascend import driver as ascend_driver
         self._driver = ascend_driver.install(self.arch)
 
+    def _can_install_driver(self) -> bool:
+        """Without bishengir-compile nothing compiles, but spec modules still import: triton-ascend 3.2's
+        Autotuner asks driver.active for its benchmarker at decoration time ("0 active drivers" without
+        one), so the driver goes in whenever triton-ascend itself imports, and cases skip with the reason."""
+        return _version("triton-ascend") is not None and _version("pybind11") is not None
+
     def unavailable(self) -> str | None:
-        return self._reason if self._driver is None else None
+        return self._reason
 
     def compile_case(self, spec: KernelSpec, case: Case, cpu_inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
         """One dict per compile the case's launch triggered (see parity.compile.tools.COMPILE_KEYS)."""
