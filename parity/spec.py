@@ -144,7 +144,9 @@ class KernelSpec:
     # compile counting and the compile tiers look at these
     kernel: Any = REQUIRED
     # launch(inputs_on_device, params) -> {output name: tensor}; allocates its outputs
-    # pre-filled with NaN (parity.inputs.nan_empty) so unwritten elements show up
+    # pre-filled with NaN (parity.inputs.nan_empty) so unwritten elements show up. The compile
+    # tiers pass CPU tensors: a launcher that picks a path per device asks parity.current_backend()
+    # (or current_target(): "cuda" / "ascend") which backend it runs for
     launch: Callable[[Tensors, Params], Mapping[str, torch.Tensor]] = REQUIRED
     # reference(inputs as fp64 on the CPU, params) -> {output name: fp64 tensor}
     reference: Callable[[Tensors, Params], Mapping[str, torch.Tensor]] = REQUIRED

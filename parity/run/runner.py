@@ -12,6 +12,7 @@ import torch
 from parity import inputs as inp
 from parity.backends.base import Backend
 from parity.compile.counter import CompileCounter
+from parity.context import backend_scope
 from parity.repro.outputs_store import input_digest
 from parity.run import autotune_pin, mistakes, perf
 from parity.run.compare import Metrics, compare, worst_of
@@ -135,7 +136,7 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
     t0 = time.perf_counter()
     try:
         dev_inputs = inp.to_device(cpu_inputs, backend.device)
-        with CompileCounter() as counter:
+        with CompileCounter() as counter, backend_scope(backend.name):
             dev_outputs = _launch_pinned(spec, case, dev_inputs, backend, record)
         outputs = {k: v.detach().cpu() for k, v in dev_outputs.items()}
     except Exception as exc:  # a kernel or compiler error is a result, not a crash of the suite
