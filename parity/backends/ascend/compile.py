@@ -59,6 +59,7 @@ class AscendCompileBackend(Backend):
         self.timeout_s = CASE_TIMEOUT_S
         self._reason: str | None = None
         self._driver: Any = None
+        self._undo_torch: Any = None
 
     def _missing(self) -> str | None:
         if _version("triton-ascend") is None:
@@ -91,7 +92,17 @@ class AscendCompileBackend(Backend):
         atexit.register(shutil.rmtree, cache_dir, ignore_errors=True)
         sandbox.enter(self.name, Path(cache_dir))
         from parity.backends.ascend import driver as ascend_driver
+        from parity.backends.ascend import torch_device
+
         self._driver = ascend_driver.install(self.arch)
+        # torch.npu names the target too, before any spec module (a library) imports
+        self._undo_torch = torch_device.install(ASCEND_ARCHS[self.arch])
+
+    def restore(self) -> None:
+        """Undo what can be undone: torch.npu (the triton driver stays; one arch per process)."""
+        if self._undo_torch is not None:
+            self._undo_torch()
+            self._undo_torch = None
 
     def _can_install_driver(self) -> bool:
         """Without bishengir-compile nothing compiles, but spec modules still import: triton-ascend 3.2's

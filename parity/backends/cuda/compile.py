@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from parity.backends.base import Backend
+from parity.backends.cuda import torch_device
 from parity.compile import sandbox
 from parity.compile.counter import constants_by_name
 from parity.compile.isolate import run_isolated
@@ -249,6 +250,7 @@ class CudaCompileBackend(Backend):
         self.driver: _Driver | None = None
         self._saved: tuple[Any, Any, Any, str | None] = (None, None, None, None)
         self._sandbox: Any = None
+        self._undo_torch: Any = None
 
     @property
     def arch(self) -> int:
@@ -285,6 +287,9 @@ class CudaCompileBackend(Backend):
                        os.environ.get("TRITON_INTERPRET"))
         os.environ["TRITON_INTERPRET"] = "0"  # the code generator reads it too: this tier needs the real JIT
         self._sandbox = sandbox.enter(self.name)  # never the user's ~/.triton: see parity.compile.sandbox
+        arch = CUDA_ARCHS[self.log.arch]  # torch.cuda names the target too, for libraries that ask it
+        self._undo_torch = torch_device.install(self.log.arch, arch.sm_count, arch.max_shared_bytes,
+                                                arch.registers_per_sm)
         self.driver = _Driver(self.log)
         driver.set_active(self.driver)
         knobs.runtime.add_stages_inspection_hook = self._track_stages
@@ -304,6 +309,7 @@ class CudaCompileBackend(Backend):
         else:
             os.environ["TRITON_INTERPRET"] = interpret
         sandbox.leave(self._sandbox)
+        self._undo_torch()
         self.driver = None
 
     def _track_stages(self, backend: Any, stages: dict[str, Any], *args: Any) -> None:
