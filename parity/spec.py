@@ -189,6 +189,9 @@ class KernelSpec:
     # device_gib(params) -> device memory a big case needs (None: runs anywhere); where the backend
     # has less, or no device at all (interpret), the case is skipped with that reason
     device_gib: Callable[[Params], float | None] | None = None
+    # unavailable() -> why this spec cannot run in this environment, or None: e.g. the library it
+    # tests is not installed ("pip install fla-core==0.6.0"); its cases are then skipped with that reason
+    unavailable: Callable[[], str | None] | None = None
     # a torch eager baseline for perf: baseline(inputs_on_device, params)
     baseline: Callable[[Tensors, Params], Any] | None = None
     doc: str = ""

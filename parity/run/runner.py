@@ -100,7 +100,10 @@ def _launch_pinned(spec: KernelSpec, case: Case, dev_inputs: Mapping[str, Any], 
 
 
 def memory_skip(spec: KernelSpec, case: Case, backend: Backend) -> str | None:
-    """Why a case that needs a big device cannot run on this backend, or None."""
+    """Why a case cannot run on this backend (its library is missing, or it needs a bigger device), or None."""
+    missing = spec.unavailable() if spec.unavailable is not None else None
+    if missing:
+        return missing
     if spec.device_gib is None:
         return None
     need = spec.device_gib(case.params)
