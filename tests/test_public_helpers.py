@@ -48,3 +48,23 @@ def test_a_launch_is_told_its_backend(tmp_path):
     with backend_scope("ascend-compile"):
         assert (parity.current_backend(), parity.current_target()) == ("ascend-compile", "ascend")
     assert parity.current_backend() is None
+
+
+def test_an_unlisted_autotuned_kernel_runs_under_the_interpreter(tmp_path):
+    # a library launcher reaches autotuned kernels the spec does not list (so parity pins none)
+    from tests.planted_autotune import twice_kernel
+
+    def launch(inputs, p):
+        x = inputs["x"]
+        out = torch.empty_like(x)
+        twice_kernel[lambda meta: ((x.numel() + meta["BLOCK"] - 1) // meta["BLOCK"],)](x, out, x.numel())
+        return {"out": out}
+
+    spec = KernelSpec(name="unlisted_tuner", family="controls", kernel=object(), launch=launch,
+                      reference=lambda inputs, p: {"out": 2 * inputs["x"]}, cases=by_level(product(N=[64])),
+                      make_inputs=lambda p, gen: {"x": torch.ones(p["N"])})
+    backend = InterpretBackend()
+    backend.prepare()
+    record, _ = run_case(spec, spec.cases("quick")[0], backend, seed=0,
+                         cache=ReferenceCache(tmp_path, enabled=False))
+    assert record["status"] == "passed", record["reason"]  # before: "0 active drivers"
