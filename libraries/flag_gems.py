@@ -3,16 +3,23 @@ take aten's signatures. References are ours, in fp64."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
 import torch
 
+import parity
 from libraries._load import Library
 from parity import KernelSpec, Tolerance, randn
 from parity.cases import by_level, product
 
 GEMS = Library("flag_gems", "flag-gems==5.0.2 pyyaml sqlalchemy")
+# FlagGems finds its vendor from torch.<flag> attributes, else from `nvidia-smi`-like probes, and gives up
+# with "No device were detected" on a machine without one; GEMS_VENDOR names it, as a user of the
+# cuda-compile tier would (ascend-compile's torch.npu already answers "ascend")
+if parity.current_target() == "cuda":
+    os.environ.setdefault("GEMS_VENDOR", "nvidia")
 Params = Mapping[str, Any]
 EPS = 1e-5
 ROW_TOL = {"fp32": Tolerance(rtol=1e-5, atol=1e-5, reason="a row reduction over up to 4096 fp32 terms, in "
