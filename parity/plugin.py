@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from parity.backends import BACKENDS, Backend, get_backend
+from parity.context import set_current_backend
 from parity.repro import outputs_store
 from parity.run import rundir
 from parity.run.record import MERGED_NAME, ResultWriter, atomic_write_text, merge_parts, read_records, write_results
@@ -171,6 +172,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if _is_engine_selftest(config):
         return
     backend = get_backend(config.getoption("--backend"))
+    set_current_backend(backend.name)  # launchers ask parity.current_backend(); one backend per process
     arch_option = getattr(backend, "arch_option", None)  # compile tiers name their target (--cuda-arch, ...)
     if arch_option and config.getoption(arch_option, None) is not None:
         backend.arch = config.getoption(arch_option)

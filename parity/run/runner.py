@@ -12,6 +12,7 @@ import torch
 from parity import inputs as inp
 from parity.backends.base import Backend
 from parity.compile.counter import CompileCounter
+from parity.context import backend_scope
 from parity.repro.outputs_store import input_digest
 from parity.run import autotune_pin, mistakes, perf
 from parity.run.compare import Metrics, compare, worst_of
@@ -99,7 +100,10 @@ def _launch_pinned(spec: KernelSpec, case: Case, dev_inputs: Mapping[str, Any], 
 
 
 def memory_skip(spec: KernelSpec, case: Case, backend: Backend) -> str | None:
-    """Why a case that needs a big device cannot run on this backend, or None."""
+    """Why a case cannot run on this backend (its library is missing, or it needs a bigger device), or None."""
+    missing = spec.unavailable() if spec.unavailable is not None else None
+    if missing:
+        return missing
     if spec.device_gib is None:
         return None
     need = spec.device_gib(case.params)
@@ -135,7 +139,7 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
     t0 = time.perf_counter()
     try:
         dev_inputs = inp.to_device(cpu_inputs, backend.device)
-        with CompileCounter() as counter:
+        with CompileCounter() as counter, backend_scope(backend.name):
             dev_outputs = _launch_pinned(spec, case, dev_inputs, backend, record)
         outputs = {k: v.detach().cpu() for k, v in dev_outputs.items()}
     except Exception as exc:  # a kernel or compiler error is a result, not a crash of the suite

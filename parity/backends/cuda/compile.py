@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from parity.backends.base import Backend
+from parity.backends.cuda import torch_device
+from parity.compile import sandbox
 from parity.compile.counter import constants_by_name
 from parity.compile.isolate import run_isolated
 from parity.compile.tools import (
@@ -247,6 +249,8 @@ class CudaCompileBackend(Backend):
         self.timeout_s = COMPILE_TIMEOUT_S
         self.driver: _Driver | None = None
         self._saved: tuple[Any, Any, Any, str | None] = (None, None, None, None)
+        self._sandbox: Any = None
+        self._undo_torch: Any = None
 
     @property
     def arch(self) -> int:
@@ -282,6 +286,10 @@ class CudaCompileBackend(Backend):
         self._saved = (driver._active, knobs.runtime.add_stages_inspection_hook, triton.compiler.compile,
                        os.environ.get("TRITON_INTERPRET"))
         os.environ["TRITON_INTERPRET"] = "0"  # the code generator reads it too: this tier needs the real JIT
+        self._sandbox = sandbox.enter(self.name)  # never the user's ~/.triton: see parity.compile.sandbox
+        arch = CUDA_ARCHS[self.log.arch]  # torch.cuda names the target too, for libraries that ask it
+        self._undo_torch = torch_device.install(self.log.arch, arch.sm_count, arch.max_shared_bytes,
+                                                arch.registers_per_sm)
         self.driver = _Driver(self.log)
         driver.set_active(self.driver)
         knobs.runtime.add_stages_inspection_hook = self._track_stages
@@ -300,6 +308,8 @@ class CudaCompileBackend(Backend):
             os.environ.pop("TRITON_INTERPRET", None)
         else:
             os.environ["TRITON_INTERPRET"] = interpret
+        sandbox.leave(self._sandbox)
+        self._undo_torch()
         self.driver = None
 
     def _track_stages(self, backend: Any, stages: dict[str, Any], *args: Any) -> None:
