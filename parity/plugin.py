@@ -199,7 +199,8 @@ def pytest_configure(config: pytest.Config) -> None:
                           ref_cache=ReferenceCache(enabled=not config.getoption("--no-ref-cache")))
     perf_option = config.getoption("perf")
     if perf_option is None:
-        perf_option = "largest" if backend.mode == "run" and state.level == "full" else "off"
+        timed = backend.mode == "run" and backend.times_kernels
+        perf_option = "largest" if timed and state.level == "full" else "off"
     state.perf = perf_option
     state.workers = int(getattr(config.option, "numprocesses", 0) or 0)
     if state.is_controller:

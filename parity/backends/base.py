@@ -19,6 +19,8 @@ class Backend:
     hardware: ClassVar[bool] = False
     # the command a user without this device should run instead
     fallback_hint: ClassVar[str] = "nox -s interpret"
+    # whether the perf pass may time kernels here by default (not where a run is no measure of speed)
+    times_kernels: ClassVar[bool] = True
 
     def __init__(self) -> None:
         self.device_index = 0
