@@ -25,7 +25,7 @@ LLVM_MAJOR = 19
 APT_INSTALL = f"apt-get install -y mlir-{LLVM_MAJOR}-tools llvm-{LLVM_MAJOR} gcc"
 TOOL_TIMEOUT_S = 300.0
 # one change here must invalidate every cached build
-PIPELINE_VERSION = "1"
+PIPELINE_VERSION = "2"
 
 # arith on tensors (named_ops=True, as the NPU path emits) -> linalg -> loops -> LLVM; math ops
 # LLVM has no intrinsic for (erf, atan2, ...) become libm calls
@@ -119,6 +119,11 @@ def entry_name(ir_text: str) -> str:
     return found.group(1)
 
 
+def library_calls(ir_text: str) -> list[str]:
+    """Functions the module declares without a body: bishengir supplies them on the NPU path."""
+    return sorted(set(re.findall(r"func\.func\s+private\s+@([\w$.]+)", ir_text)))
+
+
 def strip_ascend_attributes(text: str) -> str:
     return _HACC_UNIT_RE.sub("", _ASCEND_ATTR_RE.sub("", text))
 
@@ -148,6 +153,12 @@ def build(ir_text: str, tools: Tools, root: Path | None = None) -> Built:
         raise LoweringUnsupported(refused.read_text())
     folder.mkdir(parents=True, exist_ok=True)
     _atomic_write(mlir_path, ir_text.encode())
+    external = library_calls(ir_text)
+    if external:
+        reason = (f"the module calls {', '.join(external)}, declared but not defined: triton-adapter leaves these "
+                  "ops (e.g. tl.cumsum -> triton_cumsum_*) to bishengir's library, which has no CPU build here")
+        _atomic_write(refused, reason.encode())
+        raise LoweringUnsupported(reason)
     with tempfile.TemporaryDirectory(prefix="parity-lowered-", dir=folder) as tmp:
         work = Path(tmp)
         try:
