@@ -21,7 +21,7 @@ import ctypes
 import importlib.metadata
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -54,16 +54,6 @@ class LoweredKernel:
     function: Any  # the ctypes entry
 
 
-@dataclass
-class LaunchLog:
-    """The launches of the current case, so a repro can rebuild and replay them."""
-
-    launches: list[dict[str, Any]] = field(default_factory=list)
-
-    def clear(self) -> None:
-        self.launches.clear()
-
-
 class AscendLoweredBackend(Backend):
     name = "ascend-lowered"
     mode = "run"
@@ -81,7 +71,8 @@ class AscendLoweredBackend(Backend):
         self.tools: Any = None
         # a test hook: rewrites each captured module before it is lowered (the planted-fault control)
         self.rewrite_ir: Callable[[str], str] | None = None
-        self.log = LaunchLog()
+        # set while a repro re-runs a case: logs each launch's module and buffers (parity.repro.lowered_repro)
+        self.buffer_log: Any = None
 
     def _missing(self) -> str | None:
         from parity.backends.ascend.cpu_build import find_tools
@@ -128,6 +119,12 @@ class AscendLoweredBackend(Backend):
         built = build(text, self.tools)
         function = getattr(ctypes.CDLL(str(built.so_path.resolve())), signature.name)
         return LoweredKernel(name, text, built.so_path, built.mlir_path, signature, function)
+
+    def write_repro_extras(self, out_dir: Path, spec: Any, case: Any, *, seed: int, cache: Any) -> Path:
+        """lowered/ beside repro.py: the captured modules, their buffers, and a script that rebuilds and runs them."""
+        from parity.repro import lowered_repro
+
+        return lowered_repro.write(out_dir, self, spec, case, seed=seed, cache=cache)
 
     def env(self) -> dict[str, Any]:
         import subprocess
@@ -193,7 +190,8 @@ def _cpu_launcher(backend: AscendLoweredBackend) -> type:
             if enter_hook is not None:
                 enter_hook(launch_metadata)
             values = user_values(self.names, dict.fromkeys(self.constants), args)
-            backend.log.launches.append({"kernel": function, "grid": (gx, gy, gz), "values": values})
+            if backend.buffer_log is not None:
+                backend.buffer_log.record(function, (gx, gy, gz), values)
             run_grid(function.function, function.signature, (gx, gy, gz), values)
             if exit_hook is not None:
                 exit_hook(launch_metadata)
