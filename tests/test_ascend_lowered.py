@@ -133,7 +133,7 @@ def pad_with_zero(ir_text: str) -> str:
     fills = re.findall(r"scf\.if %\w+ \{\n\s*linalg\.fill ins\((%\w+) : (\w+)\)", ir_text)
     assert fills, "no masked-load padding in this module"
     name, elem = fills[0]
-    planted = re.sub(rf"(scf\.if %\w+ \{{\n\s*linalg\.fill ins\(){name}( : {elem}\))", rf"\1%planted_pad\2",
+    planted = re.sub(rf"(scf\.if %\w+ \{{\n\s*linalg\.fill ins\(){name}( : {elem}\))", r"\1%planted_pad\2",
                      ir_text, count=1)
     return re.sub(r"(func\.func @[^\n]*\{\n)", rf"\1    %planted_pad = arith.constant 0.000000e+00 : {elem}\n",
                   planted, count=1)
@@ -184,3 +184,27 @@ def test_a_planted_lowering_fault_fails_here_and_its_repro_exits_1(lowered, tmp_
                           timeout=300)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "MISMATCH out" in done.stdout
+
+
+def test_the_nox_session_skips_without_llvm19_before_installing(monkeypatch):
+    pytest.importorskip("nox", reason="the noxfile needs nox")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    try:
+        import noxfile
+    finally:
+        sys.path.pop(0)
+    from tests.test_noxfile import FakeSession
+
+    class Skipped(Exception):
+        pass
+
+    session = FakeSession("ascend-lowered")
+
+    def skip(message: str) -> None:
+        raise Skipped(message)
+
+    session.skip = skip
+    monkeypatch.setattr(noxfile, "llvm19_missing", lambda: ["mlir-opt"])
+    with pytest.raises(Skipped, match=re.escape(noxfile.LLVM19_APT)):
+        noxfile.ascend_lowered(session)
+    assert session.installed == []

@@ -119,6 +119,8 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
     """Run one case and return its results record and its outputs (on the CPU)."""
     record = empty_record(backend.name, backend.mode, spec.name, case.id, dict(case.params))
     record["suite"] = "accuracy"
+    if backend.scope:
+        record["scope"] = backend.scope  # e.g. ascend-lowered: a pass checks the lowering, not the NPU
     tol = spec.tolerance_for(case.params)
     record["tolerance"] = tol.as_dict()
     timing = record["timing"]

@@ -62,6 +62,7 @@ class AscendLoweredBackend(Backend):
     arch_option: ClassVar[str] = "--ascend-arch"
     # the perf pass times devices; an x86 build of NPU code has no speed worth reporting
     times_kernels: ClassVar[bool] = False
+    scope: ClassVar[str | None] = SCOPE
 
     def __init__(self) -> None:
         super().__init__()
