@@ -233,6 +233,8 @@ def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: objec
     if state is None or not callable(obj) or not name.startswith("test"):
         return None  # pytest's own collection
     module = getattr(collector, "obj", None)
+    if name in state.backend.excluded_tests:  # e.g. a sweep another tier already covers
+        return []
     return [] if state.backend.mode not in declared_modes(obj, module) else None
 
 

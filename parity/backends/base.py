@@ -23,6 +23,8 @@ class Backend:
     times_kernels: ClassVar[bool] = True
     # what a pass on this backend does (and does not) show, where that is narrower than "it runs right here"
     scope: ClassVar[str | None] = None
+    # suite functions this backend does not collect (names such as "test_specialization")
+    excluded_tests: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self) -> None:
         self.device_index = 0
