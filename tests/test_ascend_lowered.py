@@ -24,6 +24,7 @@ import pytest
 from parity.backends.ascend import cpu_build
 from parity.backends.ascend.cpu_abi import Arg, parse_signature, user_values
 from parity.backends.ascend.cpu_build import LoweringUnsupported, first_error, library_calls
+from parity.backends.ascend.cpu_library import define_library_calls
 from parity.run.refcache import ReferenceCache
 from parity.run.runner import skip_reason
 
@@ -55,10 +56,14 @@ def test_constants_are_dropped_from_the_launch_values():
     assert user_values(["x", "n", "one", "y"], {"one": 1}, ["X", 5, 1, "Y"]) == ["X", 5, "Y"]
 
 
-def test_library_calls_are_found():
-    ir = "func.func private @triton_cumsum_0(tensor<128xf32>, i32, i1) -> tensor<128xf32>\nfunc.func @k("
-    assert library_calls(ir) == ["triton_cumsum_0"]
+def test_library_calls_are_found_and_cumsum_gets_a_definition():
+    ir = ("func.func private @triton_cumsum_0(tensor<16x4xf32>, i32, i1) -> tensor<16x4xf32>\n"
+          "func.func private @triton_sort_0(tensor<8xf32>, i32, i1) -> tensor<8xf32>\nfunc.func @k(")
+    assert library_calls(ir) == ["triton_cumsum_0", "triton_sort_0"]
     assert library_calls(IR) == []
+    defined = define_library_calls(ir)
+    assert library_calls(defined) == ["triton_sort_0"]  # only tl.cumsum's function has a CPU definition
+    assert "memref.collapse_shape %src [[0, 1]] : memref<16x4xf32> into memref<64xf32>" in defined
 
 
 def test_first_error_names_the_refused_op():
@@ -149,10 +154,8 @@ def test_basics_pass_at_level_quick(lowered, tmp_path):
         for case in spec.cases("quick"):
             record, _ = run_case(spec, case, lowered, seed=0, cache=ReferenceCache(tmp_path, enabled=True))
             statuses[record["status"]] = statuses.get(record["status"], 0) + 1
-            # cumsum calls bishengir's library (skipped with that reason); xfails carry their known divergence
-            allowed = {"passed", "xfailed"} | ({"skipped"} if "bishengir's library" in (record["reason"] or "")
-                                                else set())
-            if record["status"] not in allowed:
+            # xfails carry their known divergence (spec.known_divergences)
+            if record["status"] not in ("passed", "xfailed"):
                 bad.append(f"{spec.name}[{case.id}]: {record['status']}: {record['reason']}")
     assert not bad, "\n".join(bad)
     assert statuses.get("passed", 0) >= 50, statuses

@@ -21,17 +21,22 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from parity.backends.ascend.cpu_library import define_library_calls
+
 LLVM_MAJOR = 19
 APT_INSTALL = f"apt-get install -y mlir-{LLVM_MAJOR}-tools llvm-{LLVM_MAJOR} gcc"
 TOOL_TIMEOUT_S = 300.0
 # one change here must invalidate every cached build
-PIPELINE_VERSION = "2"
+PIPELINE_VERSION = "3"
 
 # arith on tensors (named_ops=True, as the NPU path emits) -> linalg -> loops -> LLVM; math ops
 # LLVM has no intrinsic for (erf, atan2, ...) become libm calls
 PASSES = (
     "--convert-elementwise-to-linalg", "--convert-linalg-to-affine-loops", "--eliminate-empty-tensors",
-    "--empty-tensor-to-alloc-tensor", "--one-shot-bufferize=allow-return-allocs-from-loops=true",
+    "--empty-tensor-to-alloc-tensor",
+    # function boundaries: the library functions parity defines (cpu_library) take and return tensors
+    "--one-shot-bufferize=allow-return-allocs-from-loops=true bufferize-function-boundaries=true "
+    "function-boundary-type-conversion=identity-layout-map",
     "--lower-affine", "--convert-linalg-to-loops", "--arith-expand=include-bf16=true", "--convert-scf-to-cf",
     "--convert-cf-to-llvm", "--convert-arith-to-llvm", "--convert-math-to-llvm", "--convert-math-to-libm",
     "--convert-complex-to-llvm", "--convert-vector-to-llvm", "--convert-index-to-llvm", "--memref-expand",
@@ -121,7 +126,7 @@ def entry_name(ir_text: str) -> str:
 
 def library_calls(ir_text: str) -> list[str]:
     """Functions the module declares without a body: bishengir supplies them on the NPU path."""
-    return sorted(set(re.findall(r"func\.func\s+private\s+@([\w$.]+)", ir_text)))
+    return sorted(set(re.findall(r"func\.func\s+private\s+@([\w$.]+)\([^{\n]*$", ir_text, re.M)))
 
 
 def strip_ascend_attributes(text: str) -> str:
@@ -153,16 +158,16 @@ def build(ir_text: str, tools: Tools, root: Path | None = None) -> Built:
         raise LoweringUnsupported(refused.read_text())
     folder.mkdir(parents=True, exist_ok=True)
     _atomic_write(mlir_path, ir_text.encode())
-    external = library_calls(ir_text)
+    external = library_calls(define_library_calls(ir_text))
     if external:
         reason = (f"the module calls {', '.join(external)}, declared but not defined: triton-adapter leaves these "
-                  "ops (e.g. tl.cumsum -> triton_cumsum_*) to bishengir's library, which has no CPU build here")
+                  "ops to bishengir's library, and parity has no CPU definition of these (only of triton_cumsum_*)")
         _atomic_write(refused, reason.encode())
         raise LoweringUnsupported(reason)
     with tempfile.TemporaryDirectory(prefix="parity-lowered-", dir=folder) as tmp:
         work = Path(tmp)
         try:
-            _lower(ir_text, tools, work, _runtime_object(tools, root))
+            _lower(define_library_calls(ir_text), tools, work, _runtime_object(tools, root))
         except LoweringUnsupported as exc:
             _atomic_write(refused, str(exc).encode())
             raise
