@@ -211,3 +211,17 @@ def test_the_nox_session_skips_without_llvm19_before_installing(monkeypatch):
     with pytest.raises(Skipped, match=re.escape(noxfile.LLVM19_APT)):
         noxfile.ascend_lowered(session)
     assert session.installed == []
+
+
+def test_scalars_of_every_width_and_a_3d_grid(lowered):
+    import torch
+
+    from tests.lowered_controls import abi_kernel
+
+    x = torch.arange(-500, 500, dtype=torch.int32)
+    offset = 2**40 + 123  # an i64 argument: % 1000 is 899 only if all 64 bits arrive
+    for negate in (False, True):
+        out = torch.full((1000,), float("nan"))
+        abi_kernel[(4, 3, 2)](x, out, 1000, 0.5, offset, negate, BLOCK=64)  # 24 programs x 64 >= 1000
+        want = (x.double() * 0.5 + offset % 1000) * (-1 if negate else 1)
+        assert torch.equal(out.double(), want), (negate, (out.double() - want).abs().max())

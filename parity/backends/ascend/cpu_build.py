@@ -27,10 +27,11 @@ LLVM_MAJOR = 19
 APT_INSTALL = f"apt-get install -y mlir-{LLVM_MAJOR}-tools llvm-{LLVM_MAJOR} gcc"
 TOOL_TIMEOUT_S = 300.0
 # one change here must invalidate every cached build
-PIPELINE_VERSION = "3"
+PIPELINE_VERSION = "4"
 
 # arith on tensors (named_ops=True, as the NPU path emits) -> linalg -> loops -> LLVM; math ops
-# LLVM has no intrinsic for (erf, atan2, ...) become libm calls
+# LLVM has no intrinsic for (erf, atan2, ...) become libm calls; cf goes to LLVM after memref and
+# func, since branches may carry memrefs (an scf.if that yields a tile)
 PASSES = (
     "--convert-elementwise-to-linalg", "--convert-linalg-to-affine-loops", "--eliminate-empty-tensors",
     "--empty-tensor-to-alloc-tensor",
@@ -38,9 +39,10 @@ PASSES = (
     "--one-shot-bufferize=allow-return-allocs-from-loops=true bufferize-function-boundaries=true "
     "function-boundary-type-conversion=identity-layout-map",
     "--lower-affine", "--convert-linalg-to-loops", "--arith-expand=include-bf16=true", "--convert-scf-to-cf",
-    "--convert-cf-to-llvm", "--convert-arith-to-llvm", "--convert-math-to-llvm", "--convert-math-to-libm",
+    "--convert-arith-to-llvm", "--convert-math-to-llvm", "--convert-math-to-libm",
     "--convert-complex-to-llvm", "--convert-vector-to-llvm", "--convert-index-to-llvm", "--memref-expand",
-    "--expand-strided-metadata", "--finalize-memref-to-llvm", "--convert-func-to-llvm", "--lower-affine",
+    "--expand-strided-metadata", "--finalize-memref-to-llvm", "--convert-func-to-llvm", "--convert-cf-to-llvm",
+    "--lower-affine",
     "--convert-arith-to-llvm", "--reconcile-unrealized-casts",
 )
 
