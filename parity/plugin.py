@@ -201,7 +201,8 @@ def pytest_configure(config: pytest.Config) -> None:
                           ref_cache=ReferenceCache(enabled=not config.getoption("--no-ref-cache")))
     perf_option = config.getoption("perf")
     if perf_option is None:
-        perf_option = "largest" if backend.mode == "run" and state.level == "full" else "off"
+        timed = backend.mode == "run" and backend.times_kernels
+        perf_option = "largest" if timed and state.level == "full" else "off"
     state.perf = perf_option
     state.workers = int(getattr(config.option, "numprocesses", 0) or 0)
     if state.is_controller:
@@ -234,6 +235,8 @@ def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: objec
     if state is None or not callable(obj) or not name.startswith("test"):
         return None  # pytest's own collection
     module = getattr(collector, "obj", None)
+    if name in state.backend.excluded_tests:  # e.g. a sweep another tier already covers
+        return []
     return [] if state.backend.mode not in declared_modes(obj, module) else None
 
 
