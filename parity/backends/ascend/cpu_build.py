@@ -111,8 +111,10 @@ def find_tools() -> Tools | str:
 
 
 def cache_root() -> Path:
-    """parity's own cache dir (PARITY_CACHE_DIR, default .parity-cache), never Triton's."""
-    return Path(os.environ.get("PARITY_CACHE_DIR", ".parity-cache")) / "ascend-lowered"
+    """This tier's builds and Triton cache, under parity's own cache dir (parity.paths), never Triton's."""
+    from parity.paths import cache_root as parity_cache
+
+    return parity_cache() / "ascend-lowered"
 
 
 def ir_hash(ir_text: str, tools: Tools) -> str:
