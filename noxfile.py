@@ -1,5 +1,5 @@
-"""Sessions: tests, interpret, cuda, ascend, cuda-compile, ascend-compile, report, plus the triton
-version matrix: interpret-matrix(triton='X') and cuda-compile-matrix(triton='X').
+"""Sessions: tests, interpret, cuda, ascend, cuda-compile, ascend-compile, ascend-lowered, report, plus
+the triton version matrix: interpret-matrix(triton='X'), cuda-compile-matrix(triton='X') and matrix(triton='X').
 
 Each backend runs in its own virtualenv because upstream triton and triton-ascend
 both install the package `triton`. On an offline accelerator node, reuse the
@@ -50,6 +50,17 @@ ASCEND_TOOLCHAIN = ["triton-ascend==3.2.0", "ascendnpu-ir", "pybind11"]
 # reinstalling torch into a fresh venv on every call costs minutes; pip upgrades in place instead
 nox.options.reuse_venv = "yes"
 nox.options.sessions = ["tests", "interpret", "cuda-compile", "ascend-compile"]
+# ascend-lowered runs triton-ascend's lowered kernels on the CPU with Debian's LLVM/MLIR 19 tools
+LLVM19_TOOLS = ("mlir-opt", "mlir-translate", "llc")
+LLVM19_APT = "apt-get install -y mlir-19-tools llvm-19 gcc"
+
+
+def llvm19_missing() -> list[str]:
+    return [t for t in LLVM19_TOOLS if not (shutil.which(f"{t}-19") or os.path.exists(f"/usr/lib/llvm-19/bin/{t}"))]
+
+
+if not llvm19_missing():
+    nox.options.sessions.append("ascend-lowered")
 if shutil.which("nvidia-smi"):
     nox.options.sessions.append("cuda")
 if shutil.which("npu-smi"):
@@ -222,6 +233,26 @@ def ascend_compile(session: nox.Session) -> None:
     # the checker's own controls (UB overflow, grid limit, crash isolation) need this toolchain too
     session.run("python", "-m", "pytest", "tests/test_ascend_compile.py", "-q")
     run_pytest(session, *pytest_args(session, "ascend-compile", "-n", "2"))
+
+
+@nox.session(name="ascend-lowered")
+def ascend_lowered(session: nox.Session) -> None:
+    """triton-ascend's own lowering (ttadapter MLIR) of every kernel, run on the CPU against fp64.
+
+    Checks triton-adapter's lowering (masks, other=, block pointers, reductions, dots), not bishengir
+    nor the NPU's arithmetic. Needs LLVM/MLIR 19's mlir-opt, mlir-translate and llc, and a C compiler.
+    """
+    if sys.version_info >= (3, 12) and session.venv_backend != "none":
+        session.error("triton-ascend 3.2.0 publishes wheels for CPython 3.10 and 3.11 only; "
+                      "run this session with Python 3.11 (e.g. `python3.11 -m nox -s ascend-lowered`)")
+    missing = llvm19_missing()
+    if missing:
+        session.skip(f"LLVM/MLIR 19 tools not found ({', '.join(t + '-19' for t in missing)}); "
+                     f"install them with `{LLVM19_APT}`")
+    install(session, TORCH_CPU, *ASCEND_TOOLCHAIN, *RUNNER)
+    # the tier's own controls: the basics pass here, a planted lowering fault fails here
+    session.run("python", "-m", "pytest", "tests/test_ascend_lowered.py", "-q")
+    run_pytest(session, *pytest_args(session, "ascend-lowered", "-n", "2"))
 
 
 @nox.session

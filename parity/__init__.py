@@ -4,6 +4,8 @@ The public API for kernel authors: describe a kernel as a KernelSpec and list it
 in a module-level SPECS; see README.md ("Bring your own kernels").
 """
 
+from parity import known
+from parity.context import current_backend, current_target
 from parity.inputs import (
     cu_seqlens,
     l2_normalized,
@@ -24,7 +26,21 @@ from parity.spec import (
 )
 
 __all__ = [
-    "DEFAULT_TOLERANCES", "Case", "ExpectedCompileError", "KernelSpec", "KnownDivergence", "SpecError",
-    "Tolerance", "cu_seqlens", "l2_normalized", "logsigmoid_of_randn", "nan_empty", "rand", "randn",
+    "DEFAULT_TOLERANCES",
+    "Case",
+    "ExpectedCompileError",
+    "KernelSpec",
+    "KnownDivergence",
+    "SpecError",
+    "Tolerance",
+    "cu_seqlens",
+    "current_backend",
+    "current_target",
+    "known",
+    "l2_normalized",
+    "logsigmoid_of_randn",
+    "nan_empty",
+    "rand",
+    "randn",
     "sigmoid_of_randn",
 ]

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from parity.backends import BACKENDS, Backend, get_backend
+from parity.context import set_current_backend
 from parity.repro import outputs_store
 from parity.run import rundir
 from parity.run.record import MERGED_NAME, ResultWriter, atomic_write_text, merge_parts, read_records, write_results
@@ -171,6 +172,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if _is_engine_selftest(config):
         return
     backend = get_backend(config.getoption("--backend"))
+    set_current_backend(backend.name)  # launchers ask parity.current_backend(); one backend per process
     arch_option = getattr(backend, "arch_option", None)  # compile tiers name their target (--cuda-arch, ...)
     if arch_option and config.getoption(arch_option, None) is not None:
         backend.arch = config.getoption(arch_option)
@@ -199,7 +201,8 @@ def pytest_configure(config: pytest.Config) -> None:
                           ref_cache=ReferenceCache(enabled=not config.getoption("--no-ref-cache")))
     perf_option = config.getoption("perf")
     if perf_option is None:
-        perf_option = "largest" if backend.mode == "run" and state.level == "full" else "off"
+        timed = backend.mode == "run" and backend.times_kernels
+        perf_option = "largest" if timed and state.level == "full" else "off"
     state.perf = perf_option
     state.workers = int(getattr(config.option, "numprocesses", 0) or 0)
     if state.is_controller:
@@ -232,6 +235,8 @@ def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: objec
     if state is None or not callable(obj) or not name.startswith("test"):
         return None  # pytest's own collection
     module = getattr(collector, "obj", None)
+    if name in state.backend.excluded_tests:  # e.g. a sweep another tier already covers
+        return []
     return [] if state.backend.mode not in declared_modes(obj, module) else None
 
 

@@ -144,7 +144,9 @@ class KernelSpec:
     # compile counting and the compile tiers look at these
     kernel: Any = REQUIRED
     # launch(inputs_on_device, params) -> {output name: tensor}; allocates its outputs
-    # pre-filled with NaN (parity.inputs.nan_empty) so unwritten elements show up
+    # pre-filled with NaN (parity.inputs.nan_empty) so unwritten elements show up. The compile
+    # tiers pass CPU tensors: a launcher that picks a path per device asks parity.current_backend()
+    # (or current_target(): "cuda" / "ascend") which backend it runs for
     launch: Callable[[Tensors, Params], Mapping[str, torch.Tensor]] = REQUIRED
     # reference(inputs as fp64 on the CPU, params) -> {output name: fp64 tensor}
     reference: Callable[[Tensors, Params], Mapping[str, torch.Tensor]] = REQUIRED
@@ -187,6 +189,9 @@ class KernelSpec:
     # device_gib(params) -> device memory a big case needs (None: runs anywhere); where the backend
     # has less, or no device at all (interpret), the case is skipped with that reason
     device_gib: Callable[[Params], float | None] | None = None
+    # unavailable() -> why this spec cannot run in this environment, or None: e.g. the library it
+    # tests is not installed ("pip install fla-core==0.6.0"); its cases are then skipped with that reason
+    unavailable: Callable[[], str | None] | None = None
     # a torch eager baseline for perf: baseline(inputs_on_device, params)
     baseline: Callable[[Tensors, Params], Any] | None = None
     doc: str = ""

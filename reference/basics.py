@@ -21,6 +21,10 @@ def block_ptr_tile(inputs: Tensors, params: Mapping[str, Any]) -> dict[str, torc
     return {"y": 2.0 * x, "rowsum": x.sum(-1)}
 
 
+def block_ptr_col_check(inputs: Tensors, params: Mapping[str, Any]) -> dict[str, torch.Tensor]:
+    return {"y": 2.0 * inputs["x"]}
+
+
 def tril_mask(inputs: Tensors, params: Mapping[str, Any]) -> dict[str, torch.Tensor]:
     x = inputs["x"]  # [B, T, H, BT]; row i of a chunk is t % BT
     T, BT = x.shape[1], x.shape[3]

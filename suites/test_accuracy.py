@@ -43,6 +43,8 @@ def test_accuracy(parity, kernel_case):
         if parity.worker != "main":
             os._exit(70)  # the device context is poisoned: xdist replaces this worker with a clean one
         pytest.fail(f"{spec.name}[{case.id}] crashed the device context: {reason}", pytrace=False)
+    if status == "skipped":
+        pytest.skip(reason)
     if status == "xfailed":
         pytest.xfail(reason)
     if status == "error":

@@ -20,6 +20,8 @@ def test_specialization(parity, kernel_spec):
     spec, backend = kernel_spec, parity.backend
     if not spec.dynamic_args:
         pytest.skip(f"{spec.name} declares no dynamic_args")
+    if spec.unavailable is not None and spec.unavailable():
+        pytest.skip(spec.unavailable())
 
     def run_one(case):
         cpu = build_inputs(spec, case, parity.seed)

@@ -175,3 +175,23 @@ def _wrapped_failure(backend, original) -> dict:
     rec = backend.log.compiles[-1]
     assert not rec["ok"] and rec["seconds"] is not None
     return rec
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 32}), triton.Config({"BLOCK": 64})], key=["n"], warmup=5, rep=5)
+@triton.jit
+def bench_tuned_kernel(x, out, n, BLOCK: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out + o, tl.load(x + o, mask=o < n), mask=o < n)
+
+
+def _bench_tuned_launch(inputs, p):
+    out = torch.empty_like(inputs["x"])
+    bench_tuned_kernel[lambda meta: (triton.cdiv(p["n"], meta["BLOCK"]),)](inputs["x"], out, p["n"])
+    return {"out": out}
+
+
+def test_an_autotuner_with_warmup_and_rep_compiles_every_config(backend):
+    # warmup=/rep= make the Autotuner call triton.testing.do_bench, which needs a device interface
+    spec = _spec("ctl_bench_tuned", bench_tuned_kernel, _bench_tuned_launch, [Case({"n": 256})])
+    compiles = backend.compile_case(spec, Case({"n": 256}), {"x": torch.zeros(256)})
+    assert [c["config"].get("BLOCK") for c in compiles] == [32, 64] and all(c["ok"] for c in compiles)

@@ -78,7 +78,9 @@ def test_interrupted_run_keeps_its_records_and_the_previous_results(tmp_path):
     complete = (out / "results.jsonl").read_text()
     proc = subprocess.Popen([sys.executable, "-m", "pytest", "suites", "-q", "-n", "2", "--backend=interpret",
                              "--kernels=basics", "--level=full", f"--results-dir={out}"],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            # xdist workers ignore SIGINT, and a child would inherit that: give it Ctrl-C back
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 300
     while _part_lines(out / ".running") < 20 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.5)

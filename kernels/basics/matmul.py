@@ -100,12 +100,12 @@ SPECS = [
                               reason="triton-ascend 3.2.0's NPUOptions has no default_dot_input_precision, so "
                                      "tl.dot with input_precision=None fails in the frontend",
                               link="https://github.com/triton-lang/triton-ascend/pull/617")
-              for b in ("ascend", "ascend-compile")),
+              for b in ("ascend", "ascend-compile", "ascend-lowered")),
             *(KnownDivergence(backend=b, applies=lambda p: p.get("precision") == "tf32",
                               reason="triton-ascend accepts only ieee and hf32 for fp32 tl.dot and rejects tf32 "
                                      "(hf32 is the Ascend counterpart)",
                               link="https://github.com/triton-lang/triton-ascend/pull/1265")
-              for b in ("ascend", "ascend-compile")),
+              for b in ("ascend", "ascend-compile", "ascend-lowered")),
         ),
         baseline=lambda inputs, p: inputs["a"] @ inputs["b"].T,
     ),

@@ -18,7 +18,6 @@ import torch
 
 from parity import (
     Case,
-    KnownDivergence,
     Tolerance,
     cu_seqlens,
     l2_normalized,
@@ -30,11 +29,6 @@ from parity.cases import product
 from reference import gdn as ref
 
 Params = Mapping[str, Any]
-
-BF16_DOT_IN_INTERPRETER = KnownDivergence(
-    backend="interpret", applies=lambda p: p.get("dtype") == "bf16",
-    reason="the interpreter keeps bf16 as uint16 and tl.dot multiplies the raw bit patterns",
-    link="https://github.com/triton-lang/triton/issues/11584")
 
 # fla's criterion (FACTS.md): err_ratio below 0.005 for every per-kernel forward output
 PER_KERNEL_RATIO = 0.005

@@ -20,7 +20,7 @@ from kernels.gdn.cumsum import chunk_local_cumsum, chunk_local_cumsum_kernel
 from kernels.gdn.kkt import chunk_scaled_dot_kkt, chunk_scaled_dot_kkt_kernel
 from kernels.gdn.solve_tril import solve_tril, solve_tril_kernel
 from kernels.gdn.wy import recompute_w_u, recompute_w_u_kernel
-from parity import KernelSpec, Tolerance
+from parity import KernelSpec, Tolerance, known
 from parity.cases import by_level, product
 from reference import gdn as ref
 
@@ -97,7 +97,7 @@ SPECS = [
         compile_signature=gdn.compile_signature({"H": 2, "K": 128, "V": 128, "BT": 64, "use_g": True, "use_h0": True},
                                                 {}, dtypes=("bf16",)),
         dynamic_args=("T",),
-        known_divergences=(gdn.BF16_DOT_IN_INTERPRETER,),
+        known_divergences=(known.INTERPRETER_BF16,),
         flops=lambda p: 2 * gdn.shape_of(p)[0] * gdn.shape_of(p)[1] * p["H"] * (
             p["BT"] * p["K"] * 2 + p["BT"] * p["V"] * 2 + p["BT"] * p["BT"] / 2 + 3 * p["K"] * p["V"]),
         out_dims={"o": ("b", "t", "head", "v"), "ht": ("seq", "head", "k", "v")},

@@ -18,7 +18,7 @@ import triton.language as tl
 
 from kernels import gdn
 from kernels.gdn.common import chunk_bounds
-from parity import KernelSpec, nan_empty
+from parity import KernelSpec, known, nan_empty
 from parity.cases import by_level, product
 from reference import gdn as ref
 
@@ -160,7 +160,7 @@ SPECS = [
         compile_signature=gdn.compile_signature({"H": 2, "K": 128, "V": 128, "BT": 64}, {"use_g": (False, True)}),
         dynamic_args=("T",),
         variants={"USE_G": (False, True), "IS_VARLEN": (False, True)},
-        known_divergences=(gdn.BF16_DOT_IN_INTERPRETER,),
+        known_divergences=(known.INTERPRETER_BF16,),
         bytes=_bytes,
         flops=lambda p: 2 * gdn.shape_of(p)[0] * gdn.shape_of(p)[1] * p["H"] * (
             p["K"] * p["V"] + p["BT"] * p["K"] + p["BT"] * p["V"]),

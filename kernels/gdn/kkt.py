@@ -16,7 +16,7 @@ import triton.language as tl
 
 from kernels import gdn
 from kernels.gdn.common import chunk_bounds
-from parity import KernelSpec, nan_empty
+from parity import KernelSpec, known, nan_empty
 from parity.cases import by_level, product
 from reference import gdn as ref
 
@@ -124,7 +124,7 @@ SPECS = [
         compile_signature=gdn.compile_signature({"H": 2, "K": 128, "V": 64, "BT": 64}, {"use_g": (False, True)}),
         dynamic_args=("T",),
         variants={"USE_G": (False, True), "IS_VARLEN": (False, True)},
-        known_divergences=(gdn.BF16_DOT_IN_INTERPRETER,),
+        known_divergences=(known.INTERPRETER_BF16,),
         bytes=lambda p: gdn.shape_of(p)[0] * gdn.shape_of(p)[1] * p["H"] * (
             p["K"] * gdn.itemsize(p["dtype"]) + 4 * p["BT"] + gdn.itemsize(p["dtype"]) + 4 * p["use_g"]),
         flops=lambda p: 2 * gdn.shape_of(p)[0] * gdn.shape_of(p)[1] * p["H"] * p["BT"] * p["K"],

@@ -13,6 +13,7 @@ BACKENDS: dict[str, str] = {
     "ascend": "parity.backends.ascend.run:AscendBackend",
     "cuda-compile": "parity.backends.cuda.compile:CudaCompileBackend",
     "ascend-compile": "parity.backends.ascend.compile:AscendCompileBackend",
+    "ascend-lowered": "parity.backends.ascend.lowered:AscendLoweredBackend",
 }
 
 

@@ -19,6 +19,12 @@ class Backend:
     hardware: ClassVar[bool] = False
     # the command a user without this device should run instead
     fallback_hint: ClassVar[str] = "nox -s interpret"
+    # whether the perf pass may time kernels here by default (not where a run is no measure of speed)
+    times_kernels: ClassVar[bool] = True
+    # what a pass on this backend does (and does not) show, where that is narrower than "it runs right here"
+    scope: ClassVar[str | None] = None
+    # suite functions this backend does not collect (names such as "test_specialization")
+    excluded_tests: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self) -> None:
         self.device_index = 0

@@ -55,6 +55,36 @@ def kernel_name(kernel: Any) -> str:
     return getattr(fn, "__name__", repr(kernel))
 
 
+def _python_id(fn: Any, fallback: str) -> str:
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
+    return f"{getattr(fn, '__module__', None) or '?'}.{name}" if name else fallback
+
+
+def kernel_id(kernel: Any) -> str:
+    """module.qualname of the Python function under the wrappers: libraries reuse names (fla's generic
+    and Ascend kkt kernels are both chunk_scaled_dot_kkt_fwd_kernel), so __name__ alone is ambiguous."""
+    base = base_jit_function(kernel)
+    return _python_id(getattr(base, "fn", base), repr(kernel))
+
+
+def kernel_labels(kernels: Iterable[Any]) -> dict[str, str]:
+    """kernel id -> the name a table shows: the short __name__, or the id where two kernels share it."""
+    ids = {kernel_id(k): kernel_name(k) for k in kernels}
+    names = Counter(ids.values())
+    return {i: (n if names[n] == 1 else i) for i, n in ids.items()}
+
+
+def _event_ids(info: Any) -> tuple[str, str]:
+    """(short name, id) of the kernel a compile hook names; triton 3.2's info.name is __name__,
+    3.4+'s the qualname, so the id comes from the JITFunction when the hook passes it."""
+    name = str(getattr(info, "name", "?"))
+    jit = getattr(info, "jit_function", None)
+    fn = getattr(jit, "fn", None)
+    short = getattr(fn, "__name__", None) or name.rsplit(".", 1)[-1]
+    fallback = f"{getattr(info, 'module', '?')}.{name}"
+    return short, (_python_id(fn, fallback) if fn is not None else fallback)
+
+
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas")
 
 
@@ -72,12 +102,13 @@ def named_constants(constants: dict[Any, Any], jit: Any) -> dict[str, Any]:
 
 @dataclass
 class CompileEvent:
-    kernel: str
+    kernel: str  # __name__, for display
     started: float
     seconds: float | None = None
     constants: dict[str, Any] = field(default_factory=dict)
     # launch options that select a distinct binary without being constexprs (autotune configs vary them)
     options: dict[str, Any] = field(default_factory=dict)
+    kernel_id: str = ""  # module.qualname: what counts and tables key on (see kernel_id())
 
     @property
     def identity(self) -> str:
@@ -98,21 +129,21 @@ class CompileCounter:
 
     def _before(self, **kwargs: Any) -> bool:
         info = kwargs.get("fn")
-        name = getattr(info, "name", "?").rsplit(".", 1)[-1]
+        name, ident = _event_ids(info)
         compile_kw = kwargs.get("compile") or {}
         event = CompileEvent(name, time.perf_counter(),
                              constants=named_constants(compile_kw.get("constants") or {},
                                                        getattr(info, "jit_function", None)),
-                             options={k: compile_kw[k] for k in LAUNCH_OPTIONS if k in compile_kw})
+                             options={k: compile_kw[k] for k in LAUNCH_OPTIONS if k in compile_kw},
+                             kernel_id=ident)
         self.events.append(event)
         prev = self._saved[0] if self._saved else None
         return bool(prev(**kwargs)) if prev else False
 
     def _after(self, **kwargs: Any) -> Any:
-        info = kwargs.get("fn")
-        name = getattr(info, "name", "?").rsplit(".", 1)[-1]
+        _, ident = _event_ids(kwargs.get("fn"))
         for event in reversed(self.events):
-            if event.kernel == name and event.seconds is None:
+            if event.kernel_id == ident and event.seconds is None:
                 event.seconds = time.perf_counter() - event.started
                 break
         prev = self._saved[1] if self._saved else None
@@ -149,11 +180,12 @@ class CompileCounter:
     def count(self, kernels: Iterable[Any] | None = None) -> int:
         if kernels is None:
             return len(self.events)
-        names = {kernel_name(k) for k in kernels}
-        return sum(1 for e in self.events if e.kernel in names)
+        ids = {kernel_id(k) for k in kernels}
+        return sum(1 for e in self.events if e.kernel_id in ids)
 
     def per_kernel(self) -> dict[str, int]:
-        return dict(Counter(e.kernel for e in self.events))
+        """Compilations per kernel id (module.qualname)."""
+        return dict(Counter(e.kernel_id for e in self.events))
 
     def compile_seconds(self) -> float:
         return sum(e.seconds or 0.0 for e in self.events)

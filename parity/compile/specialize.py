@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from parity.compile.counter import CompileCounter, base_jit_function, kernel_name
+from parity.compile.counter import CompileCounter, base_jit_function, kernel_id, kernel_labels
 from parity.compile.tools import clear_jit_caches
 from parity.spec import Case, KernelSpec
 
@@ -33,7 +33,7 @@ def base_cases(spec: KernelSpec, level: str = "quick") -> list[Case]:
 
 
 def compiled_ir(kernels: Iterable[Any], stage: str = "ttir") -> dict[str, list[str]]:
-    """kernel name -> the IR text of each compiled specialization still in memory."""
+    """kernel id (module.qualname) -> the IR text of each compiled specialization still in memory."""
     out: dict[str, list[str]] = {}
     for k in kernels:
         jit = base_jit_function(k)
@@ -45,7 +45,7 @@ def compiled_ir(kernels: Iterable[Any], stage: str = "ttir") -> dict[str, list[s
                 asm = getattr(compiled, "asm", None) or {}
                 if stage in asm:
                     texts.append(str(asm[stage]))
-        out[kernel_name(k)] = texts
+        out[kernel_id(k)] = texts
     return out
 
 
@@ -69,7 +69,8 @@ def run_sweep(spec: KernelSpec, arg: str, run_one: Callable[[Case], None], level
     """Launch every base case at every sweep value; count compilations per kernel."""
     values = list(sweep_values(arg, spec))
     bases = [c for c in base_cases(spec, level) if arg in c.params]
-    names = [kernel_name(k) for k in spec.kernels]
+    labels = kernel_labels(spec.kernels)  # keyed by id; a row shows __name__ unless two kernels share it
+    names = list(labels)
     totals = dict.fromkeys(names, 0)
     worst = dict.fromkeys(names, 0)
     variants: dict[str, dict[str, dict[str, Any]]] = {n: {} for n in names}
@@ -83,23 +84,23 @@ def run_sweep(spec: KernelSpec, arg: str, run_one: Callable[[Case], None], level
         per_kernel = counter.per_kernel()
         repeats: dict[tuple[str, str], int] = {}
         for event in counter.events:
-            key = (event.kernel, event.identity)
+            key = (event.kernel_id, event.identity)
             repeats[key] = repeats.get(key, 0) + 1
-            if event.kernel in seconds:
-                seconds[event.kernel] += event.seconds or 0.0
+            if event.kernel_id in seconds:
+                seconds[event.kernel_id] += event.seconds or 0.0
         flags_of: dict[str, dict[str, Any]] = {}
         for event in counter.events:
-            if event.kernel in variants:
+            if event.kernel_id in variants:
                 flags = {f: event.constants.get(f) for f in spec.variants if f in event.constants}
-                variants[event.kernel][repr(sorted(flags.items()))] = flags
-                flags_of[event.kernel] = flags
+                variants[event.kernel_id][repr(sorted(flags.items()))] = flags
+                flags_of[event.kernel_id] = flags
         # caches were cleared before this base, so what is in memory now is this base's variant
         for name, texts in compiled_ir(spec.kernels).items():
             irs[name] += [(flags_of.get(name, {}), t) for t in texts]
         for name in names:
             totals[name] += per_kernel.get(name, 0)
             worst[name] = max([worst[name], *(n for (k, _), n in repeats.items() if k == name)])
-    return [SweepResult(kernel=n, arg=arg, values=values, bases=len(bases), compiles=totals[n],
+    return [SweepResult(kernel=labels[n], arg=arg, values=values, bases=len(bases), compiles=totals[n],
                         per_base_max=worst[n], variants_seen=list(variants[n].values()), ir=irs[n],
                         compile_s=seconds[n])
             for n in names]

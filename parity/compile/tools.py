@@ -24,8 +24,63 @@ ERROR_KINDS = ("ub_overflow", "unsupported", "mlir_error", "out_of_resources", "
 AUTOTUNE_OPTIONS = ("num_warps", "num_stages")
 
 
+class _NoEvent:
+    """A timing event that times nothing. elapsed_time is long on purpose: triton.testing.do_bench
+    sizes its warm-up and repeat loops by it, so each config then runs (and compiles) once or twice."""
+
+    def __init__(self, enable_timing: bool = False, **kwargs: Any) -> None:
+        pass
+
+    def record(self, stream: Any = None) -> None:
+        pass
+
+    def synchronize(self) -> None:
+        pass
+
+    def elapsed_time(self, other: Any) -> float:
+        return 1000.0
+
+
+class NoDeviceInterface:
+    """driver.active.get_device_interface() for a compile tier: what do_bench touches, doing nothing."""
+
+    Event = _NoEvent
+
+    @staticmethod
+    def synchronize(device: Any = None) -> None:
+        pass
+
+    @staticmethod
+    def current_device() -> int:
+        return 0
+
+    @staticmethod
+    def device_count() -> int:
+        return 1
+
+    @staticmethod
+    def is_available() -> bool:
+        return True
+
+
 class CompileOnlyDriver:
-    """What both compile-only drivers answer alike: one virtual device, no streams, never auto-selected."""
+    """What both compile-only drivers answer alike: one virtual device, no streams, never auto-selected.
+
+    An Autotuner given `warmup=`/`rep=` (or a library's own tuner) calls triton.testing.do_bench
+    instead of get_benchmarker(); the device interface and benchmark cache below let it run,
+    compiling each config and timing nothing.
+    """
+
+    def get_device_interface(self) -> type[NoDeviceInterface]:
+        return NoDeviceInterface
+
+    def get_empty_cache_for_benchmark(self) -> Any:
+        import torch
+
+        return torch.empty(1, dtype=torch.int32)
+
+    def clear_cache(self, cache: Any) -> None:
+        cache.zero_()
 
     @classmethod
     def is_active(cls) -> bool:

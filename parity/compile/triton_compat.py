@@ -81,39 +81,3 @@ def install_stage_hook(hook: Callable[..., None]) -> Callable[[], None]:
 
     return undo_patch
 
-
-def cpu_benchmarker(kernel_call: Callable[[], Any], quantiles: Any = None, **_: Any) -> Any:
-    """Wall-clock time of one call, in ms, in the shape triton's do_bench returns."""
-    import time
-
-    t0 = time.perf_counter()
-    kernel_call()
-    ms = (time.perf_counter() - t0) * 1e3
-    return [ms] * len(quantiles) if quantiles else ms
-
-
-def ensure_driver_for_autotune() -> None:
-    """Give triton 3.2/3.3's Autotuner the driver it asks for when it decorates.
-
-    Their Autotuner.__init__ calls driver.active.get_benchmarker(), so on a machine with no GPU
-    every module with an @triton.autotune kernel fails to import, under the interpreter too
-    ("0 active drivers"). 3.4+ resolve the benchmarker at the first tuning instead. Here the
-    missing driver becomes one that times on the CPU; a machine with a GPU keeps its own.
-    """
-    from triton.runtime.driver import driver
-
-    from parity.compile.tools import CompileOnlyDriver
-
-    if "_active" in vars(driver):
-        return  # 3.4+
-    try:
-        driver.active.get_benchmarker  # noqa: B018 - builds the default driver where there is one
-        return
-    except RuntimeError:
-        pass
-
-    class CpuDriver(CompileOnlyDriver):
-        def get_benchmarker(self) -> Callable[..., Any]:
-            return cpu_benchmarker
-
-    driver.set_active(CpuDriver())

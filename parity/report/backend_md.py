@@ -162,6 +162,7 @@ def render_report(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any],
     headline = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
     parts = [f"# parity report: {backend}", "",
              f"{len(records)} results: {headline or 'none'}.", "",
+             *([f"**What a pass here means:** {env['scope']}.", ""] if env.get("scope") else []),
              "## Environment", "", env_section(env), "",
              "## Summary by kernel", "",
              "`worst err/tol` is the largest |out − ref| / (atol + rtol·|ref|) over every element of every "

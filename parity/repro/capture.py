@@ -139,7 +139,8 @@ class LaunchRecorder:
         try:
             from triton.runtime.interpreter import InterpretedFunction
 
-            self._patch(InterpretedFunction)
+            if hasattr(InterpretedFunction, "run"):  # triton-ascend 3.2's has none
+                self._patch(InterpretedFunction)
         except ImportError:  # forks without the interpreter
             pass
         self._patch_autotuner(autotuner.Autotuner)

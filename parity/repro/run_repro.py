@@ -188,6 +188,9 @@ def attach(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, *
         cap = capture_case(spec, Case(shrunk.shrunk), backend, seed=seed, cache=cache)
         out_dir = results_dir / REPROS_DIR / case_filename(spec.name, case.id)
         write_repro(out_dir, cap, record, shrunk, session_env(backend), backend.name)
+        extras = getattr(backend, "write_repro_extras", None)  # e.g. ascend-lowered's rebuild-and-run script
+        if extras is not None:
+            extras(out_dir, spec, Case(shrunk.shrunk), seed=seed, cache=cache)
         record["repro"] = out_dir.relative_to(results_dir).as_posix()
         record["shrink"] = shrunk.as_dict()
     except (ReproError, SourceError, OSError, RuntimeError, ValueError, TypeError) as exc:

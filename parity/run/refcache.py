@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import torch
 
-DEFAULT_DIR = Path(os.environ.get("PARITY_CACHE_DIR", ".parity-cache")) / "ref"
+from parity.paths import ref_cache_dir
 
 
 def _tensor_digest(h: Any, t: torch.Tensor) -> None:
@@ -43,8 +43,9 @@ def input_hash(kernel: str, reference: Callable[..., Any], inputs: Mapping[str, 
 class ReferenceCache:
     """Stores {output name: fp64 array} as .npz (never pickle), one file per input hash."""
 
-    def __init__(self, root: Path = DEFAULT_DIR, enabled: bool = True) -> None:
-        self.root = root
+    def __init__(self, root: Path | None = None, enabled: bool = True) -> None:
+        # parity's cache dir (PARITY_CACHE_DIR, else ~/.cache/parity), never the working directory
+        self.root = root if root is not None else ref_cache_dir()
         self.enabled = enabled
 
     def get(self, key: str) -> dict[str, torch.Tensor] | None:

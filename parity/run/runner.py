@@ -12,6 +12,7 @@ import torch
 from parity import inputs as inp
 from parity.backends.base import Backend
 from parity.compile.counter import CompileCounter
+from parity.context import backend_scope
 from parity.repro.outputs_store import input_digest
 from parity.run import autotune_pin, mistakes, perf
 from parity.run.compare import Metrics, compare, worst_of
@@ -99,7 +100,10 @@ def _launch_pinned(spec: KernelSpec, case: Case, dev_inputs: Mapping[str, Any], 
 
 
 def memory_skip(spec: KernelSpec, case: Case, backend: Backend) -> str | None:
-    """Why a case that needs a big device cannot run on this backend, or None."""
+    """Why a case cannot run on this backend (its library is missing, or it needs a bigger device), or None."""
+    missing = spec.unavailable() if spec.unavailable is not None else None
+    if missing:
+        return missing
     if spec.device_gib is None:
         return None
     need = spec.device_gib(case.params)
@@ -119,6 +123,8 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
     """Run one case and return its results record and its outputs (on the CPU)."""
     record = empty_record(backend.name, backend.mode, spec.name, case.id, dict(case.params))
     record["suite"] = "accuracy"
+    if backend.scope:
+        record["scope"] = backend.scope  # e.g. ascend-lowered: a pass checks the lowering, not the NPU
     tol = spec.tolerance_for(case.params)
     record["tolerance"] = tol.as_dict()
     timing = record["timing"]
@@ -135,10 +141,15 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
     t0 = time.perf_counter()
     try:
         dev_inputs = inp.to_device(cpu_inputs, backend.device)
-        with CompileCounter() as counter:
+        with CompileCounter() as counter, backend_scope(backend.name):
             dev_outputs = _launch_pinned(spec, case, dev_inputs, backend, record)
         outputs = {k: v.detach().cpu() for k, v in dev_outputs.items()}
     except Exception as exc:  # a kernel or compiler error is a result, not a crash of the suite
+        timing["run_s"] = time.perf_counter() - t0
+        skip = skip_reason(exc)
+        if skip is not None:  # the backend cannot run this kernel (e.g. an op its CPU pipeline lacks)
+            record["status"], record["reason"] = "skipped", skip
+            return record, None
         reason = error_text(exc)
         record["status"], record["reason"] = ("crashed" if is_sticky_device_error(reason) else "error"), reason
         _diagnose(spec, exc, record)
@@ -191,6 +202,18 @@ def failure_reason(m: Metrics, tol: Tolerance) -> str:
              f"(|err| {abs(m.worst_out - m.worst_ref):.3g})"
              if m.worst_out is not None and m.worst_ref is not None else f"worst at {m.worst_index}")
     return f"output {m.output!r}: {limit}; {worst}; max_abs_err {m.max_abs_err:.3g} overall; region: {m.region}"
+
+
+def skip_reason(exc: BaseException) -> str | None:
+    """The reason of an exception that marks a case as one this backend cannot run (`parity_skip`)."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return None
+        if getattr(seen, "parity_skip", False):
+            return str(seen)
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _diagnose(spec: KernelSpec, exc: BaseException, record: dict[str, Any]) -> None:

@@ -59,6 +59,7 @@ class AscendCompileBackend(Backend):
         self.timeout_s = CASE_TIMEOUT_S
         self._reason: str | None = None
         self._driver: Any = None
+        self._undo_torch: Any = None
 
     def _missing(self) -> str | None:
         if _version("triton-ascend") is None:
@@ -76,19 +77,41 @@ class AscendCompileBackend(Backend):
         if self._driver is not None:
             return
         self._reason = self._missing()
-        if self._reason:
+        if self._reason and not self._can_install_driver():
             return
-        if shutil.which("bishengir-compile") is None:
+        if shutil.which("bishengir-compile") is None and bishengir_bin_dir() is not None:
             os.environ["PATH"] = f"{bishengir_bin_dir()}{os.pathsep}{os.environ.get('PATH', '')}"
-        # never share a cache with real NPU runs: compile-only binaries are empty placeholders
-        cache_dir = tempfile.mkdtemp(prefix="parity-ascend-compile-")
+        # never share a cache with real NPU runs: compile-only binaries are empty placeholders; a fresh
+        # dir per session under parity's own cache (parity.compile.sandbox), never ~/.triton
+        from parity.compile import sandbox
+        from parity.paths import triton_cache_dir
+
+        parent = triton_cache_dir(self.name)
+        parent.mkdir(parents=True, exist_ok=True)
+        cache_dir = tempfile.mkdtemp(prefix="session-", dir=parent)
         atexit.register(shutil.rmtree, cache_dir, ignore_errors=True)
-        os.environ["TRITON_CACHE_DIR"] = cache_dir
+        sandbox.enter(self.name, Path(cache_dir))
         from parity.backends.ascend import driver as ascend_driver
+        from parity.backends.ascend import torch_device
+
         self._driver = ascend_driver.install(self.arch)
+        # torch.npu names the target too, before any spec module (a library) imports
+        self._undo_torch = torch_device.install(ASCEND_ARCHS[self.arch])
+
+    def restore(self) -> None:
+        """Undo what can be undone: torch.npu (the triton driver stays; one arch per process)."""
+        if self._undo_torch is not None:
+            self._undo_torch()
+            self._undo_torch = None
+
+    def _can_install_driver(self) -> bool:
+        """Without bishengir-compile nothing compiles, but spec modules still import: triton-ascend 3.2's
+        Autotuner asks driver.active for its benchmarker at decoration time ("0 active drivers" without
+        one), so the driver goes in whenever triton-ascend itself imports, and cases skip with the reason."""
+        return _version("triton-ascend") is not None and _version("pybind11") is not None
 
     def unavailable(self) -> str | None:
-        return self._reason if self._driver is None else None
+        return self._reason
 
     def compile_case(self, spec: KernelSpec, case: Case, cpu_inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
         """One dict per compile the case's launch triggered (see parity.compile.tools.COMPILE_KEYS)."""

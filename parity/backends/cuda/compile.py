@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from parity.backends.base import Backend
+from parity.backends.cuda import torch_device
+from parity.compile import sandbox
 from parity.compile.counter import constants_by_name
 from parity.compile.isolate import run_isolated
 from parity.compile.tools import (
@@ -255,6 +257,8 @@ class CudaCompileBackend(Backend):
         self.timeout_s = COMPILE_TIMEOUT_S
         self.driver: _Driver | None = None
         self._saved: tuple[Any, Any, Any, str | None] = (None, None, None, None)  # driver, undo, compile, env
+        self._sandbox: Any = None
+        self._undo_torch: Any = None
 
     @property
     def arch(self) -> int:
@@ -287,6 +291,10 @@ class CudaCompileBackend(Backend):
         # the active slot is empty (3.4+) or a lazy proxy (3.2) until first use; reading .active would
         # build the default (absent) driver
         saved_driver = active_driver(driver)
+        self._sandbox = sandbox.enter(self.name)  # never the user's ~/.triton: see parity.compile.sandbox
+        arch = CUDA_ARCHS[self.log.arch]  # torch.cuda names the target too, for libraries that ask it
+        self._undo_torch = torch_device.install(self.log.arch, arch.sm_count, arch.max_shared_bytes,
+                                                arch.registers_per_sm)
         self.driver = _Driver(self.log)
         driver.set_active(self.driver)
         self._saved = (saved_driver, install_stage_hook(self._track_stages), triton.compiler.compile,
@@ -308,6 +316,8 @@ class CudaCompileBackend(Backend):
             os.environ.pop("TRITON_INTERPRET", None)
         else:
             os.environ["TRITON_INTERPRET"] = interpret
+        sandbox.leave(self._sandbox)
+        self._undo_torch()
         self.driver = None
 
     def _track_stages(self, backend: Any, stages: dict[str, Any], *args: Any) -> None:

@@ -1,0 +1,71 @@
+"""Importing a library for its specs: lazily, once, and never as a parity crash."""
+
+from __future__ import annotations
+
+import importlib
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+
+class LibraryImportError(RuntimeError):
+    """The library is installed but failed to import here: its finding, raised from each launch."""
+
+
+@dataclass
+class Library:
+    """One library: its import name, the pinned distribution to install, and the modules specs use."""
+
+    package: str  # the import name, e.g. "fla"
+    pip: str  # what to install, e.g. "fla-core==0.6.0"
+    _modules: dict[str, ModuleType] = field(default_factory=dict)
+    _missing: str | None = None
+    _failed: str | None = None
+
+    def _import(self, name: str) -> ModuleType | None:
+        if name in self._modules:
+            return self._modules[name]
+        if self._missing or self._failed:
+            return None
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name and exc.name.split(".")[0] == self.package:
+                self._missing = f"{self.pip.split('==')[0]} is not installed here; `pip install {self.pip}`"
+            else:  # the library is there, one of its own dependencies is not
+                self._failed = f"import error: {self.package} needs {exc.name!r} ({exc})"
+            return None
+        except Exception as exc:  # the library's import raised: a finding about it on this tier
+            frame = traceback.extract_tb(exc.__traceback__)[-1]
+            self._failed = (f"import error: importing {name} raised {type(exc).__name__}: {exc} "
+                            f"(at {frame.filename.split('site-packages/')[-1]}:{frame.lineno})")
+            return None
+        self._modules[name] = module
+        return module
+
+    def unavailable(self) -> str | None:
+        """KernelSpec.unavailable: only a missing library skips; an import failure is a finding."""
+        self._import(self.package)
+        return self._missing
+
+    def module(self, name: str) -> ModuleType:
+        """The library module `name`; raises LibraryImportError (the case's error) when it cannot import."""
+        module = self._import(name)
+        if module is None:
+            raise LibraryImportError(self._failed or self._missing or f"cannot import {name}")
+        return module
+
+    def kernels(self, *paths: str) -> tuple[Any, ...] | str:
+        """The Triton kernels a spec names ("module:attr"), for compile counting; a label when absent."""
+        try:
+            found = tuple(getattr(self.module(m), a) for m, a in (p.split(":") for p in paths))
+        except (LibraryImportError, AttributeError):
+            return f"{self.package}:{'+'.join(p.split(':')[1] for p in paths)}"
+        return found
+
+    def op(self, path: str) -> Callable[..., Any]:
+        """A public op ("module:attr"), looked up when a case launches."""
+        module_name, attr = path.split(":")
+        return getattr(self.module(module_name), attr)

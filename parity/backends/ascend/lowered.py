@@ -1,0 +1,203 @@
+"""ascend-lowered: triton-ascend's own lowering of each kernel, run on the x86 CPU against fp64.
+
+The spec's launcher runs on CPU tensors through the real triton-ascend 3.2 frontend under the
+compile-only driver (parity.backends.ascend.driver). Each compile stops at ttadapter, the
+Linalg-level MLIR that triton-adapter makes; instead of bishengir-compile, that module becomes
+the kernel's "binary". Loading it builds an x86 shared object with LLVM/MLIR 19
+(parity.backends.ascend.cpu_build, cached by IR hash), and the launcher calls it once per grid
+program with the kernel's argument layout (parity.backends.ascend.cpu_abi).
+
+What a pass here means: triton-adapter's lowering of this kernel (masks and boundary
+arithmetic, `other=` padding, block pointers and their advance, discrete and unstructured
+accesses, loop-carried values, reductions and dots as lowered) computes the right answer on
+x86 against fp64. It checks nothing of bishengir (HFusion, HIVM, UB planning,
+multi-buffering, the cube/vector split), nor the NPU's own arithmetic: it is not "works on
+Ascend". A module the pipeline cannot lower or call is skipped with the op or type named.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.metadata
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from parity.backends.ascend.arch import DEFAULT_ASCEND_ARCH
+from parity.backends.base import Backend
+
+SESSION_HINT = "nox -s ascend-lowered"
+# what the records, REPORT.md and env.json say a pass here means
+SCOPE = ("ascend-lowered checks triton-adapter's lowering (masks, other=, block pointers, reductions, dots as "
+         "lowered to Linalg) run on x86 against fp64; it does not check bishengir (HIVM, UB planning, "
+         "multi-buffering, the cube/vector split) nor the NPU's arithmetic")
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+@dataclass
+class LoweredKernel:
+    """One ttadapter module built for the CPU: what `load_binary` hands the launcher as `function`."""
+
+    name: str
+    ir_text: str
+    so_path: Path
+    mlir_path: Path
+    signature: Any  # cpu_abi.Signature
+    function: Any  # the ctypes entry
+
+
+class AscendLoweredBackend(Backend):
+    name = "ascend-lowered"
+    mode = "run"
+    device_type = "cpu"
+    fallback_hint = SESSION_HINT
+    arch_option: ClassVar[str] = "--ascend-arch"
+    # the perf pass times devices; an x86 build of NPU code has no speed worth reporting
+    times_kernels: ClassVar[bool] = False
+    scope: ClassVar[str | None] = SCOPE
+    # triton-ascend's specializations are counted by ascend-compile through the same frontend; here every
+    # swept value would also run on the CPU, for no new fact
+    excluded_tests: ClassVar[tuple[str, ...]] = ("test_specialization",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.arch = DEFAULT_ASCEND_ARCH
+        self._reason: str | None = None
+        self._driver: Any = None
+        self.tools: Any = None
+        # a test hook: rewrites each captured module before it is lowered (the planted-fault control)
+        self.rewrite_ir: Callable[[str], str] | None = None
+        # set while a repro re-runs a case: logs each launch's module and buffers (parity.repro.lowered_repro)
+        self.buffer_log: Any = None
+
+    def _missing(self) -> str | None:
+        from parity.backends.ascend.cpu_build import find_tools
+
+        if _version("triton-ascend") is None:
+            found = _version("triton")
+            also = f" (this environment has upstream triton {found}, which cannot target Ascend)" if found else ""
+            return f"triton-ascend is not installed{also}; run `{SESSION_HINT}`"
+        if _version("pybind11") is None:
+            return f"pybind11 is not installed (triton-ascend imports it); run `{SESSION_HINT}`"
+        tools = find_tools()
+        if isinstance(tools, str):
+            return tools
+        self.tools = tools
+        return None
+
+    def prepare(self) -> None:
+        """Find the tools, give Triton a private cache, install the compile-only driver with a CPU launcher."""
+        if self._driver is not None:
+            return
+        self._reason = self._missing()
+        if self._reason:
+            return
+        from parity.backends.ascend import driver as ascend_driver
+        from parity.backends.ascend.cpu_build import cache_root
+
+        # this tier's compiled kernels hold ttadapter text, not NPU binaries: never share Triton's cache
+        os.environ["TRITON_CACHE_DIR"] = str((cache_root() / "triton").resolve())
+        self._driver = ascend_driver.install(self.arch)
+        _install_cpu_path(self, self._driver)
+
+    def unavailable(self) -> str | None:
+        return self._reason if self._driver is None else None
+
+    def load(self, name: str, ir_text: bytes | str) -> LoweredKernel:
+        """Build (or find cached) the CPU shared object of one ttadapter module."""
+        from parity.backends.ascend.cpu_abi import parse_signature
+        from parity.backends.ascend.cpu_build import build
+
+        text = ir_text.decode() if isinstance(ir_text, bytes) else ir_text
+        if self.rewrite_ir is not None:
+            text = self.rewrite_ir(text)
+        signature = parse_signature(text)
+        built = build(text, self.tools)
+        function = getattr(ctypes.CDLL(str(built.so_path.resolve())), signature.name)
+        return LoweredKernel(name, text, built.so_path, built.mlir_path, signature, function)
+
+    def write_repro_extras(self, out_dir: Path, spec: Any, case: Any, *, seed: int, cache: Any) -> Path:
+        """lowered/ beside repro.py: the captured modules, their buffers, and a script that rebuilds and runs them."""
+        from parity.repro import lowered_repro
+
+        return lowered_repro.write(out_dir, self, spec, case, seed=seed, cache=cache)
+
+    def env(self) -> dict[str, Any]:
+        import subprocess
+
+        info: dict[str, Any] = {"device_name": "x86 CPU (triton-adapter's ttadapter MLIR via LLVM 19)",
+                                "device_count": 1, "target_arch": f"ttadapter for {self.arch}, run on x86",
+                                "triton_ascend": _version("triton-ascend"), "scope": SCOPE}
+        if self.tools is not None:
+            for key, path in self.tools.__dict__.items():
+                try:
+                    out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout
+                except OSError:
+                    out = ""
+                lines = [line.strip() for line in out.splitlines() if "version" in line.lower()]
+                info[key] = f"{path}: {lines[0]}" if lines else path
+        return info
+
+
+def _install_cpu_path(backend: AscendLoweredBackend, driver: Any) -> None:
+    """Stop each compile at ttadapter, build it for the CPU on load, and run it on launch."""
+    from triton.backends import backends
+
+    compiler_cls = backends["ascend"].compiler
+    # triton loads backend modules by file path; parse_options is unwrapped, so its globals are the module's
+    parse_metadata = compiler_cls.parse_options.__globals__["_parse_linalg_metadata"]
+    add_stages = compiler_cls.add_stages
+
+    def add_stages_to_ttadapter(self: Any, stages: dict[str, Callable[..., Any]], options: Any) -> None:
+        add_stages(self, stages, options)
+        if "ttadapter" not in stages:
+            return  # force_simt_only kernels skip triton-adapter: the pipeline below has nothing to run
+
+        def ttadapter_as_binary(src: str, metadata: dict[str, Any]) -> bytes:
+            text, _ = parse_metadata(src, metadata)  # mix_mode, kernel name, tensor kinds, as the NPU path
+            metadata["parity_stage"] = "ttadapter"
+            return text.encode()
+
+        stages["npubin"] = ttadapter_as_binary
+
+    compiler_cls.add_stages = add_stages_to_ttadapter
+
+    def load_binary(name: str, kernel: bytes, shared: int, device: Any) -> tuple[None, LoweredKernel, int, int]:
+        return None, backend.load(name, kernel), 0, 0
+
+    driver.utils.load_binary = load_binary
+    driver.launcher_cls = _cpu_launcher(backend)
+
+
+def _cpu_launcher(backend: AscendLoweredBackend) -> type:
+    from parity.backends.ascend.cpu_abi import run_grid, user_values
+
+    class CpuLauncher:
+        """triton's launcher contract: (grid, stream, function, metadata, hooks, *args), run on the host."""
+
+        def __init__(self, src: Any, metadata: Any) -> None:
+            names = list(src.signature)
+            index = {i: n for i, n in enumerate(src.fn.arg_names)}
+            self.names = [index.get(n, n) if isinstance(n, int) else n for n in names]
+            self.constants = {index.get(k, k) if isinstance(k, int) else k for k in (src.constants or {})}
+
+        def __call__(self, gx: int, gy: int, gz: int, stream: Any, function: LoweredKernel, packed: Any,
+                     launch_metadata: Any, enter_hook: Any, exit_hook: Any, *args: Any) -> None:
+            if enter_hook is not None:
+                enter_hook(launch_metadata)
+            values = user_values(self.names, dict.fromkeys(self.constants), args)
+            if backend.buffer_log is not None:
+                backend.buffer_log.record(function, (gx, gy, gz), values)
+            run_grid(function.function, function.signature, (gx, gy, gz), values)
+            if exit_hook is not None:
+                exit_hook(launch_metadata)
+
+    return CpuLauncher

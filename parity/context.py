@@ -1,0 +1,39 @@
+"""Which backend this process runs kernels for, so a launcher can take the path the device would.
+
+Libraries dispatch on the device (fla's Ascend kkt kernel, Liger's NPU block sizes). On the compile
+tiers the tensors are CPU tensors, so a launcher cannot tell from them; it asks
+`parity.current_backend()` instead: "cuda", "ascend", "interpret", "cuda-compile", "ascend-compile"
+(None outside a parity run). The pytest plugin sets it once per process: one backend per process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+_CURRENT: list[str | None] = [None]
+
+
+def current_backend() -> str | None:
+    """The backend name kernels run for in this process; None outside a parity run."""
+    return _CURRENT[0]
+
+
+def current_target() -> str | None:
+    """"cuda" or "ascend": the device family the backend stands for (None for the interpreter)."""
+    name = current_backend()
+    return name.removesuffix("-compile") if name in ("cuda", "ascend", "cuda-compile", "ascend-compile") else None
+
+
+def set_current_backend(name: str | None) -> None:
+    _CURRENT[0] = name
+
+
+@contextmanager
+def backend_scope(name: str) -> Iterator[None]:
+    """current_backend() answers `name` inside the block (the runner wraps each launch)."""
+    saved, _CURRENT[0] = _CURRENT[0], name
+    try:
+        yield
+    finally:
+        _CURRENT[0] = saved

@@ -1,0 +1,28 @@
+"""Where parity keeps its own files: never the working directory, never Triton's ~/.triton.
+
+`PARITY_CACHE_DIR` wins; otherwise `$XDG_CACHE_HOME/parity`, otherwise `~/.cache/parity`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def cache_root() -> Path:
+    """parity's cache dir; read at call time so a test (or a session) can point it elsewhere."""
+    explicit = os.environ.get("PARITY_CACHE_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "parity"
+
+
+def ref_cache_dir() -> Path:
+    """The fp64 reference cache (parity.run.refcache)."""
+    return cache_root() / "ref"
+
+
+def triton_cache_dir(tier: str) -> Path:
+    """Triton's cache for a compile tier: its binaries never share a dir that a run tier reads."""
+    return cache_root() / "triton" / tier

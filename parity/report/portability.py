@@ -1,0 +1,80 @@
+"""A portability table per library: op x tier, each cell what happened there.
+
+Cells: `passed` (xfailed cases of known divergences count as passing, noted), `UB overflow (X bits)`,
+`frontend error`, `import error`, `failed`/`error` with the first reason, or `skipped` with why. Pure
+functions over results records; `python -m parity.report.portability DIR...` prints the table for
+every results dir given (any tiers, any machines).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from parity.report.tables import md_escape, table
+
+BAD = ("failed", "error", "crashed", "xpassed")
+
+
+def _finding(record: Mapping[str, Any]) -> str:
+    """The kind of a failing record, as a cell reads it."""
+    reason = str(record.get("reason") or "")
+    compile_ = record.get("compile") or {}
+    if compile_.get("error_kind") == "ub_overflow" or "ub overflow" in reason.lower():
+        bits = compile_.get("ub_bits")
+        return f"UB overflow ({bits} bits)" if bits else "UB overflow"
+    if "import error" in reason:
+        return "import error"
+    if compile_.get("error_kind") == "unsupported":
+        return "frontend error"
+    if compile_.get("launch_error"):
+        return "launch error"
+    return record["status"]
+
+
+def cell(records: Sequence[Mapping[str, Any]]) -> str:
+    """One op on one tier."""
+    if not records:
+        return ""
+    bad = [r for r in records if r["status"] in BAD]
+    if bad:
+        first = bad[0]
+        return f"{_finding(first)} ({len(bad)}/{len(records)}): {md_escape(first.get('reason'), 110)}"
+    passed = sum(r["status"] == "passed" for r in records)
+    xfailed = sum(r["status"] == "xfailed" for r in records)
+    if passed or xfailed:
+        return f"passed {passed}/{len(records)}" + (f" (+{xfailed} known divergence)" if xfailed else "")
+    return f"skipped: {md_escape(records[0].get('reason'), 110)}"
+
+
+def portability_rows(records: Iterable[Mapping[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    """(tiers, rows of [kernel, cell per tier]); only accuracy and compile records count."""
+    by_cell: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    tiers: list[str] = []
+    for r in records:
+        if r.get("suite") not in ("accuracy", "compile", None):
+            continue
+        by_cell.setdefault((r["kernel"], r["backend"]), []).append(r)
+        if r["backend"] not in tiers:
+            tiers.append(r["backend"])
+    kernels = sorted({k for k, _ in by_cell})
+    return tiers, [[k, *(cell(by_cell.get((k, t), [])) for t in tiers)] for k in kernels]
+
+
+def render(records: Iterable[Mapping[str, Any]]) -> str:
+    tiers, rows = portability_rows(records)
+    return table(rows, ["op", *tiers]) + "\n" if rows else "no records\n"
+
+
+def main(argv: Sequence[str]) -> int:
+    from parity.run.record import MERGED_NAME, read_records
+
+    records = [r for d in argv for r in read_records(Path(d) / MERGED_NAME)]
+    sys.stdout.write(render(records))
+    return 0 if records else 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
