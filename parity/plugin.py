@@ -90,6 +90,7 @@ class ParitySession:
     level: str
     seed: int
     results_dir: Path  # where this run writes: the staging dir inside final_dir until the run ends
+    final_dir: Path  # the results dir the user named; results_dir moves there when the run ends
     specs: list[KernelSpec]
     worker: str
     unavailable: str | None = None
@@ -102,7 +103,6 @@ class ParitySession:
     # and the wait before the current test item (pytest, xdist, and worker start-up for the first)
     mark: float = field(default_factory=time.perf_counter)
     wait_s: float = 0.0
-    final_dir: Path | None = None  # the results dir the user named; None means results_dir itself
     selected: bool = False  # --kernels named a selection: records of other kernels are carried over
 
     @property
@@ -196,8 +196,8 @@ def pytest_configure(config: pytest.Config) -> None:
     final_dir = Path(config.getoption("--results-dir") or Path("reports") / backend.name)
     results_dir = rundir.staging_dir(final_dir)
     state = ParitySession(backend=backend, level=config.getoption("--level"), seed=config.getoption("--seed"),
-                          results_dir=results_dir, specs=specs, worker=worker, unavailable=reason,
-                          final_dir=final_dir, selected=bool(config.getoption("--kernels").strip()),
+                          results_dir=results_dir, final_dir=final_dir, specs=specs, worker=worker,
+                          unavailable=reason, selected=bool(config.getoption("--kernels").strip()),
                           ref_cache=ReferenceCache(enabled=not config.getoption("--no-ref-cache")))
     perf_option = config.getoption("perf")
     if perf_option is None:
@@ -312,7 +312,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     from parity.report import backend_md as report
     from parity.report import envinfo
     records = merge_parts(state.results_dir)
-    final = state.final_dir or state.results_dir
+    final = state.final_dir
     carried = _carry_over(state, final, records)
     records = sorted([*records, *carried], key=lambda r: (r["kernel"], r["case"], r.get("suite", "")))
     interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
