@@ -28,30 +28,29 @@ def _fresh_python(script: Path) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=300, check=False)
 
 
-@pytest.fixture(scope="module")
-def planted_repro(tmp_path_factory):
-    results = tmp_path_factory.mktemp("results")
+def _write_repro(results, *, as_vendor: bool):
+    """Run the planted failure under the interpreter and write its repro into `results`."""
     backend, cache = get_backend("interpret"), ReferenceCache(enabled=False)
     case = next(c for c in SPEC.cases("quick") if c.params["dtype"] == "fp32")
     record, _ = run_case(SPEC, case, backend, seed=0, cache=cache)
     assert record["status"] == "failed", record["reason"]
-    repro.attach(record, SPEC, case, backend, seed=0, cache=cache, results_dir=results)
+    with pytest.MonkeyPatch.context() as mp:
+        if as_vendor:  # as if a device tier had no clue that it is the kernel's own
+            mp.setattr("parity.repro.run_repro.author_reason", lambda record, backend: None)
+        repro.attach(record, SPEC, case, backend, seed=0, cache=cache, results_dir=results)
     assert record.get("repro"), record.get("repro_error")
     return record, results / record["repro"]
 
 
 @pytest.fixture(scope="module")
+def planted_repro(tmp_path_factory):
+    return _write_repro(tmp_path_factory.mktemp("results"), as_vendor=False)
+
+
+@pytest.fixture(scope="module")
 def vendor_repro(tmp_path_factory):
-    """The same failure written as if a device tier had no clue that it is the kernel's own."""
-    results = tmp_path_factory.mktemp("vendor")
-    backend, cache = get_backend("interpret"), ReferenceCache(enabled=False)
-    case = next(c for c in SPEC.cases("quick") if c.params["dtype"] == "fp32")
-    record, _ = run_case(SPEC, case, backend, seed=0, cache=cache)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr("parity.repro.run_repro.author_reason", lambda record, backend: None)
-        repro.attach(record, SPEC, case, backend, seed=0, cache=cache, results_dir=results)
-    assert record.get("repro"), record.get("repro_error")
-    return record, results / record["repro"]
+    """The same failure written as a vendor draft."""
+    return _write_repro(tmp_path_factory.mktemp("vendor"), as_vendor=True)
 
 
 def test_an_interpreter_failure_gets_an_author_note_without_file_at(planted_repro):
