@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
+from libraries.pins import PINS
+
 
 class LibraryImportError(RuntimeError):
     """The library is installed but failed to import here: its finding, raised from each launch."""
@@ -19,7 +21,7 @@ class Library:
     """One library: its import name, the pinned distribution to install, and the modules specs use."""
 
     package: str  # the import name, e.g. "fla"
-    pip: str  # what to install, e.g. "fla-core==0.6.0"
+    pip: str  # the command that installs it, e.g. "pip install --no-deps fla-core==0.6.0 && pip install einops"
     _modules: dict[str, ModuleType] = field(default_factory=dict)
     _missing: str | None = None
     _failed: str | None = None
@@ -33,7 +35,7 @@ class Library:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
             if exc.name and exc.name.split(".")[0] == self.package:
-                self._missing = f"{self.pip.split('==')[0]} is not installed here; `pip install {self.pip}`"
+                self._missing = f"{self.package} is not installed here; `{self.pip}`"
             else:  # the library is there, one of its own dependencies is not
                 self._failed = f"import error: {self.package} needs {exc.name!r} ({exc})"
             return None
@@ -44,6 +46,12 @@ class Library:
             return None
         self._modules[name] = module
         return module
+
+    @classmethod
+    def pinned(cls, name: str) -> Library:
+        """The library of libraries.pins.PINS[name], at the version its specs were written against."""
+        pin = PINS[name]
+        return cls(pin.package, pin.pip_command())
 
     def unavailable(self) -> str | None:
         """KernelSpec.unavailable: only a missing library skips; an import failure is a finding."""

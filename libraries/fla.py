@@ -13,11 +13,12 @@ from typing import Any
 
 import torch
 
+from libraries import gdn_reference
 from libraries._load import Library
 from parity import KernelSpec, Tolerance, known, l2_normalized, logsigmoid_of_randn, randn, sigmoid_of_randn
 from parity.cases import by_level, product
 
-FLA = Library("fla", "fla-core==0.6.0 einops")
+FLA = Library.pinned("fla")
 Params = Mapping[str, Any]
 
 RATIO = 0.005
@@ -25,6 +26,11 @@ RATIO_REASON = ("fla's own criterion for its GDN forward (FACTS.md, 'fla's compa
                 "dot products take bf16/fp16 (or tf32) operands, so elementwise bounds fail near zero")
 RATIO_TOL = {d: Tolerance(rtol=0.0, atol=1e-6, max_err_ratio=RATIO, reason=RATIO_REASON)
              for d in ("fp16", "bf16", "fp32")}
+# fla's own limits for GDN gradients: 0.008 for dq, dk, dv, dh0 and 0.02 for dg, dbeta; one limit holds
+# for all outputs of a case here, so the looser
+BWD_TOL = {d: Tolerance(rtol=0.0, atol=1e-6, max_err_ratio=0.02, reason="fla's criterion for GDN gradients: "
+                        "err_ratio <= 0.02 for dg and dbeta (0.008 for dq, dk, dv, dh0; one limit per case here)")
+           for d in ("fp16", "bf16", "fp32")}
 CUMSUM_TOL = {"fp32": Tolerance(rtol=1e-5, atol=1e-5, reason="an fp32 sum of up to 64 terms in a different "
                                 "order than the fp64 one: rounding grows past torch's 1.3e-6 default")}
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}
@@ -101,16 +107,39 @@ def _gdn_launch(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
 
 
 def _gdn_ref(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
-    q, k, v, g, beta = (inputs[n] for n in ("q", "k", "v", "g", "beta"))
-    s, scale = inputs["h0"].clone(), p["K"] ** -0.5  # S: [B, H, K, V]
-    out = torch.empty_like(v)
-    for t in range(q.shape[1]):
-        s = s * g[:, t].exp()[..., None, None]
-        kt = k[:, t]
-        v_new = beta[:, t, :, None] * (v[:, t] - torch.einsum("bhkv,bhk->bhv", s, kt))
-        s = s + kt[..., None] * v_new[..., None, :]
-        out[:, t] = torch.einsum("bhkv,bhk->bhv", s, q[:, t] * scale)
-    return {"o": out, "ht": s}
+    o, ht = gdn_reference.recurrent(*(inputs[n] for n in GDN_INPUTS), h0=inputs["h0"], scale=p["K"] ** -0.5)
+    return {"o": o, "ht": ht}
+
+
+# --- chunk_gated_delta_rule backward, through autograd: every input's gradient -----------------------
+
+GDN_INPUTS = ("q", "k", "v", "g", "beta")
+GRADS = (*GDN_INPUTS, "h0")
+
+
+def _bwd_inputs(p: Params, gen: torch.Generator) -> dict[str, torch.Tensor]:
+    inputs = _gdn_inputs(p, gen)
+    return {**inputs, "do": randn(inputs["v"].shape, p["dtype"], gen), "dht": randn(inputs["h0"].shape, "fp32", gen)}
+
+
+def _grads(forward: Any, inputs: Params, p: Params) -> dict[str, torch.Tensor]:
+    """d(o . do + ht . dht) / d(each input), through autograd, of forward(q, k, v, g, beta, h0) -> (o, ht)."""
+    leaves = [inputs[n].detach().clone().requires_grad_() for n in GRADS]
+    with torch.enable_grad():
+        o, ht = forward(*leaves)
+        grads = torch.autograd.grad((o, ht), leaves, (inputs["do"], inputs["dht"]))
+    return {f"d{n}": d for n, d in zip(GRADS, grads, strict=True)}
+
+
+def _bwd_launch(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
+    op = FLA.op("fla.ops.gated_delta_rule:chunk_gated_delta_rule")
+    return _grads(lambda q, k, v, g, beta, h0: op(q, k, v, g, beta, scale=p["K"] ** -0.5, initial_state=h0,
+                                                  output_final_state=True), inputs, p)
+
+
+def _bwd_ref(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
+    # the chunk form: the recurrence would save a [B, H, K, V] state per token for autograd
+    return _grads(lambda *x: gdn_reference.chunked(*x, scale=p["K"] ** -0.5), inputs, p)
 
 
 def _small_inputs(p: Params, gen: torch.Generator) -> dict[str, torch.Tensor]:
@@ -150,5 +179,15 @@ SPECS = [
           cases=by_level(product(B=[1], T=[128], H=[2], K=[64], V=[64], dtype=["fp32", "bf16"]),
                          product(B=[2], T=[1024], H=[4], K=[128], V=[128], dtype=["bf16"])),
           known_divergences=(known.INTERPRETER_BF16,), out_dims={"o": ("b", "t", "h", "v")}),
+    _spec("fla_chunk_gated_delta_rule_bwd", ("fla.ops.common.chunk_delta_h:"
+                                             "chunk_gated_delta_rule_bwd_kernel_dhu_blockdim64",
+                                             "fla.ops.common.chunk_o:chunk_bwd_kernel_dqkwg",
+                                             "fla.ops.common.chunk_o:chunk_bwd_kernel_dv_local",
+                                             "fla.ops.gated_delta_rule.wy_fast:prepare_wy_repr_bwd_kernel"),
+          launch=_bwd_launch, reference=_bwd_ref, make_inputs=_bwd_inputs, tolerance=BWD_TOL,
+          cases=by_level(product(B=[1], T=[128], H=[1], K=[64], V=[64], dtype=["fp32"]),
+                         product(B=[2], T=[1024], H=[4], K=[128], V=[128], dtype=["bf16"])),
+          known_divergences=(known.INTERPRETER_BF16,),
+          out_dims={f"d{n}": ("b", "t", "h", "k") for n in ("q", "k")}),
 ]
 

@@ -14,7 +14,7 @@ from libraries._load import Library
 from parity import KernelSpec, Tolerance, randn
 from parity.cases import by_level, product
 
-GEMS = Library("flag_gems", "flag-gems==5.0.2 pyyaml sqlalchemy")
+GEMS = Library.pinned("flag_gems")
 # FlagGems finds its vendor from torch.<flag> attributes, else from `nvidia-smi`-like probes, and gives up
 # with "No device were detected" on a machine without one; GEMS_VENDOR names it, as a user of the
 # cuda-compile tier would (ascend-compile's torch.npu already answers "ascend")

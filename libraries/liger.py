@@ -12,7 +12,7 @@ from libraries._load import Library
 from parity import KernelSpec, Tolerance, randn
 from parity.cases import by_level, product
 
-LIGER = Library("liger_kernel", "liger-kernel==0.8.5")
+LIGER = Library.pinned("liger")
 Params = Mapping[str, Any]
 EPS = 1e-6
 ROW_TOL = {"fp32": Tolerance(rtol=1e-5, atol=1e-5, reason="a row reduction over up to 4096 (RMSNorm) or "
