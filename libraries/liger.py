@@ -1,5 +1,6 @@
-"""Liger-Kernel (liger-kernel 0.8.5): RMSNorm, SwiGLU and cross entropy, forward, through its public
-autograd Functions, at the row widths of LLM training (hidden sizes, vocabularies). References are ours."""
+"""Liger-Kernel (liger-kernel 0.8.5): RMSNorm, SwiGLU, cross entropy, fused linear cross entropy and RoPE,
+forward, through its public autograd Functions, at the shapes of LLM training (hidden sizes, vocabularies,
+Llama's heads). References are ours."""
 
 from __future__ import annotations
 
@@ -9,14 +10,20 @@ from typing import Any
 import torch
 
 from libraries._load import Library
-from parity import KernelSpec, Tolerance, randn
+from parity import KernelSpec, Tolerance, known, randn
 from parity.cases import by_level, product
+from parity.spec import DTYPES
 
 LIGER = Library.pinned("liger")
 Params = Mapping[str, Any]
 EPS = 1e-6
 ROW_TOL = {"fp32": Tolerance(rtol=1e-5, atol=1e-5, reason="a row reduction over up to 4096 (RMSNorm) or "
                              "32000 (cross entropy) fp32 terms, in another order than the fp64 one")}
+
+# bf16: logits are rounded to bf16 by the matmul before the kernel sees them (8 significant bits of O(1)
+# values), so the mean loss carries that rounding; 4096-term fp32 dot products in another order for fp32
+FLCE_TOL = {**ROW_TOL, "bf16": Tolerance(rtol=1.6e-2, atol=1e-2, reason="the logits are bf16 (the matmul's "
+                                        "output dtype): 2^-8 relative on O(1) logits, averaged into the loss")}
 
 
 def _rms_inputs(p: Params, gen: torch.Generator) -> dict[str, torch.Tensor]:
@@ -62,6 +69,51 @@ def _ce_ref(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
     return {"loss": torch.nn.functional.cross_entropy(inputs["logits"], inputs["target"]).reshape(1)}
 
 
+def _flce_inputs(p: Params, gen: torch.Generator) -> dict[str, torch.Tensor]:
+    # W scaled by H^-1/2 so that logits are O(1), as after a trained model's final norm
+    return {"x": randn((p["M"], p["H"]), p["dtype"], gen), "w": randn((p["V"], p["H"]), p["dtype"], gen,
+                                                                       scale=p["H"] ** -0.5),
+            "target": torch.randint(0, p["V"], (p["M"],), generator=gen)}
+
+
+def _flce_launch(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
+    fn = LIGER.op("liger_kernel.ops.fused_linear_cross_entropy:LigerFusedLinearCrossEntropyFunction")
+    return {"loss": fn.apply(inputs["x"], inputs["w"], inputs["target"])[0].reshape(1)}
+
+
+def _flce_ref(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
+    logits = inputs["x"] @ inputs["w"].T
+    return {"loss": torch.nn.functional.cross_entropy(logits, inputs["target"]).reshape(1)}
+
+
+def _rope_inputs(p: Params, gen: torch.Generator) -> dict[str, torch.Tensor]:
+    """q, k in the [B, T, heads, D] layout of a projection's output; cos, sin as Llama's rotary table."""
+    b, t, d, dt = p["B"], p["T"], p["D"], p["dtype"]
+    inv_freq = 10000.0 ** -(torch.arange(0, d, 2, dtype=torch.float64) / d)
+    angles = torch.arange(t, dtype=torch.float64)[:, None] * inv_freq  # [T, D/2]
+    emb = torch.cat([angles, angles], -1)[None]  # [1, T, D]: the halves repeat, as Llama's table does
+    return {"q": randn((b, t, p["HQ"], d), dt, gen), "k": randn((b, t, p["HKV"], d), dt, gen),
+            "cos": emb.cos().to(DTYPES[dt]), "sin": emb.sin().to(DTYPES[dt])}
+
+
+def _rope_launch(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
+    fn = LIGER.op("liger_kernel.ops.rope:LigerRopeFunction")
+    # [B, heads, T, D] views of [B, T, heads, D] storage, as attention layers pass them; rotated in place
+    q, k = fn.apply(inputs["q"].clone().transpose(1, 2), inputs["k"].clone().transpose(1, 2), inputs["cos"],
+                    inputs["sin"])
+    return {"q": q.transpose(1, 2), "k": k.transpose(1, 2)}
+
+
+def _rope_ref(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
+    cos, sin = inputs["cos"][:, :, None], inputs["sin"][:, :, None]  # [1, T, 1, D]
+
+    def rotate(x: torch.Tensor) -> torch.Tensor:
+        half = x.shape[-1] // 2
+        return x * cos + torch.cat([-x[..., half:], x[..., :half]], -1) * sin
+
+    return {"q": rotate(inputs["q"]), "k": rotate(inputs["k"])}
+
+
 def _spec(name: str, kernel: str, **fields: Any) -> KernelSpec:
     return KernelSpec(name=name, family="liger", kernel=LIGER.kernels(kernel), unavailable=LIGER.unavailable,
                       **fields)
@@ -80,4 +132,14 @@ SPECS = [
           reference=_ce_ref, make_inputs=_ce_inputs, tolerance=ROW_TOL,
           cases=by_level(product(M=[16], V=[32000], dtype=["fp32"]),
                          product(M=[1024], V=[32000], dtype=["fp32"]))),
+    # logits chunks come from torch's matmul, the loss from liger_cross_entropy_kernel per chunk
+    _spec("liger_fused_linear_cross_entropy", "liger_kernel.ops.cross_entropy:liger_cross_entropy_kernel",
+          launch=_flce_launch, reference=_flce_ref, make_inputs=_flce_inputs, tolerance=FLCE_TOL,
+          cases=by_level(product(M=[16], H=[128], V=[512], dtype=["fp32", "bf16"]),
+                         product(M=[512], H=[4096], V=[32000], dtype=["bf16"]))),
+    _spec("liger_rope", "liger_kernel.ops.rope:_triton_rope", launch=_rope_launch, reference=_rope_ref,
+          make_inputs=_rope_inputs, known_divergences=(known.INTERPRETER_BF16,),  # rotate_half negates bf16
+          cases=by_level(product(B=[1], T=[16], HQ=[4], HKV=[2], D=[64], dtype=["fp32", "bf16"]),
+                         product(B=[1], T=[4096], HQ=[32], HKV=[8], D=[128], dtype=["bf16"])),
+          out_dims={"q": ("b", "t", "h", "d"), "k": ("b", "t", "h", "d")}),
 ]
