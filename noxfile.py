@@ -16,6 +16,10 @@ from urllib.parse import urlparse
 
 import nox
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the `nox` script does not put it there
+from libraries.pins import PINS  # plain data: no torch needed to read it
+from libraries.pins import select as select_libraries
+
 # The hardware-free tiers use torch's CPU build: PyPI's torch is the CUDA build (several GB of
 # nvidia-* packages), and PyPI's torch 2.13.0 even requires triton 3.7.1. The CPU build needs no
 # triton, so the triton pin below is ours alone. It comes from PyTorch's CPU index (or any mirror
@@ -117,6 +121,31 @@ def pytest_args(session: nox.Session, backend: str, *defaults: str) -> list[str]
     return ["python", "-m", "pytest", "suites", f"--backend={backend}", "--timeout=900", *defaults, *session.posargs]
 
 
+# PARITY_LIBRARIES=fla,liger,flag_gems (or "all"): a tier session installs those libraries at the pins of
+# libraries/pins.py and runs their specs only (--kernels libraries.<name>,...)
+LIBRARIES_ENV = "PARITY_LIBRARIES"
+
+
+def library_installs(names: list[str]) -> list[list[str]]:
+    """pip argument lists for the pinned libraries: the libraries themselves with --no-deps (liger-kernel's
+    `triton` requirement would replace triton-ascend), then what they import."""
+    if not names:
+        return []
+    deps = [d for n in names for d in PINS[n].deps]
+    return [["--no-deps", *(PINS[n].dist for n in names)], *([deps] if deps else [])]
+
+
+def libraries(session: nox.Session) -> list[str]:
+    """Install the libraries PARITY_LIBRARIES names; the pytest arguments that select their specs."""
+    try:
+        names = select_libraries(os.environ.get(LIBRARIES_ENV, ""))
+    except ValueError as exc:
+        session.error(str(exc))
+    for packages in library_installs(names):
+        install(session, *packages)
+    return [f"--kernels={','.join(f'libraries.{n}' for n in names)}"] if names else []
+
+
 def run_pytest(session: nox.Session, *args: str, env: dict[str, str] | None = None) -> None:
     session.run(*args, env=env, interrupt_timeout=INTERRUPT_TIMEOUT_S)
 
@@ -133,7 +162,8 @@ def tests(session: nox.Session) -> None:
 def interpret(session: nox.Session) -> None:
     """Every kernel under TRITON_INTERPRET=1 against fp64, on the CPU."""
     install(session, TORCH_CPU, TRITON, *RUNNER)
-    run_pytest(session, *pytest_args(session, "interpret", "-n", "2"), env={"TRITON_INTERPRET": "1"})
+    run_pytest(session, *pytest_args(session, "interpret", "-n", "2", *libraries(session)),
+               env={"TRITON_INTERPRET": "1"})
 
 
 def matrix_dir(tier: str, version: str) -> str:
@@ -205,7 +235,8 @@ def cuda(session: nox.Session) -> None:
     """Every kernel on an NVIDIA GPU, at level full."""
     require_device(session, "nvidia-smi", "an NVIDIA GPU", "nox -s cuda-compile (compile-only) or nox -s interpret")
     install(session, *CUDA_STACK, *RUNNER)
-    run_pytest(session, *pytest_args(session, "cuda", "--level=full", *run_tier_defaults(session)), env=RUN_ENV)
+    run_pytest(session, *pytest_args(session, "cuda", "--level=full", *run_tier_defaults(session),
+                                     *libraries(session)), env=RUN_ENV)
 
 
 @nox.session
@@ -213,14 +244,15 @@ def ascend(session: nox.Session) -> None:
     """Every kernel on an Ascend NPU (needs CANN, torch_npu and triton-ascend), at level full."""
     require_device(session, "npu-smi", "an Ascend NPU with CANN", "nox -s ascend-compile (compile-only)")
     install(session, *ASCEND_STACK, *RUNNER)
-    run_pytest(session, *pytest_args(session, "ascend", "--level=full", *run_tier_defaults(session)), env=RUN_ENV)
+    run_pytest(session, *pytest_args(session, "ascend", "--level=full", *run_tier_defaults(session),
+                                     *libraries(session)), env=RUN_ENV)
 
 
 @nox.session(name="cuda-compile")
 def cuda_compile(session: nox.Session) -> None:
     """Compile every kernel variant for a named SM with upstream triton's ptxas; no GPU needed."""
     install(session, TORCH_CPU, TRITON, *RUNNER)
-    run_pytest(session, *pytest_args(session, "cuda-compile", "-n", "2"))
+    run_pytest(session, *pytest_args(session, "cuda-compile", "-n", "2", *libraries(session)))
 
 
 @nox.session(name="ascend-compile")
@@ -232,7 +264,7 @@ def ascend_compile(session: nox.Session) -> None:
     install(session, TORCH_CPU, *ASCEND_TOOLCHAIN, *RUNNER)
     # the checker's own controls (UB overflow, grid limit, crash isolation) need this toolchain too
     session.run("python", "-m", "pytest", "tests/test_ascend_compile.py", "-q")
-    run_pytest(session, *pytest_args(session, "ascend-compile", "-n", "2"))
+    run_pytest(session, *pytest_args(session, "ascend-compile", "-n", "2", *libraries(session)))
 
 
 @nox.session(name="ascend-lowered")

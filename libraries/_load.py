@@ -77,3 +77,19 @@ class Library:
         """A public op ("module:attr"), looked up when a case launches."""
         module_name, attr = path.split(":")
         return getattr(self.module(module_name), attr)
+
+
+def perf_fields(cases: Callable[[str], Any]) -> dict[str, Any]:
+    """KernelSpec fields that make the perf pass time one case of a library op, its largest full case.
+
+    The perf pass runs a library's own autotuning, unpinned, for every case it times (about 8 s a case
+    on the H200 for fla and FlagGems), so one representative case per op is all it gets. Where this
+    parity has no `KernelSpec.perf_cases` yet, nothing: the pass then picks one case per dtype itself.
+    """
+    from dataclasses import fields
+
+    from parity import KernelSpec
+
+    if "perf_cases" not in {f.name for f in fields(KernelSpec)}:
+        return {}
+    return {"perf_cases": (list(cases("full"))[-1],)}

@@ -14,7 +14,7 @@ from typing import Any
 import torch
 
 from libraries import gdn_reference
-from libraries._load import Library
+from libraries._load import Library, perf_fields
 from parity import KernelSpec, Tolerance, known, l2_normalized, logsigmoid_of_randn, randn, sigmoid_of_randn
 from parity.cases import by_level, product
 
@@ -152,7 +152,7 @@ def _small_inputs(p: Params, gen: torch.Generator) -> dict[str, torch.Tensor]:
 
 def _spec(name: str, kernels: tuple[str, ...], **fields: Any) -> KernelSpec:
     return KernelSpec(name=name, family="fla", kernel=FLA.kernels(*kernels), unavailable=FLA.unavailable,
-                      **fields)
+                      **perf_fields(fields["cases"]), **fields)
 
 
 SPECS = [

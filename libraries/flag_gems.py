@@ -12,9 +12,10 @@ from typing import Any
 import torch
 
 import parity
-from libraries._load import Library
+from libraries._load import Library, perf_fields
 from parity import KernelSpec, Tolerance, randn
 from parity.cases import by_level, product
+from parity.paths import cache_root
 
 GEMS = Library.pinned("flag_gems")
 # FlagGems finds its vendor from torch.<flag> attributes, else from `nvidia-smi`-like probes, and gives up
@@ -22,6 +23,10 @@ GEMS = Library.pinned("flag_gems")
 # cuda-compile tier would (ascend-compile's torch.npu already answers "ascend")
 if parity.current_target() == "cuda":
     os.environ.setdefault("GEMS_VENDOR", "nvidia")
+# FlagGems stores its autotune picks (an sqlite db named after the device) and generated code under
+# ~/.flaggems. A compile tier's picks are fake (nothing is timed) yet keyed like the real device, and a
+# later run on that device would take them: they go to parity's cache, one dir per tier, like Triton's
+os.environ["FLAGGEMS_CACHE_DIR"] = str(cache_root() / "flaggems" / (parity.current_backend() or "none"))
 Params = Mapping[str, Any]
 EPS = 1e-5
 ROW_TOL = {"fp32": Tolerance(rtol=1e-5, atol=1e-5, reason="a row reduction over up to 4096 fp32 terms, in "
@@ -121,7 +126,7 @@ def _ln_ref(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
 def _spec(name: str, kernel: str | tuple[str, ...], **fields: Any) -> KernelSpec:
     paths = (kernel,) if isinstance(kernel, str) else kernel
     return KernelSpec(name=name, family="flag_gems", kernel=GEMS.kernels(*paths), unavailable=GEMS.unavailable,
-                      **fields)
+                      **perf_fields(fields["cases"]), **fields)
 
 
 SPECS = [

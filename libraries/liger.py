@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from libraries._load import Library
+from libraries._load import Library, perf_fields
 from parity import KernelSpec, Tolerance, known, randn
 from parity.cases import by_level, product
 from parity.spec import DTYPES
@@ -116,7 +116,7 @@ def _rope_ref(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
 
 def _spec(name: str, kernel: str, **fields: Any) -> KernelSpec:
     return KernelSpec(name=name, family="liger", kernel=LIGER.kernels(kernel), unavailable=LIGER.unavailable,
-                      **fields)
+                      **perf_fields(fields["cases"]), **fields)
 
 
 SPECS = [
