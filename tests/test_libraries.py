@@ -1,0 +1,139 @@
+"""The library specs' plumbing, without the libraries: one pin table for noxfile.py and the spec modules,
+the nox option that installs them, the fp64 GDN references that the fla backward spec trusts, and
+FlagGems' autotune db kept out of the user's home."""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import os
+
+import pytest
+import torch
+
+from libraries import gdn_reference, pins
+from libraries._load import Library
+from tests.test_noxfile import FakeSession, noxfile
+
+TIER_SESSIONS = {"interpret": noxfile.interpret, "cuda-compile": noxfile.cuda_compile,
+                 "ascend-compile": noxfile.ascend_compile, "cuda": noxfile.cuda, "ascend": noxfile.ascend}
+
+
+def _library_of(name: str) -> Library:
+    module = importlib.import_module(pins.module(name))
+    found = [v for v in vars(module).values() if isinstance(v, Library)]
+    assert len(found) == 1, f"{pins.module(name)} should hold one Library, found {found}"
+    return found[0]
+
+
+@pytest.mark.parametrize("name", sorted(pins.PINS))
+def test_each_pin_has_its_spec_module_and_the_module_installs_the_pin(name):
+    pin, library = pins.PINS[name], _library_of(name)
+    assert library.package == pin.package
+    assert library.pip == pin.pip_command() and pin.dist in library.pip and "==" in pin.dist
+    module = importlib.import_module(pins.module(name))
+    assert module.SPECS and all(spec.unavailable == library.unavailable for spec in module.SPECS)
+
+
+def test_a_missing_library_skips_with_its_pinned_install_command():
+    library = Library("surely_not_installed_lib", "pip install --no-deps surely-not-installed==1.0")
+    assert library.unavailable() == ("surely_not_installed_lib is not installed here; "
+                                     "`pip install --no-deps surely-not-installed==1.0`")
+
+
+def test_library_names_are_checked_and_all_means_every_pin():
+    assert pins.select("") == [] and pins.select("all") == list(pins.PINS)
+    assert pins.select(" fla , liger ") == ["fla", "liger"]
+    with pytest.raises(ValueError, match=r"unknown library flash.*fla, liger, flag_gems"):
+        pins.select("fla,flash")
+
+
+def _run(session_name: str, monkeypatch, libraries: str | None) -> FakeSession:
+    monkeypatch.setattr(noxfile, "index_reachable", lambda url: False)
+    monkeypatch.setattr(noxfile.shutil, "which", lambda name: f"/usr/bin/{name}")  # a device is there
+    if libraries is None:
+        monkeypatch.delenv(noxfile.LIBRARIES_ENV, raising=False)
+    else:
+        monkeypatch.setenv(noxfile.LIBRARIES_ENV, libraries)
+    session = FakeSession(session_name)
+    TIER_SESSIONS[session_name](session)
+    return session
+
+
+@pytest.mark.parametrize("session_name", sorted(TIER_SESSIONS))
+def test_parity_libraries_installs_the_pins_without_deps_and_selects_their_specs(session_name, monkeypatch):
+    session = _run(session_name, monkeypatch, "fla,flag_gems")
+    no_deps = session.installed.index("--no-deps")
+    assert session.installed[no_deps + 1:no_deps + 3] == ["fla-core==0.6.0", "flag-gems==5.0.2"]
+    assert {"einops", "pyyaml", "sqlalchemy"} <= set(session.installed[no_deps + 3:])
+    tier = session.ran[-1][0]
+    assert "--kernels=libraries.fla,libraries.flag_gems" in tier and f"--backend={session_name}" in tier
+
+
+@pytest.mark.parametrize("session_name", sorted(TIER_SESSIONS))
+def test_without_parity_libraries_no_library_is_installed_or_selected(session_name, monkeypatch):
+    session = _run(session_name, monkeypatch, None)
+    assert "--no-deps" not in session.installed
+    assert not [a for a in session.ran[-1][0] if a.startswith("--kernels")]
+
+
+def test_an_unknown_library_stops_the_session_naming_the_valid_ones(monkeypatch):
+    with pytest.raises(SystemExit, match="fla, liger, flag_gems"):
+        _run("interpret", monkeypatch, "flashattn")
+
+
+def _gdn_inputs(t: int = 128) -> list[torch.Tensor]:
+    gen = torch.Generator().manual_seed(0)
+    b, h, k, v = 2, 2, 16, 8
+
+    def randn(*shape: int) -> torch.Tensor:
+        return torch.randn(*shape, generator=gen, dtype=torch.float64)
+
+    return [torch.nn.functional.normalize(randn(b, t, h, k), dim=-1),
+            torch.nn.functional.normalize(randn(b, t, h, k), dim=-1), randn(b, t, h, v),
+            torch.nn.functional.logsigmoid(randn(b, t, h)), torch.sigmoid(randn(b, t, h)), randn(b, h, k, v)]
+
+
+def _values_and_grads(fn, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
+    leaves = [x.clone().requires_grad_() for x in inputs]
+    o, ht = fn(*leaves)
+    gen = torch.Generator().manual_seed(1)
+    grads = torch.autograd.grad((o, ht), leaves, (torch.randn(o.shape, generator=gen, dtype=o.dtype),
+                                                  torch.randn(ht.shape, generator=gen, dtype=ht.dtype)))
+    return [o.detach(), ht.detach(), *grads]
+
+
+def _max_diff(a: list[torch.Tensor], b: list[torch.Tensor]) -> float:
+    return max(float((x - y).abs().max()) for x, y in zip(a, b, strict=True))
+
+
+def test_the_chunk_form_reference_matches_the_recurrence_in_values_and_gradients():
+    inputs = _gdn_inputs()
+    exact = _values_and_grads(lambda *x: gdn_reference.recurrent(*x, scale=0.25), inputs)
+    for bt in (16, 64):
+        chunked = functools.partial(gdn_reference.chunked, scale=0.25, bt=bt)
+        assert _max_diff(exact, _values_and_grads(chunked, inputs)) < 1e-12
+
+
+def test_negative_control_a_chunk_form_that_drops_the_carried_state_is_caught():
+    """The agreement above can fail: forgetting h0 (a state not carried into the first chunk) differs."""
+    inputs = _gdn_inputs()
+    exact = _values_and_grads(lambda *x: gdn_reference.recurrent(*x, scale=0.25), inputs)
+
+    def no_h0(q, k, v, g, beta, h0):
+        return gdn_reference.chunked(q, k, v, g, beta, h0 * 0, scale=0.25)
+
+    assert _max_diff(exact, _values_and_grads(no_h0, inputs)) > 1e-3
+
+
+def test_flag_gems_autotune_db_goes_to_parity_cache_per_tier(tmp_path, monkeypatch):
+    """FlagGems reads FLAGGEMS_CACHE_DIR when it first builds a path, after the spec module set it."""
+    import libraries.flag_gems as gems_specs
+    from parity.context import backend_scope
+
+    monkeypatch.setenv("PARITY_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("FLAGGEMS_CACHE_DIR", "elsewhere/.flaggems")  # both restored by monkeypatch
+    monkeypatch.setenv("GEMS_VENDOR", "nvidia")
+    with backend_scope("cuda-compile"):
+        importlib.reload(gems_specs)
+        assert os.environ["FLAGGEMS_CACHE_DIR"] == str(tmp_path / "flaggems" / "cuda-compile")
