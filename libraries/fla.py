@@ -65,7 +65,7 @@ def _kkt_ref(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
     k, g, beta = _chunks(inputs["k"], bt), _chunks(inputs["g"], bt), _chunks(inputs["beta"], bt)
     kk = torch.einsum("bnihk,bnjhk->bnihj", k, k)  # [B, N, BT, H, BT]
     decay = torch.exp2(g[:, :, :, :, None] - g.permute(0, 1, 3, 2)[:, :, None])
-    lower = torch.ones(bt, bt, dtype=torch.bool).tril(-1)[None, None, :, None, :]
+    lower = torch.ones(bt, bt, dtype=torch.bool, device=k.device).tril(-1)[None, None, :, None, :]
     a = torch.where(lower, kk * decay * beta[..., None], 0.0)
     return {"A": a.reshape(inputs["k"].shape[0], -1, *a.shape[3:])}
 
@@ -86,7 +86,7 @@ def _tril_launch(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
 def _tril_ref(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
     bt, a = p["BT"], inputs["A"]
     blocks = _chunks(a, bt).permute(0, 1, 3, 2, 4)  # [B, N, H, BT, BT]
-    inv = torch.linalg.inv(torch.eye(bt, dtype=a.dtype) + blocks)
+    inv = torch.linalg.inv(torch.eye(bt, dtype=a.dtype, device=a.device) + blocks)
     return {"Ai": inv.permute(0, 1, 3, 2, 4).reshape(a.shape)}
 
 

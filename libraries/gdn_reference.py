@@ -36,12 +36,12 @@ def chunked(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor, 
     """As `recurrent`, one chunk of `bt` tokens at a time (T a multiple of bt)."""
     q, k, v, beta = _split(q, bt), _split(k, bt), _split(v, bt), _split(beta, bt)
     gam = _split(g, bt).cumsum(-1)  # [B, H, N, BT]: decay from the chunk start
-    eye = torch.eye(bt, dtype=torch.bool)
-    causal = torch.ones(bt, bt, dtype=torch.bool).tril()
+    eye = torch.eye(bt, dtype=torch.bool, device=q.device)
+    causal = torch.ones(bt, bt, dtype=torch.bool, device=q.device).tril()
     # exp(gam_i - gam_j) for j <= i; masked before exp, where gam_i - gam_j > 0 could overflow
     decay = (gam[..., :, None] - gam[..., None, :]).masked_fill(~causal, float("-inf")).exp()
     a = (beta[..., None] * (k @ k.transpose(-1, -2)) * decay).masked_fill(~causal | eye, 0.0)
-    ident = torch.eye(bt, dtype=q.dtype).expand_as(a)
+    ident = torch.eye(bt, dtype=q.dtype, device=q.device).expand_as(a)
     a_inv = torch.linalg.solve_triangular(ident + a, ident, upper=False)  # (I + A)^-1, A strictly lower
     u = a_inv @ (beta[..., None] * v)
     w = a_inv @ (beta[..., None] * gam.exp()[..., None] * k)
