@@ -4,6 +4,9 @@ the triton version matrix: interpret-matrix(triton='X'), cuda-compile-matrix(tri
 Each backend runs in its own virtualenv because upstream triton and triton-ascend
 both install the package `triton`. On an offline accelerator node, reuse the
 machine's own packages: `nox --no-venv --no-install -s cuda`.
+
+`PARITY_LIBRARIES=fla,liger,flag_gems` (or `all`) makes interpret, cuda-compile, ascend-compile, cuda and
+ascend install those libraries at the pins of libraries/pins.py and run only their specs.
 """
 
 from __future__ import annotations
