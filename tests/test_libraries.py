@@ -1,6 +1,6 @@
-"""The library specs' plumbing, without the libraries: one pin table for noxfile.py and the spec modules,
-the nox option that installs them, the fp64 GDN references that the fla backward spec trusts, and
-FlagGems' autotune db kept out of the user's home."""
+"""The library specs' plumbing, without the libraries: one pin table for noxfile.py and the spec modules
+(the nox option that installs them: test_libraries_nox.py), the fp64 GDN references that the fla backward
+spec trusts, and FlagGems' autotune db kept out of the user's home."""
 
 from __future__ import annotations
 
@@ -13,10 +13,6 @@ import torch
 
 from libraries import gdn_reference, pins
 from libraries._load import Library
-from tests.test_noxfile import FakeSession, noxfile
-
-TIER_SESSIONS = {"interpret": noxfile.interpret, "cuda-compile": noxfile.cuda_compile,
-                 "ascend-compile": noxfile.ascend_compile, "cuda": noxfile.cuda, "ascend": noxfile.ascend}
 
 
 def _library_of(name: str) -> Library:
@@ -46,40 +42,6 @@ def test_library_names_are_checked_and_all_means_every_pin():
     assert pins.select(" fla , liger ") == ["fla", "liger"]
     with pytest.raises(ValueError, match=r"unknown library flash.*fla, liger, flag_gems"):
         pins.select("fla,flash")
-
-
-def _run(session_name: str, monkeypatch, libraries: str | None) -> FakeSession:
-    monkeypatch.setattr(noxfile, "index_reachable", lambda url: False)
-    monkeypatch.setattr(noxfile.shutil, "which", lambda name: f"/usr/bin/{name}")  # a device is there
-    if libraries is None:
-        monkeypatch.delenv(noxfile.LIBRARIES_ENV, raising=False)
-    else:
-        monkeypatch.setenv(noxfile.LIBRARIES_ENV, libraries)
-    session = FakeSession(session_name)
-    TIER_SESSIONS[session_name](session)
-    return session
-
-
-@pytest.mark.parametrize("session_name", sorted(TIER_SESSIONS))
-def test_parity_libraries_installs_the_pins_without_deps_and_selects_their_specs(session_name, monkeypatch):
-    session = _run(session_name, monkeypatch, "fla,flag_gems")
-    no_deps = session.installed.index("--no-deps")
-    assert session.installed[no_deps + 1:no_deps + 3] == ["fla-core==0.6.0", "flag-gems==5.0.2"]
-    assert {"einops", "pyyaml", "sqlalchemy"} <= set(session.installed[no_deps + 3:])
-    tier = session.ran[-1][0]
-    assert "--kernels=libraries.fla,libraries.flag_gems" in tier and f"--backend={session_name}" in tier
-
-
-@pytest.mark.parametrize("session_name", sorted(TIER_SESSIONS))
-def test_without_parity_libraries_no_library_is_installed_or_selected(session_name, monkeypatch):
-    session = _run(session_name, monkeypatch, None)
-    assert "--no-deps" not in session.installed
-    assert not [a for a in session.ran[-1][0] if a.startswith("--kernels")]
-
-
-def test_an_unknown_library_stops_the_session_naming_the_valid_ones(monkeypatch):
-    with pytest.raises(SystemExit, match="fla, liger, flag_gems"):
-        _run("interpret", monkeypatch, "flashattn")
 
 
 def _gdn_inputs(t: int = 128) -> list[torch.Tensor]:
