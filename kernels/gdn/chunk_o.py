@@ -17,6 +17,7 @@ import triton
 import triton.language as tl
 
 from kernels import gdn
+from kernels.gdn import fla_peer
 from kernels.gdn.common import chunk_bounds
 from parity import KernelSpec, known, nan_empty
 from parity.cases import by_level, product
@@ -165,6 +166,8 @@ SPECS = [
         flops=lambda p: 2 * gdn.shape_of(p)[0] * gdn.shape_of(p)[1] * p["H"] * (
             p["K"] * p["V"] + p["BT"] * p["K"] + p["BT"] * p["V"]),
         out_dims={"o": ("b", "t", "head", "v")},
+        perf_cases=gdn.perf_cases(use_g=True),
+        peer=fla_peer.CHUNK_O,
         baseline=_baseline,
     ),
 ]
