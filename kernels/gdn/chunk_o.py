@@ -121,6 +121,7 @@ def _baseline(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> torch.Tensor:
     q, k, v, h, BT = inputs["q"], inputs["k"], inputs["v_new"], inputs["h"], p["BT"]
     chunked = lambda x: gdn.chunked(x, BT)  # noqa: E731  [B, NT, H, BT, ...]
     qc, kc, vc = chunked(q), chunked(k), chunked(v)
+    h = h[:, : qc.shape[1]]  # a varlen batch has more chunks than one padded sequence; the baseline is one
     A = qc @ kc.transpose(-1, -2)
     inter = qc @ h
     if inputs.get("g_cumsum") is not None:
