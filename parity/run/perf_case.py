@@ -31,6 +31,24 @@ def fp64_on(values: Mapping[str, Any]) -> dict[str, Any]:
             for k, v in values.items()}
 
 
+def device_inputs(spec: KernelSpec, case: Case, seed: int, device: str) -> tuple[dict[str, Any], str]:
+    """(inputs, where they were made): on the device from a device generator seeded as the case's CPU one.
+
+    At perf sizes the CPU would take minutes (2^28 normal samples, or the GDN fp64 pipeline at
+    T=65536 that several kernels' inputs come from). These inputs are reproducible on one kind of
+    device, not bit-identical across backends, which perf figures do not need. A make_inputs that
+    cannot build on the device falls back to the CPU.
+    """
+    if device != "cpu":
+        try:
+            gen = torch.Generator(device=device).manual_seed(inp.case_seed(seed, spec.name, case.id))
+            with torch.device(device):
+                return inp.to_device(spec.make_inputs(case.params, gen), device), device
+        except Exception:  # e.g. a CPU-only step in make_inputs; the slow path still works
+            pass
+    return inp.to_device(build_inputs(spec, case, seed), device), "cpu"
+
+
 def check(spec: KernelSpec, case: Case, dev_inputs: Mapping[str, Any], outputs: Mapping[str, torch.Tensor],
           device: str) -> tuple[dict[str, Any], str | None]:
     """(metrics, failure or None) of the outputs against the fp64 reference computed on `device`."""
@@ -71,7 +89,7 @@ def run_perf_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
         return record
     timing = record["timing"]
     t0 = time.perf_counter()
-    dev_inputs = inp.to_device(build_inputs(spec, case, seed), backend.device)
+    dev_inputs, record["inputs_made_on"] = device_inputs(spec, case, seed, backend.device)
     timing["inputs_s"] = time.perf_counter() - t0
     try:
         t0 = time.perf_counter()
