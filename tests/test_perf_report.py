@@ -166,3 +166,25 @@ def test_perf_plot_bars_are_the_shares_and_the_png_is_written(tmp_path):
     pytest.importorskip("matplotlib", reason="pip install matplotlib")
     assert perf_plot.draw(g, tmp_path / "p.png") and (tmp_path / "p.png").stat().st_size > 1000
     assert not perf_plot.draw(perf_cross.grid(["cuda"], {}), tmp_path / "none.png")
+
+
+def test_divergence_report_carries_the_perf_table_and_plot_beside_the_heatmap(tmp_path):
+    import json
+
+    from parity import cli
+    from parity.run.record import empty_record
+
+    for backend, recs in cross_records(30.0).items():
+        d = tmp_path / backend
+        d.mkdir()
+        rows = [{**empty_record(backend, "run", r["kernel"], r["case"], {}), "suite": "perf", "status": "passed",
+                 "perf": r["perf"]} for r in recs]
+        (d / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        (d / "env.json").write_text(json.dumps({"backend": backend}))
+    out = tmp_path / "DIVERGENCE.md"
+    cli.report([tmp_path / "cuda", tmp_path / "ascend"], out, 2.0)
+    text = out.read_text()
+    assert "## Perf across backends" in text and "**under half**" in text
+    assert "share of own roofline differs" in text  # the perf divergence, on the roofline shares
+    pytest.importorskip("matplotlib", reason="pip install matplotlib")
+    assert (tmp_path / "divergence_perf.png").exists() and "divergence_perf.png" in text
