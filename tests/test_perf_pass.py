@@ -133,6 +133,7 @@ def test_spec_without_perf_cases_times_its_largest_passing_accuracy_case():
     records, _ = run([plain], [1.0, 1.0], records=accuracy)
     timed = [r for r in records if r.get("perf")]
     assert [r["case"] for r in timed] == ["N=256,dtype=fp32"] and len(records) == 2
+    assert timed[0]["perf"]["pct_of_roofline"] == pytest.approx(100 * 8 * 256 / 1.0 / 1e6 / 1000.0)
 
 
 def test_host_tiers_never_time_perf_sizes():

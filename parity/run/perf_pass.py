@@ -74,7 +74,7 @@ def run(cases: Mapping[tuple[str, str], tuple[KernelSpec, Case]], records: list[
     for spec, case, record in chosen:
         t0 = time.perf_counter()
         try:
-            record["perf"] = measure_case(spec, case, backend, seed=seed)
+            record["perf"] = with_roof(measure_case(spec, case, backend, seed=seed), spec, case, roof)
             record["perf"]["device"] = backend.device  # one device, one timed case at a time
         except Exception as exc:  # a broken timing must not lose the accuracy results
             reason = error_text(exc)
@@ -88,6 +88,16 @@ def run(cases: Mapping[tuple[str, str], tuple[KernelSpec, Case]], records: list[
         progress(f"parity perf [{done}/{total}] {spec.name}[{case.id}] "
                  + (f"{ms:.4f} ms" if ms is not None else f"error: {record['perf']['error'][:120]}"))
     return done
+
+
+def with_roof(figures: dict[str, Any], spec: KernelSpec, case: Case, roof: roofline.Roof | None) -> dict[str, Any]:
+    """An accuracy case's perf block with the measured-roof figures a perf case gets."""
+    if roof is None or figures.get("ms") is None:
+        return figures
+    p = case.params
+    figures.update(roofline.figures(spec.bytes(p) if spec.bytes else None, spec.flops(p) if spec.flops else None,
+                                    figures["ms"], roof, p.get("dtype"), spec.bound), roof_measured=roof.as_dict())
+    return figures
 
 
 def _chosen_accuracy(cases: Mapping[tuple[str, str], tuple[KernelSpec, Case]], records: list[dict[str, Any]],
