@@ -68,7 +68,8 @@ def grid(labels: Sequence[str], records: Mapping[str, Sequence[Mapping[str, Any]
 def cell(s: Share | None) -> str:
     if s is None:
         return "–"
-    main = f"{s.pct_of_roofline:.0f}% of {s.roof_unit}" if s.pct_of_roofline is not None else "no measured roof"
+    roof = (s.roof_unit or "roof").partition(" ")[2] or "roof"  # "GB/s copy" -> "copy"
+    main = f"{s.pct_of_roofline:.0f}% of its {roof}" if s.pct_of_roofline is not None else "no measured roof"
     sheet = f"{s.pct_of_datasheet:.0f}% of datasheet" if s.pct_of_datasheet is not None else (
         "datasheet n/a" if s.sourced_peak else NO_SOURCED_PEAK)
     return f"{main} ({s.ms:.4g} ms; {sheet})"

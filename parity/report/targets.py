@@ -30,7 +30,7 @@ def judge(perf: Mapping[str, Any]) -> Verdict | None:
     ms = _num(perf.get("ms"))
     if (frac := _num(target.get("min_roofline_frac"))) is not None:
         pct, unit = _num(perf.get("pct_of_roofline")), perf.get("roof_unit") or "roof"
-        goal = f">= {100 * frac:.0f}% of measured {unit}"
+        goal = f">= {100 * frac:.0f}% of the measured roof ({unit})"
         if pct is None:
             return Verdict(goal, "no measured roof", None)
         return Verdict(goal, f"{pct:.1f}% of {_num(perf.get('roof')) or 0:.0f} {unit}", pct >= 100 * frac)
