@@ -148,3 +148,48 @@ def test_perf_cases_follow_the_declared_order_and_skip_compile_probes():
     probe = spec(name="probe")
     probe.compile_only = True
     assert [c.id for _, c in perf_pass.perf_case_plan([two, probe], True)] == ["N=64,dtype=fp32", "N=128,dtype=fp32"]
+
+
+SHRUNK_RUN = """
+import dataclasses, json, sys
+from parity import registry
+from parity.backends.base import Backend
+from parity.run.perf_case import run_perf_case
+from parity.run.roofline import Roof
+from parity.spec import Case
+
+class Fake(Backend):
+    name, mode = "interpret", "run"
+    def time_ms(self, fn):
+        fn()
+        return 1.0
+
+out = []
+for spec in registry.build(["vector_add", "tril_mask", "flash_attention_fwd"])[1]:
+    case = Case({**spec.perf_cases[-1].params, **json.loads(sys.argv[1])[spec.name]})
+    r = run_perf_case(spec, case, Fake(), seed=0, roof=Roof("Fake", 1000.0, 100.0))
+    out.append([spec.name, r["status"], r["reason"], r["perf"]["baseline_ms"], r["perf"]["bound"]])
+print(json.dumps(out))
+"""
+
+
+def test_real_kernels_run_their_perf_cases_shrunk_under_the_interpreter():
+    """The perf-case path with real kernels, references (flash's head-grouped one too) and baselines."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    shrink = {"vector_add": {"N": 4099, "dtype": "fp32"},
+              "tril_mask": {"B": 1, "T": 130, "H": 2, "dtype": "fp32"},
+              "flash_attention_fwd": {"B": 1, "T": 64, "H": 10, "D": 32, "dtype": "fp32"}}
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "-c", SHRUNK_RUN, json.dumps(shrink)], cwd=root, capture_output=True,
+                          text=True, timeout=600, env={**os.environ, "TRITON_INTERPRET": "1"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = json.loads(proc.stdout.strip().splitlines()[-1])
+    rows.sort()
+    assert [r[0] for r in rows] == ["flash_attention_fwd", "tril_mask", "vector_add"]
+    assert all(status == "passed" and base == 1.0 for _, status, _, base, _ in rows), rows
+    assert [r[4] for r in rows] == ["compute", "memory", "memory"]
