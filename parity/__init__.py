@@ -15,6 +15,7 @@ from parity.inputs import (
     randn,
     sigmoid_of_randn,
 )
+from parity.perfspec import Peer, PerfTarget
 from parity.spec import (
     DEFAULT_TOLERANCES,
     Case,
@@ -31,6 +32,8 @@ __all__ = [
     "ExpectedCompileError",
     "KernelSpec",
     "KnownDivergence",
+    "Peer",
+    "PerfTarget",
     "SpecError",
     "Tolerance",
     "cu_seqlens",

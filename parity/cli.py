@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from parity.report import divergence, heatmap, versions
+from parity.report import divergence, heatmap, perf_cross, perf_plot, versions
 from parity.report import divergence_md as divergence_report
 from parity.repro import outputs_store
 from parity.run.record import MERGED_NAME, PART_GLOB, SchemaError, atomic_write_text, load_results
@@ -113,8 +113,10 @@ def report(dirs: Sequence[Path], out: Path, perf_ratio: float) -> str:
     png = out.parent / "divergence.png"
     labels = [c.label for c in columns]
     drawn = heatmap.draw(heatmap.grid(labels, records), png)
+    perf_png = out.parent / "divergence_perf.png"
+    perf_drawn = perf_plot.draw(perf_cross.grid(labels, records), perf_png)
     text = divergence_report.render(columns, records, divs, png.name if drawn else None,
-                                    None if drawn else heatmap.INSTALL_HINT)
+                                    None if drawn else heatmap.INSTALL_HINT, perf_png.name if perf_drawn else None)
     atomic_write_text(out, text)
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_path:

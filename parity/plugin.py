@@ -70,8 +70,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--no-ref-cache", action="store_true", help="recompute fp64 references")
     # flags, not `--perf [MODE]`: an optional value would swallow a following test path
     group.addoption("--perf", action="store_const", const="largest", default=None, dest="perf",
-                    help="after the accuracy pass, time the largest passing case per kernel and dtype, and its "
-                         "torch baseline, alone on the device (the default on run tiers at level full)")
+                    help="after the accuracy pass, time each kernel's perf cases (the sizes users run; else its "
+                         "largest passing case per dtype) beside its torch baseline and peer, alone on the device "
+                         "(the default on run tiers at level full)")
     group.addoption("--perf-all", action="store_const", const="all", dest="perf",
                     help="like --perf, for every passing case")
     group.addoption("--no-perf", action="store_const", const="off", dest="perf", help="never time cases")
@@ -362,7 +363,10 @@ def _perf_pass(state: ParitySession, records: list[dict[str, Any]]) -> None:
 
     state.backend.select_device(0)
     cases = {(spec.name, case.id): (spec, case) for spec in state.specs for case in state.cases(spec)}
-    perf_pass.run(cases, records, state.backend, seed=state.seed, mode=state.perf)
+    # perf sizes only where a device times them; an explicit --perf on interpret times accuracy cases
+    at_perf_sizes = state.backend.mode == "run" and state.backend.times_kernels
+    perf_pass.run(cases, records, state.backend, seed=state.seed, mode=state.perf, specs=state.specs,
+                  use_perf_cases=at_perf_sizes)
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

@@ -14,6 +14,8 @@ from typing import Any
 
 import torch
 
+from parity.perfspec import BOUNDS, Peer, PerfTarget
+
 Params = Mapping[str, Any]
 Tensors = Mapping[str, Any]  # name -> torch.Tensor, or a plain scalar input
 
@@ -192,11 +194,25 @@ class KernelSpec:
     # unavailable() -> why this spec cannot run in this environment, or None: e.g. the library it
     # tests is not installed ("pip install fla-core==0.6.0"); its cases are then skipped with that reason
     unavailable: Callable[[], str | None] | None = None
-    # a torch eager baseline for perf: baseline(inputs_on_device, params)
+    # a torch eager baseline for perf: baseline(inputs_on_device, params), the op users would call
     baseline: Callable[[Tensors, Params], Any] | None = None
+    # the shapes the perf pass times on a device, at the sizes users run (e.g. 2^28 elements); each is
+    # checked once against the reference there. Empty: the largest passing accuracy case per dtype is timed
+    perf_cases: Sequence[Case] = ()
+    # a reference for the perf cases when `reference` would not fit the device at those sizes (e.g. one
+    # that loops over heads); it runs on the device in fp64. Default: `reference`
+    perf_reference: Callable[[Tensors, Params], Mapping[str, torch.Tensor]] | None = None
+    # "memory" or "compute": the roof the perf figures are against; None: whichever bytes and flops
+    # say, against the machine's measured balance (parity.run.roofline)
+    bound: str | None = None
+    # the same op in the library this family comes from, timed beside it (parity.perfspec.Peer)
+    peer: Peer | None = None
+    # the speed goal REPORT.md prints as met or missed (parity.perfspec.PerfTarget); never asserted
+    perf_target: PerfTarget | None = None
     doc: str = ""
 
     def __post_init__(self) -> None:
+        self.perf_cases = tuple(self.perf_cases)
         validate(self)
 
     @property
@@ -255,6 +271,25 @@ def validate(spec: KernelSpec) -> None:
         except re.error as exc:
             raise SpecError(f"{where}: expected compile error on {e.backend}: pattern {e.pattern!r} is not a "
                             f"valid regular expression ({exc}); escape its special characters") from None
+    validate_perf(spec, where)
+
+
+def validate_perf(spec: KernelSpec, where: str) -> None:
+    """The optional perf fields: a known bound, unique perf case ids, the right types."""
+    if spec.bound is not None and spec.bound not in BOUNDS:
+        raise SpecError(f"{where}: bound {spec.bound!r} is not one of {BOUNDS} (or None to infer it)")
+    ids = [c.id for c in spec.perf_cases if isinstance(c, Case)]
+    if len(ids) != len(spec.perf_cases):
+        raise SpecError(f"{where}: perf_cases must be Case objects, "
+                        "e.g. parity.cases.product(N=[1 << 28], dtype=['bf16'])")
+    if len(set(ids)) != len(ids):
+        raise SpecError(f"{where}: duplicate perf case id(s) {sorted({i for i in ids if ids.count(i) > 1})}")
+    if spec.peer is not None and not isinstance(spec.peer, Peer):
+        raise SpecError(f"{where}: peer must be a parity.perfspec.Peer(library, prepare, unavailable)")
+    if spec.perf_target is not None and not isinstance(spec.perf_target, PerfTarget):
+        raise SpecError(f"{where}: perf_target must be a parity.perfspec.PerfTarget")
+    if spec.perf_target is not None and spec.perf_target.max_time_vs_peer is not None and spec.peer is None:
+        raise SpecError(f"{where}: perf_target compares with a peer, but the spec has no `peer`")
 
 
 def validate_compile_cases(spec: KernelSpec, level: str) -> list[Case]:

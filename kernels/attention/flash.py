@@ -17,7 +17,7 @@ import torch
 import triton
 import triton.language as tl
 
-from parity import KernelSpec, KnownDivergence, Tolerance, nan_empty, randn
+from parity import KernelSpec, KnownDivergence, PerfTarget, Tolerance, nan_empty, randn
 from parity.cases import by_level, product
 from reference import attention as ref
 
@@ -131,6 +131,23 @@ def _baseline(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> torch.Tensor:
     return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=p["causal"]).transpose(1, 2)
 
 
+def _perf_reference(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, torch.Tensor]:
+    """The fp64 reference a few heads at a time: at B=4, T=8192, H=32 one fp64 score tensor is 68 GB."""
+    q, k, v = inputs["q"], inputs["k"], inputs["v"]
+    o = torch.empty_like(q)
+    for b in range(q.shape[0]):
+        for h in range(0, q.shape[2], PERF_REF_HEADS):
+            cut = (slice(b, b + 1), slice(None), slice(h, h + PERF_REF_HEADS))
+            o[cut] = ref.attention(q[cut], k[cut], v[cut], p["causal"], p["D"] ** -0.5)
+    return {"o": o}
+
+
+PERF_REF_HEADS = 8  # 8 heads of T=8192 in fp64: a 4.3 GB score tensor at a time
+# B=4, T=8192, H=32, D=128 (issue 19), both masks; the persistent grid where causal work is uneven
+PERF_CASES = (product(B=[4], T=[8192], H=[32], D=[128], causal=[False, True], grid=["per_block"], dtype=["bf16"])
+              + product(B=[4], T=[8192], H=[32], D=[128], causal=[True], grid=["persistent"], dtype=["bf16"]))
+
+
 CASE_DTYPES = ["bf16", "fp16", "fp32"]
 GRIDS = ["per_block", "persistent"]
 _QUICK = (product(B=[1], T=[100], H=[2], D=[64], causal=[False, True], grid=GRIDS, dtype=["fp16", "fp32"])
@@ -163,6 +180,10 @@ SPECS = [
         flops=lambda p: 4 * p["B"] * p["H"] * p["T"] * p["T"] * p["D"] * (0.5 if p["causal"] else 1.0),
         out_dims={"o": ("b", "t", "head", "d")},
         baseline=_baseline,
+        perf_cases=PERF_CASES,
+        perf_reference=_perf_reference,
+        bound="compute",
+        perf_target=PerfTarget(min_speedup_vs_baseline=1.0, why="issue 19: forward >= 1.0x SDPA's speed"),
         doc=f"online-softmax attention; grid strategies {GRIDS}; exp2 with scale·log2(e) = scale·{LOG2E:.4f}",
     ),
 ]

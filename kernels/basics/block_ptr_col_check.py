@@ -51,6 +51,7 @@ SPECS = [
                        product(M=[8, 24, 64], N=[16, 40, 100, 1000], dtype=DTYPES)),
         make_inputs=lambda p, gen: {"x": randn((p["M"], p["N"]), p["dtype"], gen)},
         bytes=lambda p: 2 * p["M"] * p["N"] * (4 if p["dtype"] == "fp32" else 2),
+        baseline=lambda inputs, p: 2 * inputs["x"],
         out_dims={"y": ("m", "n")},
         known_divergences=(
             # seen in the ttadapter MLIR: the column bound is `N - flat offset` (the row offset is never

@@ -59,6 +59,13 @@ def _launch(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, torch.
     return {"yt" if p["transposed"] else "y": y, "rowsum": rowsum}
 
 
+def _baseline(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
+    """The stored tile (scaled or transposed) and the row sums, in torch eager."""
+    x = inputs["x"]
+    y = x.permute(0, 2, 3, 1).contiguous() if p["transposed"] else 2 * x
+    return y, x.float().sum(-1)
+
+
 DTYPES = ["fp16", "bf16", "fp32"]
 
 SPECS = [
@@ -74,6 +81,7 @@ SPECS = [
         make_inputs=_inputs,
         variants={"TRANSPOSED": (False, True)},
         bytes=lambda p: 2 * p["B"] * p["T"] * p["H"] * p["K"] * (4 if p["dtype"] == "fp32" else 2),
+        baseline=_baseline,
         out_dims={"y": ("b", "t", "head", "k"), "yt": ("b", "head", "k", "t"), "rowsum": ("b", "t", "head")},
         known_divergences=(
             # seen in the ttadapter MLIR: `linalg.reduce ins(%transposed ...) dimensions = [1]`, while the TTIR

@@ -9,6 +9,7 @@ import torch
 import triton
 import triton.language as tl
 
+from kernels.basics import MEMORY_BOUND_TARGET
 from parity import DEFAULT_TOLERANCES, KernelSpec, Tolerance, nan_empty, randn
 from parity.cases import by_level, product
 from reference import basics as ref
@@ -58,6 +59,9 @@ SPECS = [
         tolerance={dt: Tolerance(rtol=DEFAULT_TOLERANCES[dt].rtol, atol=1e-4, reason=SCAN_REASON) for dt in DTYPES},
         bytes=lambda p: 2 * p["M"] * p["N"] * (4 if p["dtype"] == "fp32" else 2),
         out_dims={"out": ("row", "col")},
+        perf_cases=product(M=[32768], N=[4096], dtype=["bf16"]),
+        bound="memory",
+        perf_target=MEMORY_BOUND_TARGET,
         baseline=lambda inputs, p: torch.cumsum(inputs["x"], dim=-1),
     ),
 ]

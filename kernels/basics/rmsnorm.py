@@ -9,6 +9,7 @@ import torch
 import triton
 import triton.language as tl
 
+from kernels.basics import MEMORY_BOUND_TARGET
 from parity import KernelSpec, Tolerance, nan_empty, randn
 from parity.cases import by_level, product
 from reference import basics as ref
@@ -59,6 +60,11 @@ SPECS = [
         },
         bytes=lambda p: 2 * p["M"] * p["N"] * (4 if p["dtype"] == "fp32" else 2),
         flops=lambda p: 4 * p["M"] * p["N"],
+        perf_cases=product(M=[32768], N=[4096], eps=[1e-6], dtype=["bf16"]),
+        bound="memory",
+        perf_target=MEMORY_BOUND_TARGET,
+        baseline=lambda inputs, p: torch.nn.functional.rms_norm(inputs["x"], (inputs["x"].shape[-1],), inputs["w"],
+                                                                p["eps"]),
         out_dims={"out": ("row", "col")},
     ),
 ]

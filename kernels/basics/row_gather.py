@@ -73,6 +73,7 @@ SPECS = [
         tolerance={"fp32": Tolerance(rtol=0.0, atol=0.0, reason="a gather of int8 into fp32 is exact")},
         device_gib=_device_gib,
         out_dims={"out": ("row", "col")},
+        baseline=lambda inputs, p: inputs["x"][inputs["rows"].long()].float(),
         bytes=lambda p: 5 * 5 * p["N"],
     ),
 ]

@@ -9,6 +9,7 @@ import torch
 import triton
 import triton.language as tl
 
+from kernels.basics import MEMORY_BOUND_TARGET
 from parity import KernelSpec, Tolerance, nan_empty, randn
 from parity.cases import by_level, product
 from reference import basics as ref
@@ -75,6 +76,9 @@ SPECS = [
         bytes=lambda p: 2 * p["M"] * p["N"] * (4 if p["dtype"] == "fp32" else 2),
         flops=lambda p: 5 * p["M"] * p["N"],
         out_dims={"out": ("row", "col")},
+        perf_cases=product(M=[32768], N=[4096], dtype=["bf16"]),
+        bound="memory",
+        perf_target=MEMORY_BOUND_TARGET,
         baseline=lambda inputs, p: torch.softmax(_rows(inputs, p), dim=-1),
     ),
 ]

@@ -14,6 +14,7 @@ import torch
 import triton
 import triton.language as tl
 
+from kernels.basics import MEMORY_BOUND_TARGET
 from parity import KernelSpec, nan_empty, randn
 from parity.cases import by_level, product
 from reference import basics as ref
@@ -51,6 +52,15 @@ def _launch(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, torch.
     return {"out": tril_mask(inputs["x"], p["inclusive"])}
 
 
+def _baseline(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> torch.Tensor:
+    """torch.where over a broadcast [T, BT] mask, as a torch port writes it."""
+    x = inputs["x"]
+    i = (torch.arange(x.shape[1], device=x.device) % x.shape[3])[:, None]
+    j = torch.arange(x.shape[3], device=x.device)[None, :]
+    keep = (i >= j) if p["inclusive"] else (i > j)
+    return torch.where(keep[None, :, None, :], x, 0.0)
+
+
 DTYPES = ["fp16", "bf16", "fp32"]
 
 SPECS = [
@@ -69,6 +79,10 @@ SPECS = [
         # the other mask's comparison must be gone from each variant's IR
         ir_absent={("INCLUSIVE", False): (r"arith\.cmpi sge",), ("INCLUSIVE", True): (r"arith\.cmpi sgt",)},
         bytes=lambda p: 2 * p["B"] * p["T"] * p["H"] * p["BT"] * (4 if p["dtype"] == "fp32" else 2),
+        perf_cases=product(B=[4], T=[65536], H=[16], BT=[64], inclusive=[False], dtype=["bf16"]),  # 2^28 elements
+        bound="memory",
+        perf_target=MEMORY_BOUND_TARGET,
+        baseline=_baseline,
         out_dims={"out": ("b", "t", "head", "col")},
     ),
 ]

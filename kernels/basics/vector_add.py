@@ -9,6 +9,7 @@ import torch
 import triton
 import triton.language as tl
 
+from kernels.basics import MEMORY_BOUND_TARGET
 from parity import KernelSpec, nan_empty, randn
 from parity.cases import by_level, product
 from reference import basics as ref
@@ -64,6 +65,9 @@ SPECS = [
         bytes=lambda p: 3 * p["N"] * (4 if p["dtype"] == "fp32" else 2),
         flops=lambda p: p["N"],
         out_dims={"out": ("i",)},
+        perf_cases=product(N=[1 << 28], dtype=["bf16"]),
+        bound="memory",
+        perf_target=MEMORY_BOUND_TARGET,
         baseline=lambda inputs, p: inputs["x"] + inputs["y"],
     ),
 ]

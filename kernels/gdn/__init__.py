@@ -182,3 +182,18 @@ def compile_signature(base: Mapping[str, Any], flags: Mapping[str, Sequence[Any]
     cases = [case(c, dtypes[0], v) for c in combos for v in (False, True)]
     cases += [case(combos[-1], dt, False) for dt in dtypes[1:]]
     return lambda level: cases
+
+
+# ---- perf cases: the shape fla's users run (issue 19), dense and as a varlen batch ----
+
+PERF_SHAPE = {"H": 32, "K": 128, "V": 128, "BT": 64}
+PERF_T = 65536
+# one ragged batch of the same token count: short and long sequences, two tails that end mid-chunk
+PERF_SEQLENS = (1000, 3096, 8192, 16384, 36864)
+
+
+def perf_cases(without: Sequence[str] = (), dtype: str = "bf16", **flags: Any) -> list[Case]:
+    """B=1, T=65536, H=32, K=V=128, BT=64, dense and varlen, with the kernel's own flags; `without`
+    drops the dims a kernel does not have (e.g. ("K", "V") for the gate cumsum)."""
+    base = {**{k: v for k, v in PERF_SHAPE.items() if k not in without}, **flags, "dtype": dtype}
+    return [Case({"B": 1, "T": PERF_T, **base}), *varlen_cases(base, [PERF_SEQLENS])]

@@ -14,13 +14,14 @@ from typing import Any
 import torch
 
 from kernels import gdn
+from kernels.gdn import fla_peer
 from kernels.gdn.chunk_h import chunk_fwd_h, chunk_fwd_h_kernel
 from kernels.gdn.chunk_o import chunk_fwd_o, chunk_fwd_o_kernel
 from kernels.gdn.cumsum import chunk_local_cumsum, chunk_local_cumsum_kernel
 from kernels.gdn.kkt import chunk_scaled_dot_kkt, chunk_scaled_dot_kkt_kernel
 from kernels.gdn.solve_tril import solve_tril, solve_tril_kernel
 from kernels.gdn.wy import recompute_w_u, recompute_w_u_kernel
-from parity import KernelSpec, Tolerance, known
+from parity import KernelSpec, PerfTarget, Tolerance, known
 from parity.cases import by_level, product
 from reference import gdn as ref
 
@@ -68,6 +69,40 @@ def _reference(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, tor
     return {"o": o, "ht": ht}
 
 
+def _chunked_reference(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, torch.Tensor]:
+    """The chunked fp64 pipeline (the same math as the recurrent oracle, in 1/BT of the steps)."""
+    pipe = ref.chunk_gated_delta_rule(inputs["q"], inputs["k"], inputs["v"], inputs.get("g"), inputs["beta"],
+                                      p["K"] ** -0.5, inputs.get("h0"), p["BT"], gdn.cu_of(inputs))
+    return {"o": pipe["o"], "ht": pipe["ht"]}
+
+
+def _baseline(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
+    """The forward in torch eager on equal chunks: cumsum, kkt, triangular solve, w and u, then a Python
+    loop over chunks for the state and o (a varlen batch is treated as one sequence)."""
+    BT, scale = p["BT"], p["K"] ** -0.5
+    qc, kc, vc = (gdn.chunked(inputs[n], BT).float() for n in ("q", "k", "v"))  # [B, NT, H, BT, D]
+    beta = gdn.chunked(inputs["beta"], BT).float()  # [B, NT, H, BT]
+    g = inputs.get("g")
+    gc = gdn.chunked(g, BT).float().cumsum(-1) if g is not None else torch.zeros_like(beta)
+    decay = torch.exp(gc[..., :, None] - gc[..., None, :])  # [B, NT, H, BT, BT]
+    A = torch.tril((kc @ kc.transpose(-1, -2)) * beta[..., None] * decay, -1)
+    eye = torch.eye(BT, device=A.device)
+    Ai = torch.linalg.solve_triangular(eye + A, eye.expand(A.shape), upper=False, unitriangular=True)
+    u, w = Ai @ (vc * beta[..., None]), Ai @ (kc * (beta * torch.exp(gc))[..., None])
+    B, NT, H, _, K = kc.shape
+    h0 = inputs.get("h0")
+    state = h0[:B].float() if h0 is not None else kc.new_zeros(B, H, K, vc.shape[-1])
+    outs = []
+    for c in range(NT):
+        v_new = u[:, c] - w[:, c] @ state  # [B, H, BT, V]
+        att = torch.tril(qc[:, c] @ kc[:, c].transpose(-1, -2) * decay[:, c])
+        outs.append(scale * ((qc[:, c] @ state) * torch.exp(gc[:, c])[..., None] + att @ v_new))
+        g_last = gc[:, c, :, -1]  # [B, H]
+        state = (state * torch.exp(g_last)[..., None, None]
+                 + kc[:, c].transpose(-1, -2) @ (v_new * torch.exp(g_last[..., None] - gc[:, c])[..., None]))
+    return torch.stack(outs, 1), state
+
+
 CASE_DTYPES = ["bf16", "fp16", "fp32"]
 _SMALL = {"H": [2], "K": [32], "V": [32]}
 _QUICK = (product(B=[2], T=[100], **_SMALL, BT=[64], use_g=[False, True], use_h0=[True], dtype=["fp16", "fp32"])
@@ -100,6 +135,12 @@ SPECS = [
         known_divergences=(known.INTERPRETER_BF16,),
         flops=lambda p: 2 * gdn.shape_of(p)[0] * gdn.shape_of(p)[1] * p["H"] * (
             p["BT"] * p["K"] * 2 + p["BT"] * p["V"] * 2 + p["BT"] * p["BT"] / 2 + 3 * p["K"] * p["V"]),
+        perf_cases=gdn.perf_cases(use_g=True, use_h0=True),
+        # the chunked fp64 pipeline: the token-by-token oracle would be 65536 steps of small launches
+        perf_reference=_chunked_reference,
+        peer=fla_peer.CHUNK,
+        perf_target=PerfTarget(max_time_vs_peer=1.0, why="issue 19: full forward <= 1.0x fla (1.044x on the H200)"),
+        baseline=_baseline,
         out_dims={"o": ("b", "t", "head", "v"), "ht": ("seq", "head", "k", "v")},
     ),
 ]

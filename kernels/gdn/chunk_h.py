@@ -20,6 +20,7 @@ import triton
 import triton.language as tl
 
 from kernels import gdn
+from kernels.gdn import fla_peer
 from parity import KernelSpec, KnownDivergence, known, nan_empty
 from parity.cases import by_level, product
 from reference import gdn as ref
@@ -139,6 +140,27 @@ def _reference(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, tor
     return {"h": h, "v_new": v_new, **({"ht": ht} if p["final_state"] else {})}
 
 
+def _baseline(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The chunk recurrence as a Python loop of batched fp32 matmuls in torch eager (a first port)."""
+    chunked = lambda x: gdn.chunked(x, p["BT"])  # noqa: E731  [B, NT, H, BT, ...]
+    kc, wc, uc = (chunked(inputs[n]).float() for n in ("k", "w", "u"))
+    gc = chunked(inputs["g_cumsum"]) if inputs.get("g_cumsum") is not None else None  # [B, NT, H, BT]
+    B, NT, H, _, K = kc.shape
+    h0 = inputs.get("h0")
+    state = h0[:B].float() if h0 is not None else kc.new_zeros(B, H, K, uc.shape[-1])  # [B, H, K, V]
+    hs, vs = [], []
+    for c in range(NT):
+        hs.append(state)
+        v_new = uc[:, c] - wc[:, c] @ state  # [B, H, BT, V]
+        vs.append(v_new)
+        if gc is not None:
+            g_last = gc[:, c, :, -1]  # [B, H]
+            v_new = v_new * torch.exp(g_last[..., None] - gc[:, c])[..., None]
+            state = state * torch.exp(g_last)[..., None, None]
+        state = state + kc[:, c].transpose(-1, -2) @ v_new
+    return torch.stack(hs, 1), torch.stack(vs, 1), state
+
+
 CASE_DTYPES = ["bf16", "fp16", "fp32"]
 _SMALL = {"H": [2], "K": [32], "V": [32]}
 _QUICK = (product(B=[2], T=[100], **_SMALL, BT=[16, 64], use_g=[False, True], use_h0=[True], final_state=[True],
@@ -193,6 +215,9 @@ SPECS = [
         ),
         bytes=_bytes,
         flops=lambda p: 4 * gdn.shape_of(p)[0] * gdn.shape_of(p)[1] * p["H"] * p["K"] * p["V"],
+        perf_cases=gdn.perf_cases(use_g=True, use_h0=True, final_state=True),
+        peer=fla_peer.CHUNK_H,
+        baseline=_baseline,
         out_dims={"h": ("b", "chunk", "head", "k", "v"), "v_new": ("b", "t", "head", "v"),
                   "ht": ("seq", "head", "k", "v")},
     ),

@@ -17,6 +17,7 @@ import triton
 import triton.language as tl
 
 from kernels import gdn
+from kernels.gdn import fla_peer
 from kernels.gdn.common import chunk_bounds
 from parity import KernelSpec, known, nan_empty
 from parity.cases import by_level, product
@@ -120,6 +121,7 @@ def _baseline(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> torch.Tensor:
     q, k, v, h, BT = inputs["q"], inputs["k"], inputs["v_new"], inputs["h"], p["BT"]
     chunked = lambda x: gdn.chunked(x, BT)  # noqa: E731  [B, NT, H, BT, ...]
     qc, kc, vc = chunked(q), chunked(k), chunked(v)
+    h = h[:, : qc.shape[1]]  # a varlen batch has more chunks than one padded sequence; the baseline is one
     A = qc @ kc.transpose(-1, -2)
     inter = qc @ h
     if inputs.get("g_cumsum") is not None:
@@ -165,6 +167,8 @@ SPECS = [
         flops=lambda p: 2 * gdn.shape_of(p)[0] * gdn.shape_of(p)[1] * p["H"] * (
             p["K"] * p["V"] + p["BT"] * p["K"] + p["BT"] * p["V"]),
         out_dims={"o": ("b", "t", "head", "v")},
+        perf_cases=gdn.perf_cases(use_g=True),
+        peer=fla_peer.CHUNK_O,
         baseline=_baseline,
     ),
 ]

@@ -15,6 +15,7 @@ import triton
 import triton.language as tl
 
 from kernels import gdn
+from kernels.gdn import fla_peer
 from kernels.gdn.common import chunk_bounds
 from parity import KernelSpec, Tolerance, nan_empty
 from parity.cases import by_level, product
@@ -108,6 +109,9 @@ SPECS = [
         variants={"HAS_SCALE": (False, True), "IS_VARLEN": (False, True)},
         bytes=lambda p: gdn.shape_of(p)[0] * gdn.shape_of(p)[1] * p["H"] * (gdn.itemsize(p["dtype"]) + 4),
         out_dims={"g_cumsum": ("b", "t", "head")},
+        # the gate arrives in fp32 in GDN layers (fla keeps g in fp32)
+        perf_cases=gdn.perf_cases(without=("K", "V"), dtype="fp32", scale=True),
+        peer=fla_peer.CUMSUM,
         baseline=lambda inputs, p: inputs["g"].float().unflatten(1, (-1, p["BT"])).cumsum(2)
         if p.get("seqlens") is None and p["T"] % p["BT"] == 0 else inputs["g"].float().cumsum(1),
     ),

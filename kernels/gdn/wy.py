@@ -15,6 +15,7 @@ import triton
 import triton.language as tl
 
 from kernels import gdn
+from kernels.gdn import fla_peer
 from kernels.gdn.common import chunk_bounds
 from parity import KernelSpec, known, nan_empty
 from parity.cases import by_level, product
@@ -150,6 +151,8 @@ SPECS = [
         bytes=_bytes,
         flops=lambda p: 2 * gdn.shape_of(p)[0] * gdn.shape_of(p)[1] * p["H"] * p["BT"] * (p["K"] + p["V"]),
         out_dims={"w": ("b", "t", "head", "k"), "u": ("b", "t", "head", "v")},
+        perf_cases=gdn.perf_cases(use_g=True),
+        peer=fla_peer.WY,
         baseline=_baseline,
     ),
 ]

@@ -9,6 +9,7 @@ from typing import Any
 from tabulate import tabulate
 
 from parity.report.err_tol import worst_err_over_tol
+from parity.report.perf_md import perf_section
 from parity.report.tables import fmt_num, md_escape, table
 
 STATUS_ORDER = ("passed", "failed", "error", "crashed", "xfailed", "xpassed", "skipped")
@@ -126,20 +127,6 @@ SPECIALIZATION_HEADERS = ["kernel", "launched", "dynamic arg", "distinct values"
                           "max per base", "expected per base", "variants seen/declared", "verdict", "dead branches"]
 
 
-def perf_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
-    rows = []
-    for r in records:
-        p = r.get("perf")
-        if not p or p.get("ms") is None:
-            continue
-        base = p.get("baseline_ms")
-        speedup = base / p["ms"] if base and p["ms"] else None
-        rows.append([r["kernel"], md_escape(r["case"], 80), fmt_num(p["ms"], 4), fmt_num(base, 4),
-                     fmt_num(speedup), fmt_num(p.get("gbps")), fmt_num(p.get("tflops")),
-                     fmt_num(p.get("pct_of_peak"))])
-    return rows
-
-
 def timing_sums(records: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     """Seconds per phase (compile_s, ref_s, ...), summed over every record's timing."""
     totals: dict[str, float] = defaultdict(float)
@@ -195,14 +182,9 @@ def render_report(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any],
                   f"Each base case is launched at every sweep value of its dynamic arg; one compilation per "
                   f"base case is expected. Recompile storms: {storms}.", "",
                   table(spec_rows, SPECIALIZATION_HEADERS), ""]
-    perf = perf_rows(records)
+    perf = perf_section(records)
     if perf:
-        note = ("Timed after the accuracy pass, one case at a time with nothing else on the device, with the "
-                "backend's timer (do_bench with an L2 flush on cuda); output buffers skip their NaN prefill "
-                "while timed. % of peak is against the device's datasheet figures.")
-        parts += ["## Performance", "", note, "",
-                  table(perf, ["kernel", "case", "ms", "baseline ms", "speedup", "GB/s", "TFLOP/s", "% of peak"]),
-                  ""]
+        parts += ["## Performance", "", perf, ""]
     from parity.report.compile_sections import compile_sections  # the compile tiers' tables; none on run tiers
 
     for title, body in [*compile_sections(records), *extra_sections]:

@@ -62,6 +62,7 @@ class Facts:
     compiles: dict[str, int] = field(default_factory=dict)  # suite -> count
     perf_ms: float | None = None
     baseline_ms: float | None = None
+    roof_pct: float | None = None  # share of the machine's own measured roofline (perf pass)
     repro: str | None = None
 
 
@@ -157,6 +158,7 @@ def gather(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], Facts]
         p = r.get("perf") or {}
         if _float(p.get("ms")):
             f.perf_ms, f.baseline_ms = _float(p.get("ms")), _float(p.get("baseline_ms"))
+            f.roof_pct = _float(p.get("pct_of_roofline"))
     return dict(out)
 
 
@@ -236,12 +238,19 @@ def perf(kernel: str, case: str, per: Mapping[str, tuple[Column, Facts]], ratio:
     timed = {c: f for c, (_, f) in per.items() if f.perf_ms}
     if len(timed) < 2:
         return None
-    with_base = all(f.baseline_ms for f in timed.values())
-    # on different hardware only the speed relative to each machine's own torch baseline compares
-    score = {c: (f.baseline_ms / f.perf_ms if with_base else 1.0 / f.perf_ms) for c, f in timed.items()}
+    with_roof = all(f.roof_pct for f in timed.values())
+    with_base = not with_roof and all(f.baseline_ms for f in timed.values())
+    # on different hardware only a share of each machine's own roof, or the speed relative to its
+    # own torch baseline, compares
+    score = {c: (f.roof_pct if with_roof else f.baseline_ms / f.perf_ms if with_base else 1.0 / f.perf_ms)
+             for c, f in timed.items()}
     hi, lo = max(score, key=score.get), min(score, key=score.get)
     if score[hi] / score[lo] <= ratio:
         return None
+    if with_roof:
+        return Divergence("perf", kernel, case, f"share of own roofline differs {score[hi] / score[lo]:.1f}x: "
+                          f"{hi} vs {lo}", {c: f"{f.perf_ms:.4g} ms, {f.roof_pct:.0f}% of its roofline"
+                                            for c, f in timed.items()})
     what = "speedup over torch" if with_base else "speed"
     return Divergence("perf", kernel, case, f"{what} differs {score[hi] / score[lo]:.1f}x: {hi} vs {lo}",
                       {c: f"{f.perf_ms:.4g} ms" + (f" ({f.baseline_ms / f.perf_ms:.2f}x torch)" if with_base else "")

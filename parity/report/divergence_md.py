@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from parity.report import perf_cross
 from parity.report.backend_md import ENV_KEYS, fmt_num, md_escape, table
 from parity.report.divergence import KINDS, RUN_MODES, Column, Divergence
 from parity.report.err_tol import worst_err_over_tol
@@ -24,7 +25,8 @@ KIND_NOTES = {
                "status or compile change, a new error, a changed compile count, or registers or shared memory "
                "moving by more than 20 %",
     "cross-output": "both pass against fp64, but their outputs differ from each other beyond tolerance",
-    "perf": "speed (relative to each machine's torch baseline) differs beyond the ratio",
+    "perf": "the share of each machine's own measured roofline (or, without one, the speed relative to its torch "
+            "baseline) differs beyond the ratio",
 }
 
 
@@ -79,7 +81,8 @@ def headline(columns: Sequence[Column], divs: Sequence[Divergence]) -> str:
 
 
 def render(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[str, Any]]],
-           divs: Sequence[Divergence], image: str | None, image_note: str | None = None) -> str:
+           divs: Sequence[Divergence], image: str | None, image_note: str | None = None,
+           perf_image: str | None = None) -> str:
     """The whole DIVERGENCE.md."""
     parts = ["# parity: divergence report", "", headline(columns, divs), "",
              "## Environments", "", env_table(columns), "",
@@ -92,6 +95,9 @@ def render(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[str
         parts += [f"![kernel × backend heatmap: worst err/tol, compile failures marked C]({image})", ""]
     elif image_note:
         parts += [f"_No heatmap: {md_escape(image_note, 300)}._", ""]
+    perf = perf_cross.render(perf_cross.grid([c.label for c in columns], records), perf_image)
+    if perf:
+        parts += ["## Perf across backends", "", perf]
     parts += ["## Divergences", ""]
     if not divs:
         parts += ["None: every case that ran on two or more backends agrees.", ""]

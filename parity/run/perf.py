@@ -1,4 +1,4 @@
-"""Speed figures: kernel and baseline time, achieved bandwidth and throughput, share of peak.
+"""Speed figures of accuracy cases: kernel and baseline time, bandwidth and throughput, share of peak.
 
 Peaks are data; a device missing here simply gets no "% of peak".
 """
@@ -8,11 +8,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-# Vendor datasheet figures (dense, no sparsity). HBM in GB/s, math in TFLOP/s by input dtype.
-PEAKS: dict[str, dict[str, float]] = {
-    "NVIDIA H200": {"hbm_gbps": 4800.0, "bf16_tflops": 989.0, "fp16_tflops": 989.0, "fp32_tflops": 67.0},
-    "NVIDIA H100 80GB HBM3": {"hbm_gbps": 3350.0, "bf16_tflops": 989.0, "fp16_tflops": 989.0, "fp32_tflops": 67.0},
-}
+from parity.run.roofline import DATASHEETS
+
+# Vendor datasheet figures (parity.run.roofline.DATASHEETS, without their sources): HBM in GB/s,
+# math in TFLOP/s by input dtype.
+PEAKS: dict[str, dict[str, float]] = {name: {k: v for k, v in sheet.items() if k != "source"}
+                                      for name, sheet in DATASHEETS.items()}
 
 
 def roofline(n_bytes: float | None, n_flops: float | None, ms: float, peak: Mapping[str, float] | None,

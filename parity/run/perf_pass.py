@@ -1,56 +1,80 @@
-"""The perf pass: after every accuracy case has run, time the chosen ones alone on the device.
+"""The perf pass: after every accuracy case has run, time cases alone on the device.
 
 Timing inside the accuracy pass would overlap other xdist workers' kernels on the same
 device; here the controller times one case at a time, so the figures are clean whatever
 `-n` the accuracy pass used.
+
+On a device, a spec's `perf_cases` (the sizes users run) are timed as records of their own
+(suite "perf"), each checked once against fp64 on the device, against the roof this run
+measured (parity.run.roofline). Specs without perf cases, and hosts that are no measure of
+speed (an explicit --perf on interpret), time the chosen passing accuracy cases instead.
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from parity.backends.base import Backend
-from parity.run import perf
+from parity.run import perf, roofline
 from parity.run.faults import is_sticky_device_error
+from parity.run.perf_case import run_perf_case
 from parity.run.runner import error_text, measure_case
 from parity.spec import Case, KernelSpec
 
 Progress = Callable[[str], None]
+RoofProbe = Callable[[Backend], roofline.Roof | None]
 
 
 def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def run(cases: Mapping[tuple[str, str], tuple[KernelSpec, Case]], records: list[dict[str, Any]], backend: Backend,
-        *, seed: int, mode: str, progress: Progress = _stderr) -> int:
-    """Fill `perf` (and timing.perf_s) of the chosen passing records in place; returns how many were timed.
+def probe_roof(backend: Backend) -> roofline.Roof | None:
+    """The measured roof of a device backend; none on hosts whose speed means nothing (interpret)."""
+    if not backend.times_kernels or backend.mode != "run":
+        return None
+    return roofline.measure_roof(backend.device, backend.device_name(), backend.time_ms)
 
-    `cases` maps (kernel, case id) to the spec and case that ran.
-    """
-    by_name = {spec.name: spec for spec, _ in cases.values()}
-    passed = {(r["kernel"], r["case"]): r for r in records
-              if r.get("suite") == "accuracy" and r["status"] in ("passed", "xpassed") and r["kernel"] in by_name}
-    candidates = []
-    for (kernel, case_id), r in passed.items():
-        spec = by_name[kernel]
-        candidates.append((kernel, case_id, r["params"], perf.case_size(spec.bytes, spec.flops, r["params"])))
-    chosen = perf.pick_cases(candidates, mode)
-    if not chosen:
+
+def perf_case_plan(specs: Sequence[KernelSpec], use_perf_cases: bool) -> list[tuple[KernelSpec, Case]]:
+    """(spec, perf case) to time as records of their own; empty where perf cases are not used."""
+    if not use_perf_cases:
+        return []
+    return [(spec, case) for spec in specs if not spec.compile_only for case in spec.perf_cases]
+
+
+def run(cases: Mapping[tuple[str, str], tuple[KernelSpec, Case]], records: list[dict[str, Any]], backend: Backend,
+        *, seed: int, mode: str, specs: Sequence[KernelSpec] = (), use_perf_cases: bool = False,
+        progress: Progress = _stderr, roof_probe: RoofProbe = probe_roof) -> int:
+    """Fill `perf` of the chosen passing accuracy records in place and append the perf-case records;
+    returns how many cases were timed. `cases` maps (kernel, case id) to the spec and case that ran."""
+    plan = perf_case_plan(specs, use_perf_cases) if mode != "off" else []
+    with_perf_cases = {spec.name for spec, _ in plan}
+    chosen = _chosen_accuracy(cases, records, mode, skip=with_perf_cases)
+    if not plan and not chosen:
         return 0
-    progress(f"parity perf: timing {len(chosen)} case(s) alone on {backend.device} ({mode})")
-    done = 0
-    for i, key in enumerate(chosen, 1):
-        if key not in cases:
-            continue
-        spec, case = cases[key]
-        record = passed[key]
+    roof = roof_probe(backend)
+    if roof is not None:
+        progress(f"parity perf: roof of {backend.device}: {roofline.roof_line(roof.as_dict())}")
+    total, done = len(plan) + len(chosen), 0
+    progress(f"parity perf: timing {total} case(s) alone on {backend.device} ({len(plan)} at perf sizes)")
+    for spec, case in plan:
+        t0 = time.perf_counter()
+        record = run_perf_case(spec, case, backend, seed=seed, roof=roof)
+        record["timing"]["perf_s"] = time.perf_counter() - t0
+        records.append(record)
+        done += 1
+        progress(f"parity perf [{done}/{total}] {spec.name}[{case.id}] {_line(record)}")
+        if record["status"] == "error" and is_sticky_device_error(record["reason"] or ""):
+            progress(f"parity perf: stopped, the device context is poisoned: {record['reason']}")
+            return done
+    for spec, case, record in chosen:
         t0 = time.perf_counter()
         try:
-            record["perf"] = measure_case(spec, case, backend, seed=seed)
+            record["perf"] = with_roof(measure_case(spec, case, backend, seed=seed), spec, case, roof)
             record["perf"]["device"] = backend.device  # one device, one timed case at a time
         except Exception as exc:  # a broken timing must not lose the accuracy results
             reason = error_text(exc)
@@ -61,6 +85,39 @@ def run(cases: Mapping[tuple[str, str], tuple[KernelSpec, Case]], records: list[
         record.setdefault("timing", {})["perf_s"] = time.perf_counter() - t0
         done += 1
         ms = record["perf"].get("ms")
-        progress(f"parity perf [{i}/{len(chosen)}] {spec.name}[{case.id}] "
+        progress(f"parity perf [{done}/{total}] {spec.name}[{case.id}] "
                  + (f"{ms:.4f} ms" if ms is not None else f"error: {record['perf']['error'][:120]}"))
     return done
+
+
+def with_roof(figures: dict[str, Any], spec: KernelSpec, case: Case, roof: roofline.Roof | None) -> dict[str, Any]:
+    """An accuracy case's perf block with the measured-roof figures a perf case gets."""
+    if roof is None or figures.get("ms") is None:
+        return figures
+    p = case.params
+    figures.update(roofline.figures(spec.bytes(p) if spec.bytes else None, spec.flops(p) if spec.flops else None,
+                                    figures["ms"], roof, p.get("dtype"), spec.bound), roof_measured=roof.as_dict())
+    return figures
+
+
+def _chosen_accuracy(cases: Mapping[tuple[str, str], tuple[KernelSpec, Case]], records: list[dict[str, Any]],
+                     mode: str, skip: set[str]) -> list[tuple[KernelSpec, Case, dict[str, Any]]]:
+    """The passing accuracy cases `mode` picks, for kernels that have no perf cases of their own."""
+    by_name = {spec.name: spec for spec, _ in cases.values()}
+    passed = {(r["kernel"], r["case"]): r for r in records
+              if r.get("suite") == "accuracy" and r["status"] in ("passed", "xpassed") and r["kernel"] in by_name
+              and r["kernel"] not in skip}
+    candidates = [(kernel, case_id, r["params"], perf.case_size(by_name[kernel].bytes, by_name[kernel].flops,
+                                                                r["params"]))
+                  for (kernel, case_id), r in passed.items()]
+    return [(*cases[key], passed[key]) for key in perf.pick_cases(candidates, mode) if key in cases]
+
+
+def _line(record: Mapping[str, Any]) -> str:
+    p = record.get("perf") or {}
+    if record["status"] in ("error", "skipped"):
+        return f"{record['status']}: {(record.get('reason') or '')[:120]}"
+    parts = [f"{p['ms']:.4f} ms" if p.get("ms") is not None else "no time", f"check {record['status']}"]
+    if p.get("pct_of_roofline") is not None:
+        parts.append(f"{p['pct_of_roofline']:.0f}% of {p.get('roof_unit')}")
+    return ", ".join(parts)
