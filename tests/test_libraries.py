@@ -99,3 +99,11 @@ def test_flag_gems_autotune_db_goes_to_parity_cache_per_tier(tmp_path, monkeypat
     with backend_scope("cuda-compile"):
         importlib.reload(gems_specs)
         assert os.environ["FLAGGEMS_CACHE_DIR"] == str(tmp_path / "flaggems" / "cuda-compile")
+
+
+@pytest.mark.parametrize("name", sorted(pins.PINS))
+def test_each_library_op_names_one_perf_case_its_largest_full_case(name):
+    """The perf pass runs the library's own autotuning per timed case: one case per op bounds it."""
+    for spec in importlib.import_module(pins.module(name)).SPECS:
+        full = list(spec.cases("full"))
+        assert list(spec.perf_cases) == [full[-1]], spec.name
