@@ -14,6 +14,7 @@ import pytest
 
 from parity.backends import BACKENDS, Backend, get_backend
 from parity.context import set_current_backend
+from parity.paths import point_triton_at, triton_cache_dir
 from parity.repro import outputs_store
 from parity.run import rundir
 from parity.run.record import MERGED_NAME, ResultWriter, atomic_write_text, merge_parts, read_records, write_results
@@ -177,6 +178,8 @@ def pytest_configure(config: pytest.Config) -> None:
     arch_option = getattr(backend, "arch_option", None)  # compile tiers name their target (--cuda-arch, ...)
     if arch_option and config.getoption(arch_option, None) is not None:
         backend.arch = config.getoption(arch_option)
+    if backend.mode != "compile":  # compile tiers also stop the disk autotune cache (parity.compile.sandbox)
+        point_triton_at(triton_cache_dir(backend.name))
     backend.prepare()
     reason = backend.unavailable()
     if reason and backend.hardware:

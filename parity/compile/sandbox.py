@@ -19,10 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from parity.paths import triton_cache_dir
-
-# TRITON_HOME holds ~/.triton (cache, dump, override dirs): moved too, so nothing reaches the user's
-TRITON_DIR_VARS = ("TRITON_CACHE_DIR", "TRITON_HOME")
+from parity.paths import point_triton_at, triton_cache_dir
 
 
 @dataclass
@@ -40,10 +37,7 @@ def _no_disk_autotune(self: Any, tuning_key: Any, configs: Any, bench_fn: Callab
 def enter(tier: str, root: Path | None = None) -> Sandbox:
     """Point Triton's dirs at parity's own (or `root`) and stop the autotune disk cache; call before any compile."""
     root = root or triton_cache_dir(tier)
-    saved = Sandbox(env={k: os.environ.get(k) for k in TRITON_DIR_VARS})
-    (root / "home").mkdir(parents=True, exist_ok=True)
-    os.environ["TRITON_CACHE_DIR"] = str(root / "cache")
-    os.environ["TRITON_HOME"] = str(root / "home")
+    saved = Sandbox(env=point_triton_at(root))
     from triton.runtime.autotuner import Autotuner
 
     # triton-ascend 3.2 has no disk autotune cache; upstream >= 3.4 does
