@@ -1,0 +1,96 @@
+"""The interpreter tier runs GPU libraries unchanged: torch.cuda names a device, and an interpreted kernel
+is a JITFunction whose run() returns a launch handle (what FlagGems' LibEntry relies on).
+
+Each check runs in a fresh process: TRITON_INTERPRET is read when kernels are decorated."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# a LibEntry-like wrapper, written for this test: walk .fn to the JITFunction, read its params, keep what
+# run() returns and launch it with handle[grid](*args) on the next call
+SCRIPT = """
+import sys, torch, triton, triton.language as tl
+if {install}:
+    from parity.backends.interpret import InterpretBackend
+    InterpretBackend().prepare()
+
+@triton.jit
+def double(x, y, n, BLOCK: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y + o, 2 * tl.load(x + o, mask=o < n), mask=o < n)
+
+class Entry:
+    def __init__(self, fn):
+        self.fn, inner = fn, fn
+        while not isinstance(inner, triton.runtime.JITFunction):
+            inner = inner.fn
+        self.names = [p.name for p in inner.params]
+        self.kernel = None
+    def __call__(self, grid, *args):
+        if self.kernel is None:
+            self.kernel = self.fn.run(*args, grid=grid, warmup=False)
+        else:
+            self.kernel[grid](*args)
+
+entry = Entry(double)
+for n in (100, 37):
+    x = torch.arange(n, dtype=torch.float32); y = torch.full_like(x, float('nan'))
+    entry((triton.cdiv(n, 64),), x, y, n, 64)
+    assert torch.equal(y, 2 * x), (n, y)
+assert entry.names == ["x", "y", "n", "BLOCK"]
+print("torch.cuda:", torch.cuda.is_available() and torch.cuda.get_device_name(0))
+print("ok")
+"""
+
+
+def _run(tmp: Path, install: bool, script: str = SCRIPT) -> subprocess.CompletedProcess[str]:
+    pytest.importorskip("triton")
+    path = tmp / f"script_{install}.py"  # @triton.jit reads its source from a file
+    path.write_text(script.format(install=install))
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT), "PARITY_CACHE_DIR": str(tmp)}
+    return subprocess.run([sys.executable, str(path)], cwd=tmp, env=env, capture_output=True, text=True,
+                          timeout=300, check=False)
+
+
+def test_a_libentry_like_wrapper_runs_under_the_interpreter_tier(tmp_path):
+    control = _run(tmp_path, install=False)  # plain interpreter: the walk reaches the Python function
+    assert control.returncode != 0 and "has no attribute 'fn'" in control.stderr, control.stderr[-2000:]
+    proc = _run(tmp_path, install=True)
+    assert proc.returncode == 0 and "ok" in proc.stdout, proc.stderr[-3000:]
+    assert "torch.cuda: NVIDIA A100" in proc.stdout  # the device a GPU library's import asks for
+
+
+LOOKALIKE = """
+import torch, triton, triton.language as tl
+from parity.backends.interpret import InterpretBackend
+InterpretBackend().prepare()
+
+class Buffer:  # a library's tensor stand-in: data_ptr() and dtype, no torch storage
+    def __init__(self, t): self.t, self.dtype = t, t.dtype
+    def data_ptr(self): return self.t.data_ptr()
+
+@triton.jit
+def copy(x, y):
+    tl.store(y + tl.arange(0, 16), tl.load(x + tl.arange(0, 16)))
+
+x = torch.ones(16)
+try:
+    copy[(1,)](Buffer(x), torch.empty(16))
+except TypeError as exc:
+    print("refused:", exc)
+print({install})
+"""
+
+
+def test_a_tensor_lookalike_argument_is_named_not_a_bare_attribute_error(tmp_path):
+    proc = _run(tmp_path, install=True, script=LOOKALIKE)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "argument 'x' is a __main__.Buffer" in proc.stdout and "TRITON_INTERPRET=1" in proc.stdout
