@@ -52,6 +52,7 @@ def render_library_issue(finding: Mapping[str, Any], record: Mapping[str, Any], 
     parts += ["### To reproduce", ""]
     if command:
         parts += ["```bash", command, "```", ""]
-    parts += [f"Or through parity: `pytest suites --backend={backend} --kernels <the module of `{record['kernel']}`>`.",
+    rerun = f"pytest suites --backend={backend} --kernels=MODULE -k {record['kernel']}"
+    parts += [f"Or through parity, with MODULE the spec module that defines `{record['kernel']}`: `{rerun}`.",
               "", "### Environment details", "", "```text", f"{finding['name']}: {version}", env_text, "```", ""]
     return "\n".join(parts)
