@@ -5,6 +5,7 @@ Each check runs in a fresh process: TRITON_INTERPRET is read when kernels are de
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -94,3 +95,24 @@ def test_a_tensor_lookalike_argument_is_named_not_a_bare_attribute_error(tmp_pat
     proc = _run(tmp_path, install=True, script=LOOKALIKE)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "argument 'x' is a __main__.Buffer" in proc.stdout and "TRITON_INTERPRET=1" in proc.stdout
+
+
+FLAG_GEMS = """
+import torch
+from parity.backends.interpret import InterpretBackend
+InterpretBackend().prepare()
+import flag_gems.ops as ops
+x = torch.randn(8, 100)
+for _ in range(2):  # the second call launches from LibEntry's own cache
+    assert torch.allclose(ops.softmax(x, -1, False), torch.softmax(x, -1), atol=1e-6)
+print({install})
+"""
+
+
+def test_flag_gems_imports_and_runs_under_the_interpreter_tier(tmp_path):
+    if importlib.util.find_spec("flag_gems") is None:
+        pytest.skip("flag_gems is not installed here: `pip install flag-gems==5.0.2 pyyaml sqlalchemy`")
+    env_cache = tmp_path / "gems"
+    proc = _run(tmp_path, install=True, script=FLAG_GEMS.replace("import torch\n", "import os, torch\n"
+                f"os.environ['FLAGGEMS_CACHE_DIR'] = {str(env_cache)!r}\n", 1))
+    assert proc.returncode == 0 and "True" in proc.stdout, proc.stderr[-3000:]
