@@ -46,6 +46,10 @@ def _rec(status: str, reason: str = "", kind: str | None = None) -> dict:
     (_rec("failed", "too much shared memory", "out_of_resources"), True),  # a config the library chose
     (_rec("error", "libraries._load.LibraryImportError: import error: importing fla raised ..."), True),
     (_rec("error", "AttributeError: module 'triton.language.extra' has no attribute 'cann'"), True),  # missing API
+    (_rec("error", "ModuleNotFoundError: No module named 'triton.language.extra.cann'"), True),
+    (_rec("error", "ImportError: cannot import name 'libdevice' from 'triton.language.math'"), True),
+    (_rec("error", "triton.runtime.errors.InterpreterError: AttributeError(\"'int' object has no attribute 'to'\")"),
+     False),  # the interpreter's gap on valid code, not a triton API the library reached for
     (_rec("failed", "error: failed to legalize operation 'tt.dot'", "mlir_error"), False),  # frontend: compiler's
     (_rec("failed", "Unsupported op in the frontend", "unsupported"), False),
     (_rec("failed", "Segmentation fault", "crash"), False),  # a compiler crash
