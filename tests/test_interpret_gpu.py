@@ -74,27 +74,62 @@ import torch, triton, triton.language as tl
 from parity.backends.interpret import InterpretBackend
 InterpretBackend().prepare()
 
-class Buffer:  # a library's tensor stand-in: data_ptr() and dtype, no torch storage
+class Pointer:  # a library's tensor stand-in with data_ptr() and dtype only
     def __init__(self, t): self.t, self.dtype = t, t.dtype
     def data_ptr(self): return self.t.data_ptr()
 
-@triton.jit
-def copy(x, y):
-    tl.store(y + tl.arange(0, 16), tl.load(x + tl.arange(0, 16)))
+class Strided(Pointer):  # ... and with the shape and strides of the memory it points at
+    def __init__(self, t): super().__init__(t); self.shape, self.device = tuple(t.shape), t.device
+    def stride(self): return self.t.stride()
 
-x = torch.ones(16)
+@triton.jit
+def double(x, y):
+    o = tl.arange(0, 16)
+    tl.store(y + o, 2 * tl.load(x + o))
+
+x, y = torch.arange(16.0), torch.zeros(16)
+double[(1,)](Strided(x), Strided(y))  # both read and written through the view of their memory
+assert torch.equal(y, 2 * x), y
 try:
-    copy[(1,)](Buffer(x), torch.empty(16))
+    double[(1,)](Pointer(x), y)
 except TypeError as exc:
     print("refused:", exc)
 print({install})
 """
 
 
-def test_a_tensor_lookalike_argument_is_named_not_a_bare_attribute_error(tmp_path):
+def test_a_tensor_lookalike_runs_through_a_view_of_its_memory_or_is_named(tmp_path):
     proc = _run(tmp_path, install=True, script=LOOKALIKE)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "argument 'x' is a __main__.Buffer" in proc.stdout and "TRITON_INTERPRET=1" in proc.stdout
+    assert "argument 'x' is a __main__.Pointer" in proc.stdout and "TRITON_INTERPRET=1" in proc.stdout
+
+
+HELPER = "import triton\n\n\n@triton.jit\ndef twice(x):\n    return x + x\n"  # its module never imports tl
+CALLS_HELPER = """
+import torch, triton, triton.language as tl
+if {install}:
+    from parity.backends.interpret import InterpretBackend
+    InterpretBackend().prepare()
+from helper import twice
+
+@triton.jit
+def apply(x, y):
+    o = tl.arange(0, 8)
+    tl.store(y + o, twice(tl.load(x + o)))
+
+x, y = torch.arange(8.0), torch.zeros(8)
+apply[(1,)](x, y)
+assert torch.equal(y, 2 * x), y
+print("ok")
+"""
+
+
+def test_a_device_function_whose_module_lacks_triton_language_runs(tmp_path):
+    (tmp_path / "helper.py").write_text(HELPER)
+    control = _run(tmp_path, install=False, script=CALLS_HELPER)  # the interpreter's own assertion
+    assert control.returncode != 0 and "triton.language must be visible" in control.stderr, control.stderr[-2000:]
+    proc = _run(tmp_path, install=True, script=CALLS_HELPER)
+    assert proc.returncode == 0 and "ok" in proc.stdout, proc.stderr[-3000:]
 
 
 FLAG_GEMS = """
@@ -105,6 +140,7 @@ import flag_gems.ops as ops
 x = torch.randn(8, 100)
 for _ in range(2):  # the second call launches from LibEntry's own cache
     assert torch.allclose(ops.softmax(x, -1, False), torch.softmax(x, -1), atol=1e-6)
+    assert torch.equal(ops.add(x, x), x + x)  # a generated pointwise kernel, StridedBuffer arguments
 print({install})
 """
 

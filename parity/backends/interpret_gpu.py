@@ -12,7 +12,8 @@ Two things, both installed by InterpretBackend.prepare() before any kernel modul
   FlagGems' LibEntry walks `.fn` until it finds a JITFunction (so it reached the plain function:
   "'function' object has no attribute 'fn'"), reads its `params`/`signature`, and keeps what `run`
   returns to launch later with `kernel[grid](*args)`. The subclass below carries the JITFunction
-  fields and returns a handle that launches through the interpreter again.
+  fields and returns a handle that launches through the interpreter again. A tensor look-alike argument
+  (FlagGems' StridedBuffer) reaches the interpreter as a CPU view of the memory it points at.
 """
 
 from __future__ import annotations
@@ -36,26 +37,64 @@ class InterpretedLaunch:
 
 
 class TensorLookalikeError(TypeError):
-    """A kernel argument has data_ptr() but is no torch.Tensor, which only a compiled launch accepts."""
+    """A kernel argument has data_ptr() but is no torch.Tensor, and no CPU view of its memory can stand in."""
 
 
-def refuse_tensor_lookalikes(kernel: str, arg_names: list[str], args: tuple[Any, ...],
-                             kwargs: dict[str, Any]) -> None:
-    """Name the argument the interpreter would fail on with a bare AttributeError (`new_empty`).
+def cpu_alias(value: Any) -> Any:
+    """A CPU tensor over the memory a tensor look-alike points at, or None where that cannot be built.
 
-    A compiled launch takes any object with data_ptr() as a pointer; Triton's interpreter copies each
-    pointer argument's torch storage to the host, so it needs a real torch.Tensor (FlagGems' pointwise
-    ops pass their StridedBuffer)."""
+    A compiled launch takes any object with data_ptr() as a pointer (FlagGems' pointwise ops pass their
+    StridedBuffer); Triton's interpreter copies torch storage instead (new_empty/set_), so it needs a
+    real tensor. On the CPU the pointer is a host address: a view of the same bytes (dtype, shape and
+    non-negative strides from the look-alike) is what the compiled kernel would have read and written.
+    """
+    import ctypes
+
     import torch
 
-    named = [*zip(arg_names, args, strict=False), *kwargs.items()]
-    for name, value in named:
-        if hasattr(value, "data_ptr") and not isinstance(value, torch.Tensor) and not hasattr(value, "base"):
+    device = getattr(value, "device", None)
+    stride = value.stride() if callable(getattr(value, "stride", None)) else None
+    shape = tuple(getattr(value, "shape", ()) or ())
+    if (device is not None and torch.device(device).type != "cpu") or stride is None \
+            or len(stride) != len(shape) or any(s < 0 for s in stride) or not isinstance(value.dtype, torch.dtype):
+        return None
+    if any(n == 0 for n in shape):
+        return torch.empty(shape, dtype=value.dtype)
+    span = 1 + sum((n - 1) * s for n, s in zip(shape, stride, strict=True))  # elements from the first to the last
+    nbytes = span * value.dtype.itemsize
+    raw = torch.frombuffer((ctypes.c_byte * nbytes).from_address(value.data_ptr()), dtype=torch.uint8)
+    return raw.view(value.dtype).as_strided(shape, tuple(stride))
+
+
+def tensors_for_interpreter(kernel: str, arg_names: list[str], args: tuple[Any, ...],
+                            kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The arguments with each tensor look-alike replaced by its CPU view; one that has none is named."""
+    import torch
+
+    def convert(name: str, value: Any) -> Any:
+        if not hasattr(value, "data_ptr") or isinstance(value, torch.Tensor) or hasattr(value, "base"):
+            return value  # a tensor, a scalar, or triton's own TensorWrapper (the interpreter unwraps it)
+        alias = cpu_alias(value)
+        if alias is None:
             raise TensorLookalikeError(
                 f"{kernel}: argument {name!r} is a {type(value).__module__}.{type(value).__name__}, a tensor "
-                "look-alike with data_ptr(); a compiled launch accepts it, but Triton's interpreter copies only "
-                "torch.Tensor storage (it calls new_empty/set_), so this kernel cannot run under TRITON_INTERPRET=1. "
-                "Check it on cuda-compile or a GPU instead")
+                "look-alike with data_ptr() but no CPU shape/stride view; a compiled launch accepts it, but "
+                "Triton's interpreter copies only torch.Tensor storage, so this kernel cannot run under "
+                "TRITON_INTERPRET=1. Check it on cuda-compile or a GPU instead")
+        return alias
+
+    names = [*arg_names, *(f"arg{i}" for i in range(len(arg_names), len(args)))]
+    return (tuple(convert(n, v) for n, v in zip(names, args, strict=False)),
+            {k: convert(k, v) for k, v in kwargs.items()})
+
+
+def names_triton_language(fn: Any) -> bool:
+    """Whether triton.language (or its core) is a global of `fn`, as the interpreter's patching requires."""
+    import inspect
+
+    import triton.language as tl
+
+    return any(inspect.ismodule(v) and v in (tl, tl.core) for v in fn.__globals__.values())
 
 
 def interpreted_jit_class() -> type | None:
@@ -89,8 +128,21 @@ def interpreted_jit_class() -> type | None:
         def __name__(self, value: str) -> None:
             pass
 
+        def __call__(self, *args: Any, **kwargs: Any) -> Any:
+            if names_triton_language(self.fn):
+                return InterpretedFunction.__call__(self, *args, **kwargs)
+            # a device function whose module never imports triton.language (FlagGems' add_func is
+            # `x + y * alpha`): the interpreter asserts it can see one to patch, yet there is nothing to patch
+            # here (the calling kernel's patch is in force); compiled Triton accepts such a function
+            from triton.runtime.errors import InterpreterError
+
+            try:
+                return self.rewrite()(*args, **kwargs)
+            except Exception as exc:
+                raise InterpreterError(repr(exc)) from exc
+
         def run(self, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
-            refuse_tensor_lookalikes(self.fn.__name__, self.arg_names, args, kwargs)
+            args, kwargs = tensors_for_interpreter(self.fn.__name__, self.arg_names, args, kwargs)
             InterpretedFunction.run(self, *args, grid=grid, warmup=warmup, **kwargs)
             return InterpretedLaunch(self)
 
