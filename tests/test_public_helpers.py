@@ -65,6 +65,9 @@ def test_an_unlisted_autotuned_kernel_runs_under_the_interpreter(tmp_path):
                       make_inputs=lambda p, gen: {"x": torch.ones(p["N"])})
     backend = InterpretBackend()
     backend.prepare()
-    record, _ = run_case(spec, spec.cases("quick")[0], backend, seed=0,
-                         cache=ReferenceCache(tmp_path, enabled=False))
+    try:
+        record, _ = run_case(spec, spec.cases("quick")[0], backend, seed=0,
+                             cache=ReferenceCache(tmp_path, enabled=False))
+    finally:
+        backend.restore()  # torch.cuda answers for a device only inside this case
     assert record["status"] == "passed", record["reason"]  # before: "0 active drivers"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from parity.backends import interpret_gpu
 from parity.backends.base import Backend
 from parity.report.envinfo import package_version
 
@@ -18,6 +19,18 @@ class InterpretBackend(Backend):
         # read when @triton.jit decorates, so it must be set before kernels are imported
         os.environ["TRITON_INTERPRET"] = "1"
         _benchmark_free_driver()
+        # libraries written for a GPU: torch.cuda names one, and interpreted kernels carry JITFunction's
+        # fields (parity.backends.interpret_gpu says why each is needed)
+        self._undo = [interpret_gpu.install_torch_cuda(), interpret_gpu.install_interpreted_jit()]
+        # FlagGems' vendor probe otherwise shells out to nvidia-smi and friends and gives up ("No device
+        # were detected"); GEMS_VENDOR is its documented override, and this tier stands for an NVIDIA GPU
+        os.environ.setdefault("GEMS_VENDOR", "nvidia")
+
+    def restore(self) -> None:
+        """Undo prepare()'s torch.cuda and triton.jit changes (tests that prepare in-process use this)."""
+        for undo in reversed(getattr(self, "_undo", [])):
+            undo()
+        self._undo = []
 
     def unavailable(self) -> str | None:
         if package_version("triton") is None:
@@ -31,9 +44,9 @@ class InterpretBackend(Backend):
 class _TieBenchmarkDriver:
     """The interpreter has no device driver, yet an Autotuner asks driver.active for its benchmarker
     ("0 active drivers"), so a library's autotuned kernel that a spec does not list (and parity does
-    not pin) failed. This driver answers only that: every config ties and the Autotuner runs the first,
-    as timing interpreted configs would be slow and meaningless. Every other query raises, so code
-    that probes for a device (fla's import) still finds none."""
+    not pin) failed. This driver answers only that (and do_bench's queries): every config ties and the
+    Autotuner runs the first, as timing interpreted configs would be slow and meaningless. Every other
+    query raises, so code that probes triton for a device (fla's import) still finds none."""
 
     @staticmethod
     def is_active() -> bool:
@@ -41,6 +54,21 @@ class _TieBenchmarkDriver:
 
     def get_benchmarker(self) -> Any:
         return lambda kernel_call, quantiles=None, **kwargs: [0.0] * len(quantiles) if quantiles else 0.0
+
+    # an Autotuner given warmup=/rep= (FlagGems' tuner) calls triton.testing.do_bench, which asks for these;
+    # its events time nothing, so each config runs a few times and the first of the ties wins
+    def get_device_interface(self) -> Any:
+        from parity.compile.tools import NoDeviceInterface
+
+        return NoDeviceInterface
+
+    def get_empty_cache_for_benchmark(self) -> Any:
+        import torch
+
+        return torch.empty(1, dtype=torch.int32)
+
+    def clear_cache(self, cache: Any) -> None:
+        cache.zero_()
 
     def __getattr__(self, name: str) -> Any:
         raise AttributeError(f"the interpreter has no device: driver.active.{name} is not available")

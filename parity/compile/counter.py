@@ -10,6 +10,7 @@ on-disk cache hits, so they count specializations rather than cold compiles.
 from __future__ import annotations
 
 import time
+import types
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,13 +41,47 @@ def constants_by_name(arg_names: Sequence[str], constants: Mapping[Any, Any]) ->
     return named
 
 
+def wrapper_chain(kernel: Any) -> list[Any]:
+    """The kernel and every wrapper under it, down to the JITFunction (the one whose `.fn` is the plain
+    Python function). Wrappers keep the next one on `.fn`: Heuristics, Autotuner, and library layers such
+    as FlagGems' LibEntry and its tuner, which carries a `cache_key` of its own, so only the plain function
+    at the bottom marks the end."""
+    chain = [kernel]
+    while len(chain) < 8:
+        inner = getattr(chain[-1], "fn", None)
+        if inner is None or isinstance(inner, (types.FunctionType, types.MethodType)):
+            break
+        chain.append(inner)
+    return chain
+
+
 def base_jit_function(kernel: Any) -> Any:
-    """The JITFunction under Heuristics/Autotuner wrappers (they keep it on `.fn`)."""
-    seen = 0
-    while not hasattr(kernel, "cache_key") and hasattr(kernel, "fn") and seen < 8:
-        kernel = kernel.fn
-        seen += 1
-    return kernel
+    """The JITFunction under Heuristics/Autotuner/library wrappers (they keep it on `.fn`)."""
+    return wrapper_chain(kernel)[-1]
+
+
+def library_kernel_caches(kernels: Iterable[Any]) -> list[dict[Any, Any]]:
+    """Kernel caches a library keeps above triton's own, in the wrappers of these kernels.
+
+    FlagGems' LibEntry keeps `kernel_cache`, one dict per device, of kernels it compiled through the
+    JITFunction and launches itself from then on. Clearing triton's caches alone leaves these, so a later
+    case reuses the kernel without a compile and its count reads 0 where a plain kernel reads 1.
+    """
+    found = []
+    for kernel in kernels:
+        for wrapper in wrapper_chain(kernel):
+            cache = getattr(wrapper, "kernel_cache", None)
+            if isinstance(cache, dict):
+                found.append(cache)
+            elif isinstance(cache, (tuple, list)):
+                found.extend(c for c in cache if isinstance(c, dict))
+    return found
+
+
+def forget_library_kernels(kernels: Iterable[Any]) -> None:
+    """Empty the library-level caches, so the next launch compiles through triton, where the counter sees it."""
+    for cache in library_kernel_caches(kernels):
+        cache.clear()
 
 
 def kernel_name(kernel: Any) -> str:

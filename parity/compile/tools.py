@@ -119,11 +119,11 @@ def trim_message(text: str, limit: int = MESSAGE_LIMIT) -> str:
 
 
 def unwrap(kernel: Any) -> list[Any]:
-    """A kernel and every wrapper under it: Autotuner -> Heuristics -> JITFunction (each keeps `.fn`)."""
-    chain = [kernel]
-    while hasattr(chain[-1], "fn") and not hasattr(chain[-1], "cache_key") and len(chain) < 8:
-        chain.append(chain[-1].fn)
-    return chain
+    """A kernel and every wrapper under it: Autotuner -> Heuristics -> JITFunction (each keeps `.fn`),
+    through library layers too (parity.compile.counter.wrapper_chain)."""
+    from parity.compile.counter import wrapper_chain
+
+    return wrapper_chain(kernel)
 
 
 def jit_functions(kernels: Iterable[Any]) -> list[Any]:
@@ -142,6 +142,10 @@ def autotune_keys(kernels: Iterable[Any]) -> set[str]:
 def clear_jit_caches(kernels: Iterable[Any]) -> None:
     """Forget in-memory compiles and autotune picks, so each case compiles (from the disk cache)
     exactly what it needs, whatever ran before it in this worker."""
+    from parity.compile.counter import forget_library_kernels
+
+    kernels = list(kernels)
+    forget_library_kernels(kernels)  # a library's own kernel cache (FlagGems' LibEntry) would hide the compile
     for kernel in kernels:
         for wrapper in unwrap(kernel):
             if hasattr(wrapper, "device_caches"):  # triton >= 3.3

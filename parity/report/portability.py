@@ -34,6 +34,10 @@ def _finding(record: Mapping[str, Any]) -> str:
     return record["status"]
 
 
+def library_label(owner: Mapping[str, Any]) -> str:
+    return f"{owner['name']} {owner.get('version') or ''}".strip()
+
+
 def cell(records: Sequence[Mapping[str, Any]]) -> str:
     """One op on one tier."""
     if not records:
@@ -41,7 +45,9 @@ def cell(records: Sequence[Mapping[str, Any]]) -> str:
     bad = [r for r in records if r["status"] in BAD]
     if bad:
         first = bad[0]
-        return f"{_finding(first)} ({len(bad)}/{len(records)}): {md_escape(first.get('reason'), 110)}"
+        owner = first.get("finding_of")  # the library's own finding (parity.repro.owner), named as such
+        whose = f"{library_label(owner)} finding: " if owner else ""
+        return f"{whose}{_finding(first)} ({len(bad)}/{len(records)}): {md_escape(first.get('reason'), 110)}"
     passed = sum(r["status"] == "passed" for r in records)
     xfailed = sum(r["status"] == "xfailed" for r in records)
     if passed or xfailed:
@@ -61,6 +67,25 @@ def portability_rows(records: Iterable[Mapping[str, Any]]) -> tuple[list[str], l
             tiers.append(r["backend"])
     kernels = sorted({k for k, _ in by_cell})
     return tiers, [[k, *(cell(by_cell.get((k, t), [])) for t in tiers)] for k in kernels]
+
+
+def library_findings(records: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """REPORT.md's section of failures a library owns, by library: (title, body), or none."""
+    rows = []
+    for r in records:
+        owner = r.get("finding_of")
+        if owner and r["status"] in BAD:
+            draft = f"[ISSUE.md]({r['repro']}/ISSUE.md)" if r.get("repro") else ""
+            rows.append([library_label(owner), r["kernel"], md_escape(r["case"], 60),
+                         owner["why"], md_escape(r.get("reason"), 200), draft])
+    if not rows:
+        return []
+    from parity.repro.owner import RULE
+
+    body = (f"These failures are the libraries' own findings, each with an issue draft addressed to the library "
+            f"(rule: {RULE}).\n\n" + table(rows, ["library", "op", "case", "why it is the library's", "reason",
+                                                   "draft"]))
+    return [("Findings of the libraries under test", body)]
 
 
 def render(records: Iterable[Mapping[str, Any]]) -> str:

@@ -187,6 +187,7 @@ def _as_outputs(value: Any) -> dict[str, torch.Tensor]:
 def capture_case(spec: KernelSpec, case: Case, backend: Any, *, seed: int, cache: Any) -> Captured:
     """Run the case once with launch recording on; it must go through at least one kernel launch."""
     from parity import inputs as inp
+    from parity.run import prefill
     from parity.run.compare import worst_of
     from parity.run.runner import build_inputs, compare_outputs, error_text, reference_outputs
 
@@ -194,7 +195,9 @@ def capture_case(spec: KernelSpec, case: Case, backend: Any, *, seed: int, cache
     ref = reference_outputs(spec, case, cpu_inputs, cache)
     error, outputs = None, {}
     # the config the accuracy pass pinned, so the repro records the launch that failed
-    with LaunchRecorder() as rec, autotune_pin.pinned_case(spec, case.params):
+    # with the accuracy pass's prefill, so a buffer the launcher left unwritten holds NaN in the repro too
+    with LaunchRecorder() as rec, autotune_pin.pinned_case(spec, case.params), \
+            prefill.launcher_allocations(backend.mode):
         try:
             outputs = _as_outputs(spec.launch(inp.to_device(cpu_inputs, backend.device), case.params))
             backend.synchronize()

@@ -169,6 +169,7 @@ def render_script(backend: str, arch: Any, entry: Mapping[str, Any], record: Map
 
 def render_issue(tracker: str, record: Mapping[str, Any], env: Mapping[str, Any], backend: str) -> str:
     from parity.repro.issue import ENV_FIELDS, NEW_ISSUE_URLS
+    from parity.repro.owner import provenance
 
     comp = record.get("compile") or {}
     kind, stage = comp.get("error_kind") or "compile error", comp.get("stage_reached") or "none (frontend)"
@@ -186,6 +187,7 @@ def render_issue(tracker: str, record: Mapping[str, Any], env: Mapping[str, Any]
         "### Describe the bug", "",
         f"Kernel `{comp.get('kernel') or record['kernel']}` (parity kernel `{record['kernel']}`, case "
         f"`{record['case']}`), compile-only tier `{backend}`.", "",
+        *provenance(record),
         f"**Expected:** the kernel compiles for {env.get('target_arch') or 'the target'}.", "",
         f"**Actual:** `{kind}`; last stage reached: `{stage}`.", "",
         f"{ub}```text", message, "```", "",
@@ -217,6 +219,13 @@ def write_repro(out_dir: Path, script: str, record: Mapping[str, Any], env: Mapp
 
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "repro.py").write_text(script, encoding="utf-8")
+    finding = record.get("finding_of")
+    if finding:  # e.g. a UB overflow of a config the library chose: the draft goes to the library
+        from parity.repro.library_issue import render_library_issue
+
+        (out_dir / "ISSUE.md").write_text(render_library_issue(finding, record, env, backend, "python repro.py"),
+                                          encoding="utf-8")
+        return
     why = author_reason(record, backend)
     if why is not None:  # the kernel's own bug: a note for its author, no vendor draft
         (out_dir / "AUTHOR.md").write_text(render_author(record, backend, why, "python repro.py"), encoding="utf-8")
@@ -238,6 +247,10 @@ def attach_all(records: Sequence[dict[str, Any]], spec: Any, case: Any, backend:
                and r["compile"].get("ok") is False]
     if not failing:
         return
+    from parity.repro import owner
+
+    for record in failing:  # which of them the kernel's library owns (parity.repro.owner)
+        owner.mark(record, spec.family, spec.kernels)
     t0 = time.perf_counter()
     try:
         entries = describe_compiles(spec, case, cpu_inputs)

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from parity.report.tables import fmt_num, md_escape, table
+from parity.repro.owner import provenance
 from parity.spec import Case
 
 TRACKERS = ("triton-ascend", "triton")
@@ -55,6 +56,7 @@ def render_issue(tracker: str, summary: Mapping[str, Any], record: Mapping[str, 
         f"File at: {NEW_ISSUE_URLS[tracker]}", "",
         "### Describe the bug", "",
         f"Kernel `{', '.join(summary['kernels'])}` (parity kernel `{summary['kernel']}`), backend `{backend}`.", "",
+        *provenance(record),
         f"**Expected:** {expected}", "",
         "**Actual:**", "", "```text", actual.strip(), "```", "",
     ]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -22,10 +23,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from parity.repro import template
+from parity.repro import owner, template
 from parity.repro.author import author_reason, render_author
 from parity.repro.capture import Captured, Launch, LaunchRecorder, ReproError, capture_case
 from parity.repro.issue import TRACKERS, render_issue
+from parity.repro.library_issue import render_library_issue
 from parity.repro.outputs_store import case_filename
 from parity.repro.shrink import ShrinkResult, shrink
 from parity.repro.source import Extracted, SourceError, extract_function, extract_kernel, literal, python_function
@@ -145,9 +147,14 @@ def write_repro(out_dir: Path, cap: Captured, record: Mapping[str, Any], shrunk:
     (out_dir / "repro.py").write_text(script, encoding="utf-8")
     if arrays:
         np.savez_compressed(out_dir / "inputs.npz", **arrays)
+    command = ("TRITON_INTERPRET=1 " if backend == "interpret" else "") + "python repro.py"
+    finding = record.get("finding_of")
+    if finding:  # the library's bug (parity.repro.owner): one draft, to the library's tracker
+        (out_dir / "ISSUE.md").write_text(render_library_issue(finding, record, env, backend, command),
+                                          encoding="utf-8")
+        return out_dir
     why = author_reason(record, backend)
     if why is not None:  # the kernel's own bug: a note for its author, no vendor draft
-        command = ("TRITON_INTERPRET=1 " if backend == "interpret" else "") + "python repro.py"
         (out_dir / "AUTHOR.md").write_text(render_author(record, backend, why, command), encoding="utf-8")
         return out_dir
     primary = "triton-ascend" if backend.startswith("ascend") else "triton"
@@ -182,6 +189,7 @@ def attach(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, *
     """Shrink, capture and write the repro of a failed/errored case; record where it went (or why not)."""
     if record.get("status") not in REPRO_STATUSES:
         return
+    finding = owner.mark(record, spec.family, spec.kernels)
     t0 = time.perf_counter()
     try:
         shrunk = shrink_case(spec, case, backend, record, seed=seed, cache=cache)
@@ -195,8 +203,23 @@ def attach(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, *
         record["shrink"] = shrunk.as_dict()
     except (ReproError, SourceError, OSError, RuntimeError, ValueError, TypeError) as exc:
         record["repro_error"] = f"{type(exc).__name__}: {exc}"[:600]
+        if finding:  # no launch to replay (the library did not import): the draft still goes to the library
+            out_dir = results_dir / REPROS_DIR / case_filename(spec.name, case.id)
+            out_dir.mkdir(parents=True, exist_ok=True)
+            text = render_library_issue(finding, record, session_env(backend), backend.name, import_command(record))
+            (out_dir / "ISSUE.md").write_text(text, encoding="utf-8")
+            record["repro"] = out_dir.relative_to(results_dir).as_posix()
     timing = record.setdefault("timing", {})
     timing["repro_s"] = time.perf_counter() - t0
+
+
+def import_command(record: Mapping[str, Any]) -> str | None:
+    """The one-liner that shows a library's import failure ("importing X raised ..."), or None."""
+    found = re.search(r"importing ([\w.]+) raised", str(record.get("reason") or ""))
+    if not found:
+        return None
+    env = "TRITON_INTERPRET=1 " if record.get("backend") == "interpret" else ""
+    return f'{env}python -c "import {found.group(1)}"'
 
 
 def is_standalone(script: str) -> bool:

@@ -14,7 +14,7 @@ from parity.backends.base import Backend
 from parity.compile.counter import CompileCounter
 from parity.context import backend_scope
 from parity.repro.outputs_store import input_digest
-from parity.run import autotune_pin, mistakes, perf
+from parity.run import autotune_pin, mistakes, perf, prefill
 from parity.run.compare import Metrics, compare, worst_of
 from parity.run.faults import is_sticky_device_error
 from parity.run.record import empty_record
@@ -141,8 +141,11 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
     t0 = time.perf_counter()
     try:
         dev_inputs = inp.to_device(cpu_inputs, backend.device)
-        with CompileCounter() as counter, backend_scope(backend.name):
+        # what the launcher allocates itself starts as NaN too, on run tiers (parity.run.prefill)
+        with CompileCounter() as counter, backend_scope(backend.name), \
+                prefill.launcher_allocations(backend.mode) as filled:
             dev_outputs = _launch_pinned(spec, case, dev_inputs, backend, record)
+        record["launcher_allocs_filled"] = filled.count if filled is not None else None
         outputs = {k: v.detach().cpu() for k, v in dev_outputs.items()}
     except Exception as exc:  # a kernel or compiler error is a result, not a crash of the suite
         timing["run_s"] = time.perf_counter() - t0

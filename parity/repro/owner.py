@@ -1,0 +1,128 @@
+"""Who a failing case belongs to when its kernel ships in a library: the library, or the compiler.
+
+A kernel lives in a library when the spec's family names one, or when one of its kernels is defined in
+that library's package (fla, liger_kernel, flag_gems, as installed in site-packages). For such a kernel:
+
+The library's finding (the draft goes to the library's tracker):
+- a wrong result: the output differs from the fp64 reference;
+- a config the library chose that the target cannot hold: UB overflow on Ascend, out of resources on CUDA;
+- the library fails to import on the tier;
+- the library uses an API the backend lacks (an attribute, module or name triton does not have there, or
+  an argument type the backend does not take).
+
+The compiler's finding (the vendor drafts stay, naming the library version the kernel came from):
+- a compiler crash or hang;
+- a frontend or lowering error on code the library's other backends accept;
+- anything already linked as a known divergence.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+RULE = ("the library owns wrong results, configs it chose that the target cannot hold (UB overflow, out of "
+        "resources), its own import failures, and uses of an API the backend lacks; the compiler keeps crashes, "
+        "hangs and frontend or lowering errors on valid code")
+
+
+@dataclass(frozen=True)
+class LibraryInfo:
+    name: str  # as the project names itself
+    dist: str  # the distribution on the package index, for its version
+    repo: str
+    packages: tuple[str, ...]  # top-level import names its kernels live under
+    families: tuple[str, ...]  # KernelSpec.family values that mean this library
+
+    @property
+    def new_issue_url(self) -> str:
+        return f"{self.repo}/issues/new"
+
+
+LIBRARIES = (
+    LibraryInfo("fla (flash-linear-attention)", "fla-core", "https://github.com/fla-org/flash-linear-attention",
+                ("fla",), ("fla",)),
+    LibraryInfo("Liger-Kernel", "liger-kernel", "https://github.com/linkedin/Liger-Kernel", ("liger_kernel",),
+                ("liger", "liger_kernel")),
+    LibraryInfo("FlagGems", "flag-gems", "https://github.com/FlagOpen/FlagGems", ("flag_gems",),
+                ("flag_gems", "flaggems")),
+)
+
+# an API the backend lacks: a missing attribute/module/name inside triton, or an argument it cannot take
+# (an object of the library's own lacking a method under the interpreter is no triton API: not matched)
+MISSING_API = re.compile(r"module '?triton[\w.]*'? has no attribute|cannot import name '?[\w.]+'? from '?triton|"
+                         r"No module named '?triton|tensor look-alike")
+COMPILER_KINDS = ("crash", "timeout", "mlir_error", "unsupported")
+CONFIG_KINDS = ("ub_overflow", "out_of_resources")
+
+
+def _module_of(kernel: Any) -> str:
+    from parity.compile.counter import kernel_id
+
+    return kernel_id(kernel) if not isinstance(kernel, str) else kernel.split(":", 1)[0]
+
+
+def library_of(family: str | None, kernels: Iterable[Any] = ()) -> LibraryInfo | None:
+    """The library a spec's kernels come from, by family or by the package they are defined in."""
+    for info in LIBRARIES:
+        if family in info.families:
+            return info
+    for kernel in kernels:
+        top = _module_of(kernel).split(".", 1)[0]
+        for info in LIBRARIES:
+            if top in info.packages:
+                return info
+    return None
+
+
+def library_version(info: LibraryInfo) -> str | None:
+    try:
+        return importlib.metadata.version(info.dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def library_owns(record: Mapping[str, Any]) -> str | None:
+    """Why this failure is the library's (one line), or None where it stays the compiler's."""
+    status, reason = record.get("status"), str(record.get("reason") or "")
+    kind = (record.get("compile") or {}).get("error_kind")
+    if status in ("crashed", "xfailed", "xpassed", "passed", "skipped") or kind in ("crash", "timeout"):
+        return None
+    if kind in CONFIG_KINDS or "ub overflow" in reason.lower():
+        return "a config the library chose does not fit the target (" + (kind or "ub_overflow") + ")"
+    if "import error:" in reason or "LibraryImportError" in reason:
+        return "the library fails to import on this tier"
+    if MISSING_API.search(reason):
+        return "the library uses an API this backend lacks"
+    if kind in COMPILER_KINDS:
+        return None  # a frontend or lowering error on code other backends take: the compiler's
+    if status == "failed" and not record.get("compile"):
+        return "its result differs from the fp64 reference"
+    return None
+
+
+def mark(record: dict[str, Any], family: str | None, kernels: Iterable[Any]) -> dict[str, Any] | None:
+    """Record `finding_of` on a failure its library owns; returns it (None where the compiler keeps it)."""
+    info = library_of(family, kernels)
+    if info is None:
+        return None
+    why = library_owns(record)
+    if why is None:
+        record.setdefault("library", {"name": info.name, "version": library_version(info), "repo": info.repo})
+        return None
+    finding = {"name": info.name, "version": library_version(info), "repo": info.repo, "why": why}
+    record["finding_of"] = finding
+    return finding
+
+
+def provenance(record: Mapping[str, Any]) -> list[str]:
+    """Lines for a vendor draft whose kernel ships in a library: which one, and why the draft is not its."""
+    lib = record.get("library")
+    if not lib:
+        return []
+    version = f" {lib['version']}" if lib.get("version") else ""
+    return [f"The kernel ships in {lib['name']}{version} ({lib['repo']}), unchanged; by parity's rule the failure "
+            f"is the compiler's ({RULE}).", ""]
