@@ -69,3 +69,18 @@ def test_a_compile_tier_leaves_the_users_triton_cache_alone(tmp_path):
         assert _configs_compiled(tmp_path / f"r{n}") == 3, f"run {n}: {proc.stdout[-2000:]}"
     assert not (home / ".triton").exists(), sorted(str(p) for p in (home / ".triton").rglob("*"))[:10]
     assert (home / ".cache" / "parity" / "triton" / "cuda-compile" / "cache").is_dir()
+
+
+def test_a_run_tier_points_triton_at_parity_cache_not_the_users(tmp_path):
+    """Run tiers compile real binaries and keep real autotune timings: under parity's cache too."""
+    home, cache = tmp_path / "home", tmp_path / "pc"
+    env = {k: v for k, v in os.environ.items() if k not in ("TRITON_CACHE_DIR", "TRITON_HOME", "XDG_CACHE_HOME")}
+    env.update(HOME=str(home), PARITY_CACHE_DIR=str(cache), TRITON_INTERPRET="1")
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "suites/test_accuracy.py",
+                          "--backend=interpret", "--kernels=vector_add", "--level=quick", "-k", "fp32",
+                          f"--results-dir={tmp_path / 'r'}"], env=env, cwd=ROOT, capture_output=True,
+                         text=True, timeout=600, check=False)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert (triton_cache_dir("interpret").relative_to(cache_root()) == Path("triton/interpret"))
+    assert (cache / "triton" / "interpret" / "home").is_dir()  # control: absent before run tiers moved it
+    assert not (home / ".triton").exists()
