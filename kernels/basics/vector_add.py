@@ -19,11 +19,18 @@ from reference import basics as ref
 def vector_add_kernel(x, y, out, n_elements, BLOCK: tl.constexpr):
     i_b = tl.program_id(0)
     o_x = i_b * BLOCK + tl.arange(0, BLOCK)
-    m_x = o_x < n_elements
-    b_x = tl.load(x + o_x, mask=m_x)
-    b_y = tl.load(y + o_x, mask=m_x)
-    # add in fp32: bf16 arithmetic is not native everywhere (the interpreter adds raw bf16 bits)
-    tl.store(out + o_x, (b_x.to(tl.float32) + b_y.to(tl.float32)).to(out.dtype.element_ty), mask=m_x)
+    # n_elements is not specialized (no recompile per length), so a mask on it hides its alignment and
+    # the loads go scalar: full blocks take an unmasked path, only the last block is masked
+    if (i_b + 1) * BLOCK <= n_elements:
+        b_x = tl.load(x + o_x)
+        b_y = tl.load(y + o_x)
+        # add in fp32: bf16 arithmetic is not native everywhere (the interpreter adds raw bf16 bits)
+        tl.store(out + o_x, (b_x.to(tl.float32) + b_y.to(tl.float32)).to(out.dtype.element_ty))
+    else:
+        m_x = o_x < n_elements
+        b_x = tl.load(x + o_x, mask=m_x)
+        b_y = tl.load(y + o_x, mask=m_x)
+        tl.store(out + o_x, (b_x.to(tl.float32) + b_y.to(tl.float32)).to(out.dtype.element_ty), mask=m_x)
 
 
 def vector_add(x: torch.Tensor, y: torch.Tensor, block: int = 1024) -> torch.Tensor:
