@@ -97,6 +97,18 @@ def test_a_frontend_error_is_unsupported_with_no_stage(backend):
     assert "forget to add @triton.jit" in c["message"]
 
 
+@triton.jit
+def odd_shape_kernel(out, BLOCK: tl.constexpr):
+    acc = tl.zeros((38, BLOCK), dtype=tl.float32)  # not a power of 2: the reason sits in a chained cause
+    tl.store(out + tl.arange(0, BLOCK), tl.sum(acc, 0))
+
+
+def test_a_frontend_error_keeps_its_cause_not_only_the_caret(backend):
+    c = _compile(backend, odd_shape_kernel, (1,), torch.zeros(16), BLOCK=16)
+    assert not c["ok"] and c["error_kind"] == "unsupported"
+    assert "Shape element 0 must be a power of 2" in c["message"], c["message"]
+
+
 def test_a_ptxas_failure_records_the_stage_before_it(backend):
     x = torch.zeros(100)
     c = _compile(backend, copy_kernel, (2,), x, x, 100, BLOCK=32, ptx_options="--no-such-ptxas-flag")

@@ -118,6 +118,22 @@ def trim_message(text: str, limit: int = MESSAGE_LIMIT) -> str:
     return f"{head} … {text[-(limit - len(head) - 3):]}"
 
 
+def exception_text(exc: BaseException) -> str:
+    """The exception with the causes it chains: triton's CompilationError carries only the source and
+    the caret, the reason ("Shape element 0 must be a power of 2") is its __cause__."""
+    import traceback
+
+    lines, seen = [], exc
+    for depth in range(6):
+        text = "".join(traceback.format_exception_only(type(seen), seen)).strip()
+        lines.append(text if depth == 0 else f"caused by: {text}")
+        nxt = seen.__cause__ or (None if seen.__suppress_context__ else seen.__context__)
+        if nxt is None or nxt is seen:
+            break
+        seen = nxt
+    return "\n".join(lines)
+
+
 def unwrap(kernel: Any) -> list[Any]:
     """A kernel and every wrapper under it: Autotuner -> Heuristics -> JITFunction (each keeps `.fn`)."""
     chain = [kernel]

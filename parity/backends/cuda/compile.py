@@ -20,7 +20,6 @@ import re
 import subprocess
 import tempfile
 import time
-import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -35,6 +34,7 @@ from parity.compile.tools import (
     autotune_keys,
     clear_jit_caches,
     empty_compile,
+    exception_text,
     trim_message,
     variant_and_config,
 )
@@ -133,7 +133,7 @@ def _child_compile(log: CompileLog, compile_fn: Any, src: Any, target: Any, opti
         compile_fn(src, target=target, options=options)
         return {"ok": True}
     except Exception as exc:
-        text = "".join(traceback.format_exception_only(type(exc), exc))
+        text = exception_text(exc)  # with its cause: the frontend's own reason follows the caret
         text = "\n".join(line for line in text.splitlines() if not line.startswith("Repro command"))
         # nothing produced: the frontend (code generator) rejected the program
         kind = "unsupported" if log.stage is None else "mlir_error"
