@@ -48,6 +48,9 @@ def test_specialization(parity, kernel_spec):
                 "ir_problems": ir_problems,
             }
             mine: list[str] = []
+            if verdict_text == "error":  # recorded, not only raised: REPORT.md and results.jsonl show it
+                mine.append(f"{result.kernel}: the {arg} sweep raised at {result.error}")
+                record["specialization"]["error"] = result.error
             if verdict_text == "storm":
                 mine.append(f"{result.kernel}: {result.per_base_max} compilations of one variant and config across "
                             f"{arg} in {result.values} (expected {expected}): a recompile storm; mark {arg} "
@@ -58,7 +61,7 @@ def test_specialization(parity, kernel_spec):
                 mine.append(f"{result.kernel}: declared {spec.variant_count} heuristic variants "
                             f"({dict(spec.variants)}), the sweep compiled {seen}: {result.variants_seen}")
             mine += [f"{result.kernel}: {p}" for p in ir_problems]
-            record["status"] = "failed" if mine else "passed"
+            record["status"] = "error" if verdict_text == "error" else "failed" if mine else "passed"
             record["reason"] = "; ".join(mine) or None
             parity.write(record)
             problems += mine
