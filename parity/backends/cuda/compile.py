@@ -29,6 +29,7 @@ from parity.backends.cuda import torch_device
 from parity.compile import sandbox
 from parity.compile.counter import constants_by_name
 from parity.compile.isolate import run_isolated
+from parity.compile.keep_going import keep_going, recording_into
 from parity.compile.tools import (
     CompileOnlyDriver,
     autotune_keys,
@@ -396,10 +397,13 @@ class CudaCompileBackend(Backend):
 
     def compile_case(self, spec: Any, case: Any, cpu_inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
         """Launch the case under the compile-only driver; one dict per compile it caused."""
-        self.log.begin(list(spec.variants), autotune_keys(spec.kernels))
+        log = self.log
+        log.begin(list(spec.variants), autotune_keys(spec.kernels))
         clear_jit_caches(spec.kernels)
-        try:
-            spec.launch(cpu_inputs, case.params)
+        rejected = recording_into(log.compiles, log.variant_keys, log.config_keys)
+        try:  # every listed kernel compiles, also those the launcher calls after a failing one
+            with keep_going(spec.kernels, lambda: sum(1 for c in log.compiles if c.get("error_kind")), rejected):
+                spec.launch(cpu_inputs, case.params)
         except Exception:
             if not self.log.any_failed():  # not a compile or launch finding: the launcher's own bug
                 raise
