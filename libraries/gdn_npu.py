@@ -79,10 +79,11 @@ def _lengths(p: Params) -> list[int] | None:
     t = p["T"]
     if p.get("seqs", "none") == "none":
         return None
-    first = t // 3 + 5
+    first = min(t, t // 3 + 5)
     if p["seqs"] == "empty":
         return [first, 0, t - first]
-    return [first, t // 3 - 7, t - first - (t // 3 - 7)]
+    second = min(t - first, max(t // 3 - 7, 0))  # tiny T (the specialization sweep's T=1): shorter, never < 0
+    return [first, second, t - first - second]
 
 
 def _base(p: Params) -> dict[str, Any]:
