@@ -38,9 +38,10 @@ def launch_finding(exc: BaseException) -> str | None:
 
 def language_finding(message: str) -> str | None:
     """'uses tl.X, a triton-ascend language extension' when a compile message shows one, else None."""
-    if "triton.language.extra.cann" in message:
-        return "uses triton.language.extra.cann, triton-ascend's extra module (absent upstream)"
     found = _MISSING_ATTR_RE.search(message)
+    if "triton.language.extra.cann" in message or (found and found.group(1) == "cann"):
+        return ("uses triton.language.extra.cann, triton-ascend's extra module (absent upstream, and absent from "
+                "triton-ascend 3.2.0, the release on the package index)")
     if found and found.group(1) in ASCEND_ONLY_LANGUAGE and "triton.language" in message:
         return f"uses tl.{found.group(1)}, a triton-ascend language extension (absent upstream)"
     if _HF32_RE.search(message):
