@@ -113,12 +113,11 @@ def run_sweep(spec: KernelSpec, arg: str, run_one: Callable[[Case], None], level
             for n in names]
 
 
-def sweep_error_text(exc: BaseException, limit: int = 600) -> str:
-    """The error with its chained causes, cut to its tail (where compilers put the reason)."""
-    from parity.compile.tools import exception_text
+def sweep_error_text(exc: BaseException) -> str:
+    """The error with its chained causes (the innermost first), cut to its first line and its tail."""
+    from parity.compile.tools import exception_text, trim_message
 
-    text = exception_text(exc).strip()
-    return text if len(text) <= limit else "…" + text[-limit:]
+    return trim_message(exception_text(exc))
 
 
 def expected_per_base(spec: KernelSpec, backend: str) -> int:

@@ -120,19 +120,21 @@ def trim_message(text: str, limit: int = MESSAGE_LIMIT) -> str:
 
 
 def exception_text(exc: BaseException) -> str:
-    """The exception with the causes it chains: triton's CompilationError carries only the source and
-    the caret, the reason ("Shape element 0 must be a power of 2") is its __cause__."""
+    """The exception with the causes it chains, the innermost first: triton's CompilationError carries
+    only the source and the caret, and the reason ("Shape element 0 must be a power of 2") is its
+    __cause__. The outer exceptions follow it, for the source location."""
     import traceback
 
-    lines, seen = [], exc
-    for depth in range(6):
-        text = "".join(traceback.format_exception_only(type(seen), seen)).strip()
-        lines.append(text if depth == 0 else f"caused by: {text}")
+    chain, seen = [], exc
+    for _ in range(6):
+        chain.append("".join(traceback.format_exception_only(type(seen), seen)).strip())
         nxt = seen.__cause__ or (None if seen.__suppress_context__ else seen.__context__)
         if nxt is None or nxt is seen:
             break
         seen = nxt
-    return "\n".join(lines)
+    if len(chain) == 1:
+        return chain[0]
+    return "\n".join([chain[-1], *(f"raised from: {text}" for text in reversed(chain[:-1]))])
 
 
 def unwrap(kernel: Any) -> list[Any]:
