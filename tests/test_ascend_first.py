@@ -74,3 +74,18 @@ def test_the_source_check_launch_raises_only_on_leftover_debugging():
         assert "device_print" in str(exc)
     else:
         raise AssertionError("a kernel with tl.device_print passed the source check")
+
+
+def test_the_golden_check_reports_a_golden_that_disagrees_and_passes_one_that_agrees(monkeypatch):
+    from libraries import mojo_opset
+
+    def ours(i, p):
+        return {"y": i["x"] * 2}
+
+    monkeypatch.setitem(mojo_opset.GOLDENS, "agrees", lambda i, p: {"y": i["x"] * 2})
+    monkeypatch.setitem(mojo_opset.GOLDENS, "differs", lambda i, p: {"y": i["x"] * 2 + 1e-3})
+    inputs = {"x": torch.arange(4, dtype=torch.float64)}
+    outputs = ours(inputs, {})
+    assert mojo_opset.golden_check("agrees", ours)(inputs, outputs, {}) is None  # control
+    message = mojo_opset.golden_check("differs", ours)(inputs, outputs, {})
+    assert message and "golden differs from our fp64 reference by max |d| 0.001" in message
