@@ -89,3 +89,13 @@ def test_the_golden_check_reports_a_golden_that_disagrees_and_passes_one_that_ag
     assert mojo_opset.golden_check("agrees", ours)(inputs, outputs, {}) is None  # control
     message = mojo_opset.golden_check("differs", ours)(inputs, outputs, {})
     assert message and "golden differs from our fp64 reference by max |d| 0.001" in message
+
+
+def test_an_ascend_only_construct_on_upstream_gets_an_author_note_not_a_vendor_issue():
+    from parity.repro.author import author_reason
+
+    shape = {"status": "failed", "reason": "unsupported ...: ValueError: Shape element 0 must be a power of 2"}
+    assert "only triton-ascend accepts" in author_reason(shape, "cuda-compile")
+    assert author_reason(shape, "ascend-compile") is None  # on Ascend the same text would be the vendor's
+    plain = {"status": "failed", "reason": "mlir_error after ttgir: PassManager::run failed"}
+    assert author_reason(plain, "cuda-compile") is None  # control: a compiler failure keeps its vendor draft
