@@ -97,5 +97,7 @@ def test_an_ascend_only_construct_on_upstream_gets_an_author_note_not_a_vendor_i
     shape = {"status": "failed", "reason": "unsupported ...: ValueError: Shape element 0 must be a power of 2"}
     assert "only triton-ascend accepts" in author_reason(shape, "cuda-compile")
     assert author_reason(shape, "ascend-compile") is None  # on Ascend the same text would be the vendor's
+    unbound = {"status": "failed", "reason": "unsupported ...: NameError('i_t is not defined')"}
+    assert "never assigned" in author_reason(unbound, "ascend-compile")
     plain = {"status": "failed", "reason": "mlir_error after ttgir: PassManager::run failed"}
     assert author_reason(plain, "cuda-compile") is None  # control: a compiler failure keeps its vendor draft
