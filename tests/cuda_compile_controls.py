@@ -97,6 +97,18 @@ def test_a_frontend_error_is_unsupported_with_no_stage(backend):
     assert "forget to add @triton.jit" in c["message"]
 
 
+@triton.jit
+def odd_shape_kernel(out, BLOCK: tl.constexpr):
+    acc = tl.zeros((38, BLOCK), dtype=tl.float32)  # not a power of 2: the reason sits in a chained cause
+    tl.store(out + tl.arange(0, BLOCK), tl.sum(acc, 0))
+
+
+def test_a_frontend_error_keeps_its_cause_not_only_the_caret(backend):
+    c = _compile(backend, odd_shape_kernel, (1,), torch.zeros(16), BLOCK=16)
+    assert not c["ok"] and c["error_kind"] == "unsupported"
+    assert "Shape element 0 must be a power of 2" in c["message"], c["message"]
+
+
 def test_a_ptxas_failure_records_the_stage_before_it(backend):
     x = torch.zeros(100)
     c = _compile(backend, copy_kernel, (2,), x, x, 100, BLOCK=32, ptx_options="--no-such-ptxas-flag")
@@ -195,3 +207,45 @@ def test_an_autotuner_with_warmup_and_rep_compiles_every_config(backend):
     spec = _spec("ctl_bench_tuned", bench_tuned_kernel, _bench_tuned_launch, [Case({"n": 256})])
     compiles = backend.compile_case(spec, Case({"n": 256}), {"x": torch.zeros(256)})
     assert [c["config"].get("BLOCK") for c in compiles] == [32, 64] and all(c["ok"] for c in compiles)
+
+
+# --- a launcher of several kernels; a launch option upstream rejects ----------------------------------
+
+def _two_kernel_launch(inputs, p):
+    out = torch.zeros(16)
+    odd_shape_kernel[(1,)](out, BLOCK=16)  # fails in the frontend
+    copy_kernel[(1,)](inputs["x"], out, 16, BLOCK=16)  # the launcher's next kernel
+    return {"out": out}
+
+
+def _ascend_option_launch(inputs, p):
+    out = torch.zeros(p["n"])
+    copy_kernel[(1,)](inputs["x"], out, p["n"], BLOCK=64, multibuffer=True)  # a triton-ascend launch option
+    return {"out": out}
+
+
+def test_kernels_after_a_failing_one_are_still_compiled_and_recorded(backend):
+    spec = _spec("ctl_two", (odd_shape_kernel, copy_kernel), _two_kernel_launch, [Case({"n": 16})])
+    compiles = backend.compile_case(spec, Case({"n": 16}), {"x": torch.zeros(16)})
+    assert [(c["kernel"], c["ok"]) for c in compiles] == [("odd_shape_kernel", False), ("copy_kernel", True)]
+
+
+def test_a_launch_option_upstream_rejects_is_a_launch_finding_with_a_repro(backend, tmp_path):
+    from parity.compile.tools import compile_records
+    from parity.repro.compile_repro import attach_all
+
+    spec, case = _spec("ctl_option", copy_kernel, _ascend_option_launch, [Case({"n": 64})]), Case({"n": 64})
+    inputs = {"x": torch.zeros(64)}
+    compiles = backend.compile_case(spec, case, inputs)
+    assert [c["error_kind"] for c in compiles] == ["launch_option", None]  # then the kernel without it compiles
+    records = compile_records("cuda-compile", spec, case, compiles)
+    assert records[0]["status"] == "failed" and "triton-ascend launch option" in records[0]["reason"]
+    assert records[0]["case"] != records[1]["case"] and records[1]["status"] == "passed"
+    attach_all(records, spec, case, backend, inputs, tmp_path)
+    assert records[0].get("repro"), records[0].get("repro_error")
+    script = tmp_path / records[0]["repro"] / "repro.py"
+    assert (script.parent / "AUTHOR.md").is_file()
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
+    proc = __import__("subprocess").run([__import__("sys").executable, str(script)], capture_output=True, text=True,
+                                        env=env, timeout=300, check=False)
+    assert proc.returncode == 1 and "multibuffer" in proc.stdout, proc.stdout + proc.stderr

@@ -37,3 +37,12 @@ def test_storm_twin_and_false_ir_claim_fail_while_the_shared_kernels_pass(tmp_pa
     assert tril["status"] == "passed" and tril["specialization"]["variants_seen"] == 2
     assert tril["specialization"]["ir_checked"] > 0
     assert "Recompile storms: 1." in (tmp_path / "REPORT.md").read_text()
+
+
+def test_a_sweep_that_raises_is_recorded_not_only_failed_in_pytest(tmp_path):
+    proc, by_kernel = sweep(tmp_path, "tests.planted_sweep_error")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    record = by_kernel["vector_add_unbound_name"]
+    assert record["status"] == "error" and record["specialization"]["verdict"] == "error"
+    assert "i_t is not defined" in record["reason"] and "N=" in record["reason"], record["reason"]
+    assert "vector_add_unbound_name" in (tmp_path / "REPORT.md").read_text()

@@ -63,6 +63,8 @@ class SweepResult:
     # (variant flags, TTIR) of each compilation, for the dead-branch checks
     ir: list[tuple[dict[str, Any], str]] = field(default_factory=list)
     compile_s: float = 0.0  # seconds spent compiling this kernel over the whole sweep
+    # the first error a launch raised ("T=1: NameError(...)"); that base's sweep stopped there
+    error: str | None = None
 
 
 def run_sweep(spec: KernelSpec, arg: str, run_one: Callable[[Case], None], level: str = "quick") -> list[SweepResult]:
@@ -76,11 +78,16 @@ def run_sweep(spec: KernelSpec, arg: str, run_one: Callable[[Case], None], level
     variants: dict[str, dict[str, dict[str, Any]]] = {n: {} for n in names}
     irs: dict[str, list[tuple[dict[str, Any], str]]] = {n: [] for n in names}
     seconds = dict.fromkeys(names, 0.0)
+    error: str | None = None
     for base in bases:
         clear_jit_caches(spec.kernels)
         with CompileCounter() as counter:
             for value in values:
-                run_one(base.replace(**{arg: value}))
+                try:
+                    run_one(base.replace(**{arg: value}))
+                except Exception as exc:  # a result of the sweep, recorded; the next values would fail alike
+                    error = error or f"{base.replace(**{arg: value}).id}: {sweep_error_text(exc)}"
+                    break
         per_kernel = counter.per_kernel()
         repeats: dict[tuple[str, str], int] = {}
         for event in counter.events:
@@ -102,8 +109,15 @@ def run_sweep(spec: KernelSpec, arg: str, run_one: Callable[[Case], None], level
             worst[name] = max([worst[name], *(n for (k, _), n in repeats.items() if k == name)])
     return [SweepResult(kernel=labels[n], arg=arg, values=values, bases=len(bases), compiles=totals[n],
                         per_base_max=worst[n], variants_seen=list(variants[n].values()), ir=irs[n],
-                        compile_s=seconds[n])
+                        compile_s=seconds[n], error=error)
             for n in names]
+
+
+def sweep_error_text(exc: BaseException) -> str:
+    """The error with its chained causes (the innermost first), cut to its first line and its tail."""
+    from parity.compile.tools import exception_text, trim_message
+
+    return trim_message(exception_text(exc))
 
 
 def expected_per_base(spec: KernelSpec, backend: str) -> int:
@@ -122,6 +136,8 @@ def ir_violations(spec: KernelSpec, ir: Iterable[tuple[Mapping[str, Any], str]])
 
 
 def verdict(result: SweepResult, expected: int) -> str:
+    if result.error is not None:
+        return "error"  # the sweep could not finish: a launch or compile raised
     if result.per_base_max > expected:
         return "storm"  # compiles grow with the dynamic arg's values
     if result.bases and result.compiles == 0:

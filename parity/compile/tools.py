@@ -20,7 +20,8 @@ COMPILE_KEYS = ("kernel", "variant", "config", "ok", "stage_reached", "error_kin
                 "seconds")
 # error_kind values. out_of_resources (shared memory or threads over the SM's limit) is the
 # cuda analogue of ub_overflow: the binary builds, but the driver would refuse to load it.
-ERROR_KINDS = ("ub_overflow", "unsupported", "mlir_error", "out_of_resources", "crash", "timeout")
+# launch_option: the launch passed an option this Triton rejects before compiling (parity.compile.keep_going)
+ERROR_KINDS = ("ub_overflow", "unsupported", "mlir_error", "out_of_resources", "crash", "timeout", "launch_option")
 AUTOTUNE_OPTIONS = ("num_warps", "num_stages")
 
 
@@ -118,6 +119,24 @@ def trim_message(text: str, limit: int = MESSAGE_LIMIT) -> str:
     return f"{head} … {text[-(limit - len(head) - 3):]}"
 
 
+def exception_text(exc: BaseException) -> str:
+    """The exception with the causes it chains, the innermost first: triton's CompilationError carries
+    only the source and the caret, and the reason ("Shape element 0 must be a power of 2") is its
+    __cause__. The outer exceptions follow it, for the source location."""
+    import traceback
+
+    chain, seen = [], exc
+    for _ in range(6):
+        chain.append("".join(traceback.format_exception_only(type(seen), seen)).strip())
+        nxt = seen.__cause__ or (None if seen.__suppress_context__ else seen.__context__)
+        if nxt is None or nxt is seen:
+            break
+        seen = nxt
+    if len(chain) == 1:
+        return chain[0]
+    return "\n".join([chain[-1], *(f"raised from: {text}" for text in reversed(chain[:-1]))])
+
+
 def unwrap(kernel: Any) -> list[Any]:
     """A kernel and every wrapper under it: Autotuner -> Heuristics -> JITFunction (each keeps `.fn`),
     through library layers too (parity.compile.counter.wrapper_chain)."""
@@ -179,6 +198,8 @@ def compile_label(compile_: Mapping[str, Any], with_kernel: bool) -> str:
     """The part a record's case id gets when a case compiled more than once."""
     parts = [f"kernel={compile_['kernel']}"] if with_kernel else []
     parts += [f"{k}={format_value(v)}" for k, v in {**compile_["variant"], **compile_["config"]}.items()]
+    if compile_.get("error_kind") == "launch_option":  # the rejected launch, beside the retry's compile
+        parts.append("launch")
     return ",".join(parts) or "compile"
 
 
@@ -199,10 +220,15 @@ def judge(compile_: Mapping[str, Any], expected: ExpectedCompileError | None) ->
             return "passed", f"failed as expected ({expected.reason}): {message}"
         return "failed", (f"expected a compile error matching {expected.pattern!r}, got "
                           f"{compile_.get('error_kind')}: {message}")
+    if compile_.get("error_kind") == "launch_option":
+        return "failed", f"launch: {message}"
     if not compile_["ok"]:
+        from parity.compile.ascend_only import language_finding
+
         stage = compile_.get("stage_reached")
         where = f"after {stage}" if stage else "in the code generator, before any IR"
-        return "failed", f"{compile_.get('error_kind')} {where}: {message}"
+        ascend = language_finding(message)  # an Ascend-first kernel on upstream: say which extension
+        return "failed", f"{compile_.get('error_kind')} {where}: {ascend + ': ' if ascend else ''}{message}"
     if compile_.get("launch_error"):
         return "failed", f"launch: {compile_['launch_error']}"
     return "passed", None
@@ -265,6 +291,7 @@ def compile_records(backend: str, spec: KernelSpec, case: Case,
     With more than one compile, each record's case id gets the kernel/variant/config after a `;`.
     A case that compiled nothing gets one `skipped` record, so every case is accounted for.
     """
+    from parity.compile.ascend_only import language_finding
     from parity.run import mistakes
     from parity.run.record import empty_record
 
@@ -283,7 +310,9 @@ def compile_records(backend: str, spec: KernelSpec, case: Case,
                       expected_compile_error=expected.pattern if expected else None)
         record["timing"]["compile_s"] = compile_.get("seconds")
         record["status"], record["reason"] = judge(compile_, expected)
-        diagnosis = mistakes.diagnose(compile_.get("message"), spec.kernels) if record["status"] == "failed" else None
+        # an Ascend-only extension is named as such (ascend_only), never as a misspelt tl. function
+        diagnosis = (mistakes.diagnose(compile_.get("message"), spec.kernels)
+                     if record["status"] == "failed" and not language_finding(compile_.get("message") or "") else None)
         if diagnosis is not None:
             record["diagnosis"] = diagnosis
             record["reason"] = mistakes.explain(diagnosis, record["reason"])

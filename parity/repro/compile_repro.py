@@ -105,23 +105,35 @@ def describe(src: Any, target: Any, options: Mapping[str, Any] | None) -> dict[s
 
 
 def _describe_launch(spec: Any, case: Any, cpu_inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """In the child: launch the case with every compile described before it runs."""
+    """In the child: launch the case with every compile described before it runs. As on the tier
+    (parity.compile.keep_going), the launch goes on past a failing kernel and a rejected option."""
     import triton.compiler
 
+    from parity.compile.keep_going import keep_going
     from parity.compile.tools import clear_jit_caches
+    from parity.repro.launch_repro import describe_rejected
 
     seen: list[dict[str, Any]] = []
+    raised = [0]
     inner = triton.compiler.compile
 
     def observed(src: Any, target: Any = None, options: Any = None, **kwargs: Any) -> Any:
         if getattr(src, "fn", None) is not None:
             seen.append(describe(src, target, options))
-        return inner(src, target=target, options=options, **kwargs)
+        try:
+            return inner(src, target=target, options=options, **kwargs)
+        except Exception:
+            raised[0] += 1
+            raise
+
+    def rejected(jit: Any, option: str, exc: BaseException, args: Any, kwargs: Any, grid: Any) -> None:
+        seen.append(describe_rejected(jit, option, exc, args, kwargs, grid))
 
     triton.compiler.compile = observed  # the child's copy only; the JIT's binder imports it by name
     clear_jit_caches(spec.kernels)
     try:
-        spec.launch(cpu_inputs, case.params)
+        with keep_going(spec.kernels, lambda: raised[0], rejected):
+            spec.launch(cpu_inputs, case.params)
     except Exception:  # the failing compile raises here; its description is already taken
         pass
     return seen
@@ -265,9 +277,16 @@ def attach_all(records: Sequence[dict[str, Any]], spec: Any, case: Any, backend:
             if entry is None or entry["kernel"] != record["compile"]["kernel"]:
                 raise RuntimeError(f"the re-run compiled {len(entries)} kernel(s) in another order; "
                                    "the compile cannot be matched to its record")
-            script = render_script(backend.name, getattr(backend, "arch", None), entry, record, _limits(backend))
             out_dir = results_dir / REPROS_DIR / case_filename(spec.name, record["case"])
-            write_repro(out_dir, script, record, session_env(backend), backend.name)
+            if "launch_option" in entry:  # rejected before compiling: the launch itself is the repro
+                from parity.repro import launch_repro
+
+                script = launch_repro.render_script(entry, record, getattr(backend, "arch", None))
+                launch_repro.write_repro(out_dir, script, record, backend.name)
+            else:
+                script = render_script(backend.name, getattr(backend, "arch", None), entry, record,
+                                       _limits(backend))
+                write_repro(out_dir, script, record, session_env(backend), backend.name)
             record["repro"] = out_dir.relative_to(results_dir).as_posix()
         except (SourceError, OSError, RuntimeError, KeyError) as exc:
             record["repro_error"] = f"{type(exc).__name__}: {exc}"[:600]

@@ -11,6 +11,7 @@ import torch
 
 from parity import inputs as inp
 from parity.backends.base import Backend
+from parity.compile.ascend_only import launch_finding
 from parity.compile.counter import CompileCounter
 from parity.context import backend_scope
 from parity.repro.outputs_store import input_digest
@@ -153,7 +154,11 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
         if skip is not None:  # the backend cannot run this kernel (e.g. an op its CPU pipeline lacks)
             record["status"], record["reason"] = "skipped", skip
             return record, None
-        reason = error_text(exc)
+        # a launch option this Triton rejects (triton-ascend's multibuffer= on upstream) is named as such
+        launch = launch_finding(exc)
+        reason = launch or error_text(exc)
+        if launch:
+            record["error_kind"] = "launch_option"
         record["status"], record["reason"] = ("crashed" if is_sticky_device_error(reason) else "error"), reason
         _diagnose(spec, exc, record)
         timing["run_s"] = time.perf_counter() - t0

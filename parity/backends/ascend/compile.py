@@ -136,10 +136,13 @@ class AscendCompileBackend(Backend):
         from parity.run.runner import error_text
 
         ct.clear_jit_caches(spec.kernels)
+        from parity.compile.keep_going import keep_going
+
         recorder = self._driver.recorder = Recorder(progress)
         launch_failure = None
-        try:
-            spec.launch(cpu_inputs, case.params)
+        try:  # every listed kernel compiles, also those the launcher calls after a failing one
+            with keep_going(spec.kernels, lambda: sum(1 for a in recorder.attempts if a.ok is False or a.launch_error)):
+                spec.launch(cpu_inputs, case.params)
         except Exception as exc:  # compile errors are already on their attempt; keep anything else
             launch_failure = error_text(exc)
         records = [self._as_compile(spec, a.as_json()) for a in recorder.attempts]

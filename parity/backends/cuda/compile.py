@@ -20,7 +20,6 @@ import re
 import subprocess
 import tempfile
 import time
-import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -30,11 +29,13 @@ from parity.backends.cuda import torch_device
 from parity.compile import sandbox
 from parity.compile.counter import constants_by_name
 from parity.compile.isolate import run_isolated
+from parity.compile.keep_going import keep_going, recording_into
 from parity.compile.tools import (
     CompileOnlyDriver,
     autotune_keys,
     clear_jit_caches,
     empty_compile,
+    exception_text,
     trim_message,
     variant_and_config,
 )
@@ -133,7 +134,7 @@ def _child_compile(log: CompileLog, compile_fn: Any, src: Any, target: Any, opti
         compile_fn(src, target=target, options=options)
         return {"ok": True}
     except Exception as exc:
-        text = "".join(traceback.format_exception_only(type(exc), exc))
+        text = exception_text(exc)  # with its cause: the frontend's own reason follows the caret
         text = "\n".join(line for line in text.splitlines() if not line.startswith("Repro command"))
         # nothing produced: the frontend (code generator) rejected the program
         kind = "unsupported" if log.stage is None else "mlir_error"
@@ -396,10 +397,13 @@ class CudaCompileBackend(Backend):
 
     def compile_case(self, spec: Any, case: Any, cpu_inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
         """Launch the case under the compile-only driver; one dict per compile it caused."""
-        self.log.begin(list(spec.variants), autotune_keys(spec.kernels))
+        log = self.log
+        log.begin(list(spec.variants), autotune_keys(spec.kernels))
         clear_jit_caches(spec.kernels)
-        try:
-            spec.launch(cpu_inputs, case.params)
+        rejected = recording_into(log.compiles, log.variant_keys, log.config_keys)
+        try:  # every listed kernel compiles, also those the launcher calls after a failing one
+            with keep_going(spec.kernels, lambda: sum(1 for c in log.compiles if c.get("error_kind")), rejected):
+                spec.launch(cpu_inputs, case.params)
         except Exception:
             if not self.log.any_failed():  # not a compile or launch finding: the launcher's own bug
                 raise

@@ -1,0 +1,49 @@
+"""What only triton-ascend accepts: launch options and language extensions, named in findings.
+
+An Ascend-first kernel that uses them fails on upstream Triton by design; the record says so in
+words (which extension, that it is triton-ascend's) instead of leaving a bare KeyError or
+AttributeError, so the finding reads as a portability gap, not as a crash.
+"""
+
+from __future__ import annotations
+
+import re
+
+# NPUOptions fields of triton-ascend 3.2.0 that upstream's CUDA options lack: passed at launch
+ASCEND_ONLY_OPTIONS = ("multibuffer", "enable_auto_bind_sub_block", "enable_select_analysis",
+                       "enable_hivm_auto_cv_balance", "sync_solver", "unit_flag", "inject_barrier_all",
+                       "inject_block_all", "limit_auto_multi_buffer_only_for_local_buffer",
+                       "limit_auto_multi_buffer_of_local_buffer", "set_workspace_multibuffer", "tile_mix_vector_loop",
+                       "tile_mix_cube_loop", "disable_auto_inject_block_sync", "enable_nd2nz_on_vector",
+                       "compile_on_910_95", "parallel_mode", "force_simt_only")
+# triton.language names triton-ascend adds (the slicing ops of its tensor IR, its extra module)
+ASCEND_ONLY_LANGUAGE = ("insert_slice", "extract_slice", "get_element", "sort", "gather_out_to_ub", "cann")
+_MISSING_ATTR_RE = re.compile(r"has no attribute '(\w+)'")
+_HF32_RE = re.compile(r"input_precision.*hf32|hf32.*input_precision|\bhf32\b")
+
+
+def option_finding(option: str, exc: BaseException) -> str:
+    """The sentence a record carries for a launch option the active Triton rejected."""
+    owner = (f"`{option}` is a triton-ascend launch option (an NPU compile option); upstream Triton rejects it "
+             "at launch, before compiling: pass it only when the active backend is the NPU one"
+             if option in ASCEND_ONLY_OPTIONS else f"`{option}` is not a launch option of this Triton backend")
+    return f"{type(exc).__name__}: {exc}; {owner}"
+
+
+def launch_finding(exc: BaseException) -> str | None:
+    """The reason for a launch that Triton rejected over an option it does not know, else None."""
+    found = re.search(r"Keyword argument (\w+) was specified but unrecognised", str(exc))
+    return option_finding(found.group(1), exc) if found else None
+
+
+def language_finding(message: str) -> str | None:
+    """'uses tl.X, a triton-ascend language extension' when a compile message shows one, else None."""
+    found = _MISSING_ATTR_RE.search(message)
+    if "triton.language.extra.cann" in message or (found and found.group(1) == "cann"):
+        return ("uses triton.language.extra.cann, triton-ascend's extra module (absent upstream, and absent from "
+                "triton-ascend 3.2.0, the release on the package index)")
+    if found and found.group(1) in ASCEND_ONLY_LANGUAGE and "triton.language" in message:
+        return f"uses tl.{found.group(1)}, a triton-ascend language extension (absent upstream)"
+    if _HF32_RE.search(message):
+        return "asks for hf32 (input_precision='hf32'), an Ascend-only dot precision"
+    return None

@@ -1,0 +1,68 @@
+"""Repros for a launch that Triton rejects before compiling (a launch option it does not know).
+
+The compile tiers record such a launch as `launch_option` (parity.compile.keep_going); its repro
+is the kernel's source plus that one launch: the recorded argument shapes, launch options and
+grid, and the option that was rejected (templates/launch_option_script.py). The fix belongs to
+the launcher, so the note beside it is AUTHOR.md, addressed to the kernel's owners.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from parity.repro import template
+from parity.repro.source import SourceError, extract_kernel, literal
+
+
+def _arg_source(value: Any) -> str:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return literal(("tensor", str(value.dtype).split(".")[-1], tuple(value.shape)))
+    if type(value).__name__ == "constexpr":
+        value = value.value
+    return literal(value)
+
+
+def describe_rejected(jit: Any, option: str, exc: BaseException, args: tuple[Any, ...], kwargs: Mapping[str, Any],
+                      grid: Any) -> dict[str, Any]:
+    """The rejected launch as plain JSON (source text of each part), for render_script."""
+    name = getattr(jit, "__name__", None) or jit.fn.__name__
+    entry: dict[str, Any] = {"kernel": name, "launch_option": option}
+    try:
+        params = list(jit.arg_names)
+        named = {**dict(zip(params, args, strict=False)), **{k: v for k, v in kwargs.items() if k in params}}
+        extra = {k: v for k, v in kwargs.items() if k not in params and k != option}
+        if callable(grid):
+            grid = grid({**named, **extra})
+        grid = tuple(int(g) for g in (grid if isinstance(grid, (tuple, list)) else (grid,)))
+        entry.update(source=extract_kernel(jit).text(), value=literal(kwargs[option]), grid=literal(grid),
+                     args="{" + ", ".join(f"{k!r}: {_arg_source(v)}" for k, v in named.items()) + "}",
+                     launch_options="{" + ", ".join(f"{k!r}: {_arg_source(v)}" for k, v in extra.items()) + "}",
+                     message=f"{type(exc).__name__}: {exc}")
+    except (SourceError, TypeError, ValueError, AttributeError) as exc2:
+        entry["error"] = f"{type(exc2).__name__}: {exc2}"
+    return entry
+
+
+def render_script(entry: Mapping[str, Any], record: Mapping[str, Any], arch: Any) -> str:
+    if "error" in entry:
+        raise SourceError(entry["error"])
+    title = f"{record['kernel']} [{record['case']}]: launch option {entry['launch_option']!r} rejected"
+    return template.render("launch_option_script", title,
+                           source=entry["source"].replace("import triton\nimport triton.language as tl\n", "").strip(),
+                           kernel=entry["kernel"], option=literal(entry["launch_option"]), value=entry["value"],
+                           args=entry["args"], launch_options=entry["launch_options"], grid=entry["grid"],
+                           arch=literal(arch if isinstance(arch, int) else 90))
+
+
+def write_repro(out_dir: Path, script: str, record: Mapping[str, Any], backend: str) -> None:
+    from parity.repro.author import render_author
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "repro.py").write_text(script, encoding="utf-8")
+    why = ("the kernel's launcher passes a launch option that only another Triton backend declares; "
+           "pass it only when that backend is active (e.g. when triton.runtime.driver.active names the NPU)")
+    (out_dir / "AUTHOR.md").write_text(render_author(record, backend, why, "python repro.py"), encoding="utf-8")
