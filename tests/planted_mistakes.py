@@ -53,6 +53,14 @@ def control_copy_kernel(x, out, B: tl.constexpr):
     tl.store(out + o, b_x * 2.0)  # correct Triton, wrong numbers (the reference copies)
 
 
+# host code in a decorator indexes dicts: never a tile-index suspect (library kernels do this)
+@triton.heuristics({"EVEN": lambda args: args["B"] % 2 == 0})
+@triton.jit
+def control_heuristic_kernel(x, out, B: tl.constexpr, EVEN: tl.constexpr):
+    o = tl.arange(0, B)
+    tl.store(out + o, tl.load(x + o))
+
+
 def _inputs(p: Mapping[str, Any], gen: torch.Generator) -> dict[str, Any]:
     return {"x": randn((N,), "fp32", gen)}
 

@@ -70,3 +70,11 @@ def test_a_compiler_line_elsewhere_is_not_this_mistake():
     # "at 2:8" points at the tl.arange line, not the subscript: a non-jit helper call, say
     text = "at 2:8:\ndef mistake_index_kernel(x, out, B: tl.constexpr):\nDid you forget to add @triton.jit ?"
     assert mistakes.diagnose(text, SPECS["mistake_index"].kernels) is None
+
+
+def test_a_decorator_lambda_that_indexes_args_is_not_a_tile_index():
+    # the interpreter's "forget to add @triton.jit" (a module-level `exp = tl.exp` alias, say) names no
+    # line; the heuristics lambda's args["B"] is host code, so nothing in the kernel body matches
+    text = "InterpreterError: Did you forget to add @triton.jit ? (`exp` is not a JIT function)"
+    assert mistakes.diagnose(text, [planted.control_heuristic_kernel]) is None
+    assert mistakes.diagnose(text, SPECS["mistake_index"].kernels)["mistake"] == "tile_index"

@@ -38,9 +38,15 @@ def _is_plain_axis(node: ast.AST) -> bool:
     return isinstance(node, ast.Slice) and node.lower is None and node.upper is None and node.step is None
 
 
+def _body_nodes(fn: ast.FunctionDef) -> Iterator[ast.AST]:
+    """The kernel body's nodes; decorators are host code (`triton.heuristics({... args["T"] ...})`)."""
+    for statement in fn.body:
+        yield from ast.walk(statement)
+
+
 def _tile_subscripts(fn: ast.FunctionDef) -> Iterator[tuple[ast.Subscript, list[ast.AST]]]:
     # only subscripts of plain names: `b_x.shape[0]` reads a constexpr tuple, which is allowed
-    for node in ast.walk(fn):
+    for node in _body_nodes(fn):
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
             items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
             if not all(map(_is_plain_axis, items)):
