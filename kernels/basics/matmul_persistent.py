@@ -86,7 +86,7 @@ def _inputs(p: Mapping[str, Any], gen: torch.Generator) -> dict[str, Any]:
 
 
 def _launch(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, torch.Tensor]:
-    return {"c": matmul_persistent(inputs["a"], inputs["b"], p.get("precision"))}
+    return {"c": matmul_persistent(inputs["a"], inputs["b"], p.get("precision"), num_cores=p.get("programs"))}
 
 
 def _cases(shapes: dict[str, list[int]]) -> list:
@@ -103,10 +103,13 @@ SPECS = [
         kernel=matmul_persistent_kernel,
         launch=_launch,
         reference=ref.matmul,
-        # 150x100 at 32x32 tiles is 20 tiles over 3 interpreter programs; on a GPU the tile loop wraps
-        # only when the tiles outnumber the SMs, which the full level's 513x256 does at small tiles
-        cases=by_level(_cases({"M": [150], "N": [100], "K": [80]}),
-                       _cases({"M": [1, 100, 513], "N": [72, 256], "K": [16, 80, 1000]})),
+        # the tile loop wraps only where tiles outnumber programs: 150x100 at the interpreter's 32x32 tiles
+        # is 20 tiles over 3 programs, and `programs` pins the grid to 2 so it wraps on a GPU too
+        cases=by_level(_cases({"M": [150], "N": [100], "K": [80]})
+                       + product(M=[300], N=[264], K=[80], dtype=["fp16"], programs=[2]),
+                       _cases({"M": [1, 100, 513], "N": [72, 256], "K": [16, 80, 1000]})
+                       + product(M=[513], N=[256], K=[1000], dtype=["bf16"], programs=[2])
+                       + product(M=[513], N=[256], K=[1000], dtype=["fp32"], precision=["tf32"], programs=[2])),
         make_inputs=_inputs,
         tolerance_key=_BASE.tolerance_key,
         tolerance=_BASE.tolerance,
