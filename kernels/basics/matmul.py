@@ -14,7 +14,7 @@ import torch
 import triton
 import triton.language as tl
 
-from parity import KernelSpec, KnownDivergence, Tolerance, nan_empty, randn
+from parity import KernelSpec, KnownDivergence, Tolerance, known, nan_empty, randn
 from parity.cases import by_level, product
 from reference import basics as ref
 
@@ -96,16 +96,8 @@ SPECS = [
             KnownDivergence(backend="interpret", applies=lambda p: p["dtype"] == "bf16",
                             reason="the interpreter keeps bf16 as uint16 and tl.dot multiplies the raw bit patterns",
                             link="https://github.com/triton-lang/triton/issues/11584"),
-            *(KnownDivergence(backend=b, applies=lambda p: p["dtype"] != "fp32",
-                              reason="triton-ascend 3.2.0's NPUOptions has no default_dot_input_precision, so "
-                                     "tl.dot with input_precision=None fails in the frontend",
-                              link="https://github.com/triton-lang/triton-ascend/pull/617")
-              for b in ("ascend", "ascend-compile", "ascend-lowered")),
-            *(KnownDivergence(backend=b, applies=lambda p: p.get("precision") == "tf32",
-                              reason="triton-ascend accepts only ieee and hf32 for fp32 tl.dot and rejects tf32 "
-                                     "(hf32 is the Ascend counterpart)",
-                              link="https://github.com/triton-lang/triton-ascend/pull/1265")
-              for b in ("ascend", "ascend-compile", "ascend-lowered")),
+            *known.ASCEND_DOT_DEFAULT_PRECISION,
+            *known.ASCEND_REJECTS_TF32,
         ),
         baseline=lambda inputs, p: inputs["a"] @ inputs["b"].T,
     ),
