@@ -112,7 +112,7 @@ def flash_attention_tma(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causa
                          "of two of at least 16 bytes; use attention.flash_attention_fwd for other head sizes")
     scale = D**-0.5 if scale is None else scale
     o = nan_empty(q.shape, q.dtype, q.device)
-    device_info.refuse_on_ascend_lowered()
+    device_info.refuse_without_descriptors()
     device_info.ensure_descriptor_scratch(q.device)
 
     def grid(meta: Mapping[str, Any]) -> tuple[int, int]:
@@ -148,7 +148,7 @@ SPECS = [
         bytes=_BASE.bytes,
         flops=_BASE.flops,
         out_dims=_BASE.out_dims,
-        unavailable=device_info.unavailable_on_ascend_lowered,
+        unavailable=device_info.descriptors_unavailable,
         baseline=_BASE.baseline,
         doc="flash attention forward over tensor descriptors, unmasked off-diagonal key blocks; autotuned",
     ),

@@ -64,17 +64,29 @@ LOWERED_DESCRIPTOR_CRASH = ("ascend-lowered: running triton-adapter's tensor-des
                             "ascend-compile records this kernel through bishengir")
 
 
-def unavailable_on_ascend_lowered() -> str | None:
-    """A spec's `unavailable` for kernels the ascend-lowered tier cannot run without crashing."""
+def descriptors_unavailable() -> str | None:
+    """A spec's `unavailable` for kernels built on tl.make_tensor_descriptor: why they cannot run here.
+
+    Upstream triton added it in 3.3 as _experimental_make_tensor_descriptor and named it
+    make_tensor_descriptor in 3.4; triton-ascend 3.2.0 has it. On ascend-lowered it crashes."""
+    import triton.language as tl
+
     from parity import current_backend
 
-    return LOWERED_DESCRIPTOR_CRASH if current_backend() == "ascend-lowered" else None
+    if current_backend() == "ascend-lowered":
+        return LOWERED_DESCRIPTOR_CRASH
+    if not hasattr(tl, "make_tensor_descriptor"):
+        import triton
+
+        return (f"triton {triton.__version__} has no tl.make_tensor_descriptor (upstream names it so from 3.4; "
+                "3.3 spells it _experimental_make_tensor_descriptor): pip install 'triton>=3.4'")
+    return None
 
 
-def refuse_on_ascend_lowered() -> None:
+def refuse_without_descriptors() -> None:
     """Called by such a kernel's launcher: callers that bypass `unavailable` (run_case directly) get a
-    skip (an error marked `parity_skip`) instead of a segfault."""
-    reason = unavailable_on_ascend_lowered()
+    skip (an error marked `parity_skip`) instead of a segfault or a misleading AttributeError."""
+    reason = descriptors_unavailable()
     if reason:
         exc = RuntimeError(reason)
         exc.parity_skip = True  # type: ignore[attr-defined]

@@ -85,7 +85,7 @@ def matmul_tma(a: torch.Tensor, b: torch.Tensor, precision: str | None = None) -
             raise ValueError(f"matmul_tma: {name}'s row stride is {n * t.element_size()} bytes; a tensor "
                              "descriptor needs a multiple of 16 bytes, so pad K and N or use basics.matmul")
     c = nan_empty((M, N), a.dtype, a.device)
-    device_info.refuse_on_ascend_lowered()
+    device_info.refuse_without_descriptors()
     device_info.ensure_descriptor_scratch(a.device)
 
     def grid(meta: Mapping[str, Any]) -> tuple[int]:
@@ -126,7 +126,7 @@ SPECS = [
         flops=_BASE.flops,
         out_dims={"c": ("m", "n")},
         known_divergences=_BASE.known_divergences,
-        unavailable=device_info.unavailable_on_ascend_lowered,
+        unavailable=device_info.descriptors_unavailable,
         baseline=_BASE.baseline,
         doc="tensor-descriptor (TMA) matmul with grouped tile order; autotuned over Hopper's fast tiles",
     ),
