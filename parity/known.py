@@ -16,4 +16,24 @@ INTERPRETER_BF16 = KnownDivergence(
            "bit patterns",
     link="https://github.com/triton-lang/triton/issues/11584")
 
-__all__ = ["INTERPRETER_BF16"]
+ASCEND_BACKENDS = ("ascend", "ascend-compile", "ascend-lowered")
+
+# triton-ascend 3.2.0's frontend reads options.default_dot_input_precision when tl.dot gets
+# input_precision=None as a constexpr (a launcher passing its fp32 precision through for every dtype);
+# NPUOptions has no such field. Shared by matmul, matmul_tma and matmul_persistent.
+ASCEND_DOT_DEFAULT_PRECISION = tuple(
+    KnownDivergence(backend=b, applies=lambda p: p.get("dtype") != "fp32",
+                    reason="triton-ascend 3.2.0's NPUOptions has no default_dot_input_precision, so "
+                           "tl.dot with input_precision=None fails in the frontend",
+                    link="https://github.com/triton-lang/triton-ascend/pull/617")
+    for b in ASCEND_BACKENDS)
+
+# fp32 tl.dot on Ascend takes "ieee" or "hf32"; "tf32" is rejected with a message naming hf32.
+ASCEND_REJECTS_TF32 = tuple(
+    KnownDivergence(backend=b, applies=lambda p: p.get("precision") == "tf32",
+                    reason="triton-ascend accepts only ieee and hf32 for fp32 tl.dot and rejects tf32 "
+                           "(hf32 is the Ascend counterpart)",
+                    link="https://github.com/triton-lang/triton-ascend/pull/1265")
+    for b in ASCEND_BACKENDS)
+
+__all__ = ["ASCEND_BACKENDS", "ASCEND_DOT_DEFAULT_PRECISION", "ASCEND_REJECTS_TF32", "INTERPRETER_BF16"]

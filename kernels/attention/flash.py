@@ -17,6 +17,7 @@ import torch
 import triton
 import triton.language as tl
 
+from kernels.basics import device_info
 from parity import KernelSpec, KnownDivergence, PerfTarget, Tolerance, nan_empty, randn
 from parity.cases import by_level, product
 from reference import attention as ref
@@ -79,14 +80,9 @@ def flash_attention_fwd_persistent_kernel(q, k, v, o, T, n_bh, qk_scale, H: tl.c
 
 
 def device_core_count(device: torch.device) -> int:
-    """SMs on CUDA, AI cores on Ascend; 3 elsewhere (the interpreter), so the tile loop wraps."""
-    if device.type == "cuda":
-        return torch.cuda.get_device_properties(device).multi_processor_count
-    if device.type == "npu":
-        from triton.runtime import driver
-
-        return int(driver.active.utils.get_device_properties(device.index or 0)["num_aicore"])
-    return 3
+    """SMs on CUDA, AI cores on Ascend, also for a compile tier's target; 3 under the interpreter, so the
+    tile loop wraps."""
+    return device_info.device_core_count(device)
 
 
 def flash_attention_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,

@@ -14,7 +14,7 @@ import torch
 import triton
 import triton.language as tl
 
-from parity import KernelSpec, KnownDivergence, PerfTarget, Tolerance, nan_empty, randn
+from parity import KernelSpec, KnownDivergence, PerfTarget, Tolerance, known, nan_empty, randn
 from parity.cases import by_level, product
 from reference import basics as ref
 
@@ -59,7 +59,12 @@ def _launch(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, torch.
 
 
 def _tolerance_key(p: Mapping[str, Any]) -> str:
-    return f"fp32-{p['precision']}" if p["dtype"] == "fp32" else p["dtype"]
+    if p["dtype"] == "fp32":
+        return f"fp32-{p['precision']}"
+    return f"{p['dtype']}-longK" if p["K"] > LONG_K else p["dtype"]
+
+
+LONG_K = 4096
 
 
 def _cases(shapes: dict[str, list[int]]) -> list:
@@ -68,6 +73,10 @@ def _cases(shapes: dict[str, list[int]]) -> list:
 
 _ACC_REASON = ("fp32 accumulation over K unit-variance products leaves an absolute error near "
                "K·2^-24 (~6e-5 at K=1000) that does not shrink with |c|; torch's atol=1e-5 assumes no reduction")
+
+_LONG_K_REASON = ("the perf size, K=8192: partial sums reach |c| ~ sqrt(K) ~ 90, each fp32 add rounds by up to "
+                  "90·2^-24, so the accumulated error has a spread near 5e-4 and its tail over 67M outputs "
+                  "reaches 2e-3 (measured 1.8e-3 on the H200); 1e-3 held only up to K=1000")
 
 SPECS = [
     KernelSpec(
@@ -83,6 +92,8 @@ SPECS = [
         tolerance={
             "fp16": Tolerance(rtol=1e-3, atol=1e-3, reason=_ACC_REASON),
             "bf16": Tolerance(rtol=1.6e-2, atol=1e-3, reason=_ACC_REASON),
+            **{f"{d}-longK": Tolerance(rtol=rtol, atol=4e-3, reason=_LONG_K_REASON)
+               for d, rtol in (("fp16", 1e-3), ("bf16", 1.6e-2))},
             "fp32-ieee": Tolerance(rtol=1e-5, atol=2e-4, reason=_ACC_REASON),
             "fp32-tf32": Tolerance(rtol=1e-2, atol=1e-2, max_err_ratio=2e-3, reason=(
                 "tf32 keeps 10 mantissa bits, so each product carries ~2^-11 relative error and "
@@ -96,16 +107,8 @@ SPECS = [
             KnownDivergence(backend="interpret", applies=lambda p: p["dtype"] == "bf16",
                             reason="the interpreter keeps bf16 as uint16 and tl.dot multiplies the raw bit patterns",
                             link="https://github.com/triton-lang/triton/issues/11584"),
-            *(KnownDivergence(backend=b, applies=lambda p: p["dtype"] != "fp32",
-                              reason="triton-ascend 3.2.0's NPUOptions has no default_dot_input_precision, so "
-                                     "tl.dot with input_precision=None fails in the frontend",
-                              link="https://github.com/triton-lang/triton-ascend/pull/617")
-              for b in ("ascend", "ascend-compile", "ascend-lowered")),
-            *(KnownDivergence(backend=b, applies=lambda p: p.get("precision") == "tf32",
-                              reason="triton-ascend accepts only ieee and hf32 for fp32 tl.dot and rejects tf32 "
-                                     "(hf32 is the Ascend counterpart)",
-                              link="https://github.com/triton-lang/triton-ascend/pull/1265")
-              for b in ("ascend", "ascend-compile", "ascend-lowered")),
+            *known.ASCEND_DOT_DEFAULT_PRECISION,
+            *known.ASCEND_REJECTS_TF32,
         ),
         perf_cases=product(M=[8192], N=[8192], K=[8192], dtype=["bf16"]),
         bound="compute",
