@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 import traceback
 from collections.abc import Callable, Mapping
@@ -70,9 +71,29 @@ def _as_outputs(spec: KernelSpec, value: Any) -> dict[str, torch.Tensor]:
 
 
 def error_text(exc: BaseException, limit: int = 600) -> str:
-    """The exception's last lines: compilers put the useful part at the end."""
+    """The exception's last lines (compilers put the useful part at the end), and where it was raised."""
     text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-    return text if len(text) <= limit else "…" + text[-limit:]
+    text = text if len(text) <= limit else "…" + text[-limit:]
+    where = raised_at(exc)
+    return f"{text} (raised at {where})" if where else text
+
+
+# frames inside these are the machinery, not the code that went wrong
+_MACHINERY = ("/torch/", "/triton/", "/parity/", "/_pytest/", "/pluggy/")
+
+
+def raised_at(exc: BaseException) -> str | None:
+    """file:line of the innermost frame in the kernel's or library's own code: a launcher error such
+    as "'str' object cannot be interpreted as an integer" says nothing without it."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if not any(m in f.filename.replace("\\", "/") for m in _MACHINERY)]
+    if not frames:
+        return None
+    frame = frames[-1]
+    path = frame.filename.split("site-packages/")[-1]
+    if os.path.isabs(path) and not os.path.relpath(path).startswith(".."):
+        path = os.path.relpath(path)
+    return f"{path}:{frame.lineno}, in {frame.name}"
 
 
 def _launch_pinned(spec: KernelSpec, case: Case, dev_inputs: Mapping[str, Any], backend: Backend,
