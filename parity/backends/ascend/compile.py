@@ -133,13 +133,14 @@ class AscendCompileBackend(Backend):
         """In the child: launch under the compile-only driver and turn its attempts into compile dicts."""
         from parity.backends.ascend.driver import Recorder
         from parity.compile import tools as ct
+        from parity.compile.device_tensors import launch_on_target
         from parity.run.runner import error_text
 
         ct.clear_jit_caches(spec.kernels)
         recorder = self._driver.recorder = Recorder(progress)
         launch_failure = None
-        try:
-            spec.launch(cpu_inputs, case.params)
+        try:  # on tensors that say "npu", so libraries take their NPU path (parity.compile.device_tensors)
+            launch_on_target(spec.launch, cpu_inputs, case.params, "npu")
         except Exception as exc:  # compile errors are already on their attempt; keep anything else
             launch_failure = error_text(exc)
         records = [self._as_compile(spec, a.as_json()) for a in recorder.attempts]

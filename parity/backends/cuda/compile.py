@@ -29,6 +29,7 @@ from parity.backends.base import Backend
 from parity.backends.cuda import torch_device
 from parity.compile import sandbox
 from parity.compile.counter import constants_by_name
+from parity.compile.device_tensors import launch_on_target
 from parity.compile.isolate import run_isolated
 from parity.compile.tools import (
     CompileOnlyDriver,
@@ -398,8 +399,8 @@ class CudaCompileBackend(Backend):
         """Launch the case under the compile-only driver; one dict per compile it caused."""
         self.log.begin(list(spec.variants), autotune_keys(spec.kernels))
         clear_jit_caches(spec.kernels)
-        try:
-            spec.launch(cpu_inputs, case.params)
+        try:  # on tensors that say "cuda", so libraries take their GPU path (parity.compile.device_tensors)
+            launch_on_target(spec.launch, cpu_inputs, case.params, "cuda")
         except Exception:
             if not self.log.any_failed():  # not a compile or launch finding: the launcher's own bug
                 raise
