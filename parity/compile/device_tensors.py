@@ -30,7 +30,6 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_map
 
-
 # attributes torch's own subclass handling leaves unwrapped (.grad, ._base, ...)
 _NO_WRAP = torch.overrides.get_default_nowrap_functions()
 
