@@ -57,12 +57,20 @@ def run_forked(fn: Callable[[], Any], *, what: str, timeout_s: float = CASE_TIME
     result = run_isolated(fn, timeout_s=timeout_s)
     if result.ok:
         return result.value
-    output = result.output.strip()
-    tail = f"\nits last output:\n{output[-1200:]}" if output else ""
-    if result.timed_out:
-        raise ForkedCaseError(f"{what}: no result after {timeout_s:g} s in its forked child, which was killed "
-                              f"(raise PARITY_CASE_TIMEOUT_S if the case needs longer){tail}")
-    if result.crashed:
-        raise ForkedCaseError(f"{what}: {result.crashed} in its forked child{tail}")
-    # the child raised: its traceback ends with the exception, which is what a record quotes
-    raise ForkedCaseError(f"{what} raised in its forked child:\n{(result.error or '').strip()}")
+    if result.error is not None:  # the child raised: its traceback ends with the exception a record quotes
+        raise ForkedCaseError(f"{what} raised in its forked child:\n{result.error.strip()}")
+    # records quote a message's tail, so the verdict goes last; the child's full output stays on the error
+    said = _last_words(result.output)
+    said = f"; its last output: {said}" if said else ""
+    verdict = (f"no result after {timeout_s:g} s, the child was killed (PARITY_CASE_TIMEOUT_S sets the limit)"
+               if result.timed_out else result.crashed or "the child gave no result")
+    error = ForkedCaseError(f"{what}{said}\n{what}: {verdict} in its forked child")
+    error.output = result.output  # type: ignore[attr-defined]
+    raise error
+
+
+def _last_words(output: str, limit: int = 300) -> str:
+    """The last line a dying child printed before faulthandler's stack dump (which says little here)."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    dump = next((i for i, line in enumerate(lines) if line.startswith("Fatal Python error")), len(lines))
+    return (lines[:dump] or [""])[-1][:limit]
