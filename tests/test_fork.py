@@ -39,7 +39,7 @@ def test_a_child_killed_by_a_signal_is_named():
 
 
 def test_a_hung_child_is_killed_at_its_limit():
-    with pytest.raises(ForkedCaseError, match="no result after 0.5 s, the child was killed"):
+    with pytest.raises(ForkedCaseError, match=r"no result after 0\.5 s, the child was killed"):
         run_forked(lambda: time.sleep(30), what="k[n=1]", timeout_s=0.5)
 
 
