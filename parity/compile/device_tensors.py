@@ -138,11 +138,13 @@ class TargetDeviceMode(TorchFunctionMode):
 
     def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
                            kwargs: Mapping[str, Any] | None = None) -> Any:
+        if func is torch.device:  # naming the target is fine; only tensors must not be made there
+            return func(*args, **(kwargs or {}))
         if func is torch.Tensor.cuda:  # x.cuda() on a CPU tensor: onto the target
             return onto(args[0], self.target)
         moved, args, kwargs = _device_args(args, kwargs or {}, self.target.type)
-        if moved is None or (args and isinstance(args[0], TargetTensor)):
-            return func(*args, **kwargs)  # the subclass's own methods handle moves of a target tensor
+        if moved is None:
+            return func(*args, **kwargs)
         if moved == "cpu":  # e.g. torch.empty_like(x, device="cpu"): a plain CPU result
             return func(*as_cpu(args), **as_cpu(kwargs))
         return tree_map(lambda v: onto(v, self.target) if isinstance(v, torch.Tensor) else v, func(*args, **kwargs))
