@@ -49,6 +49,8 @@ class AscendCompileBackend(Backend):
     name = "ascend-compile"
     mode = "compile"
     device_type = "cpu"
+    # the device type launches see (parity.compile.device_tensors): CPU memory that says "npu"
+    launch_device_type: ClassVar[str] = "npu"
     fallback_hint = SESSION_HINT
     # the plugin copies this pytest option's value into `arch` before prepare()
     arch_option: ClassVar[str] = "--ascend-arch"
@@ -140,7 +142,7 @@ class AscendCompileBackend(Backend):
         recorder = self._driver.recorder = Recorder(progress)
         launch_failure = None
         try:  # on tensors that say "npu", so libraries take their NPU path (parity.compile.device_tensors)
-            launch_on_target(spec.launch, cpu_inputs, case.params, "npu")
+            launch_on_target(spec.launch, cpu_inputs, case.params, self.launch_device_type)
         except Exception as exc:  # compile errors are already on their attempt; keep anything else
             launch_failure = error_text(exc)
         records = [self._as_compile(spec, a.as_json()) for a in recorder.attempts]

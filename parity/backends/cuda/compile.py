@@ -227,6 +227,8 @@ class CudaCompileBackend(Backend):
     name = "cuda-compile"
     mode = "compile"
     device_type = "cpu"
+    # the device type launches see (parity.compile.device_tensors): CPU memory that says "cuda"
+    launch_device_type: ClassVar[str] = "cuda"
     fallback_hint = "nox -s interpret"
     # the plugin copies this pytest option's value into `arch` before prepare()
     arch_option: ClassVar[str] = "--cuda-arch"
@@ -387,7 +389,7 @@ class CudaCompileBackend(Backend):
         self.log.begin(list(spec.variants), autotune_keys(spec.kernels))
         clear_jit_caches(spec.kernels)
         try:  # on tensors that say "cuda", so libraries take their GPU path (parity.compile.device_tensors)
-            launch_on_target(spec.launch, cpu_inputs, case.params, "cuda")
+            launch_on_target(spec.launch, cpu_inputs, case.params, self.launch_device_type)
         except Exception:
             if not self.log.any_failed():  # not a compile or launch finding: the launcher's own bug
                 raise
