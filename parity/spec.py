@@ -179,6 +179,10 @@ class KernelSpec:
     # a probe that exists to (not) compile: only the compile tiers take its cases, because there
     # is no output to compare where it does not build
     compile_only: bool = False
+    # compile tiers: run each case in a forked child, so state the launcher's code keeps between
+    # calls (a library's own kernel cache) cannot carry over to the next case. None: automatic, on
+    # when a kernel comes from another package than the launcher (parity.run.fork.wants_fork)
+    fork: bool | None = None
     # params -> bytes moved / flops done, for roofline figures
     bytes: Callable[[Params], float] | None = None
     flops: Callable[[Params], float] | None = None

@@ -73,3 +73,82 @@ def test_fla_imports_under_the_compile_tier(tier, tmp_path):
     if "UNAVAILABLE" in proc.stdout:
         pytest.skip(proc.stdout.strip())
     assert proc.returncode == 0 and "imported" in proc.stdout, proc.stderr[-3000:]
+
+
+# --- tensors on the target device type (parity.compile.device_tensors) -------------------------------
+
+def _device_checking_launch(target: str):
+    """A launcher written like a library's: refuses tensors not on `target`, allocates on their device."""
+    def launch(inputs, p):
+        x = inputs["x"]
+        if x.device.type != target:
+            raise ValueError(f"input device is not {target.upper()}")
+        out = torch.empty_like(x)
+        scratch = torch.zeros(x.shape[0], device=x.device, dtype=torch.float32)
+        index = torch.arange(x.shape[-1], device=target).reshape(1, -1).contiguous()
+        rows = x.new_empty(x.shape[0]).cumsum(0)
+        for t in (out, scratch, index, rows, x.to(x.device), x.view(-1), x.t().contiguous()):
+            assert t.device.type == target, f"{t.device} left {target}"
+        out.copy_(x * 2 + index)
+        return {"out": out, "scratch": scratch}
+
+    return launch
+
+
+def test_a_device_checking_launcher_fails_on_cpu_tensors_and_runs_on_target_tensors():
+    from parity.compile.device_tensors import launch_on_target
+
+    x = torch.arange(12.0).reshape(3, 4)
+    launch = _device_checking_launch("cuda")
+    with pytest.raises(ValueError, match="input device is not CUDA"):  # control: what the tiers gave before
+        launch({"x": x}, {})
+    out = launch_on_target(launch, {"x": x}, {}, "cuda")
+    assert type(out["out"]) is torch.Tensor and out["out"].device.type == "cpu"  # plain CPU once back
+    assert torch.equal(out["out"], x * 2 + torch.arange(4.0))
+    with pytest.raises((AssertionError, RuntimeError)):  # only inside the launch do factories accept "cuda"
+        torch.empty(2, device="cuda")
+
+
+def test_target_tensors_share_memory_strides_and_identity_like_device_tensors():
+    from parity.compile.device_tensors import as_cpu, on_target
+
+    base = torch.randn(8, 16)
+    with on_target("cuda") as move:
+        x = move({"x": base.t()})["x"]  # non-contiguous: Triton specializes on strides too
+        assert x.data_ptr() == base.data_ptr() and x.stride() == (1, 16) and x.dtype == base.dtype
+        assert x.is_cuda and x.get_device() == 0 and x.device == torch.device("cuda", 0)
+        assert x.to("cuda") is x and x[1:].data_ptr() == base.data_ptr() + 4  # moves keep it; views alias
+        y = torch.empty_like(x)
+        assert y.add_(1) is y  # in-place ops return their argument
+        plain = x.cpu()
+        assert type(plain) is torch.Tensor and plain.data_ptr() == base.data_ptr()
+        assert type(torch.empty(2).copy_(x[0, :2])) is torch.Tensor  # copying into a CPU tensor stays CPU
+        assert type(torch.zeros_like(x, device="cpu")) is torch.Tensor
+    assert type(as_cpu({"o": (x, 3)})["o"][0]) is torch.Tensor
+
+
+def test_npu_target_tensors_in_a_clean_process():
+    """"npu" needs torch's PrivateUse1 renamed, once per process: checked in a child of its own."""
+    script = (
+        "import torch\nfrom parity.compile.device_tensors import launch_on_target\n"
+        "from tests.test_torch_device import _device_checking_launch\n"
+        "x = torch.ones(2, 4)\nlaunch = _device_checking_launch('npu')\n"
+        "try:\n    launch({'x': x}, {})\nexcept ValueError as exc:\n    print('control:', exc)\n"
+        "out = launch_on_target(launch, {'x': x}, {}, 'npu')\n"
+        "assert type(out['out']) is torch.Tensor and out['out'].device.type == 'cpu'\nprint('npu ok')\n")
+    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert "control: input device is not NPU" in proc.stdout and "npu ok" in proc.stdout, proc.stderr[-3000:]
+
+
+def test_triton_specializes_target_tensors_in_a_clean_process():
+    from parity.backends.cuda.compile import CudaCompileBackend
+
+    reason = CudaCompileBackend().unavailable()
+    if reason:
+        pytest.skip(reason)
+    controls = Path(__file__).with_name("target_tensor_controls.py")
+    env = {**os.environ, "TRITON_INTERPRET": "0"}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", str(controls)], env=env,
+                          cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
+    assert proc.returncode == 0, f"target tensor controls failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-2000:]}"

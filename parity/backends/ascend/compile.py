@@ -49,6 +49,8 @@ class AscendCompileBackend(Backend):
     name = "ascend-compile"
     mode = "compile"
     device_type = "cpu"
+    # the device type launches see (parity.compile.device_tensors): CPU memory that says "npu"
+    launch_device_type: ClassVar[str] = "npu"
     fallback_hint = SESSION_HINT
     # the plugin copies this pytest option's value into `arch` before prepare()
     arch_option: ClassVar[str] = "--ascend-arch"
@@ -133,6 +135,7 @@ class AscendCompileBackend(Backend):
         """In the child: launch under the compile-only driver and turn its attempts into compile dicts."""
         from parity.backends.ascend.driver import Recorder
         from parity.compile import tools as ct
+        from parity.compile.device_tensors import launch_on_target
         from parity.run.runner import error_text
 
         ct.clear_jit_caches(spec.kernels)
@@ -140,9 +143,10 @@ class AscendCompileBackend(Backend):
 
         recorder = self._driver.recorder = Recorder(progress)
         launch_failure = None
-        try:  # every listed kernel compiles, also those the launcher calls after a failing one
+        try:  # every listed kernel compiles, also those the launcher calls after a failing one; on
+            # tensors that say "npu", so libraries take their NPU path (parity.compile.device_tensors)
             with keep_going(spec.kernels, lambda: sum(1 for a in recorder.attempts if a.ok is False or a.launch_error)):
-                spec.launch(cpu_inputs, case.params)
+                launch_on_target(spec.launch, cpu_inputs, case.params, self.launch_device_type)
         except Exception as exc:  # compile errors are already on their attempt; keep anything else
             launch_failure = error_text(exc)
         records = [self._as_compile(spec, a.as_json()) for a in recorder.attempts]

@@ -16,7 +16,6 @@ import argparse
 import faulthandler
 import hashlib
 import os
-import re
 import subprocess
 import tempfile
 import time
@@ -26,8 +25,10 @@ from typing import Any, ClassVar
 
 from parity.backends.base import Backend
 from parity.backends.cuda import torch_device
+from parity.backends.cuda.resources import max_threads, resource_usage
 from parity.compile import sandbox
 from parity.compile.counter import constants_by_name
+from parity.compile.device_tensors import launch_on_target
 from parity.compile.isolate import run_isolated
 from parity.compile.keep_going import keep_going, recording_into
 from parity.compile.tools import (
@@ -47,6 +48,7 @@ from parity.compile.triton_compat import (
     nvidia_binary,
     set_active_driver,
 )
+from parity.run.fork import run_forked, wants_fork
 
 
 @dataclass(frozen=True)
@@ -102,28 +104,6 @@ class CompileLog:
 
     def any_failed(self) -> bool:
         return any(not c["ok"] or c["launch_error"] for c in self.compiles)
-
-
-def resource_usage(cubin: bytes, kernel: str) -> tuple[int | None, int | None]:
-    """(registers, spills) of one kernel from its cubin, via the cuobjdump triton bundles."""
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as fh:
-        fh.write(cubin)
-        fh.flush()
-        out = subprocess.run([nvidia_binary("cuobjdump") or "cuobjdump", "-res-usage", fh.name], capture_output=True,
-                             text=True, check=False).stdout
-    block = out.split(f"Function {kernel}:", 1)[-1] if f"Function {kernel}:" in out else out
-    regs = re.search(r"REG:(\d+)", block)
-    # spilled registers live in the stack frame; LOCAL holds local arrays
-    local = [int(m) for m in re.findall(r"(?:STACK|LOCAL):(\d+)", block)]
-    return (int(regs.group(1)) if regs else None, sum(local) // 4 if local else None)
-
-
-def max_threads(arch: CudaArch, n_regs: int | None) -> int:
-    """Threads per block the register file allows (registers are allocated per warp, by 256)."""
-    if not n_regs:
-        return arch.max_threads_per_block
-    per_warp = -(-n_regs * 32 // 256) * 256
-    return min(arch.max_threads_per_block, arch.registers_per_sm // per_warp * 32)
 
 
 def _child_compile(log: CompileLog, compile_fn: Any, src: Any, target: Any, options: Any) -> dict[str, Any]:
@@ -248,6 +228,8 @@ class CudaCompileBackend(Backend):
     name = "cuda-compile"
     mode = "compile"
     device_type = "cpu"
+    # the device type launches see (parity.compile.device_tensors): CPU memory that says "cuda"
+    launch_device_type: ClassVar[str] = "cuda"
     fallback_hint = "nox -s interpret"
     # the plugin copies this pytest option's value into `arch` before prepare()
     arch_option: ClassVar[str] = "--cuda-arch"
@@ -396,14 +378,23 @@ class CudaCompileBackend(Backend):
                                   f"{n_regs} registers per thread allow {max_threads(arch, n_regs)}")
 
     def compile_case(self, spec: Any, case: Any, cpu_inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """Launch the case under the compile-only driver; one dict per compile it caused."""
+        """Launch the case under the compile-only driver; one dict per compile it caused.
+
+        A spec whose launcher calls a library runs its case in a forked child (parity.run.fork):
+        the library's own caches would otherwise carry compiled kernels over to the next case."""
+        if wants_fork(spec):
+            return run_forked(lambda: self._compile_here(spec, case, cpu_inputs), what=f"{spec.name}[{case.id}]")
+        return self._compile_here(spec, case, cpu_inputs)
+
+    def _compile_here(self, spec: Any, case: Any, cpu_inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
         log = self.log
         log.begin(list(spec.variants), autotune_keys(spec.kernels))
         clear_jit_caches(spec.kernels)
         rejected = recording_into(log.compiles, log.variant_keys, log.config_keys)
-        try:  # every listed kernel compiles, also those the launcher calls after a failing one
+        try:  # every listed kernel compiles, also those the launcher calls after a failing one; on
+            # tensors that say "cuda", so libraries take their GPU path (parity.compile.device_tensors)
             with keep_going(spec.kernels, lambda: sum(1 for c in log.compiles if c.get("error_kind")), rejected):
-                spec.launch(cpu_inputs, case.params)
+                launch_on_target(spec.launch, cpu_inputs, case.params, self.launch_device_type)
         except Exception:
             if not self.log.any_failed():  # not a compile or launch finding: the launcher's own bug
                 raise
