@@ -114,6 +114,12 @@ def _rope_ref(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
     return {"q": rotate(inputs["q"]), "k": rotate(inputs["k"])}
 
 
+ROPE_TOL = {"bf16": Tolerance(rtol=0.0, atol=1e-6, max_err_ratio=0.008, reason=(
+    "Liger's RoPE multiplies and adds in the input dtype: each bf16 product rounds by up to 2^-9 of |q|, and "
+    "q·cos - q'·sin cancels, so an element's error is relative to |q|, not to the result (on the H200, 1.7% of "
+    "elements broke rtol=0.016 at T=4096 with err_ratio 0.0020); judged on err_ratio, 0.008 = two bf16 roundings"))}
+
+
 def _spec(name: str, kernel: str, **fields: Any) -> KernelSpec:
     return KernelSpec(name=name, family="liger", kernel=LIGER.kernels(kernel), unavailable=LIGER.unavailable,
                       **perf_fields(fields["cases"]), **fields)
@@ -138,7 +144,8 @@ SPECS = [
           cases=by_level(product(M=[16], H=[128], V=[512], dtype=["fp32", "bf16"]),
                          product(M=[256], H=[4096], V=[32000], dtype=["bf16"]))),
     _spec("liger_rope", "liger_kernel.ops.rope:_triton_rope", launch=_rope_launch, reference=_rope_ref,
-          make_inputs=_rope_inputs, known_divergences=(known.INTERPRETER_BF16,),  # rotate_half negates bf16
+          make_inputs=_rope_inputs, tolerance=ROPE_TOL,
+          known_divergences=(known.INTERPRETER_BF16,),  # rotate_half negates bf16
           cases=by_level(product(B=[1], T=[16], HQ=[4], HKV=[2], D=[64], dtype=["fp32", "bf16"]),
                          product(B=[1], T=[4096], HQ=[32], HKV=[8], D=[128], dtype=["bf16"])),
           out_dims={"q": ("b", "t", "h", "d"), "k": ("b", "t", "h", "d")}),
