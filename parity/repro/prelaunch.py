@@ -103,6 +103,8 @@ def _arg(value: Any) -> Any:
         return ("tensor", str(value.dtype).split(".")[-1], tuple(value.shape), value.device.type)
     if isinstance(value, (list, tuple)):
         return type(value)(_arg(v) for v in value)
+    if isinstance(value, Mapping):
+        return {k: _arg(v) for k, v in value.items()}
     if type(value).__name__ == "constexpr":
         return _arg(value.value)
     literal(value)  # refuses what the script cannot write down
@@ -121,13 +123,8 @@ def _bare_parents(module: str) -> dict[str, str]:
     return out
 
 
-def call_fields(exc: BaseException) -> dict[str, str]:
-    """The template's fields for the outermost library call in the traceback; SourceError when it cannot
-    stand alone (a method, a closure, an argument that is no tensor or plain value)."""
-    frames = library_frames(exc)
-    if not frames:
-        raise SourceError("no frame of the library's own in the traceback")
-    frame = frames[0][0]
+def _call_of(frame: FrameType) -> dict[str, str]:
+    """The template's fields that call this frame's function again with arguments like its own."""
     module_name, name = str(frame.f_globals.get("__name__")), frame.f_code.co_name
     try:
         fn = getattr(importlib.import_module(module_name), name)
@@ -144,6 +141,18 @@ def call_fields(exc: BaseException) -> dict[str, str]:
             "args": literal(args), "kwargs": literal(kwargs)}
 
 
+def call_fields(exc: BaseException) -> dict[str, str]:
+    """The fields for the outermost library call in the traceback that stands alone (a module-level function
+    whose arguments are tensors and plain values); SourceError naming why when none does."""
+    why = ["no frame of the library's own in the traceback"]
+    for frame, _ in library_frames(exc):
+        try:
+            return _call_of(frame)
+        except SourceError as err:
+            why.append(str(err))
+    raise SourceError(why[-1])
+
+
 # ---------------------------------------------------------------- the repro directory
 
 
@@ -157,7 +166,9 @@ def parity_command(record: Mapping[str, Any], backend: str) -> str:
 def _where(exc: BaseException) -> list[str]:
     from parity.run.runner import raised_at
 
-    lines = ["### Where it raised", "", f"Raised at `{raised_at(exc)}`:", "", "```text",
+    where = ("parity's source scan of the kernels (no kernel was launched; the message names each call's "
+             "file:line)" if type(exc).__name__ == SOURCE_SCAN else f"`{raised_at(exc)}`")
+    lines = ["### Where it raised", "", f"Raised at {where}:", "", "```text",
              "".join(traceback.format_exception_only(type(exc), exc)).strip(), "```", ""]
     frames = library_frames(exc)
     if frames:
@@ -186,6 +197,11 @@ def write(out_dir: Path, spec: KernelSpec, shrunk: Case, exc: BaseException, inf
     command = ("TRITON_INTERPRET=1 " if backend == "interpret" else "") + "python repro.py" if fields else rerun
     text = render_library_issue(finding, record, env, backend, command)
     head, sep, tail = text.partition("### To reproduce")
-    text = head + "\n".join(_where(exc)) + sep + f"\n\nThis one case through parity: `{rerun}`." + tail
+    tail = "\n".join(line for line in tail.split("\n") if not line.startswith("Or through parity, with MODULE"))
+    also = f"\n\nThis one case through parity: `{rerun}`." if fields else ""
+    text = (head + "\n".join(_where(exc)) + "\n" + sep + also + tail).replace("\n\n\n", "\n\n")
+    if not info.repo.startswith("http"):  # no repository URL in the package's metadata
+        text = text.replace(f"File at: {info.repo}/issues/new (the {info.name} repository)",
+                            f"File at: the {info.name} project's tracker (its package metadata names no repository)")
     (out_dir / "ISSUE.md").write_text(text, encoding="utf-8")
     return out_dir

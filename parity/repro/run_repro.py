@@ -226,7 +226,8 @@ def _attach_prelaunch(record: dict[str, Any], spec: KernelSpec, shrunk: Case, ex
 
 def _no_repro(record: dict[str, Any], exc: BaseException, finding: Mapping[str, Any] | None, spec: KernelSpec,
               case: Case, backend: Any, results_dir: Path) -> None:
-    record["repro_error"] = f"{type(exc).__name__}: {exc}"[:600]
+    kind = "ReproError" if isinstance(exc, NoLaunch) else type(exc).__name__  # as before NoLaunch existed
+    record["repro_error"] = f"{kind}: {exc}"[:600]
     if finding:  # no launch to replay (the library did not import): the draft still goes to the library
         out_dir = results_dir / REPROS_DIR / case_filename(spec.name, case.id)
         out_dir.mkdir(parents=True, exist_ok=True)

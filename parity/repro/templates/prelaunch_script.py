@@ -55,6 +55,8 @@ def _value(spec, gen):
         return t.to(device)
     if isinstance(spec, (list, tuple)):
         return type(spec)(_value(s, gen) for s in spec)
+    if isinstance(spec, dict):
+        return {k: _value(v, gen) for k, v in spec.items()}
     return spec
 
 
