@@ -26,8 +26,10 @@ from parity.repro.library_issue import render_library_issue
 from parity.repro.source import SourceError, literal
 from parity.spec import Case, KernelSpec
 
-OWN_PACKAGES = ("parity", "kernels", "libraries", "suites")  # parity's code: a raise there is parity's
-MACHINERY = ("torch", "triton", "numpy", "_pytest", "pytest", "pluggy")
+OWN_PACKAGES = ("kernels", "libraries", "suites")  # parity's kernels and specs: a raise there is parity's
+# the engine and what it stands on, skipped as parity.run.runner.raised_at skips them: a library calling
+# into them (e.g. the interpreter's driver stub) raised at the library's own line
+MACHINERY = ("parity", "torch", "triton", "numpy", "_pytest", "pytest", "pluggy")
 SOURCE_SCAN = "LeftoverDebug"  # libraries._debug_lint's finding: raised by parity, about the library's source
 
 
