@@ -7,7 +7,8 @@ From that record a script is generated that imports only torch, triton and numpy
 (and torch_npu where present): the kernel source with its helpers, the recorded
 launches, the inputs (inputs.npz), the fp64 reference (its plain torch source, or
 saved arrays when the source cannot stand alone) and the check. It exits 1 and
-prints the mismatch while the bug is present, and 0 once it is fixed.
+prints the mismatch while the bug is present, and 0 once it is fixed. A library op that raises
+before any launch gets its library's ISSUE.md and a call of that op instead (parity.repro.prelaunch).
 """
 
 from __future__ import annotations
