@@ -116,3 +116,15 @@ def test_the_leftover_debugging_scan_is_drafted_to_its_library_with_the_parity_c
     assert "leftover debugging" in draft and "device_print (planted_lib.py:" in draft
     assert "suites/test_accuracy.py::test_accuracy[scan_in_library[N=1000]]" in draft
     assert not (folder / "repro.py").exists() and "re-run through parity" in record["repro_note"]
+
+
+def test_the_parity_command_names_the_module_that_holds_the_spec(monkeypatch):
+    import types
+
+    holder = types.ModuleType("planted_specs")
+    holder.SPECS = [planted.in_library]
+    monkeypatch.setitem(sys.modules, "planted_specs", holder)
+    record = {"kernel": "scale_in_library", "case": "N=1000"}
+    assert prelaunch.parity_command(planted.in_library, record, "cuda") == (
+        "pytest 'suites/test_accuracy.py::test_accuracy[scale_in_library[N=1000]]' --backend=cuda --level=full "
+        "--kernels=planted_specs")

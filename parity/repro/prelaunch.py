@@ -158,11 +158,21 @@ def call_fields(exc: BaseException) -> dict[str, str]:
 # ---------------------------------------------------------------- the repro directory
 
 
-def parity_command(record: Mapping[str, Any], backend: str) -> str:
+def spec_module(spec: KernelSpec) -> str:
+    """What --kernels takes to load this spec: the module whose SPECS holds it (a library's specs are not
+    registered by name until their module is named), else the spec's name."""
+    for name, module in list(sys.modules.items()):
+        specs = getattr(module, "__dict__", {}).get("SPECS")
+        if isinstance(specs, (list, tuple)) and any(s is spec for s in specs):
+            return name
+    return spec.name
+
+
+def parity_command(spec: KernelSpec, record: Mapping[str, Any], backend: str) -> str:
     """Re-runs the one case through parity (pytest's -k cannot take '=' or ',', so the node id)."""
     env = "TRITON_INTERPRET=1 " if backend == "interpret" else ""
     node = f"suites/test_accuracy.py::test_accuracy[{record['kernel']}[{record['case']}]]"
-    return f"{env}pytest '{node}' --backend={backend} --level=full --kernels={record['kernel']}"
+    return f"{env}pytest '{node}' --backend={backend} --level=full --kernels={spec_module(spec)}"
 
 
 def _where(exc: BaseException) -> list[str]:
@@ -186,7 +196,7 @@ def write(out_dir: Path, spec: KernelSpec, shrunk: Case, exc: BaseException, inf
     out_dir.mkdir(parents=True, exist_ok=True)
     finding = {"name": info.name, "version": owner.library_version(info), "repo": info.repo, "why": why}
     record["finding_of"] = finding
-    rerun = parity_command(record, backend)
+    rerun = parity_command(spec, record, backend)
     try:
         fields = call_fields(exc)
     except (SourceError, TypeError, ValueError) as err:
