@@ -84,7 +84,7 @@ def test_every_package_says_what_its_stage_does():
         assert doc and doc.strip(), f"{init}: add a one-line docstring saying what this stage does"
 
 
-@pytest.mark.parametrize("name", ["run_script", "cuda_compile_script", "ascend_compile_script"])
+@pytest.mark.parametrize("name", ["run_script", "cuda_compile_script", "ascend_compile_script", "prelaunch_script"])
 def test_templates_fill_every_mark_and_refuse_strays(name):
     fields = {f: "None" for f in template.marks(name)}
     text = template.render(name, "t", **fields)

@@ -22,6 +22,14 @@ class ReproError(RuntimeError):
     """A repro cannot be generated for this case; the message says what stood in the way."""
 
 
+class NoLaunch(ReproError):
+    """The case raised before any Triton launch; `raised` is that exception (parity.repro.prelaunch reads it)."""
+
+    def __init__(self, message: str, raised: BaseException | None) -> None:
+        super().__init__(message)
+        self.raised = raised
+
+
 # ---------------------------------------------------------------- launch capture
 
 
@@ -193,7 +201,7 @@ def capture_case(spec: KernelSpec, case: Case, backend: Any, *, seed: int, cache
 
     cpu_inputs = build_inputs(spec, case, seed)
     ref = reference_outputs(spec, case, cpu_inputs, cache)
-    error, outputs = None, {}
+    error, outputs, raised = None, {}, None
     # the config the accuracy pass pinned, so the repro records the launch that failed
     # with the accuracy pass's prefill, so a buffer the launcher left unwritten holds NaN in the repro too
     with LaunchRecorder() as rec, autotune_pin.pinned_case(spec, case.params), \
@@ -202,10 +210,10 @@ def capture_case(spec: KernelSpec, case: Case, backend: Any, *, seed: int, cache
             outputs = _as_outputs(spec.launch(inp.to_device(cpu_inputs, backend.device), case.params))
             backend.synchronize()
         except Exception as exc:
-            error = error_text(exc)
+            error, raised = error_text(exc), exc
     if not rec.launches:
-        raise ReproError(f"{spec.name}[{case.id}]: no Triton launch was recorded"
-                         + (f" before the error ({error})" if error else "") + "; nothing to reproduce")
+        raise NoLaunch(f"{spec.name}[{case.id}]: no Triton launch was recorded"
+                         + (f" before the error ({error})" if error else "") + "; nothing to reproduce", raised)
     mapped: dict[str, tuple[str, tuple[int, ...]]] = {}
     for name, tensor in outputs.items():
         if name not in ref:

@@ -49,6 +49,10 @@ LIBRARIES = (
                 ("liger", "liger_kernel")),
     LibraryInfo("FlagGems", "flag-gems", "https://github.com/FlagOpen/FlagGems", ("flag_gems",),
                 ("flag_gems", "flaggems")),
+    LibraryInfo("mojo_opset", "mojo_opset", "https://github.com/XPU-Forces/mojo_opset", ("mojo_opset",),
+                ("mojo_opset",)),
+    LibraryInfo("gdn-tri-inverse (GDN NPU port)", "gdn-tri-inverse", "https://github.com/huawei-csl/gdn-tri-inverse",
+                ("gdn_tri_inverse", "sgl_kernel_npu"), ("gdn_npu",)),
 )
 
 # an API the backend lacks: a missing attribute/module/name inside triton, or an argument it cannot take

@@ -7,7 +7,8 @@ From that record a script is generated that imports only torch, triton and numpy
 (and torch_npu where present): the kernel source with its helpers, the recorded
 launches, the inputs (inputs.npz), the fp64 reference (its plain torch source, or
 saved arrays when the source cannot stand alone) and the check. It exits 1 and
-prints the mismatch while the bug is present, and 0 once it is fixed.
+prints the mismatch while the bug is present, and 0 once it is fixed. A library op that raises
+before any launch gets its library's ISSUE.md and a call of that op instead (parity.repro.prelaunch).
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from parity.repro import owner, template
+from parity.repro import owner, prelaunch, template
 from parity.repro.author import author_reason, render_author
-from parity.repro.capture import Captured, Launch, LaunchRecorder, ReproError, capture_case
+from parity.repro.capture import Captured, Launch, LaunchRecorder, NoLaunch, ReproError, capture_case
 from parity.repro.issue import TRACKERS, render_issue
 from parity.repro.library_issue import render_library_issue
 from parity.repro.outputs_store import case_filename
@@ -201,16 +202,39 @@ def attach(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, *
             extras(out_dir, spec, Case(shrunk.shrunk), seed=seed, cache=cache)
         record["repro"] = out_dir.relative_to(results_dir).as_posix()
         record["shrink"] = shrunk.as_dict()
+    except NoLaunch as exc:
+        if _attach_prelaunch(record, spec, Case(shrunk.shrunk), exc, backend, seed=seed, results_dir=results_dir):
+            record["shrink"] = shrunk.as_dict()
+        else:
+            _no_repro(record, exc, finding, spec, case, backend, results_dir)
     except (ReproError, SourceError, OSError, RuntimeError, ValueError, TypeError) as exc:
-        record["repro_error"] = f"{type(exc).__name__}: {exc}"[:600]
-        if finding:  # no launch to replay (the library did not import): the draft still goes to the library
-            out_dir = results_dir / REPROS_DIR / case_filename(spec.name, case.id)
-            out_dir.mkdir(parents=True, exist_ok=True)
-            text = render_library_issue(finding, record, session_env(backend), backend.name, import_command(record))
-            (out_dir / "ISSUE.md").write_text(text, encoding="utf-8")
-            record["repro"] = out_dir.relative_to(results_dir).as_posix()
+        _no_repro(record, exc, finding, spec, case, backend, results_dir)
     timing = record.setdefault("timing", {})
     timing["repro_s"] = time.perf_counter() - t0
+
+
+def _attach_prelaunch(record: dict[str, Any], spec: KernelSpec, shrunk: Case, exc: NoLaunch, backend: Any, *,
+                      seed: int, results_dir: Path) -> bool:
+    """A library's raise before any launch: its ISSUE.md and standalone call (parity.repro.prelaunch)."""
+    owned = None if record.get("finding_of") else prelaunch.owning_library(spec, exc.raised)
+    if owned is None or exc.raised is None:  # an import failure keeps its `python -c "import X"` draft
+        return False
+    out_dir = results_dir / REPROS_DIR / case_filename(spec.name, str(record["case"]))
+    prelaunch.write(out_dir, spec, shrunk, exc.raised, *owned, record, session_env(backend), backend.name, seed)
+    record["repro"] = out_dir.relative_to(results_dir).as_posix()
+    return True
+
+
+def _no_repro(record: dict[str, Any], exc: BaseException, finding: Mapping[str, Any] | None, spec: KernelSpec,
+              case: Case, backend: Any, results_dir: Path) -> None:
+    kind = "ReproError" if isinstance(exc, NoLaunch) else type(exc).__name__  # as before NoLaunch existed
+    record["repro_error"] = f"{kind}: {exc}"[:600]
+    if finding:  # no launch to replay (the library did not import): the draft still goes to the library
+        out_dir = results_dir / REPROS_DIR / case_filename(spec.name, case.id)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        text = render_library_issue(finding, record, session_env(backend), backend.name, import_command(record))
+        (out_dir / "ISSUE.md").write_text(text, encoding="utf-8")
+        record["repro"] = out_dir.relative_to(results_dir).as_posix()
 
 
 def import_command(record: Mapping[str, Any]) -> str | None:
