@@ -18,6 +18,7 @@ traceback, one that dies gives its signal or exit code: the case is an error, ne
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -57,8 +58,11 @@ def run_forked(fn: Callable[[], Any], *, what: str, timeout_s: float = CASE_TIME
     result = run_isolated(fn, timeout_s=timeout_s)
     if result.ok:
         return result.value
-    if result.error is not None:  # the child raised: its traceback ends with the exception a record quotes
-        raise ForkedCaseError(f"{what} raised in its forked child:\n{result.error.strip()}")
+    if result.error is not None:  # the child raised: a record quotes its exception first, then where
+        said, where = child_exception(result.error)
+        error = ForkedCaseError(f"{said}\n({what} raised it in its forked child)")
+        error.raised_at, error.child_traceback = where, result.error  # type: ignore[attr-defined]
+        raise error
     # records quote a message's tail, so the verdict goes last; the child's full output stays on the error
     said = _last_words(result.output)
     said = f"; its last output: {said}" if said else ""
@@ -67,6 +71,26 @@ def run_forked(fn: Callable[[], Any], *, what: str, timeout_s: float = CASE_TIME
     error = ForkedCaseError(f"{what}{said}\n{what}: {verdict} in its forked child")
     error.output = result.output  # type: ignore[attr-defined]
     raise error
+
+
+def child_exception(traceback_text: str) -> tuple[str, str | None]:
+    """A child's formatted traceback -> (its exception lines, file:line of the innermost frame outside
+    parity's machinery), so the record reads like one of an in-process case."""
+    from parity.run.runner import MACHINERY
+
+    lines = traceback_text.strip().splitlines()
+    frames = [i for i, line in enumerate(lines) if line.startswith('  File "')]
+    if not frames:
+        return traceback_text.strip(), None
+    tail = lines[frames[-1] + 1:]
+    said = "\n".join(line for line in tail if not line.startswith("    ")).strip() or lines[-1]
+    where = None
+    for i in reversed(frames):
+        m = re.match(r'  File "(.+)", line (\d+), in (.+)', lines[i])
+        if m and not any(part in m.group(1) for part in MACHINERY):
+            where = f"{m.group(1).split('site-packages/')[-1]}:{m.group(2)}, in {m.group(3)}"
+            break
+    return said, where
 
 
 def _last_words(output: str, limit: int = 300) -> str:

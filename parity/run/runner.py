@@ -79,14 +79,17 @@ def error_text(exc: BaseException, limit: int = 600) -> str:
 
 
 # frames inside these are the machinery, not the code that went wrong
-_MACHINERY = ("/torch/", "/triton/", "/parity/", "/_pytest/", "/pluggy/")
+MACHINERY = ("/torch/", "/triton/", "/parity/", "/_pytest/", "/pluggy/")
 
 
 def raised_at(exc: BaseException) -> str | None:
     """file:line of the innermost frame in the kernel's or library's own code: a launcher error such
     as "'str' object cannot be interpreted as an integer" says nothing without it."""
+    child = getattr(exc, "raised_at", None)  # a forked child's location (parity.run.fork)
+    if child:
+        return child
     frames = [f for f in traceback.extract_tb(exc.__traceback__)
-              if not any(m in f.filename.replace("\\", "/") for m in _MACHINERY)]
+              if not any(m in f.filename.replace("\\", "/") for m in MACHINERY)]
     if not frames:
         return None
     frame = frames[-1]
