@@ -44,6 +44,7 @@ def _rec(status: str, reason: str = "", kind: str | None = None) -> dict:
     (_rec("failed", "output 'y': 3 non-finite value(s)"), True),  # wrong result
     (_rec("failed", "ub overflow, requires 2621696 bits while 1572864 bits available", "ub_overflow"), True),
     (_rec("failed", "too much shared memory", "out_of_resources"), True),  # a config the library chose
+    (_rec("failed", "[ConvertLinalgRToBinary] encounters error: Cc overflow", "cc_overflow"), True),  # cube buffer
     (_rec("error", "libraries._load.LibraryImportError: import error: importing fla raised ..."), True),
     (_rec("error", "AttributeError: module 'triton.language.extra' has no attribute 'cann'"), True),  # missing API
     (_rec("error", "ModuleNotFoundError: No module named 'triton.language.extra.cann'"), True),
@@ -118,3 +119,13 @@ def test_compile_findings_go_to_the_library_or_to_the_compiler(tmp_path):
     vendor = (tmp_path / "fe" / "ISSUE.md").read_text()
     assert "triton-lang/triton-ascend" in vendor and "ships in Liger-Kernel" in vendor  # named, not addressed
     assert "github.com/linkedin/Liger-Kernel/issues" not in vendor
+
+
+def test_a_launcher_error_on_a_compile_tier_reads_as_a_launch_not_a_code_generator_error():
+    from parity.compile.tools import judge
+
+    # ascend-compile records a launcher that raised before compiling as ok=False with no error kind
+    status, reason = judge({"ok": False, "error_kind": None, "message": "LeftoverDebug: device_print"}, None)
+    assert (status, reason) == ("failed", "launch: LeftoverDebug: device_print")
+    status, reason = judge({"ok": False, "error_kind": "unsupported", "message": "m"}, None)
+    assert reason == "unsupported in the code generator, before any IR: m"  # control: a compiler finding

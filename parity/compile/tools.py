@@ -222,6 +222,8 @@ def judge(compile_: Mapping[str, Any], expected: ExpectedCompileError | None) ->
                           f"{compile_.get('error_kind')}: {message}")
     if compile_.get("error_kind") == "launch_option":
         return "failed", f"launch: {message}"
+    if not compile_["ok"] and not compile_.get("error_kind"):  # the launcher raised, not a compiler
+        return "failed", f"launch: {message}"
     if not compile_["ok"]:
         from parity.compile.ascend_only import language_finding
 

@@ -60,7 +60,7 @@ LIBRARIES = (
 MISSING_API = re.compile(r"module '?triton[\w.]*'? has no attribute|cannot import name '?[\w.]+'? from '?triton|"
                          r"No module named '?triton|tensor look-alike")
 COMPILER_KINDS = ("crash", "timeout", "mlir_error", "unsupported")
-CONFIG_KINDS = ("ub_overflow", "out_of_resources")
+CONFIG_KINDS = ("ub_overflow", "cc_overflow", "out_of_resources")
 
 
 def _module_of(kernel: Any) -> str:
