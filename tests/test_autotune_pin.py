@@ -64,3 +64,20 @@ def test_configs_lose_the_fields_the_interpreter_would_pass_to_the_kernel(monkey
     monkeypatch.setenv("TRITON_INTERPRET", "0")
     assert interpretable(config) is config  # compiled tiers keep the config as it is
     assert interpretable(CONFIGS[0]) is CONFIGS[0]
+
+
+def test_an_autotuner_the_spec_does_not_list_is_pinned_when_the_launch_reaches_it(monkeypatch):
+    """A library's helper kernels are autotuned too; a spec rarely lists them all (fla's GDN forward
+    reaches a dozen), and an accuracy pass must not run their autotuning (minutes on a GPU)."""
+    from triton.runtime.autotuner import Autotuner
+
+    (tuner,) = autotuners([scaled_copy])
+    seen: list[int] = []
+    monkeypatch.setattr(Autotuner, "run", lambda self, *a, **k: seen.append(len(self.configs)))
+    with pinned([], "dtype=fp16,K=64") as picks:  # listed: nothing
+        tuner.run()
+        tuner.run()
+    assert seen == [1, 1] and list(picks) == ["scaled_copy"]
+    assert tuner.configs == CONFIGS  # restored
+    tuner.run()  # control: outside a pinned launch the Autotuner sees every config
+    assert seen[-1] == len(CONFIGS)

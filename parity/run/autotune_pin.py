@@ -83,30 +83,52 @@ def interpretable(config: Any) -> Any:
     return fixed
 
 
+def _pin(tuner: Any, specialization: str, shift: int, saved: list[tuple[Any, list[Any]]],
+         picks: dict[str, str]) -> None:
+    configs = list(tuner.configs)
+    if len(configs) <= 1:
+        if configs and interpretable(configs[0]) is not configs[0]:
+            saved.append((tuner, tuner.configs))
+            tuner.configs = [interpretable(configs[0])]
+        return
+    name = kernel_name(tuner)
+    chosen = configs[pick(configs, name, specialization, shift)]
+    saved.append((tuner, tuner.configs))
+    tuner.configs = [interpretable(chosen)]  # one config: the Autotuner launches it without timing
+    picks[name] = str(chosen)
+
+
 @contextlib.contextmanager
 def pinned(kernels: Iterable[Any], specialization: str, shift: int = 0) -> Iterator[dict[str, str]]:
     """Inside, each autotuned kernel has one config; yields {kernel name: the config}.
 
-    `shift` moves every pick to the next config in its list (after an out-of-resources launch).
+    The spec's kernels are pinned up front; any other Autotuner the launch reaches (a library's
+    helpers, which a spec rarely lists) is pinned the same way when it first runs, so an accuracy
+    pass never re-runs a library's own autotuning. `shift` moves every pick to the next config in
+    its list (after an out-of-resources launch).
     """
+    from triton.runtime.autotuner import Autotuner
+
     saved: list[tuple[Any, list[Any]]] = []
     picks: dict[str, str] = {}
+    original_run = Autotuner.run
+    handled: set[int] = set()
+
+    def run_pinned(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if id(self) not in handled:
+            handled.add(id(self))
+            _pin(self, specialization, shift, saved, picks)
+        return original_run(self, *args, **kwargs)
+
     try:
         for tuner in autotuners(kernels):
-            configs = list(tuner.configs)
-            if len(configs) <= 1:
-                if configs and interpretable(configs[0]) is not configs[0]:
-                    saved.append((tuner, tuner.configs))
-                    tuner.configs = [interpretable(configs[0])]
-                continue
-            name = kernel_name(tuner)
-            chosen = configs[pick(configs, name, specialization, shift)]
-            saved.append((tuner, tuner.configs))
-            tuner.configs = [interpretable(chosen)]  # one config: the Autotuner launches it without timing
-            picks[name] = str(chosen)
+            handled.add(id(tuner))
+            _pin(tuner, specialization, shift, saved, picks)
+        Autotuner.run = run_pinned  # type: ignore[method-assign]
         yield picks
     finally:
-        for tuner, configs in saved:
+        Autotuner.run = original_run  # type: ignore[method-assign]
+        for tuner, configs in reversed(saved):
             tuner.configs = configs
 
 
