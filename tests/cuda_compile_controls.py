@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
 
 import pytest
 import torch
 
-from parity.backends.cuda.compile import CompileFailed, CudaCompileBackend
+from parity.backends.cuda.compile import CompileFailed
 from parity.compile.tools import declared_variants, judge, reached_variants
 from parity.spec import Case, KernelSpec
+from tests.cuda_compile_fixture import cuda_compile_backend  # noqa: F401  (the `backend` fixture)
 
 triton = pytest.importorskip("triton")
 tl = pytest.importorskip("triton.language")
@@ -62,15 +62,6 @@ def _spec(name, kernel, launch, cases, variants=None, errors=()):
 TUNED = _spec("ctl_tuned", tuned_copy_kernel, _tuned_launch, [Case({"n": 256})], {"EVEN": (False, True)})
 
 
-@pytest.fixture(scope="module")
-def backend() -> Iterator[CudaCompileBackend]:
-    b = CudaCompileBackend()
-    reason = b.unavailable()
-    if reason:
-        pytest.skip(reason)
-    b.prepare()
-    yield b
-    b.restore()
 
 
 def _compile(backend, kernel, grid, *args, **kwargs) -> dict:

@@ -6,26 +6,13 @@ with TRITON_INTERPRET=0, as tests/cuda_compile_controls.py is run.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from parity.backends.cuda.compile import CudaCompileBackend
 from parity.compile.tools import compile_records
 from parity.run.fork import ForkedCaseError
 from parity.run.runner import build_inputs
 from tests import planted_libcache as planted
-
-
-@pytest.fixture(scope="module")
-def backend() -> Iterator[CudaCompileBackend]:
-    b = CudaCompileBackend()
-    reason = b.unavailable()
-    if reason:
-        pytest.skip(reason)
-    b.prepare()
-    yield b
-    b.restore()
+from tests.cuda_compile_fixture import cuda_compile_backend  # noqa: F401  (the `backend` fixture)
 
 
 def _records(backend, spec) -> list[dict]:

@@ -10,15 +10,14 @@ triton on a hit, above a tuner that carries a `cache_key` of its own.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import torch
 
-from parity.backends.cuda.compile import CudaCompileBackend
 from parity.compile.counter import CompileCounter, base_jit_function, kernel_id
 from parity.compile.tools import clear_jit_caches, jit_functions
+from tests.cuda_compile_fixture import cuda_compile_backend  # noqa: F401  (the `backend` fixture)
 
 triton = pytest.importorskip("triton")
 tl = pytest.importorskip("triton.language")
@@ -68,15 +67,6 @@ class OwnCacheEntry:
 ENTRY = OwnCacheEntry(KeyedTuner(lib_copy_kernel))
 
 
-@pytest.fixture(scope="module")
-def backend() -> Iterator[CudaCompileBackend]:
-    b = CudaCompileBackend()
-    reason = b.unavailable()
-    if reason:
-        pytest.skip(reason)
-    b.prepare()
-    yield b
-    b.restore()
 
 
 def _counts(kernel: Any, launch: Any) -> list[int]:

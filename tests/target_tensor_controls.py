@@ -7,13 +7,11 @@ process with TRITON_INTERPRET=0, as tests/cuda_compile_controls.py is run.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 import torch
 
-from parity.backends.cuda.compile import CudaCompileBackend
 from parity.compile.device_tensors import launch_on_target
+from tests.cuda_compile_fixture import cuda_compile_backend  # noqa: F401  (the `backend` fixture)
 
 triton = pytest.importorskip("triton")
 tl = pytest.importorskip("triton.language")
@@ -25,15 +23,6 @@ def strided_copy_kernel(x, out, n, stride, BLOCK: tl.constexpr):
     tl.store(out + o, tl.load(x + o * stride, mask=o < n), mask=o < n)
 
 
-@pytest.fixture(scope="module")
-def backend() -> Iterator[CudaCompileBackend]:
-    b = CudaCompileBackend()
-    reason = b.unavailable()
-    if reason:
-        pytest.skip(reason)
-    b.prepare()
-    yield b
-    b.restore()
 
 
 def _launch(inputs, p):
