@@ -1,28 +1,22 @@
 """Gated DeltaNet in fp64, two ways: the token recurrence and the chunk form (FACTS.md, "the math").
 
-Both are plain torch and differentiable, so the backward specs take their gradients by autograd. The
-recurrence is the oracle; the chunk form gives the same values with one state update per chunk, which
-keeps autograd's saved tensors small enough for T=1024 (the recurrence saves a [B, H, K, V] state per
-token). tests/test_libraries.py checks that the two agree.
+The recurrence is reference/gdn.py's oracle. Both are plain torch and differentiable, so the backward
+specs take their gradients by autograd. The chunk form gives the same values with one state update per
+chunk, which keeps autograd's saved tensors small enough for T=1024 (the recurrence saves a [B, H, K, V]
+state per token). tests/test_libraries.py checks that the two agree.
 """
 
 from __future__ import annotations
 
 import torch
 
+from reference import gdn
+
 
 def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor, beta: torch.Tensor,
               h0: torch.Tensor, scale: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """o [B, T, H, V] and the final state [B, H, K, V]; q, k [B, T, H, K], g and beta [B, T, H]."""
-    s = h0
-    outs = []
-    for t in range(q.shape[1]):
-        s = s * g[:, t].exp()[..., None, None]
-        kt = k[:, t]
-        v_new = beta[:, t, :, None] * (v[:, t] - torch.einsum("bhkv,bhk->bhv", s, kt))
-        s = s + kt[..., None] * v_new[..., None, :]
-        outs.append(torch.einsum("bhkv,bhk->bhv", s, q[:, t] * scale))
-    return torch.stack(outs, 1), s
+    """o [B, T, H, V] and the final state [B, H, K, V]: parity's own token-by-token oracle."""
+    return gdn.recurrent_gated_delta_rule(q, k, v, g, beta, scale, h0=h0)
 
 
 def _split(x: torch.Tensor, bt: int) -> torch.Tensor:
