@@ -109,7 +109,6 @@ def _launch_pinned(spec: KernelSpec, case: Case, dev_inputs: Mapping[str, Any], 
     skipped: list[str] = []
     for shift in range(autotune_pin.MAX_SHIFTS):
         with autotune_pin.pinned_case(spec, case.params, shift) as picks:
-            record["autotune_pinned"] = picks or None
             try:
                 outputs = _as_outputs(spec, spec.launch(dev_inputs, case.params))
                 backend.synchronize()
@@ -118,6 +117,8 @@ def _launch_pinned(spec: KernelSpec, case: Case, dev_inputs: Mapping[str, Any], 
                     raise
                 skipped.append(f"{picks}: {error_text(exc, 200)}")
                 continue
+            finally:  # after the launch: autotuners the spec does not list are pinned as it reaches them
+                record["autotune_pinned"] = dict(picks) or None
         if skipped:
             record["autotune_skipped"] = skipped
         return outputs
