@@ -11,6 +11,7 @@ from the last, the longest under a causal mask.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,7 +22,7 @@ import triton.language as tl
 from kernels.attention.flash import LOG2E
 from kernels.attention.flash import SPECS as _FLASH
 from kernels.basics import device_info
-from parity import KernelSpec, nan_empty
+from parity import nan_empty
 from parity.cases import by_level, product
 
 
@@ -132,28 +133,16 @@ _QUICK = (product(B=[1], T=[100], H=[2], D=[64], causal=[False, True], dtype=["f
           + product(B=[1], T=[37], H=[1], D=[128], causal=[True], dtype=["fp32", "bf16"]))
 _FULL = product(B=[1, 2], T=[1, 63, 64, 100, 257, 1000], H=[1, 3], D=[64, 128], causal=[False, True], dtype=DTYPES)
 
+# inputs, reference, tolerances, variants and baseline are the block-pointer kernel's
 SPECS = [
-    KernelSpec(
+    dataclasses.replace(
+        _BASE,
         name="flash_attention_tma",
-        family="attention",
         kernel=flash_attention_tma_kernel,
         launch=_launch,
-        reference=_BASE.reference,
         cases=by_level(_QUICK, _FULL),
-        make_inputs=_BASE.make_inputs,
-        tolerance=_BASE.tolerance,
-        dynamic_args=("T",),
-        variants={"IS_CAUSAL": (False, True)},
-        known_divergences=_BASE.known_divergences,
-        bytes=_BASE.bytes,
-        flops=_BASE.flops,
-        out_dims=_BASE.out_dims,
         unavailable=device_info.descriptors_unavailable,
-        baseline=_BASE.baseline,
         perf_cases=product(B=[4], T=[8192], H=[32], D=[128], causal=[False, True], dtype=["bf16"]),
-        perf_reference=_BASE.perf_reference,
-        bound=_BASE.bound,
-        perf_target=_BASE.perf_target,
         doc="flash attention forward over tensor descriptors, unmasked off-diagonal key blocks; autotuned",
     ),
 ]

@@ -67,7 +67,8 @@ def _tolerance_key(p: Mapping[str, Any]) -> str:
 LONG_K = 4096
 
 
-def _cases(shapes: dict[str, list[int]]) -> list:
+def dtype_cases(shapes: dict[str, list[int]]) -> list:
+    """Each shape in fp16, bf16 and fp32 (ieee and tf32): the cases every matmul variant shares."""
     return product(**shapes, dtype=["fp16", "bf16"]) + product(**shapes, dtype=["fp32"], precision=["ieee", "tf32"])
 
 
@@ -85,8 +86,8 @@ SPECS = [
         kernel=matmul_kernel,
         launch=_launch,
         reference=ref.matmul,
-        cases=by_level(_cases({"M": [100], "N": [72], "K": [80]}),
-                       _cases({"M": [1, 100, 513], "N": [72, 256], "K": [16, 80, 1000]})),
+        cases=by_level(dtype_cases({"M": [100], "N": [72], "K": [80]}),
+                       dtype_cases({"M": [1, 100, 513], "N": [72, 256], "K": [16, 80, 1000]})),
         make_inputs=_inputs,
         tolerance_key=_tolerance_key,
         tolerance={

@@ -9,6 +9,7 @@ M, N, K works.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,10 +19,10 @@ import triton.language as tl
 
 from kernels.basics import device_info
 from kernels.basics.matmul import SPECS as _PLAIN
+from kernels.basics.matmul import dtype_cases
 from kernels.basics.matmul_tma import fits_shared_memory
-from parity import KernelSpec, nan_empty, randn
+from parity import nan_empty
 from parity.cases import by_level, product
-from reference import basics as ref
 
 
 def _config(bm: int, bn: int, bk: int, stages: int, warps: int) -> triton.Config:
@@ -81,46 +82,26 @@ def matmul_persistent(a: torch.Tensor, b: torch.Tensor, precision: str | None = 
     return c
 
 
-def _inputs(p: Mapping[str, Any], gen: torch.Generator) -> dict[str, Any]:
-    return {"a": randn((p["M"], p["K"]), p["dtype"], gen), "b": randn((p["N"], p["K"]), p["dtype"], gen)}
-
-
 def _launch(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, torch.Tensor]:
     return {"c": matmul_persistent(inputs["a"], inputs["b"], p.get("precision"), num_cores=p.get("programs"))}
 
 
-def _cases(shapes: dict[str, list[int]]) -> list:
-    return (product(**shapes, dtype=["fp16", "bf16"])
-            + product(**shapes, dtype=["fp32"], precision=["ieee", "tf32"]))
-
-
 _BASE = _PLAIN[0]  # same math, inputs and tolerances as the per-tile matmul; only the grid differs
 
+# the pointer matmul's spec with this kernel, and cases that make the tile loop wrap
 SPECS = [
-    KernelSpec(
+    dataclasses.replace(
+        _BASE,
         name="matmul_persistent",
-        family="basics",
         kernel=matmul_persistent_kernel,
         launch=_launch,
-        reference=ref.matmul,
         # the tile loop wraps only where tiles outnumber programs: 150x100 at the interpreter's 32x32 tiles
         # is 20 tiles over 3 programs, and `programs` pins the grid to 2 so it wraps on a GPU too
-        cases=by_level(_cases({"M": [150], "N": [100], "K": [80]})
+        cases=by_level(dtype_cases({"M": [150], "N": [100], "K": [80]})
                        + product(M=[300], N=[264], K=[80], dtype=["fp16"], programs=[2]),
-                       _cases({"M": [1, 100, 513], "N": [72, 256], "K": [16, 80, 1000]})
+                       dtype_cases({"M": [1, 100, 513], "N": [72, 256], "K": [16, 80, 1000]})
                        + product(M=[513], N=[256], K=[1000], dtype=["bf16"], programs=[2])
                        + product(M=[513], N=[256], K=[1000], dtype=["fp32"], precision=["tf32"], programs=[2])),
-        make_inputs=_inputs,
-        tolerance_key=_BASE.tolerance_key,
-        tolerance=_BASE.tolerance,
-        bytes=_BASE.bytes,
-        flops=_BASE.flops,
-        out_dims={"c": ("m", "n")},
-        known_divergences=_BASE.known_divergences,
-        baseline=_BASE.baseline,
-        perf_cases=_BASE.perf_cases,
-        bound=_BASE.bound,
-        perf_target=_BASE.perf_target,
         doc="persistent matmul: grid = cores, grouped tile order inside; autotuned over Hopper's fast tiles",
     ),
 ]

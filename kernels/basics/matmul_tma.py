@@ -8,6 +8,7 @@ aligned strides, so K and N are multiples of 16 bytes' worth of elements in ever
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,9 +18,7 @@ import triton.language as tl
 
 from kernels.basics import device_info
 from kernels.basics.matmul import SPECS as _PLAIN
-from parity import KernelSpec, nan_empty, randn
-from parity.cases import by_level, product
-from reference import basics as ref
+from parity import nan_empty
 
 
 def _config(bm: int, bn: int, bk: int, stages: int, warps: int) -> triton.Config:
@@ -95,42 +94,20 @@ def matmul_tma(a: torch.Tensor, b: torch.Tensor, precision: str | None = None) -
     return c
 
 
-def _inputs(p: Mapping[str, Any], gen: torch.Generator) -> dict[str, Any]:
-    return {"a": randn((p["M"], p["K"]), p["dtype"], gen), "b": randn((p["N"], p["K"]), p["dtype"], gen)}
-
-
 def _launch(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, torch.Tensor]:
     return {"c": matmul_tma(inputs["a"], inputs["b"], p.get("precision"))}
 
 
-def _cases(shapes: dict[str, list[int]]) -> list:
-    return (product(**shapes, dtype=["fp16", "bf16"])
-            + product(**shapes, dtype=["fp32"], precision=["ieee", "tf32"]))
-
-
 _BASE = _PLAIN[0]  # same math, inputs and tolerances as the pointer matmul; only the memory path differs
 
+# everything but the kernel, its launcher and where it can run is the pointer matmul's
 SPECS = [
-    KernelSpec(
+    dataclasses.replace(
+        _BASE,
         name="matmul_tma",
-        family="basics",
         kernel=matmul_tma_kernel,
         launch=_launch,
-        reference=ref.matmul,
-        cases=by_level(_cases({"M": [100], "N": [72], "K": [80]}),
-                       _cases({"M": [1, 100, 513], "N": [72, 256], "K": [16, 80, 1000]})),
-        make_inputs=_inputs,
-        tolerance_key=_BASE.tolerance_key,
-        tolerance=_BASE.tolerance,
-        bytes=_BASE.bytes,
-        flops=_BASE.flops,
-        out_dims={"c": ("m", "n")},
-        known_divergences=_BASE.known_divergences,
         unavailable=device_info.descriptors_unavailable,
-        baseline=_BASE.baseline,
-        perf_cases=_BASE.perf_cases,
-        bound=_BASE.bound,
-        perf_target=_BASE.perf_target,
         doc="tensor-descriptor (TMA) matmul with grouped tile order; autotuned over Hopper's fast tiles",
     ),
 ]
