@@ -100,6 +100,22 @@ def torch_baselines(x: dict[str, Any], a: argparse.Namespace) -> dict[str, Calla
     }
 
 
+def intermediates(x: dict[str, Any], bt: int) -> dict[str, Any]:
+    """Each forward step's real output from the shared kernels: what the next step is timed on."""
+    from kernels.gdn.chunk_h import chunk_fwd_h
+    from kernels.gdn.cumsum import chunk_local_cumsum
+    from kernels.gdn.kkt import chunk_scaled_dot_kkt
+    from kernels.gdn.solve_tril import solve_tril
+    from kernels.gdn.wy import recompute_w_u
+
+    g_c = chunk_local_cumsum(x["g"], bt)
+    A = chunk_scaled_dot_kkt(x["k"], x["beta"], g_c, bt)
+    Ai = solve_tril(A, output_dtype=x["k"].dtype)
+    w, u = recompute_w_u(x["k"], x["v"], x["beta"], Ai, g_c)
+    h, v_new, _ = chunk_fwd_h(x["k"], w, u, g_c, x["h0"], True, bt)
+    return {"g_cumsum": g_c, "A": A, "Ai": Ai, "w": w, "u": u, "h": h, "v_new": v_new}
+
+
 def triton_runs(x: dict[str, Any], a: argparse.Namespace) -> dict[str, Callable[[], Any]]:
     """The shared kernels, each fed by the previous step's real output."""
     from kernels.gdn.chunk import chunk_gated_delta_rule_fwd
@@ -111,11 +127,8 @@ def triton_runs(x: dict[str, Any], a: argparse.Namespace) -> dict[str, Callable[
     from kernels.gdn.wy import recompute_w_u
 
     BT = a.BT
-    g_c = chunk_local_cumsum(x["g"], BT)
-    A = chunk_scaled_dot_kkt(x["k"], x["beta"], g_c, BT)
-    Ai = solve_tril(A, output_dtype=x["k"].dtype)
-    w, u = recompute_w_u(x["k"], x["v"], x["beta"], Ai, g_c)
-    h, v_new, _ = chunk_fwd_h(x["k"], w, u, g_c, x["h0"], True, BT)
+    mid = intermediates(x, BT)
+    g_c, A, Ai, w, u, h, v_new = (mid[n] for n in ("g_cumsum", "A", "Ai", "w", "u", "h", "v_new"))
     return {
         "cumsum": lambda: chunk_local_cumsum(x["g"], BT),
         "kkt (g)": lambda: chunk_scaled_dot_kkt(x["k"], x["beta"], g_c, BT),
@@ -132,22 +145,11 @@ def triton_runs(x: dict[str, Any], a: argparse.Namespace) -> dict[str, Callable[
 def fla_runs(x: dict[str, Any], a: argparse.Namespace) -> dict[str, Callable[[], Any]]:
     """fla's op for each row (kernels.gdn.fla_peer), on the same inputs; empty without fla."""
     from kernels.gdn import fla_peer
-    from kernels.gdn.chunk_h import chunk_fwd_h
-    from kernels.gdn.cumsum import chunk_local_cumsum
-    from kernels.gdn.kkt import chunk_scaled_dot_kkt
-    from kernels.gdn.solve_tril import solve_tril
-    from kernels.gdn.wy import recompute_w_u
 
     if fla_peer.FLA.unavailable():
         return {}
-    BT = a.BT
-    g_c = chunk_local_cumsum(x["g"], BT)
-    A = chunk_scaled_dot_kkt(x["k"], x["beta"], g_c, BT)
-    Ai = solve_tril(A, output_dtype=x["k"].dtype)
-    w, u = recompute_w_u(x["k"], x["v"], x["beta"], Ai, g_c)
-    h, v_new, _ = chunk_fwd_h(x["k"], w, u, g_c, x["h0"], True, BT)
-    p = {"BT": BT, "K": a.K, "dtype": a.dtype, "final_state": True, "scale": False}
-    named = {**x, "g_cumsum": g_c, "A": A, "Ai": Ai, "w": w, "u": u, "h": h, "v_new": v_new}
+    p = {"BT": a.BT, "K": a.K, "dtype": a.dtype, "final_state": True, "scale": False}
+    named = {**x, **intermediates(x, a.BT)}
     steps = {"cumsum": fla_peer.CUMSUM, "kkt (g)": fla_peer.KKT, "solve_tril": fla_peer.SOLVE_TRIL,
              "recompute_w_u": fla_peer.WY, "chunk_fwd_h": fla_peer.CHUNK_H, "chunk_fwd_o": fla_peer.CHUNK_O,
              "chunk fwd (full)": fla_peer.CHUNK}
