@@ -27,9 +27,6 @@ from parity.repro.source import SourceError, literal
 from parity.spec import Case, KernelSpec
 
 OWN_PACKAGES = ("kernels", "libraries", "suites")  # parity's kernels and specs: a raise there is parity's
-# the engine and what it stands on, skipped as parity.run.runner.raised_at skips them: a library calling
-# into them (e.g. the interpreter's driver stub) raised at the library's own line
-MACHINERY = ("parity", "torch", "triton", "numpy", "_pytest", "pytest", "pluggy")
 SOURCE_SCAN = "LeftoverDebug"  # libraries._debug_lint's finding: raised by parity, about the library's source
 
 
@@ -38,8 +35,12 @@ def _top(frame: FrameType) -> str:
 
 
 def _is_code(top: str) -> bool:
-    """A frame of code under test (parity's or a library's), not torch/triton/the standard library."""
-    return bool(top) and top not in MACHINERY and top not in sys.stdlib_module_names and top != "__main__"
+    """A frame of code under test (parity's or a library's), not torch/triton/the standard library: the
+    engine and what it stands on are skipped as raised_at skips them, so a library calling into them
+    (e.g. the interpreter's driver stub) raised at the library's own line."""
+    from parity.run.runner import is_machinery
+
+    return bool(top) and not is_machinery(top) and top != "__main__"
 
 
 def code_frames(exc: BaseException) -> list[tuple[FrameType, int]]:

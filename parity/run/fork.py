@@ -76,7 +76,7 @@ def run_forked(fn: Callable[[], Any], *, what: str, timeout_s: float = CASE_TIME
 def child_exception(traceback_text: str) -> tuple[str, str | None]:
     """A child's formatted traceback -> (its exception lines, file:line of the innermost frame outside
     parity's machinery), so the record reads like one of an in-process case."""
-    from parity.run.runner import MACHINERY
+    from parity.run.runner import is_machinery_file
 
     lines = traceback_text.strip().splitlines()
     frames = [i for i, line in enumerate(lines) if line.startswith('  File "')]
@@ -87,7 +87,7 @@ def child_exception(traceback_text: str) -> tuple[str, str | None]:
     where = None
     for i in reversed(frames):
         m = re.match(r'  File "(.+)", line (\d+), in (.+)', lines[i])
-        if m and not any(part in m.group(1) for part in MACHINERY):
+        if m and not is_machinery_file(m.group(1)):
             where = f"{m.group(1).split('site-packages/')[-1]}:{m.group(2)}, in {m.group(3)}"
             break
     return said, where

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import sys
+import sysconfig
 import time
 import traceback
 from collections.abc import Callable, Mapping
@@ -78,8 +80,23 @@ def error_text(exc: BaseException, limit: int = 600) -> str:
     return f"{text} (raised at {where})" if where else text
 
 
-# frames inside these are the machinery, not the code that went wrong
-MACHINERY = ("/torch/", "/triton/", "/parity/", "/_pytest/", "/pluggy/")
+# top-level packages whose frames are the machinery, not the code that went wrong; the standard
+# library is machinery too
+MACHINERY = ("parity", "torch", "triton", "numpy", "_pytest", "pytest", "pluggy")
+_STDLIB = sysconfig.get_paths()["stdlib"]
+
+
+def is_machinery(module: str) -> bool:
+    """Whether a frame of this module is the engine or what it stands on (by top-level package)."""
+    top = module.split(".")[0]
+    return top in MACHINERY or top in sys.stdlib_module_names
+
+
+def is_machinery_file(path: str) -> bool:
+    """As is_machinery, for a frame known only by its file (a forked child's traceback text)."""
+    path = path.replace("\\", "/")
+    stdlib = path.startswith(_STDLIB) and "-packages/" not in path  # a system site-packages lies under it
+    return stdlib or any(f"/{top}/" in path for top in MACHINERY)
 
 
 def raised_at(exc: BaseException) -> str | None:
@@ -88,15 +105,18 @@ def raised_at(exc: BaseException) -> str | None:
     child = getattr(exc, "raised_at", None)  # a forked child's location (parity.run.fork)
     if child:
         return child
-    frames = [f for f in traceback.extract_tb(exc.__traceback__)
-              if not any(m in f.filename.replace("\\", "/") for m in MACHINERY)]
-    if not frames:
+    last, tb = None, exc.__traceback__
+    while tb is not None:
+        if not is_machinery(str(tb.tb_frame.f_globals.get("__name__") or "")):
+            last = tb
+        tb = tb.tb_next
+    if last is None:
         return None
-    frame = frames[-1]
-    path = frame.filename.split("site-packages/")[-1]
+    code = last.tb_frame.f_code
+    path = code.co_filename.split("site-packages/")[-1]
     if os.path.isabs(path) and not os.path.relpath(path).startswith(".."):
         path = os.path.relpath(path)
-    return f"{path}:{frame.lineno}, in {frame.name}"
+    return f"{path}:{last.tb_lineno}, in {code.co_name}"
 
 
 def _launch_pinned(spec: KernelSpec, case: Case, dev_inputs: Mapping[str, Any], backend: Backend,
