@@ -56,7 +56,8 @@ def test_compile_variants(parity, kernel_spec):
     if missing_reason:  # as test_compile: a spec that cannot run here is a skip, not a coverage failure
         pytest.skip(missing_reason)
     cases = parity.cases(spec)
-    reached = reached_variants(spec, cases, lambda case: build_inputs(spec, case, parity.seed))
+    reached = reached_variants(spec, cases, lambda case: build_inputs(spec, case, parity.seed),
+                               parity.backend.launch_device_type)
     declared = declared_variants(spec)
     missing = sorted(declared - reached, key=str)
     record = empty_record(parity.backend.name, "compile", spec.name, "variant-coverage",

@@ -139,10 +139,11 @@ def test_every_autotune_config_is_warmed_up_with_its_heuristic_variant(backend):
 
 
 def test_a_declared_variant_no_case_reaches_is_reported(backend):
-    reached = reached_variants(TUNED, [Case({"n": 256})], lambda case: {"x": torch.zeros(case.params["n"])})
+    reached = reached_variants(TUNED, [Case({"n": 256})], lambda case: {"x": torch.zeros(case.params["n"])},
+                               backend.launch_device_type)
     assert declared_variants(TUNED) - reached == {(("EVEN", False),)}
     both = reached_variants(TUNED, [Case({"n": 256}), Case({"n": 100})],
-                            lambda case: {"x": torch.zeros(case.params["n"])})
+                            lambda case: {"x": torch.zeros(case.params["n"])}, backend.launch_device_type)
     assert declared_variants(TUNED) == both
 
 

@@ -5,12 +5,18 @@ Triton 3.2/3.3 (and the triton-ascend 3.2 fork) call the class attributes
 Triton 3.4+ moved them to `triton.knobs.runtime.jit_cache_hook` and
 `jit_post_compile_hook`. Both fire on an in-memory cache miss, even when the
 on-disk cache hits, so they count specializations rather than cold compiles.
+
+The hooks are global: they see every kernel a launch compiles, also one a library generates at
+run time (FlagGems' pointwise_dynamic writes a module with a fresh @triton.jit kernel and loads
+it), which no spec can name. Each compile is attributed to the Python function Triton compiled,
+by module.qualname and by the file that defines it.
 """
 
 from __future__ import annotations
 
 import time
 import types
+import weakref
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -90,9 +96,15 @@ def kernel_name(kernel: Any) -> str:
     return getattr(fn, "__name__", repr(kernel))
 
 
+def _source_file(fn: Any) -> str:
+    return str(getattr(getattr(fn, "__code__", None), "co_filename", "") or "")
+
+
 def _python_id(fn: Any, fallback: str) -> str:
+    """module.qualname; code exec'd without a __name__ has no module, so its file stands in."""
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
-    return f"{getattr(fn, '__module__', None) or '?'}.{name}" if name else fallback
+    module = getattr(fn, "__module__", None) or _source_file(fn) or "?"
+    return f"{module}.{name}" if name else fallback
 
 
 def kernel_id(kernel: Any) -> str:
@@ -102,22 +114,56 @@ def kernel_id(kernel: Any) -> str:
     return _python_id(getattr(base, "fn", base), repr(kernel))
 
 
+def kernel_file(kernel: Any) -> str:
+    """The file that defines the kernel's Python function ('' for an object Triton does not compile)."""
+    return _source_file(getattr(base_jit_function(kernel), "fn", None))
+
+
+def kernel_source(kernel: Any) -> tuple[str, str]:
+    """(id, file): what compiles are attributed to; the file keeps apart generated kernels whose
+    module names collide (code exec'd into namespaces with the same __name__)."""
+    return kernel_id(kernel), kernel_file(kernel)
+
+
+def compiles_itself(kernel: Any) -> bool:
+    """Whether Triton compiles this kernel (a plain function under its wrappers), rather than a library
+    object that generates the kernels it launches (FlagGems' PointwiseDynamicFunction)."""
+    return isinstance(getattr(base_jit_function(kernel), "fn", None), types.FunctionType)
+
+
+def source_labels(entries: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str], str]:
+    """(id, file) -> the name a table shows, for (short name, id, file) entries: the short name; the id
+    where two share the name; the id and the file's name where two share the id too."""
+    entries = list(dict.fromkeys(entries))
+    names = Counter(n for n, _, _ in entries)
+    ids = Counter(i for _, i, _ in entries)
+    labels = {}
+    for name, ident, file in entries:
+        label = name if names[name] == 1 else ident if ids[ident] == 1 else f"{ident} ({file.rsplit('/', 1)[-1]})"
+        labels[(ident, file)] = label
+    return labels
+
+
 def kernel_labels(kernels: Iterable[Any]) -> dict[str, str]:
     """kernel id -> the name a table shows: the short __name__, or the id where two kernels share it."""
-    ids = {kernel_id(k): kernel_name(k) for k in kernels}
-    names = Counter(ids.values())
-    return {i: (n if names[n] == 1 else i) for i, n in ids.items()}
+    labels = source_labels((kernel_name(k), *kernel_source(k)) for k in kernels)
+    return {ident: label for (ident, _), label in labels.items()}
 
 
-def _event_ids(info: Any) -> tuple[str, str]:
-    """(short name, id) of the kernel a compile hook names; triton 3.2's info.name is __name__,
+def _event_ids(info: Any) -> tuple[str, str, str]:
+    """(short name, id, file) of the kernel a compile hook names; triton 3.2's info.name is __name__,
     3.4+'s the qualname, so the id comes from the JITFunction when the hook passes it."""
     name = str(getattr(info, "name", "?"))
     jit = getattr(info, "jit_function", None)
     fn = getattr(jit, "fn", None)
     short = getattr(fn, "__name__", None) or name.rsplit(".", 1)[-1]
     fallback = f"{getattr(info, 'module', '?')}.{name}"
-    return short, (_python_id(fn, fallback) if fn is not None else fallback)
+    return short, (_python_id(fn, fallback) if fn is not None else fallback), _source_file(fn)
+
+
+# every JITFunction a CompileCounter saw compile in this process, held weakly: a kernel a library
+# generates at run time is reachable from no spec, yet a sweep must clear its in-memory cache
+COMPILED_HERE: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas")
@@ -144,6 +190,12 @@ class CompileEvent:
     # launch options that select a distinct binary without being constexprs (autotune configs vary them)
     options: dict[str, Any] = field(default_factory=dict)
     kernel_id: str = ""  # module.qualname: what counts and tables key on (see kernel_id())
+    file: str = ""  # the file that defines the kernel (generated code included)
+    jit: Any = field(default=None, repr=False, compare=False)  # the JITFunction, to clear its caches
+
+    @property
+    def source(self) -> tuple[str, str]:
+        return self.kernel_id, self.file
 
     @property
     def identity(self) -> str:
@@ -164,21 +216,24 @@ class CompileCounter:
 
     def _before(self, **kwargs: Any) -> bool:
         info = kwargs.get("fn")
-        name, ident = _event_ids(info)
+        name, ident, file = _event_ids(info)
+        jit = getattr(info, "jit_function", None)
+        if jit is not None:
+            COMPILED_HERE.add(jit)
         compile_kw = kwargs.get("compile") or {}
         event = CompileEvent(name, time.perf_counter(),
                              constants=named_constants(compile_kw.get("constants") or {},
                                                        getattr(info, "jit_function", None)),
                              options={k: compile_kw[k] for k in LAUNCH_OPTIONS if k in compile_kw},
-                             kernel_id=ident)
+                             kernel_id=ident, file=file, jit=jit)
         self.events.append(event)
         prev = self._saved[0] if self._saved else None
         return bool(prev(**kwargs)) if prev else False
 
     def _after(self, **kwargs: Any) -> Any:
-        _, ident = _event_ids(kwargs.get("fn"))
+        _, ident, file = _event_ids(kwargs.get("fn"))
         for event in reversed(self.events):
-            if event.kernel_id == ident and event.seconds is None:
+            if event.source == (ident, file) and event.seconds is None:
                 event.seconds = time.perf_counter() - event.started
                 break
         prev = self._saved[1] if self._saved else None
@@ -221,6 +276,14 @@ class CompileCounter:
     def per_kernel(self) -> dict[str, int]:
         """Compilations per kernel id (module.qualname)."""
         return dict(Counter(e.kernel_id for e in self.events))
+
+    def compiled_kernels(self) -> list[dict[str, Any]]:
+        """Every kernel compiled inside, in order of its first compile: {kernel (its label), id, file,
+        compiles}. A record keeps this beside its total, so a count names what compiled, also kernels
+        the spec could not list (generated by the library during the launch)."""
+        counts = Counter(e.source for e in self.events)
+        labels = source_labels((e.kernel, e.kernel_id, e.file) for e in self.events)
+        return [{"kernel": labels[src], "id": src[0], "file": src[1], "compiles": n} for src, n in counts.items()]
 
     def compile_seconds(self) -> float:
         return sum(e.seconds or 0.0 for e in self.events)

@@ -11,7 +11,15 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from parity.compile.counter import CompileCounter, base_jit_function, kernel_id, kernel_labels
+from parity.compile.counter import (
+    COMPILED_HERE,
+    CompileCounter,
+    base_jit_function,
+    compiles_itself,
+    kernel_name,
+    kernel_source,
+    source_labels,
+)
 from parity.compile.tools import clear_jit_caches
 from parity.spec import Case, KernelSpec
 
@@ -32,9 +40,12 @@ def base_cases(spec: KernelSpec, level: str = "quick") -> list[Case]:
     return list(seen.values())
 
 
-def compiled_ir(kernels: Iterable[Any], stage: str = "ttir") -> dict[str, list[str]]:
-    """kernel id (module.qualname) -> the IR text of each compiled specialization still in memory."""
-    out: dict[str, list[str]] = {}
+Source = tuple[str, str]  # (kernel id, defining file): what compiles are attributed to
+
+
+def compiled_ir(kernels: Iterable[Any], stage: str = "ttir") -> dict[Source, list[str]]:
+    """(kernel id, file) -> the IR text of each compiled specialization still in memory."""
+    out: dict[Source, list[str]] = {}
     for k in kernels:
         jit = base_jit_function(k)
         texts: list[str] = []
@@ -45,7 +56,7 @@ def compiled_ir(kernels: Iterable[Any], stage: str = "ttir") -> dict[str, list[s
                 asm = getattr(compiled, "asm", None) or {}
                 if stage in asm:
                     texts.append(str(asm[stage]))
-        out[kernel_id(k)] = texts
+        out[kernel_source(k)] = texts
     return out
 
 
@@ -65,22 +76,39 @@ class SweepResult:
     compile_s: float = 0.0  # seconds spent compiling this kernel over the whole sweep
     # the first error a launch raised ("T=1: NameError(...)"); that base's sweep stopped there
     error: str | None = None
+    file: str = ""  # the file that defines the kernel
+    # False for a kernel the launch compiled that the spec does not list (one the library generated)
+    listed: bool = True
+
+
+@dataclass
+class _Tally:
+    """One kernel's counts over a sweep."""
+
+    name: str
+    compiles: int = 0
+    worst: int = 0
+    variants: dict[str, dict[str, Any]] = field(default_factory=dict)
+    ir: list[tuple[dict[str, Any], str]] = field(default_factory=list)
+    seconds: float = 0.0
 
 
 def run_sweep(spec: KernelSpec, arg: str, run_one: Callable[[Case], None], level: str = "quick") -> list[SweepResult]:
-    """Launch every base case at every sweep value; count compilations per kernel."""
+    """Launch every base case at every sweep value; count compilations per kernel.
+
+    Every kernel the launches compile is counted, listed by the spec or not: a library may generate
+    the kernel it launches (FlagGems' pointwise_dynamic), and only the compile hook sees that one.
+    """
     values = list(sweep_values(arg, spec))
     bases = [c for c in base_cases(spec, level) if arg in c.params]
-    labels = kernel_labels(spec.kernels)  # keyed by id; a row shows __name__ unless two kernels share it
-    names = list(labels)
-    totals = dict.fromkeys(names, 0)
-    worst = dict.fromkeys(names, 0)
-    variants: dict[str, dict[str, dict[str, Any]]] = {n: {} for n in names}
-    irs: dict[str, list[tuple[dict[str, Any], str]]] = {n: [] for n in names}
-    seconds = dict.fromkeys(names, 0.0)
+    listed = {kernel_source(k): k for k in spec.kernels if compiles_itself(k)}
+    tallies = {src: _Tally(kernel_name(k)) for src, k in listed.items()}
     error: str | None = None
     for base in bases:
-        clear_jit_caches(spec.kernels)
+        # a generated kernel is in no spec: clear every kernel this process saw compile, or a base
+        # would find the previous one's (or another suite's) kernels in memory and count nothing
+        jits = [*spec.kernels, *COMPILED_HERE]
+        clear_jit_caches(jits)
         with CompileCounter() as counter:
             for value in values:
                 try:
@@ -88,29 +116,32 @@ def run_sweep(spec: KernelSpec, arg: str, run_one: Callable[[Case], None], level
                 except Exception as exc:  # a result of the sweep, recorded; the next values would fail alike
                     error = error or f"{base.replace(**{arg: value}).id}: {sweep_error_text(exc)}"
                     break
-        per_kernel = counter.per_kernel()
-        repeats: dict[tuple[str, str], int] = {}
-        for event in counter.events:
-            key = (event.kernel_id, event.identity)
-            repeats[key] = repeats.get(key, 0) + 1
-            if event.kernel_id in seconds:
-                seconds[event.kernel_id] += event.seconds or 0.0
-        flags_of: dict[str, dict[str, Any]] = {}
-        for event in counter.events:
-            if event.kernel_id in variants:
-                flags = {f: event.constants.get(f) for f in spec.variants if f in event.constants}
-                variants[event.kernel_id][repr(sorted(flags.items()))] = flags
-                flags_of[event.kernel_id] = flags
-        # caches were cleared before this base, so what is in memory now is this base's variant
-        for name, texts in compiled_ir(spec.kernels).items():
-            irs[name] += [(flags_of.get(name, {}), t) for t in texts]
-        for name in names:
-            totals[name] += per_kernel.get(name, 0)
-            worst[name] = max([worst[name], *(n for (k, _), n in repeats.items() if k == name)])
-    return [SweepResult(kernel=labels[n], arg=arg, values=values, bases=len(bases), compiles=totals[n],
-                        per_base_max=worst[n], variants_seen=list(variants[n].values()), ir=irs[n],
-                        compile_s=seconds[n], error=error)
-            for n in names]
+        _tally_base(spec, counter, tallies, [*spec.kernels, *(e.jit for e in counter.events if e.jit is not None)])
+    labels = source_labels((t.name, *src) for src, t in tallies.items())
+    return [SweepResult(kernel=labels[src], arg=arg, values=values, bases=len(bases), compiles=t.compiles,
+                        per_base_max=t.worst, variants_seen=list(t.variants.values()), ir=t.ir,
+                        compile_s=t.seconds, error=error, file=src[1], listed=src in listed)
+            for src, t in tallies.items()]
+
+
+def _tally_base(spec: KernelSpec, counter: CompileCounter, tallies: dict[Source, _Tally], kernels: list[Any]) -> None:
+    """Add one base's compiles to the tallies, a new tally for each kernel first seen here."""
+    repeats: dict[tuple[Source, str], int] = {}
+    flags_of: dict[Source, dict[str, Any]] = {}
+    for event in counter.events:
+        tally = tallies.setdefault(event.source, _Tally(event.kernel))
+        tally.compiles += 1
+        tally.seconds += event.seconds or 0.0
+        repeats[(event.source, event.identity)] = repeats.get((event.source, event.identity), 0) + 1
+        flags = {f: event.constants.get(f) for f in spec.variants if f in event.constants}
+        tally.variants[repr(sorted(flags.items()))] = flags
+        flags_of[event.source] = flags
+    for (src, _), n in repeats.items():
+        tallies[src].worst = max(tallies[src].worst, n)
+    # caches were cleared before this base, so what is in memory now is this base's variant
+    for src, texts in compiled_ir(kernels).items():
+        if src in tallies:
+            tallies[src].ir += [(flags_of.get(src, {}), t) for t in texts]
 
 
 def sweep_error_text(exc: BaseException) -> str:

@@ -236,14 +236,16 @@ def judge(compile_: Mapping[str, Any], expected: ExpectedCompileError | None) ->
     return "passed", None
 
 
-def reached_variants(spec: KernelSpec, cases: Iterable[Case],
-                     make_inputs: Callable[[Case], Mapping[str, Any]]) -> set[tuple[tuple[str, Any], ...]]:
+def reached_variants(spec: KernelSpec, cases: Iterable[Case], make_inputs: Callable[[Case], Mapping[str, Any]],
+                     device_type: str) -> set[tuple[tuple[str, Any], ...]]:
     """The heuristic variants the cases resolve to, found without compiling anything.
 
     The JIT's before-compile hook returns True, which tells triton to skip the compile
-    and the launch, so this walks the real heuristics and launchers at no cost.
+    and the launch, so this walks the real heuristics and launchers at no cost. The launches
+    get tensors of `device_type` (the tier's target), as the compile suite's do.
     """
     from parity.compile.counter import constants_by_name, hook_style
+    from parity.compile.device_tensors import launch_on_target
 
     seen: set[tuple[tuple[str, Any], ...]] = set()
     keys = list(spec.variants)
@@ -268,7 +270,7 @@ def reached_variants(spec: KernelSpec, cases: Iterable[Case],
     try:
         for case in cases:
             clear_jit_caches(spec.kernels)
-            spec.launch(make_inputs(case), case.params)
+            launch_on_target(spec.launch, make_inputs(case), case.params, device_type)
     finally:
         if style == "knobs":
             knobs.runtime.jit_cache_hook = saved

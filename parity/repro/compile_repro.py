@@ -104,11 +104,13 @@ def describe(src: Any, target: Any, options: Mapping[str, Any] | None) -> dict[s
     return entry
 
 
-def _describe_launch(spec: Any, case: Any, cpu_inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _describe_launch(spec: Any, case: Any, cpu_inputs: Mapping[str, Any], device_type: str) -> list[dict[str, Any]]:
     """In the child: launch the case with every compile described before it runs. As on the tier
-    (parity.compile.keep_going), the launch goes on past a failing kernel and a rejected option."""
+    (parity.compile.keep_going), the launch goes on past a failing kernel and a rejected option, on
+    tensors of the tier's device type, so a library takes the same path and compiles the same kernels."""
     import triton.compiler
 
+    from parity.compile.device_tensors import launch_on_target
     from parity.compile.keep_going import keep_going
     from parity.compile.tools import clear_jit_caches
     from parity.repro.launch_repro import describe_rejected
@@ -133,17 +135,17 @@ def _describe_launch(spec: Any, case: Any, cpu_inputs: Mapping[str, Any]) -> lis
     clear_jit_caches(spec.kernels)
     try:
         with keep_going(spec.kernels, lambda: raised[0], rejected):
-            spec.launch(cpu_inputs, case.params)
+            launch_on_target(spec.launch, cpu_inputs, case.params, device_type)
     except Exception:  # the failing compile raises here; its description is already taken
         pass
     return seen
 
 
-def describe_compiles(spec: Any, case: Any, cpu_inputs: Mapping[str, Any],
+def describe_compiles(spec: Any, case: Any, cpu_inputs: Mapping[str, Any], device_type: str,
                       timeout_s: float = CAPTURE_TIMEOUT_S) -> list[dict[str, Any]]:
     from parity.compile.isolate import run_isolated
 
-    result = run_isolated(lambda: _describe_launch(spec, case, cpu_inputs), timeout_s=timeout_s)
+    result = run_isolated(lambda: _describe_launch(spec, case, cpu_inputs, device_type), timeout_s=timeout_s)
     if not result.ok:
         raise RuntimeError(f"re-running {spec.name}[{case.id}] to describe its compiles failed: "
                            f"{result.error or result.crashed or 'timed out'}")
@@ -265,7 +267,7 @@ def attach_all(records: Sequence[dict[str, Any]], spec: Any, case: Any, backend:
         owner.mark(record, spec.family, spec.kernels)
     t0 = time.perf_counter()
     try:
-        entries = describe_compiles(spec, case, cpu_inputs)
+        entries = describe_compiles(spec, case, cpu_inputs, backend.launch_device_type)
     except Exception as exc:  # a repro must never stop the tier
         for record in failing:
             record["repro_error"] = f"{type(exc).__name__}: {exc}"[:600]

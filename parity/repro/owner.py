@@ -108,12 +108,14 @@ def library_owns(record: Mapping[str, Any]) -> str | None:
     return None
 
 
-def mark(record: dict[str, Any], family: str | None, kernels: Iterable[Any]) -> dict[str, Any] | None:
-    """Record `finding_of` on a failure its library owns; returns it (None where the compiler keeps it)."""
+def mark(record: dict[str, Any], family: str | None, kernels: Iterable[Any], why: str | None = None
+         ) -> dict[str, Any] | None:
+    """Record `finding_of` on a failure its library owns; returns it (None where the compiler keeps it).
+    `why` says it for a failure the caller already knows to be the library's (a recompile storm)."""
     info = library_of(family, kernels)
     if info is None:
         return None
-    why = library_owns(record)
+    why = why or library_owns(record)
     if why is None:
         record.setdefault("library", {"name": info.name, "version": library_version(info), "repo": info.repo})
         return None
