@@ -46,3 +46,16 @@ def test_a_sweep_that_raises_is_recorded_not_only_failed_in_pytest(tmp_path):
     assert record["status"] == "error" and record["specialization"]["verdict"] == "error"
     assert "i_t is not defined" in record["reason"] and "N=" in record["reason"], record["reason"]
     assert "vector_add_unbound_name" in (tmp_path / "REPORT.md").read_text()
+
+
+def test_a_generated_kernel_and_a_device_branch_are_swept_on_the_target_path(tmp_path):
+    # codegen_scale launches a kernel exec'd at its first call (no spec can list it); device_branch launches
+    # its kernel only on a device tensor, and falls back to torch on a CPU one (tests/planted_codegen.py)
+    proc, by_kernel = sweep(tmp_path, "tests.planted_codegen")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    generated = by_kernel["codegen_scale"]
+    assert generated["compiles"] >= 1 and generated["specialization"]["verdict"] == "ok", generated
+    assert generated["params"]["launched"] == "pointwise_kernel"
+    assert generated["params"]["defined_in"] == "<parity-codegen-scale>"
+    branch = by_kernel["device_branch"]  # 0 compiles ("not launched") on plain CPU tensors
+    assert branch["compiles"] >= 1 and branch["specialization"]["verdict"] == "ok", branch

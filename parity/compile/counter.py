@@ -14,6 +14,7 @@ by module.qualname and by the file that defines it.
 
 from __future__ import annotations
 
+import contextlib
 import time
 import types
 import weakref
@@ -219,7 +220,8 @@ class CompileCounter:
         name, ident, file = _event_ids(info)
         jit = getattr(info, "jit_function", None)
         if jit is not None:
-            COMPILED_HERE.add(jit)
+            with contextlib.suppress(TypeError):  # an object that takes no weak reference is not cleared later
+                COMPILED_HERE.add(jit)
         compile_kw = kwargs.get("compile") or {}
         event = CompileEvent(name, time.perf_counter(),
                              constants=named_constants(compile_kw.get("constants") or {},
