@@ -160,7 +160,7 @@ SPECS = [
           launch=_cumsum_launch, reference=_cumsum_ref, make_inputs=_small_inputs, tolerance=CUMSUM_TOL,
           cases=by_level(product(B=[2], T=[128], H=[4], BT=[64], dtype=["fp32"]),
                          product(B=[1], T=[4096], H=[16], BT=[64], dtype=["fp32"])),
-          out_dims={"g": ("b", "t", "h")}),
+          out_dims={"g": ("b", "t", "h")}, dynamic_args=("T",)),
     _spec("fla_chunk_scaled_dot_kkt_fwd", ("fla.ops.common.chunk_scaled_dot_kkt:chunk_scaled_dot_kkt_fwd_kernel",),
           launch=_kkt_launch, reference=_kkt_ref, make_inputs=_small_inputs, tolerance=RATIO_TOL,
           cases=by_level(product(B=[1], T=[128], H=[2], K=[64], BT=[64], dtype=["fp32", "bf16"]),

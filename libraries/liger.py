@@ -129,7 +129,7 @@ SPECS = [
     _spec("liger_rms_norm", "liger_kernel.ops.rms_norm:_rms_norm_forward_kernel", launch=_rms_launch,
           reference=_rms_ref, make_inputs=_rms_inputs, tolerance=ROW_TOL,
           cases=by_level(product(M=[64], N=[1024], dtype=["fp32", "bf16"]),
-                         product(M=[2048], N=[4096], dtype=["bf16"]))),
+                         product(M=[2048], N=[4096], dtype=["bf16"])), dynamic_args=("M",)),
     _spec("liger_swiglu", "liger_kernel.ops.swiglu:_swiglu_forward_kernel", launch=_swiglu_launch,
           reference=_swiglu_ref, make_inputs=_swiglu_inputs,
           cases=by_level(product(M=[64], N=[1024], dtype=["fp32", "bf16"]),
@@ -148,5 +148,5 @@ SPECS = [
           known_divergences=(known.INTERPRETER_BF16,),  # rotate_half negates bf16
           cases=by_level(product(B=[1], T=[16], HQ=[4], HKV=[2], D=[64], dtype=["fp32", "bf16"]),
                          product(B=[1], T=[4096], HQ=[32], HKV=[8], D=[128], dtype=["bf16"])),
-          out_dims={"q": ("b", "t", "h", "d"), "k": ("b", "t", "h", "d")}),
+          out_dims={"q": ("b", "t", "h", "d"), "k": ("b", "t", "h", "d")}, dynamic_args=("T",)),
 ]
