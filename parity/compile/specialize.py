@@ -107,8 +107,7 @@ def run_sweep(spec: KernelSpec, arg: str, run_one: Callable[[Case], None], level
     for base in bases:
         # a generated kernel is in no spec: clear every kernel this process saw compile, or a base
         # would find the previous one's (or another suite's) kernels in memory and count nothing
-        jits = [*spec.kernels, *COMPILED_HERE]
-        clear_jit_caches(jits)
+        clear_jit_caches([*spec.kernels, *COMPILED_HERE])
         with CompileCounter() as counter:
             for value in values:
                 try:
@@ -116,7 +115,8 @@ def run_sweep(spec: KernelSpec, arg: str, run_one: Callable[[Case], None], level
                 except Exception as exc:  # a result of the sweep, recorded; the next values would fail alike
                     error = error or f"{base.replace(**{arg: value}).id}: {sweep_error_text(exc)}"
                     break
-        _tally_base(spec, counter, tallies, [*spec.kernels, *(e.jit for e in counter.events if e.jit is not None)])
+        compiled = {id(e.jit): e.jit for e in counter.events if e.jit is not None}
+        _tally_base(spec, counter, tallies, [*spec.kernels, *compiled.values()])
     labels = source_labels((t.name, *src) for src, t in tallies.items())
     return [SweepResult(kernel=labels[src], arg=arg, values=values, bases=len(bases), compiles=t.compiles,
                         per_base_max=t.worst, variants_seen=list(t.variants.values()), ir=t.ir,
