@@ -186,9 +186,10 @@ def render_report(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any],
     if perf:
         parts += ["## Performance", "", perf, ""]
     from parity.report.compile_sections import compile_sections  # the compile tiers' tables; none on run tiers
-    from parity.report.portability import library_findings  # failures a library owns, as its findings
+    from parity.report.portability import declined_section, library_findings  # what a library owns or refuses
 
-    for title, body in [*library_findings(records), *compile_sections(records), *extra_sections]:
+    for title, body in [*library_findings(records), *declined_section(records), *compile_sections(records),
+                        *extra_sections]:
         parts += [f"## {title}", "", body, ""]
     totals = timing_totals(records)
     if totals:
