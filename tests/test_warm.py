@@ -1,0 +1,77 @@
+"""The perf cases' autotune configs, compiled by an accuracy worker (parity.run.warm).
+
+The planted autotuned kernel runs under the interpreter; its warm-up (compile without launch) is
+recorded instead of run. The worker must compile exactly the configs the autotuner would time, with
+the arguments the library passed, and leave the autotuner as it was.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+import triton
+
+from parity.backends.base import Backend
+from parity.cases import product
+from parity.run import warm
+from tests import planted_autotune as planted
+
+
+class FakeDevice(Backend):
+    name = "fakedev"
+    mode = "run"
+
+
+@pytest.fixture
+def compiled(monkeypatch) -> list[dict[str, Any]]:
+    calls: list[dict[str, Any]] = []
+
+    def warmup(*args: Any, **kwargs: Any) -> None:
+        calls.append({"args": args, **kwargs})
+
+    monkeypatch.setattr(planted.twice_kernel.fn, "warmup", warmup)
+    return calls
+
+
+SPEC = replace(planted.twice, perf_cases=tuple(product(N=[4096], variant=[0], dtype=["fp32"])))
+
+
+def test_every_config_the_autotuner_would_time_is_compiled_with_the_launch_arguments(compiled):
+    out = warm.perf_configs(SPEC, FakeDevice(), seed=0)
+    assert out["configs"] == 2 and out["failed"] == 0 and "errors" not in out
+    assert sorted(c["BLOCK"] for c in compiled) == [16, 32]
+    for call in compiled:
+        x, _, n = call["args"]
+        assert x.numel() == n == 4096 and "grid" in call and "warmup" not in call
+    assert len(planted.twice_kernel.configs) == 2  # the pin is undone: the perf pass autotunes both
+
+
+def test_negative_control_a_config_the_autotuner_prunes_is_not_compiled(compiled, monkeypatch):
+    monkeypatch.setattr(planted.twice_kernel, "early_config_prune",
+                        lambda configs, nargs, **kw: [c for c in configs if c.kwargs["BLOCK"] == 16])
+    out = warm.perf_configs(SPEC, FakeDevice(), seed=0)
+    assert out["configs"] == 0 and [c["BLOCK"] for c in compiled] == []  # one config left: nothing to time
+
+
+def test_a_config_that_does_not_build_is_counted_not_raised(monkeypatch):
+    def warmup(*args: Any, **kwargs: Any) -> None:
+        if kwargs["BLOCK"] == 32:
+            raise triton.CompilationError("planted", None, None)
+
+    monkeypatch.setattr(planted.twice_kernel.fn, "warmup", warmup)
+    assert warm.perf_configs(SPEC, FakeDevice(), seed=0)["failed"] == 1
+
+
+@pytest.mark.parametrize(("change", "expected"), [
+    ({}, True),
+    ({"worker": "main"}, False),  # alone in one process, nothing runs beside it
+    ({"perf": "off"}, False),
+    ({"last_case": "N=1"}, False),  # only the worker of the spec's last case warms
+])
+def test_only_one_worker_warms_and_only_when_the_perf_pass_times_on_a_device(change, expected):
+    case = SPEC.perf_cases[0]
+    args = {"last_case": case.id, "perf": "largest", "worker": "gw0", **change}
+    assert warm.wanted(SPEC, case, FakeDevice(), **args) is expected
+    assert warm.wanted(replace(SPEC, perf_cases=()), case, FakeDevice(), **{**args, **change}) is False
