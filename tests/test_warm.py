@@ -64,14 +64,28 @@ def test_a_config_that_does_not_build_is_counted_not_raised(monkeypatch):
     assert warm.perf_configs(SPEC, FakeDevice(), seed=0)["failed"] == 1
 
 
+def test_workers_split_the_autotuners_in_the_order_the_launch_reaches_them(compiled):
+    assert warm.perf_configs(SPEC, FakeDevice(), seed=0, part=(1, 2))["configs"] == 0  # one tuner: share 0's
+    assert warm.perf_configs(SPEC, FakeDevice(), seed=0, part=(0, 2))["configs"] == 2
+
+
+CASES = SPEC.cases("quick")
+
+
 @pytest.mark.parametrize(("change", "expected"), [
-    ({}, True),
-    ({"worker": "main"}, False),  # alone in one process, nothing runs beside it
-    ({"perf": "off"}, False),
-    ({"last_case": "N=1"}, False),  # only the worker of the spec's last case warms
+    ({}, (0, 1)),
+    ({"case": CASES[1]}, None),  # one autotuner: one share, from the spec's first case
+    ({"worker": "main"}, None),  # alone in one process, nothing runs beside it
+    ({"perf": "off"}, None),
+    ({"spec": replace(SPEC, perf_cases=())}, None),
 ])
-def test_only_one_worker_warms_and_only_when_the_perf_pass_times_on_a_device(change, expected):
-    case = SPEC.perf_cases[0]
-    args = {"last_case": case.id, "perf": "largest", "worker": "gw0", **change}
-    assert warm.wanted(SPEC, case, FakeDevice(), **args) is expected
-    assert warm.wanted(replace(SPEC, perf_cases=()), case, FakeDevice(), **{**args, **change}) is False
+def test_the_first_cases_workers_warm_and_only_when_the_perf_pass_times_on_a_device(change, expected):
+    args = {"spec": SPEC, "case": CASES[0], "perf": "largest", "worker": "gw0", **change}
+    spec, case = args.pop("spec"), args.pop("case")
+    assert warm.share(spec, case, FakeDevice(), cases=CASES, **args) == expected
+
+
+def test_a_spec_with_several_autotuners_splits_them_over_its_first_cases():
+    spec = replace(SPEC, kernel=(planted.twice_kernel,) * 6)
+    shares = [warm.share(spec, c, FakeDevice(), cases=CASES, perf="largest", worker="gw1") for c in CASES]
+    assert shares == [(0, 4), (1, 4), (2, 4), (3, 4), None, None]

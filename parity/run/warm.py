@@ -2,7 +2,7 @@
 
 The perf pass runs each library's own autotuning, unpinned and alone on the device: on the H200 most
 of its time went to the autotuners compiling every config before timing it, one case after another in
-one process. The accuracy workers run side by side, so one of them compiles those configs first: it
+one process. The accuracy workers run side by side, so a few of them compile those configs first: each
 launches each perf case once, pinned as the accuracy pass launches (parity.run.autotune_pin), which
 shows the arguments each autotuner gets, then compiles every config that autotuner would time with
 Triton's own warm-up (compile, no launch) into the Triton cache the whole run shares. The perf pass
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from parity.backends.base import Backend
@@ -25,11 +25,25 @@ from parity.spec import Case, KernelSpec
 Seen = dict[int, tuple[Any, tuple[Any, ...], dict[str, Any]]]  # id(tuner) -> (tuner, args, kwargs)
 
 
-def wanted(spec: KernelSpec, case: Case, backend: Backend, *, last_case: str, perf: str, worker: str) -> bool:
-    """Warm from the xdist worker that runs the spec's last accuracy case, where the perf pass will time
-    perf cases on a device (alone in one process there is nothing to overlap with)."""
-    return (perf != "off" and worker != "main" and backend.mode == "run" and backend.times_kernels
-            and bool(spec.perf_cases) and case.id == last_case)
+MAX_SHARES = 4  # accuracy cases (so workers) that split one spec's compiles
+
+
+def share(spec: KernelSpec, case: Case, backend: Backend, *, cases: Sequence[Case], perf: str,
+          worker: str) -> tuple[int, int] | None:
+    """(i, n): this case's worker compiles the i-th of n shares of the spec's autotuners, or None.
+
+    Only where the perf pass will time perf cases on a device and the accuracy pass runs in xdist
+    workers (alone in one process there is nothing to overlap with). The first cases of the spec
+    share the work, at most one per autotuner the spec lists, so a big op is not one worker's tail.
+    """
+    if perf == "off" or worker == "main" or backend.mode != "run" or not backend.times_kernels:
+        return None
+    ids = [c.id for c in cases]
+    if not spec.perf_cases or case.id not in ids:
+        return None
+    n = max(1, min(len(ids), len(autotuners(spec.kernels)), MAX_SHARES))
+    i = ids.index(case.id)
+    return (i, n) if i < n else None
 
 
 @contextlib.contextmanager
@@ -75,8 +89,9 @@ def compile_configs(tuner: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -
     return done, failed
 
 
-def perf_configs(spec: KernelSpec, backend: Backend, *, seed: int) -> dict[str, Any]:
-    """Warm every perf case of the spec; what was compiled, and the seconds it took."""
+def perf_configs(spec: KernelSpec, backend: Backend, *, seed: int, part: tuple[int, int] = (0, 1)) -> dict[str, Any]:
+    """Warm this worker's share of every perf case of the spec: the autotuners j with j % n == i, in the
+    order the launch reaches them; what was compiled, and the seconds it took."""
     from parity.run.perf_case import device_inputs
     from parity.run.runner import memory_skip
 
@@ -92,7 +107,8 @@ def perf_configs(spec: KernelSpec, backend: Backend, *, seed: int) -> dict[str, 
                 with pinned_case(spec, case.params):
                     spec.launch(dev_inputs, case.params)
                 backend.synchronize()
-                for tuner, args, kwargs in seen.values():  # the tuners have all their configs back here
+                mine = list(seen.values())[part[0]::part[1]]  # the tuners have all their configs back here
+                for tuner, args, kwargs in mine:
                     done, bad = compile_configs(tuner, args, kwargs)
                     compiled, failed = compiled + done, failed + bad
         except Exception as exc:  # the perf pass will meet and report the same error itself
