@@ -35,23 +35,24 @@ def compiled(monkeypatch) -> list[dict[str, Any]]:
     return calls
 
 
-SPEC = replace(planted.twice, perf_cases=tuple(product(N=[4096], variant=[0], dtype=["fp32"])))
+SPEC = replace(planted.twice, perf_cases=tuple(product(N=[100], variant=[0], dtype=["fp32"])))
+CASES = SPEC.cases("quick")  # the perf case is one of them, as a library op's largest full case is
 
 
 def test_every_config_the_autotuner_would_time_is_compiled_with_the_launch_arguments(compiled):
-    out = warm.perf_configs(SPEC, FakeDevice(), seed=0)
+    out = warm.perf_configs(SPEC, FakeDevice(), seed=0, cases=CASES)
     assert out["configs"] == 2 and out["failed"] == 0 and "errors" not in out
     assert sorted(c["BLOCK"] for c in compiled) == [16, 32]
     for call in compiled:
         x, _, n = call["args"]
-        assert x.numel() == n == 4096 and "grid" in call and "warmup" not in call
+        assert x.numel() == n == 100 and "grid" in call and "warmup" not in call
     assert len(planted.twice_kernel.configs) == 2  # the pin is undone: the perf pass autotunes both
 
 
 def test_negative_control_a_config_the_autotuner_prunes_is_not_compiled(compiled, monkeypatch):
     monkeypatch.setattr(planted.twice_kernel, "early_config_prune",
                         lambda configs, nargs, **kw: [c for c in configs if c.kwargs["BLOCK"] == 16])
-    out = warm.perf_configs(SPEC, FakeDevice(), seed=0)
+    out = warm.perf_configs(SPEC, FakeDevice(), seed=0, cases=CASES)
     assert out["configs"] == 0 and [c["BLOCK"] for c in compiled] == []  # one config left: nothing to time
 
 
@@ -61,15 +62,14 @@ def test_a_config_that_does_not_build_is_counted_not_raised(monkeypatch):
             raise triton.CompilationError("planted", None, None)
 
     monkeypatch.setattr(planted.twice_kernel.fn, "warmup", warmup)
-    assert warm.perf_configs(SPEC, FakeDevice(), seed=0)["failed"] == 1
+    assert warm.perf_configs(SPEC, FakeDevice(), seed=0, cases=CASES)["failed"] == 1
 
 
 def test_workers_split_the_autotuners_in_the_order_the_launch_reaches_them(compiled):
-    assert warm.perf_configs(SPEC, FakeDevice(), seed=0, part=(1, 2))["configs"] == 0  # one tuner: share 0's
-    assert warm.perf_configs(SPEC, FakeDevice(), seed=0, part=(0, 2))["configs"] == 2
+    # one autotuner: it is share 0's, share 1 compiles nothing
+    assert warm.perf_configs(SPEC, FakeDevice(), seed=0, cases=CASES, part=(1, 2))["configs"] == 0
+    assert warm.perf_configs(SPEC, FakeDevice(), seed=0, cases=CASES, part=(0, 2))["configs"] == 2
 
-
-CASES = SPEC.cases("quick")
 
 
 @pytest.mark.parametrize(("change", "expected"), [
@@ -78,6 +78,7 @@ CASES = SPEC.cases("quick")
     ({"worker": "main"}, None),  # alone in one process, nothing runs beside it
     ({"perf": "off"}, None),
     ({"spec": replace(SPEC, perf_cases=())}, None),
+    ({"spec": replace(SPEC, perf_cases=tuple(product(N=[1 << 20], variant=[0], dtype=["fp32"])))}, None),  # new size
 ])
 def test_the_first_cases_workers_warm_and_only_when_the_perf_pass_times_on_a_device(change, expected):
     args = {"spec": SPEC, "case": CASES[0], "perf": "largest", "worker": "gw0", **change}

@@ -39,11 +39,18 @@ def share(spec: KernelSpec, case: Case, backend: Backend, *, cases: Sequence[Cas
     if perf == "off" or worker == "main" or backend.mode != "run" or not backend.times_kernels:
         return None
     ids = [c.id for c in cases]
-    if not spec.perf_cases or case.id not in ids:
+    if not warmable(spec, cases) or case.id not in ids:
         return None
     n = max(1, min(len(ids), len(autotuners(spec.kernels)), MAX_SHARES))
     i = ids.index(case.id)
     return (i, n) if i < n else None
+
+
+def warmable(spec: KernelSpec, cases: Sequence[Case]) -> list[Case]:
+    """The perf cases the accuracy pass also runs (a library op's is its largest full case): a launch
+    there has already run on this device, so warming it cannot be the first to fault the device."""
+    ids = {c.id for c in cases}
+    return [c for c in spec.perf_cases if c.id in ids]
 
 
 @contextlib.contextmanager
@@ -89,16 +96,17 @@ def compile_configs(tuner: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -
     return done, failed
 
 
-def perf_configs(spec: KernelSpec, backend: Backend, *, seed: int, part: tuple[int, int] = (0, 1)) -> dict[str, Any]:
-    """Warm this worker's share of every perf case of the spec: the autotuners j with j % n == i, in the
-    order the launch reaches them; what was compiled, and the seconds it took."""
+def perf_configs(spec: KernelSpec, backend: Backend, *, seed: int, cases: Sequence[Case],
+                 part: tuple[int, int] = (0, 1)) -> dict[str, Any]:
+    """Warm this worker's share of the spec's warmable perf cases: the autotuners j with j % n == i, in
+    the order the launch reaches them; what was compiled, and the seconds it took."""
     from parity.run.perf_case import device_inputs
     from parity.run.runner import memory_skip
 
     t0 = time.perf_counter()
     compiled = failed = 0
     errors: list[str] = []
-    for case in spec.perf_cases:
+    for case in warmable(spec, cases):
         if memory_skip(spec, case, backend):
             continue
         try:
