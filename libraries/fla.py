@@ -1,4 +1,5 @@
-"""fla (flash-linear-attention, fla-core 0.6.0): the Gated DeltaNet chunk forward, op by op and whole.
+"""fla (flash-linear-attention, fla-core 0.6.0): the Gated DeltaNet chunk forward, op by op and whole, and
+the backward of the gated and the ungated (delta rule) chunk ops.
 
 Public ops only, called as fla's users call them, in fla's `[B, T, H, K]` layout. The references are
 ours, in fp64 (FACTS.md, "Gated DeltaNet chunk forward: the math"). fla 0.6.0's kernels use exp2:
@@ -15,7 +16,16 @@ import torch
 
 from libraries import gdn_reference
 from libraries._load import Library, perf_fields
-from parity import KernelSpec, Tolerance, known, l2_normalized, logsigmoid_of_randn, randn, sigmoid_of_randn
+from parity import (
+    DeclinedEnvironment,
+    KernelSpec,
+    Tolerance,
+    known,
+    l2_normalized,
+    logsigmoid_of_randn,
+    randn,
+    sigmoid_of_randn,
+)
 from parity.cases import by_level, product
 
 FLA = Library.pinned("fla")
@@ -33,6 +43,13 @@ BWD_TOL = {d: Tolerance(rtol=0.0, atol=1e-6, max_err_ratio=0.02, reason="fla's c
            for d in ("fp16", "bf16", "fp32")}
 CUMSUM_TOL = {"fp32": Tolerance(rtol=1e-5, atol=1e-5, reason="an fp32 sum of up to 64 terms in a different "
                                 "order than the fp64 one: rounding grows past torch's 1.3e-6 default")}
+# fla 0.6.0 raises this itself for gated chunk_bwd_dqkwg on Hopper under Triton >= 3.4.0, < 3.7.1, where
+# Triton miscompiles it: its refusal, not a Triton bug parity found
+HOPPER_TRITON_640 = DeclinedEnvironment(
+    library="fla", pattern=r"on Hopper GPUs produces incorrect results for gated chunk_bwd_dqkwg",
+    reason="fla refuses its gated backward (chunk_bwd_dqkwg) on Hopper with Triton >= 3.4.0 and < 3.7.1, "
+           "which miscompiles it; it asks for Triton >= 3.7.1 or tilelang",
+    link="https://github.com/fla-org/flash-linear-attention/issues/640")
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}
 
 
@@ -122,13 +139,13 @@ def _bwd_inputs(p: Params, gen: torch.Generator) -> dict[str, torch.Tensor]:
     return {**inputs, "do": randn(inputs["v"].shape, p["dtype"], gen), "dht": randn(inputs["h0"].shape, "fp32", gen)}
 
 
-def _grads(forward: Any, inputs: Params, p: Params) -> dict[str, torch.Tensor]:
-    """d(o . do + ht . dht) / d(each input), through autograd, of forward(q, k, v, g, beta, h0) -> (o, ht)."""
-    leaves = [inputs[n].detach().clone().requires_grad_() for n in GRADS]
+def _grads(forward: Any, inputs: Params, p: Params, names: tuple[str, ...] = GRADS) -> dict[str, torch.Tensor]:
+    """d(o . do + ht . dht) / d(each input), through autograd, of forward(*inputs named) -> (o, ht)."""
+    leaves = [inputs[n].detach().clone().requires_grad_() for n in names]
     with torch.enable_grad():
         o, ht = forward(*leaves)
         grads = torch.autograd.grad((o, ht), leaves, (inputs["do"], inputs["dht"]))
-    return {f"d{n}": d for n, d in zip(GRADS, grads, strict=True)}
+    return {f"d{n}": d for n, d in zip(names, grads, strict=True)}
 
 
 def _bwd_launch(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
@@ -140,6 +157,30 @@ def _bwd_launch(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
 def _bwd_ref(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
     # the chunk form: the recurrence would save a [B, H, K, V] state per token for autograd
     return _grads(lambda *x: gdn_reference.chunked(*x, scale=p["K"] ** -0.5), inputs, p)
+
+
+# --- chunk_delta_rule (ungated) backward: the same pipeline with g = None -----------------------------
+# fla's Hopper guard (HOPPER_TRITON_640) is for the gated chunk_bwd_dqkwg only, so this backward runs there
+
+DELTA_GRADS = ("q", "k", "v", "beta", "h0")
+
+
+def _delta_inputs(p: Params, gen: torch.Generator) -> dict[str, torch.Tensor]:
+    return {n: x for n, x in _bwd_inputs(p, gen).items() if n != "g"}
+
+
+def _delta_launch(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
+    op = FLA.op("fla.ops.delta_rule:chunk_delta_rule")
+    return _grads(lambda q, k, v, beta, h0: op(q, k, v, beta, scale=p["K"] ** -0.5, initial_state=h0,
+                                               output_final_state=True), inputs, p, DELTA_GRADS)
+
+
+def _delta_ref(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
+    # the delta rule is Gated DeltaNet with no decay: log-decay g = 0
+    def forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta: torch.Tensor,
+                h0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return gdn_reference.chunked(q, k, v, torch.zeros_like(beta), beta, h0, scale=p["K"] ** -0.5)
+    return _grads(forward, inputs, p, DELTA_GRADS)
 
 
 def _small_inputs(p: Params, gen: torch.Generator) -> dict[str, torch.Tensor]:
@@ -186,6 +227,16 @@ SPECS = [
                                              "fla.ops.gated_delta_rule.wy_fast:prepare_wy_repr_bwd_kernel"),
           launch=_bwd_launch, reference=_bwd_ref, make_inputs=_bwd_inputs, tolerance=BWD_TOL,
           cases=by_level(product(B=[1], T=[128], H=[1], K=[64], V=[64], dtype=["fp32"]),
+                         product(B=[2], T=[1024], H=[4], K=[128], V=[128], dtype=["bf16"])),
+          known_divergences=(known.INTERPRETER_BF16,), declines=(HOPPER_TRITON_640,),
+          out_dims={f"d{n}": ("b", "t", "h", "k") for n in ("q", "k")}),
+    # fla's chunk_delta_rule asserts 16-bit inputs ("does not support float32"): fp16 where the gated bwd has fp32
+    _spec("fla_chunk_delta_rule_bwd", ("fla.ops.common.chunk_delta_h:chunk_gated_delta_rule_bwd_kernel_dhu_blockdim64",
+                                       "fla.ops.common.chunk_o:chunk_bwd_kernel_dqkwg",
+                                       "fla.ops.common.chunk_o:chunk_bwd_kernel_dv_local",
+                                       "fla.ops.delta_rule.wy_fast:prepare_wy_repr_bwd_kernel"),
+          launch=_delta_launch, reference=_delta_ref, make_inputs=_delta_inputs, tolerance=BWD_TOL,
+          cases=by_level(product(B=[1], T=[128], H=[1], K=[64], V=[64], dtype=["fp16"]),
                          product(B=[2], T=[1024], H=[4], K=[128], V=[128], dtype=["bf16"])),
           known_divergences=(known.INTERPRETER_BF16,),
           out_dims={f"d{n}": ("b", "t", "h", "k") for n in ("q", "k")}),

@@ -19,6 +19,7 @@ from parity.perfspec import Peer, PerfTarget
 from parity.spec import (
     DEFAULT_TOLERANCES,
     Case,
+    DeclinedEnvironment,
     ExpectedCompileError,
     KernelSpec,
     KnownDivergence,
@@ -29,6 +30,7 @@ from parity.spec import (
 __all__ = [
     "DEFAULT_TOLERANCES",
     "Case",
+    "DeclinedEnvironment",
     "ExpectedCompileError",
     "KernelSpec",
     "KnownDivergence",

@@ -19,6 +19,7 @@ from parity.repro import outputs_store
 from parity.run import rundir
 from parity.run.record import MERGED_NAME, ResultWriter, atomic_write_text, merge_parts, read_records, write_results
 from parity.run.refcache import ReferenceCache
+from parity.run.wallclock import SessionClock, process_start
 from parity.spec import LEVELS, Case, KernelSpec, SpecError, validate_cases, validate_compile_cases
 
 STATE_KEY = pytest.StashKey["ParitySession"]()
@@ -106,6 +107,7 @@ class ParitySession:
     mark: float = field(default_factory=time.perf_counter)
     wait_s: float = 0.0
     selected: bool = False  # --kernels named a selection: records of other kernels are carried over
+    clock: SessionClock = field(default_factory=SessionClock)  # the session's wall-clock phases (controller)
 
     @property
     def is_controller(self) -> bool:
@@ -173,6 +175,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "parity_modes(*modes): backend modes a suite runs under")
     if _is_engine_selftest(config):
         return
+    configure_began = time.time()
     backend = get_backend(config.getoption("--backend"))
     set_current_backend(backend.name)  # launchers ask parity.current_backend(); one backend per process
     arch_option = getattr(backend, "arch_option", None)  # compile tiers name their target (--cuda-arch, ...)
@@ -212,6 +215,12 @@ def pytest_configure(config: pytest.Config) -> None:
     if state.is_controller:
         # the last complete results stay in place until this run has its own (rundir.promote)
         rundir.begin(final_dir)
+        started = process_start()
+        if started is not None:
+            state.clock.stamp("process", started)
+        state.clock.stamp("configure", configure_began)
+        state.clock.stamp("configured")
+        config.pluginmanager.register(_ItemSpans(state.clock), "parity-item-spans")
     config.stash[STATE_KEY] = state
 
 
@@ -283,6 +292,16 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         state.item_started()
 
 
+class _ItemSpans:
+    """Feeds each test report's span to the session clock (the controller sees the workers' reports too)."""
+
+    def __init__(self, clock: SessionClock) -> None:
+        self.clock = clock
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.clock.item(report.start, report.stop)
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_handlecrashitem(crashitem: str, report: Any, sched: Any) -> None:
     """xdist: a worker died running `crashitem`; record it unless the worker did so itself."""
@@ -313,6 +332,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         state.writer.close()
     if not state.is_controller:
         return
+    state.clock.stamp("finish")
     from parity.report import backend_md as report
     from parity.report import envinfo
     records = merge_parts(state.results_dir)
@@ -322,6 +342,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
     if state.perf != "off" and not state.unavailable and state.backend.mode != "compile" and not interrupted:
         _perf_pass(state, records)
+    state.clock.stamp("perf_done")
     write_results(state.results_dir, records)
     rundir.promote(final)
     state.results_dir = final
@@ -335,6 +356,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     env["seed"] = state.seed
     env["xdist_workers"] = state.workers
     env["interrupted"] = interrupted
+    state.clock.stamp("report")
+    env["wall_phases"] = state.clock.phases()  # REPORT.md: where the session's wall time went
     atomic_write_text(final / "env.json", json.dumps(env, indent=2, sort_keys=True) + "\n")
     head = rundir.banner(interrupted, _items_done(session.config), session.testscollected, carried)
     atomic_write_text(final / "REPORT.md", head + report.render_report(records, env))

@@ -129,6 +129,26 @@ class KnownDivergence:
 
 
 @dataclass(frozen=True)
+class DeclinedEnvironment:
+    """A guard the library raises on purpose where it knows it would compute wrong results (a Triton
+    version it refuses on one GPU, say): a case whose error text matches `pattern` is skipped with the
+    library's reason and public link, not reported as a finding, shrunk or drafted to a vendor."""
+
+    library: str
+    pattern: str  # regular expression, searched in the error text
+    reason: str
+    link: str
+
+    def matches(self, error: str) -> bool:
+        return re.search(self.pattern, error) is not None
+
+    def note(self, error: str) -> str:
+        """The skip reason: who declined, why, where that is documented, and what it raised."""
+        first = error.strip().splitlines()[0] if error.strip() else ""
+        return f"declined by {self.library}: {self.reason} ({self.link}); it raised: {first[:300]}"
+
+
+@dataclass(frozen=True)
 class ExpectedCompileError:
     """A compile that must fail on one backend, with a message matching `pattern`."""
 
@@ -176,6 +196,8 @@ class KernelSpec:
     compile_signature: Callable[[str], Iterable[Case]] | None = None
     known_divergences: tuple[KnownDivergence, ...] = ()
     expected_compile_errors: tuple[ExpectedCompileError, ...] = ()
+    # guards the library raises on purpose in some environments: such a case is skipped with its reason
+    declines: tuple[DeclinedEnvironment, ...] = ()
     # a probe that exists to (not) compile: only the compile tiers take its cases, because there
     # is no output to compare where it does not build
     compile_only: bool = False
@@ -238,6 +260,10 @@ class KernelSpec:
     def divergence_for(self, backend: str, params: Params) -> KnownDivergence | None:
         return next((d for d in self.known_divergences if d.matches(backend, params)), None)
 
+    def declined(self, error: str) -> DeclinedEnvironment | None:
+        """The library guard this error text is, or None."""
+        return next((d for d in self.declines if d.matches(error)), None)
+
     def compile_cases(self, level: str) -> list[Case]:
         source = self.compile_signature or self.cases
         return list(source(level))
@@ -267,15 +293,23 @@ def validate(spec: KernelSpec) -> None:
     for d in spec.known_divergences:
         if not d.link or not d.reason:
             raise SpecError(f"{where}: known divergence on {d.backend} needs a reason and a public link")
+    for d in spec.declines:
+        if not (d.library and d.reason and d.link):
+            raise SpecError(f"{where}: a declined environment needs the library, a reason and a public link")
+        _check_pattern(where, f"declined environment of {d.library}", d.pattern)
     for e in spec.expected_compile_errors:
         if not e.reason:
             raise SpecError(f"{where}: expected compile error on {e.backend} needs a reason")
-        try:
-            re.compile(e.pattern)
-        except re.error as exc:
-            raise SpecError(f"{where}: expected compile error on {e.backend}: pattern {e.pattern!r} is not a "
-                            f"valid regular expression ({exc}); escape its special characters") from None
+        _check_pattern(where, f"expected compile error on {e.backend}", e.pattern)
     validate_perf(spec, where)
+
+
+def _check_pattern(where: str, what: str, pattern: str) -> None:
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise SpecError(f"{where}: {what}: pattern {pattern!r} is not a valid regular expression ({exc}); "
+                        "escape its special characters") from None
 
 
 def validate_perf(spec: KernelSpec, where: str) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from parity.repro import outputs_store
 from parity.repro import run_repro as repro
+from parity.run import warm
 from parity.run.faults import is_timeout
 from parity.run.record import empty_record
 from parity.run.runner import memory_skip, run_case
@@ -37,6 +38,12 @@ def test_accuracy(parity, kernel_case):
     # only a failed/errored case pays for shrinking and the repro
     repro.attach(record, spec, case, parity.backend, seed=parity.seed, cache=parity.ref_cache,
                  results_dir=parity.results_dir)
+    cases = parity.cases(spec)
+    part = warm.share(spec, case, parity.backend, cases=cases, perf=parity.perf, worker=parity.worker)
+    if part and record["status"] in ("passed", "failed", "xfailed", "xpassed"):  # one that raised would again
+        # the perf pass's autotune compiles, done here beside the other workers (parity.run.warm)
+        record["perf_warm"] = warm.perf_configs(spec, parity.backend, seed=parity.seed, cases=cases, part=part)
+        record["timing"]["warm_s"] = record["perf_warm"]["seconds"]
     parity.write(record)
     status, reason = record["status"], record["reason"]
     if status == "crashed":

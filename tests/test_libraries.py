@@ -107,3 +107,34 @@ def test_each_library_op_names_one_perf_case_its_largest_full_case(name):
     for spec in importlib.import_module(pins.module(name)).SPECS:
         full = list(spec.cases("full"))
         assert list(spec.perf_cases) == [full[-1]], spec.name
+
+
+def _delta_rule_loop(q, k, v, beta, h0, scale):
+    """The delta rule token by token, written apart from the GDN references: S += beta k (v - S^T k)^T."""
+    s, outs = h0, []
+    for t in range(q.shape[1]):
+        v_new = v[:, t] - torch.einsum("bhkv,bhk->bhv", s, k[:, t])
+        s = s + beta[:, t, :, None, None] * k[:, t, :, :, None] * v_new[:, :, None, :]
+        outs.append(scale * torch.einsum("bhkv,bhk->bhv", s, q[:, t]))
+    return torch.stack(outs, 1), s
+
+
+@pytest.mark.parametrize(("gated", "agrees"), [(False, True), (True, False)])
+def test_fla_delta_rule_reference_is_gdn_without_decay(gated, agrees):
+    """fla_chunk_delta_rule_bwd's reference (GDN's chunk form at g = 0) against a plain delta-rule loop; the
+    negative control gives the GDN reference a real decay, which must differ."""
+    from libraries import fla
+
+    q, k, v, g, beta, h0 = _gdn_inputs(t=64)
+    p = {"K": q.shape[-1]}
+    gen = torch.Generator().manual_seed(1)
+    inputs = {"q": q, "k": k, "v": v, "beta": beta, "h0": h0,
+              "do": torch.randn(v.shape, generator=gen, dtype=v.dtype),
+              "dht": torch.randn(h0.shape, generator=gen, dtype=h0.dtype)}
+    got = fla._delta_ref(inputs, p)
+    if gated:
+        got = fla._grads(lambda q_, k_, v_, b_, h_: gdn_reference.chunked(q_, k_, v_, g, b_, h_, scale=p["K"] ** -0.5),
+                         inputs, p, fla.DELTA_GRADS)
+    want = fla._grads(lambda *x: _delta_rule_loop(*x, scale=p["K"] ** -0.5), inputs, p, fla.DELTA_GRADS)
+    diff = max(float((got[n] - want[n]).abs().max()) for n in want)
+    assert (diff < 1e-10) == agrees, diff

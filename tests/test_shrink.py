@@ -64,3 +64,40 @@ def test_trials_are_bounded():
 def test_candidates_skip_flags_and_ones():
     names = [d for d, _ in candidates({"T": 1, "B": 2, "use_g": True, "K": True})]
     assert names == ["B 2 -> 1"]
+
+
+class _Clock:
+    """A clock each trial advances by `per_trial` seconds."""
+
+    def __init__(self, per_trial: float) -> None:
+        self.now, self.per_trial = 0.0, per_trial
+
+    def __call__(self) -> float:
+        return self.now
+
+    def trial(self, params: dict) -> bool:
+        self.now += self.per_trial
+        return True  # every smaller case still fails: only the clock can stop the search
+
+
+def test_a_first_trial_slower_than_a_third_of_the_budget_ends_the_search():
+    clock = _Clock(per_trial=8.0)
+    result = shrink({"B": 4, "T": 1024, "H": 8}, clock.trial, max_seconds=20.0, clock=clock)
+    assert result.trials == 1 and result.shrunk["T"] == 512  # the one trial's smaller case is kept
+    assert result.steps[-1].startswith("stopped: the first trial took 8.0 s of a 20 s budget")
+
+
+def test_negative_control_fast_trials_shrink_all_the_way():
+    clock = _Clock(per_trial=0.1)
+    result = shrink({"B": 4, "T": 1024, "H": 8}, clock.trial, max_seconds=20.0, clock=clock)
+    assert result.shrunk == {"B": 1, "T": 1, "H": 1} and not any(s.startswith("stopped") for s in result.steps)
+
+
+def test_an_error_gets_a_much_smaller_shrink_budget_than_a_wrong_result(monkeypatch):
+    seen: list[float] = []
+    monkeypatch.setattr(repro, "shrink", lambda params, fails, **kw: seen.append(kw["max_seconds"]))
+    spec = planted.SPECS[0]
+    case = next(iter(spec.cases("quick")))
+    for status in ("error", "failed"):
+        repro.shrink_case(spec, case, None, {"status": status, "reason": "RuntimeError: x"}, seed=0, cache=None)
+    assert seen == [20.0, 120.0]

@@ -200,18 +200,31 @@ def render_report(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any],
     if perf:
         parts += ["## Performance", "", perf, ""]
     from parity.report.compile_sections import compile_sections  # the compile tiers' tables; none on run tiers
-    from parity.report.portability import library_findings  # failures a library owns, as its findings
+    from parity.report.portability import declined_section, library_findings  # what a library owns or refuses
 
-    for title, body in [*library_findings(records), *compile_sections(records), *extra_sections]:
+    for title, body in [*library_findings(records), *declined_section(records), *compile_sections(records),
+                        *extra_sections]:
         parts += [f"## {title}", "", body, ""]
     totals = timing_totals(records)
+    if totals or env.get("wall_phases"):
+        parts += ["## Where the time went", "", *session_phases(env.get("wall_phases") or {})]
     if totals:
-        parts += ["## Where the time went", "",
-                  "`case_wall_s` is the worker wall time of each case and `wait_s` the time between test items "
+        parts += ["`case_wall_s` is the worker wall time of each case and `wait_s` the time between test items "
                   "(pytest, xdist, worker start-up); the phases run inside `case_wall_s` (`run_s` includes "
-                  "`compile_s`), and `perf_s` is the perf pass after it.", "",
+                  "`compile_s`), `warm_s` is a worker compiling the perf cases' autotune configs for the perf pass "
+                  "(parity.run.warm), and `perf_s` is the perf pass after it.", "",
                   table(totals, ["phase", "seconds (sum over cases)"]), ""]
     return "\n".join(parts)
+
+
+def session_phases(phases: Mapping[str, float]) -> list[str]:
+    """The session's wall clock, phase by phase (parity.run.wallclock), as REPORT.md lines; none if unknown."""
+    if not phases:
+        return []
+    rows = [[label, f"{seconds:.1f}"] for label, seconds in phases.items()]
+    rows.append(["total, process start to report", f"{sum(phases.values()):.1f}"])
+    return ["The session's wall clock, phase by phase, up to this report (the interpreter's exit and the "
+            "launcher around it, e.g. nox, come after).", "", table(rows, ["session phase", "seconds (wall)"]), ""]
 
 
 def terminal_summary(records: Sequence[Mapping[str, Any]]) -> str:

@@ -50,8 +50,13 @@ def cell(records: Sequence[Mapping[str, Any]]) -> str:
         return f"{whose}{_finding(first)} ({len(bad)}/{len(records)}): {md_escape(first.get('reason'), 110)}"
     passed = sum(r["status"] == "passed" for r in records)
     xfailed = sum(r["status"] == "xfailed" for r in records)
+    declined = [r["declined"] for r in records if r.get("declined")]
     if passed or xfailed:
-        return f"passed {passed}/{len(records)}" + (f" (+{xfailed} known divergence)" if xfailed else "")
+        return (f"passed {passed}/{len(records)}" + (f" (+{xfailed} known divergence)" if xfailed else "")
+                + (f" (+{len(declined)} declined by {declined[0]['library']})" if declined else ""))
+    if declined:  # the library's own guard refused this environment: neither a pass nor a finding
+        d = declined[0]
+        return f"declined by {d['library']}: {md_escape(d['reason'], 110)} ({d['link']})"
     return f"skipped: {md_escape(records[0].get('reason'), 110)}"
 
 
@@ -86,6 +91,18 @@ def library_findings(records: Iterable[Mapping[str, Any]]) -> list[tuple[str, st
             f"(rule: {RULE}).\n\n" + table(rows, ["library", "op", "case", "why it is the library's", "reason",
                                                    "draft"]))
     return [("Findings of the libraries under test", body)]
+
+
+def declined_section(records: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """REPORT.md's section of cases a library refused to run here on purpose (KernelSpec.declines)."""
+    rows = [[r["declined"]["library"], r["kernel"], r.get("suite") or "", md_escape(r["case"], 60),
+             md_escape(r["declined"]["reason"], 200), r["declined"]["link"]] for r in records if r.get("declined")]
+    if not rows:
+        return []
+    body = ("The library raised its own guard for this environment (a known problem it refuses to compute "
+            "through): these cases are skipped, neither passed nor a finding, and get no repro.\n\n"
+            + table(rows, ["library", "op", "suite", "case", "why the library declines", "link"]))
+    return [("Environments the libraries decline", body)]
 
 
 def render(records: Iterable[Mapping[str, Any]]) -> str:

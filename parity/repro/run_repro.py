@@ -125,11 +125,18 @@ def failure_signature(record: Mapping[str, Any]) -> tuple[str, str]:
     return status, (reason.split(":", 1)[0].strip() if status == "error" else "")
 
 
+# seconds of shrinking per case: a wrong result (failed) is worth a smaller repro; an error is usually
+# raised whatever the size (a library's own check, an unsupported option), so it gets a short budget
+SHRINK_SECONDS = {"failed": 120.0, "error": 20.0}
+
+
 def shrink_case(spec: KernelSpec, case: Case, backend: Any, record: Mapping[str, Any], *, seed: int,
-                cache: Any, max_trials: int = 32, max_seconds: float = 120.0) -> ShrinkResult:
+                cache: Any, max_trials: int = 32, max_seconds: float | None = None) -> ShrinkResult:
     from parity.run.runner import run_case
 
     want = failure_signature(record)
+    if max_seconds is None:
+        max_seconds = SHRINK_SECONDS.get(want[0], SHRINK_SECONDS["failed"])
 
     def still_fails(params: dict[str, Any]) -> bool:
         rec, _ = run_case(spec, Case(params), backend, seed=seed, cache=cache)

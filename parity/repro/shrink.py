@@ -72,11 +72,16 @@ def candidates(params: Mapping[str, Any], axes: Sequence[str] = SIZE_AXES) -> It
 def shrink(params: Mapping[str, Any], still_fails: Callable[[dict[str, Any]], bool], *,
            axes: Sequence[str] = SIZE_AXES, max_trials: int = 32, max_seconds: float = 120.0,
            clock: Callable[[], float] = time.monotonic) -> ShrinkResult:
-    """The smallest params reached greedily; `still_fails` must return False for a different failure."""
+    """The smallest params reached greedily; `still_fails` must return False for a different failure.
+
+    A first trial slower than a third of `max_seconds` ends the search after it: trials that slow
+    leave no room for the halvings that would follow, and each one only repeats the case's cost.
+    """
     current = dict(params)
     steps: list[str] = []
     trials = 0
-    deadline = clock() + max_seconds
+    start = clock()
+    deadline = start + max_seconds
     improved = True
     while improved and trials < max_trials and clock() < deadline:
         improved = False
@@ -91,5 +96,10 @@ def shrink(params: Mapping[str, Any], still_fails: Callable[[dict[str, Any]], bo
             if fails:
                 current, improved = candidate, True
                 steps.append(desc)
+            if trials == 1 and clock() - start > max_seconds / 3:
+                steps.append(f"stopped: the first trial took {clock() - start:.1f} s of a {max_seconds:g} s budget")
+                improved = False
+                break
+            if fails:
                 break
     return ShrinkResult(original=dict(params), shrunk=current, trials=trials, steps=steps)

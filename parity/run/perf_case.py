@@ -19,7 +19,7 @@ from parity.context import backend_scope
 from parity.run import roofline
 from parity.run.compare import worst_of
 from parity.run.record import empty_record
-from parity.run.runner import build_inputs, compare_outputs, error_text, failure_reason, memory_skip
+from parity.run.runner import build_inputs, compare_outputs, error_text, failure_reason, mark_declined, memory_skip
 from parity.spec import Case, KernelSpec
 
 SUITE = "perf"
@@ -77,15 +77,21 @@ def time_optional(time_ms: Callable[[Callable[[], Any]], float], make: Callable[
 
 
 def run_perf_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
-                  roof: roofline.Roof | None) -> dict[str, Any]:
-    """The results record of one perf case (suite "perf"): status from the fp64 check, `perf` figures."""
+                  roof: roofline.Roof | None, declined: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The results record of one perf case (suite "perf"): status from the fp64 check, `perf` figures.
+
+    `declined`: an accuracy record of this op that its library declined (KernelSpec.declines); the
+    perf case is then skipped with the same reason instead of running into the same guard.
+    """
     p = case.params
     record = empty_record(backend.name, backend.mode, spec.name, case.id, dict(p))
     record["suite"] = SUITE
     record["tolerance"] = spec.tolerance_for(p).as_dict()
     skip = memory_skip(spec, case, backend)
-    if skip:
-        record["status"], record["reason"] = "skipped", skip
+    if skip or declined:
+        record["status"], record["reason"] = "skipped", skip or declined["reason"]
+        if not skip:
+            record["declined"] = declined["declined"]
         return record
     timing = record["timing"]
     t0 = time.perf_counter()
@@ -104,7 +110,8 @@ def run_perf_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
         del outputs
         record["perf"] = measure(spec, case, dev_inputs, backend, roof)
     except Exception as exc:  # a kernel or reference error is a result, not the end of the perf pass
-        record["status"], record["reason"] = "error", error_text(exc)
+        if not mark_declined(spec, exc, record):
+            record["status"], record["reason"] = "error", error_text(exc)
     return record
 
 

@@ -60,10 +60,11 @@ def run(cases: Mapping[tuple[str, str], tuple[KernelSpec, Case]], records: list[
     if roof is not None:
         progress(f"parity perf: roof of {backend.device}: {roofline.roof_line(roof.as_dict())}")
     total, done = len(plan) + len(chosen), 0
+    declined = declined_ops(records)
     progress(f"parity perf: timing {total} case(s) alone on {backend.device} ({len(plan)} at perf sizes)")
     for spec, case in plan:
         t0 = time.perf_counter()
-        record = run_perf_case(spec, case, backend, seed=seed, roof=roof)
+        record = run_perf_case(spec, case, backend, seed=seed, roof=roof, declined=declined.get(spec.name))
         record["timing"]["perf_s"] = time.perf_counter() - t0
         records.append(record)
         done += 1
@@ -88,6 +89,15 @@ def run(cases: Mapping[tuple[str, str], tuple[KernelSpec, Case]], records: list[
         progress(f"parity perf [{done}/{total}] {spec.name}[{case.id}] "
                  + (f"{ms:.4f} ms" if ms is not None else f"error: {record['perf']['error'][:120]}"))
     return done
+
+
+def declined_ops(records: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """kernel -> one of its accuracy records, for ops whose library declined every accuracy case that ran."""
+    by_kernel: dict[str, list[Mapping[str, Any]]] = {}
+    for r in records:
+        if r.get("suite") == "accuracy":
+            by_kernel.setdefault(r["kernel"], []).append(r)
+    return {k: rs[0] for k, rs in by_kernel.items() if all(r.get("declined") for r in rs)}
 
 
 def with_roof(figures: dict[str, Any], spec: KernelSpec, case: Case, roof: roofline.Roof | None) -> dict[str, Any]:

@@ -199,6 +199,8 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
         if skip is not None:  # the backend cannot run this kernel (e.g. an op its CPU pipeline lacks)
             record["status"], record["reason"] = "skipped", skip
             return record, None
+        if mark_declined(spec, exc, record):  # the library's own guard: no finding, no repro
+            return record, None
         # a launch option this Triton rejects (triton-ascend's multibuffer= on upstream) is named as such
         launch = launch_finding(exc)
         reason = launch or error_text(exc)
@@ -270,6 +272,19 @@ def skip_reason(exc: BaseException) -> str | None:
             return str(seen)
         seen = seen.__cause__ or seen.__context__
     return None
+
+
+def mark_declined(spec: KernelSpec, exc: BaseException, record: dict[str, Any]) -> bool:
+    """Skip the record when the error is a guard its library raises on purpose (KernelSpec.declines)."""
+    if not spec.declines:
+        return False
+    text = "\n".join(error_text(e, 4000) for e in (exc, exc.__cause__) if e is not None)
+    declined = spec.declined(text)
+    if declined is None:
+        return False
+    record["status"], record["reason"] = "skipped", declined.note(error_text(exc))
+    record["declined"] = {"library": declined.library, "reason": declined.reason, "link": declined.link}
+    return True
 
 
 def _diagnose(spec: KernelSpec, exc: BaseException, record: dict[str, Any]) -> None:

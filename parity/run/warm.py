@@ -1,0 +1,127 @@
+"""Compile the perf cases' autotune configs in an accuracy worker, for the perf pass to load.
+
+The perf pass runs each library's own autotuning, unpinned and alone on the device: on the H200 most
+of its time went to the autotuners compiling every config before timing it, one case after another in
+one process. The accuracy workers run side by side, so a few of them compile those configs first: each
+launches each perf case once, pinned as the accuracy pass launches (parity.run.autotune_pin), which
+shows the arguments each autotuner gets, then compiles every config that autotuner would time with
+Triton's own warm-up (compile, no launch) into the Triton cache the whole run shares. The perf pass
+then loads the binaries instead of compiling them; the autotuner still times every config itself,
+alone on the device, so the config it picks and the figures it reports do not change.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from parity.backends.base import Backend
+from parity.context import backend_scope
+from parity.run.autotune_pin import autotuners, pinned_case
+from parity.spec import Case, KernelSpec
+
+Seen = dict[int, tuple[Any, tuple[Any, ...], dict[str, Any]]]  # id(tuner) -> (tuner, args, kwargs)
+
+
+MAX_SHARES = 4  # accuracy cases (so workers) that split one spec's compiles
+
+
+def share(spec: KernelSpec, case: Case, backend: Backend, *, cases: Sequence[Case], perf: str,
+          worker: str) -> tuple[int, int] | None:
+    """(i, n): this case's worker compiles the i-th of n shares of the spec's autotuners, or None.
+
+    Only where the perf pass will time perf cases on a device and the accuracy pass runs in xdist
+    workers (alone in one process there is nothing to overlap with). The first cases of the spec
+    share the work, at most one per autotuner the spec lists, so a big op is not one worker's tail.
+    """
+    if perf == "off" or worker == "main" or backend.mode != "run" or not backend.times_kernels:
+        return None
+    ids = [c.id for c in cases]
+    if not warmable(spec, cases) or case.id not in ids:
+        return None
+    n = max(1, min(len(ids), len(autotuners(spec.kernels)), MAX_SHARES))
+    i = ids.index(case.id)
+    return (i, n) if i < n else None
+
+
+def warmable(spec: KernelSpec, cases: Sequence[Case]) -> list[Case]:
+    """The perf cases the accuracy pass also runs (a library op's is its largest full case): a launch
+    there has already run on this device, so warming it cannot be the first to fault the device."""
+    ids = {c.id for c in cases}
+    return [c for c in spec.perf_cases if c.id in ids]
+
+
+@contextlib.contextmanager
+def arguments_seen(spec: KernelSpec) -> Iterator[Seen]:
+    """Records the first call of each autotuner during the block (subclasses with their own run too)."""
+    from triton.runtime.autotuner import Autotuner
+
+    seen: Seen = {}
+    classes = {Autotuner, *(type(t) for t in autotuners(spec.kernels))}
+    originals = {cls: cls.__dict__["run"] for cls in classes if "run" in cls.__dict__}
+
+    def spy(original: Any) -> Any:
+        def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+            seen.setdefault(id(self), (self, args, dict(kwargs)))
+            return original(self, *args, **kwargs)
+        return run
+
+    try:
+        for cls, original in originals.items():
+            cls.run = spy(original)
+        yield seen
+    finally:
+        for cls, original in originals.items():
+            cls.run = original
+
+
+def compile_configs(tuner: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[int, int]:
+    """Compile, without launching, every config the autotuner would time for these arguments;
+    (compiled, failed). A config that does not build is the autotuner's to skip, not ours to report."""
+    tuner.nargs = dict(zip(tuner.arg_names, args, strict=False))  # what the tuner's pruning reads
+    try:
+        configs = tuner.prune_configs(kwargs)
+    finally:
+        tuner.nargs = None
+    kwargs = {k: v for k, v in kwargs.items() if k != "warmup"}  # warm-up sets it itself
+    done = failed = 0
+    for config in configs if len(configs) > 1 else ():
+        try:
+            tuner.fn.warmup(*args, **kwargs, **config.all_kwargs())
+            done += 1
+        except Exception:
+            failed += 1
+    return done, failed
+
+
+def perf_configs(spec: KernelSpec, backend: Backend, *, seed: int, cases: Sequence[Case],
+                 part: tuple[int, int] = (0, 1)) -> dict[str, Any]:
+    """Warm this worker's share of the spec's warmable perf cases: the autotuners j with j % n == i, in
+    the order the launch reaches them; what was compiled, and the seconds it took."""
+    from parity.run.perf_case import device_inputs
+    from parity.run.runner import memory_skip
+
+    t0 = time.perf_counter()
+    compiled = failed = 0
+    errors: list[str] = []
+    for case in warmable(spec, cases):
+        if memory_skip(spec, case, backend):
+            continue
+        try:
+            dev_inputs, _ = device_inputs(spec, case, seed, backend.device)
+            with arguments_seen(spec) as seen, backend_scope(backend.name):
+                with pinned_case(spec, case.params):
+                    spec.launch(dev_inputs, case.params)
+                backend.synchronize()
+                mine = list(seen.values())[part[0]::part[1]]  # the tuners have all their configs back here
+                for tuner, args, kwargs in mine:
+                    done, bad = compile_configs(tuner, args, kwargs)
+                    compiled, failed = compiled + done, failed + bad
+        except Exception as exc:  # the perf pass will meet and report the same error itself
+            errors.append(f"{case.id}: {type(exc).__name__}: {str(exc)[:200]}")
+    out: dict[str, Any] = {"configs": compiled, "failed": failed, "seconds": round(time.perf_counter() - t0, 3)}
+    if errors:
+        out["errors"] = errors
+    return out

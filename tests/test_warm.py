@@ -1,0 +1,92 @@
+"""The perf cases' autotune configs, compiled by an accuracy worker (parity.run.warm).
+
+The planted autotuned kernel runs under the interpreter; its warm-up (compile without launch) is
+recorded instead of run. The worker must compile exactly the configs the autotuner would time, with
+the arguments the library passed, and leave the autotuner as it was.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+import triton
+
+from parity.backends.base import Backend
+from parity.cases import product
+from parity.run import warm
+from tests import planted_autotune as planted
+
+
+class FakeDevice(Backend):
+    name = "fakedev"
+    mode = "run"
+
+
+@pytest.fixture
+def compiled(monkeypatch) -> list[dict[str, Any]]:
+    calls: list[dict[str, Any]] = []
+
+    def warmup(*args: Any, **kwargs: Any) -> None:
+        calls.append({"args": args, **kwargs})
+
+    monkeypatch.setattr(planted.twice_kernel.fn, "warmup", warmup)
+    return calls
+
+
+SPEC = replace(planted.twice, perf_cases=tuple(product(N=[100], variant=[0], dtype=["fp32"])))
+CASES = SPEC.cases("quick")  # the perf case is one of them, as a library op's largest full case is
+
+
+def test_every_config_the_autotuner_would_time_is_compiled_with_the_launch_arguments(compiled):
+    out = warm.perf_configs(SPEC, FakeDevice(), seed=0, cases=CASES)
+    assert out["configs"] == 2 and out["failed"] == 0 and "errors" not in out
+    assert sorted(c["BLOCK"] for c in compiled) == [16, 32]
+    for call in compiled:
+        x, _, n = call["args"]
+        assert x.numel() == n == 100 and "grid" in call and "warmup" not in call
+    assert len(planted.twice_kernel.configs) == 2  # the pin is undone: the perf pass autotunes both
+
+
+def test_negative_control_a_config_the_autotuner_prunes_is_not_compiled(compiled, monkeypatch):
+    monkeypatch.setattr(planted.twice_kernel, "early_config_prune",
+                        lambda configs, nargs, **kw: [c for c in configs if c.kwargs["BLOCK"] == 16])
+    out = warm.perf_configs(SPEC, FakeDevice(), seed=0, cases=CASES)
+    assert out["configs"] == 0 and [c["BLOCK"] for c in compiled] == []  # one config left: nothing to time
+
+
+def test_a_config_that_does_not_build_is_counted_not_raised(monkeypatch):
+    def warmup(*args: Any, **kwargs: Any) -> None:
+        if kwargs["BLOCK"] == 32:
+            raise triton.CompilationError("planted", None, None)
+
+    monkeypatch.setattr(planted.twice_kernel.fn, "warmup", warmup)
+    assert warm.perf_configs(SPEC, FakeDevice(), seed=0, cases=CASES)["failed"] == 1
+
+
+def test_workers_split_the_autotuners_in_the_order_the_launch_reaches_them(compiled):
+    # one autotuner: it is share 0's, share 1 compiles nothing
+    assert warm.perf_configs(SPEC, FakeDevice(), seed=0, cases=CASES, part=(1, 2))["configs"] == 0
+    assert warm.perf_configs(SPEC, FakeDevice(), seed=0, cases=CASES, part=(0, 2))["configs"] == 2
+
+
+
+@pytest.mark.parametrize(("change", "expected"), [
+    ({}, (0, 1)),
+    ({"case": CASES[1]}, None),  # one autotuner: one share, from the spec's first case
+    ({"worker": "main"}, None),  # alone in one process, nothing runs beside it
+    ({"perf": "off"}, None),
+    ({"spec": replace(SPEC, perf_cases=())}, None),
+    ({"spec": replace(SPEC, perf_cases=tuple(product(N=[1 << 20], variant=[0], dtype=["fp32"])))}, None),  # new size
+])
+def test_the_first_cases_workers_warm_and_only_when_the_perf_pass_times_on_a_device(change, expected):
+    args = {"spec": SPEC, "case": CASES[0], "perf": "largest", "worker": "gw0", **change}
+    spec, case = args.pop("spec"), args.pop("case")
+    assert warm.share(spec, case, FakeDevice(), cases=CASES, **args) == expected
+
+
+def test_a_spec_with_several_autotuners_splits_them_over_its_first_cases():
+    spec = replace(SPEC, kernel=(planted.twice_kernel,) * 6)
+    shares = [warm.share(spec, c, FakeDevice(), cases=CASES, perf="largest", worker="gw1") for c in CASES]
+    assert shares == [(0, 4), (1, 4), (2, 4), (3, 4), None, None]
