@@ -98,3 +98,24 @@ def test_a_perf_case_that_hits_the_guard_itself_is_a_skip_too():
 def test_a_malformed_declined_environment_is_a_spec_error(guard, message):
     with pytest.raises(SpecError, match=message):
         replace(planted(GUARD_TEXT), declines=(guard,))
+
+
+def _library_guard() -> None:
+    raise RuntimeError("this Triton miscompiles me on this GPU; upgrade it")
+
+
+def test_raised_by_launcher_tells_a_library_guard_from_a_passed_on_compile_error():
+    """cuda-compile keeps a launcher's own raise even when a config failed before it (fla's Hopper guard
+    was hidden as a pass); a compile error the launcher only passed on is still the logged finding."""
+    from parity.compile.keep_going import raised_by_launcher
+
+    try:
+        _library_guard()
+    except RuntimeError as exc:
+        assert raised_by_launcher(exc)
+    import triton
+
+    try:
+        triton.cdiv("T", 64)  # raises inside Triton's own code, as a passed-on compile error does
+    except TypeError as exc:
+        assert not raised_by_launcher(exc)

@@ -30,7 +30,7 @@ from parity.compile import sandbox
 from parity.compile.counter import constants_by_name
 from parity.compile.device_tensors import launch_on_target
 from parity.compile.isolate import run_isolated
-from parity.compile.keep_going import keep_going, recording_into
+from parity.compile.keep_going import keep_going, raised_by_launcher, recording_into
 from parity.compile.tools import (
     CompileOnlyDriver,
     autotune_keys,
@@ -395,8 +395,10 @@ class CudaCompileBackend(Backend):
             # tensors that say "cuda", so libraries take their GPU path (parity.compile.device_tensors)
             with keep_going(spec.kernels, lambda: sum(1 for c in log.compiles if c.get("error_kind")), rejected):
                 launch_on_target(spec.launch, cpu_inputs, case.params, self.launch_device_type)
-        except Exception:
-            if not self.log.any_failed():  # not a compile or launch finding: the launcher's own bug
+        except Exception as exc:
+            # a compile failure the launcher passed on is the finding already logged; a raise of the
+            # launcher's own (fla's Hopper guard) is its verdict, even when some config failed before
+            if not self.log.any_failed() or raised_by_launcher(exc):
                 raise
         finally:
             clear_jit_caches(spec.kernels)
@@ -409,3 +411,4 @@ class CudaCompileBackend(Backend):
         return {"device_name": f"none (compile-only for {arch.name})", "device_count": 0,
                 "target_arch": f"sm_{self.log.arch}", "max_shared_bytes": arch.max_shared_bytes,
                 "ptxas": (version.strip().splitlines() or ["?"])[-1]}
+
