@@ -235,6 +235,9 @@ class KernelSpec:
     peer: Peer | None = None
     # the speed goal REPORT.md prints as met or missed (parity.perfspec.PerfTarget); never asserted
     perf_target: PerfTarget | None = None
+    # False: the perf pass leaves the op out, e.g. a probe for a verdict whose own autotuning (100+
+    # configs, each timed by the library) would be most of the pass
+    timed: bool = True
     doc: str = ""
 
     def __post_init__(self) -> None:

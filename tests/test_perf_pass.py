@@ -193,3 +193,16 @@ def test_real_kernels_run_their_perf_cases_shrunk_under_the_interpreter():
     assert [r[0] for r in rows] == ["flash_attention_fwd", "tril_mask", "vector_add"]
     assert all(status == "passed" and base == 1.0 for _, status, _, base, _ in rows), rows
     assert [r[4] for r in rows] == ["compute", "memory", "memory"]
+
+
+
+def test_an_untimed_spec_is_left_out_of_both_perf_plans_and_named():
+    """KernelSpec.timed=False: neither its perf cases nor its passing accuracy cases are timed."""
+    untimed = spec(name="probe_only")
+    untimed.timed = False
+    accuracy = [{"kernel": "probe_only", "case": c.id, "params": dict(c.params), "suite": "accuracy",
+                 "status": "passed"} for c in untimed.cases("quick")]
+    assert perf_pass.perf_case_plan([untimed], True) == []
+    records, lines = run([untimed, spec()], [1.0, 1.0, 1.0, 1.0], records=accuracy)
+    assert {r["kernel"] for r in records if r.get("perf")} == {"double"}
+    assert any("not timed" in line and "probe_only" in line for line in lines)

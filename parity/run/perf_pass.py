@@ -43,7 +43,7 @@ def perf_case_plan(specs: Sequence[KernelSpec], use_perf_cases: bool) -> list[tu
     """(spec, perf case) to time as records of their own; empty where perf cases are not used."""
     if not use_perf_cases:
         return []
-    return [(spec, case) for spec in specs if not spec.compile_only for case in spec.perf_cases]
+    return [(spec, case) for spec in specs if not spec.compile_only and spec.timed for case in spec.perf_cases]
 
 
 def run(cases: Mapping[tuple[str, str], tuple[KernelSpec, Case]], records: list[dict[str, Any]], backend: Backend,
@@ -61,7 +61,9 @@ def run(cases: Mapping[tuple[str, str], tuple[KernelSpec, Case]], records: list[
         progress(f"parity perf: roof of {backend.device}: {roofline.roof_line(roof.as_dict())}")
     total, done = len(plan) + len(chosen), 0
     declined = declined_ops(records)
-    progress(f"parity perf: timing {total} case(s) alone on {backend.device} ({len(plan)} at perf sizes)")
+    untimed = sorted(s.name for s in specs if not s.timed)
+    progress(f"parity perf: timing {total} case(s) alone on {backend.device} ({len(plan)} at perf sizes)"
+             + (f"; not timed (KernelSpec.timed=False): {', '.join(untimed)}" if untimed else ""))
     for spec, case in plan:
         t0 = time.perf_counter()
         record = run_perf_case(spec, case, backend, seed=seed, roof=roof, declined=declined.get(spec.name))
@@ -113,7 +115,7 @@ def with_roof(figures: dict[str, Any], spec: KernelSpec, case: Case, roof: roofl
 def _chosen_accuracy(cases: Mapping[tuple[str, str], tuple[KernelSpec, Case]], records: list[dict[str, Any]],
                      mode: str, skip: set[str]) -> list[tuple[KernelSpec, Case, dict[str, Any]]]:
     """The passing accuracy cases `mode` picks, for kernels that have no perf cases of their own."""
-    by_name = {spec.name: spec for spec, _ in cases.values()}
+    by_name = {spec.name: spec for spec, _ in cases.values() if spec.timed}
     passed = {(r["kernel"], r["case"]): r for r in records
               if r.get("suite") == "accuracy" and r["status"] in ("passed", "xpassed") and r["kernel"] in by_name
               and r["kernel"] not in skip}

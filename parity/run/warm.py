@@ -50,7 +50,7 @@ def warmable(spec: KernelSpec, cases: Sequence[Case]) -> list[Case]:
     """The perf cases the accuracy pass also runs (a library op's is its largest full case): a launch
     there has already run on this device, so warming it cannot be the first to fault the device."""
     ids = {c.id for c in cases}
-    return [c for c in spec.perf_cases if c.id in ids]
+    return [c for c in spec.perf_cases if c.id in ids] if spec.timed else []
 
 
 @contextlib.contextmanager
