@@ -24,6 +24,7 @@ from typing import Any
 import torch
 
 from libraries._load import Library
+from libraries.pins import snapshot_version
 from parity import KernelSpec, Tolerance, randn
 from parity.cases import by_level, product
 
@@ -62,6 +63,8 @@ def _bare_packages() -> None:
         module.__spec__ = importlib.machinery.ModuleSpec(name, None, is_package=True)
         module.__spec__.submodule_search_locations = list(module.__path__)
         sys.modules[name] = module
+    # the snapshot has no .git and no metadata: name the commit its specs were checked against
+    sys.modules["mojo_opset"].__version__ = snapshot_version("mojo_opset")  # type: ignore[attr-defined]
 
 
 def _unavailable() -> str | None:

@@ -19,9 +19,14 @@ The compiler's finding (the vendor drafts stay, naming the library version the k
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
+import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 RULE = ("the library owns wrong results, configs it chose that the target cannot hold (UB overflow, out of "
@@ -83,10 +88,72 @@ def library_of(family: str | None, kernels: Iterable[Any] = ()) -> LibraryInfo |
 
 
 def library_version(info: LibraryInfo) -> str | None:
+    """The installed version: the distribution's metadata (with the git commit pip recorded for a git
+    install), else the commit of the git checkout its package sits in, else the package's `__version__`
+    (where a spec module records the snapshot commit it loaded, as libraries/mojo_opset.py does); None when
+    none of these says."""
     try:
-        return importlib.metadata.version(info.dist)
+        version = importlib.metadata.version(info.dist)
+    except importlib.metadata.PackageNotFoundError:
+        version = None
+    if version is not None:
+        commit = _pip_vcs_commit(info.dist)
+        return f"{version} (git {commit})" if commit else version
+    for package in info.packages:
+        commit = git_commit(_package_dir(package))
+        if commit:
+            return f"git {commit}"
+    for package in info.packages:
+        declared = getattr(sys.modules.get(package), "__version__", None)
+        if isinstance(declared, str) and declared:
+            return declared
+    return None
+
+
+def _pip_vcs_commit(dist: str) -> str | None:
+    """The commit pip wrote into direct_url.json for `pip install git+...`, if it was installed so."""
+    try:
+        text = importlib.metadata.distribution(dist).read_text("direct_url.json")
     except importlib.metadata.PackageNotFoundError:
         return None
+    try:
+        commit = json.loads(text or "{}").get("vcs_info", {}).get("commit_id")
+    except (ValueError, AttributeError):
+        return None
+    return commit if isinstance(commit, str) else None
+
+
+def _package_dir(package: str) -> Path | None:
+    """Where an import name lives: the imported module's path, else where the import system would find it."""
+    module = sys.modules.get(package)
+    paths = list(getattr(module, "__path__", None) or [])
+    if not paths:
+        try:
+            found = importlib.util.find_spec(package)
+        except (ImportError, ValueError):
+            found = None
+        paths = list(found.submodule_search_locations or []) if found is not None else []
+    return Path(paths[0]) if paths else None
+
+
+def git_commit(directory: Path | None) -> str | None:
+    """HEAD of the git checkout that contains `directory` (None outside one, or without git)."""
+    if directory is None or not directory.is_dir():
+        return None
+    # the package must be tracked by that repository: a venv or an ignored snapshot inside some other
+    # checkout (.nox/ in this one) is not that checkout's code
+    tracked = _git(directory, "ls-files", "--", ".")
+    commit = _git(directory, "rev-parse", "HEAD") if tracked else None
+    return commit if commit and re.fullmatch(r"[0-9a-f]{40}", commit) else None
+
+
+def _git(directory: Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(["git", "-C", str(directory), *args], capture_output=True, text=True, timeout=10,
+                              check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
 
 
 def library_owns(record: Mapping[str, Any]) -> str | None:
