@@ -186,9 +186,10 @@ def render_report(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any],
     if perf:
         parts += ["## Performance", "", perf, ""]
     from parity.report.compile_sections import compile_sections  # the compile tiers' tables; none on run tiers
-    from parity.report.portability import library_findings  # failures a library owns, as its findings
+    from parity.report.portability import golden_disagreements, library_findings  # the libraries' findings
 
-    for title, body in [*library_findings(records), *compile_sections(records), *extra_sections]:
+    for title, body in [*library_findings(records), *golden_disagreements(records), *compile_sections(records),
+                        *extra_sections]:
         parts += [f"## {title}", "", body, ""]
     totals = timing_totals(records)
     if totals:
