@@ -10,6 +10,7 @@ import pytest
 
 from parity.compile.tools import compile_records, declared_variants, reached_variants
 from parity.repro.compile_repro import attach_all
+from parity.repro.prelaunch import attach_compile_tier
 from parity.run.record import empty_record
 from parity.run.runner import build_inputs, error_text
 
@@ -30,6 +31,8 @@ def test_compile(parity, kernel_case):
     except Exception as exc:  # the launcher itself failed, outside any compile
         record = empty_record(backend.name, "compile", spec.name, case.id, dict(case.params))
         record.update(suite="compile", status="error", reason=error_text(exc))
+        # a library's raise before any compile is its finding: an ISSUE.md to it and a standalone call
+        attach_compile_tier(record, spec, case, backend, cpu_inputs, parity.results_dir, parity.seed)
         parity.write(record)
         pytest.fail(f"{spec.name}[{case.id}] raised outside the compiler: {record['reason']}", pytrace=False)
     records = compile_records(backend.name, spec, case, compiles)

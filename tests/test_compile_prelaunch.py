@@ -1,0 +1,38 @@
+"""On a compile tier, a library launcher that raises before any compile gets its library's draft and repro.py.
+
+Negative control: the same raise in parity's own kernels gets none (`repro_error` says why)."""
+
+from __future__ import annotations
+
+import pytest
+
+from parity.backends import get_backend
+from parity.repro.prelaunch import attach_compile_tier
+from parity.run.record import empty_record
+from parity.run.runner import build_inputs
+from tests import planted_prelaunch as planted
+
+
+def _attach(spec, results) -> dict:
+    backend = get_backend("cuda-compile")
+    case = spec.cases("quick")[0]
+    record = empty_record(backend.name, "compile", spec.name, case.id, dict(case.params))
+    record.update(suite="compile", status="error", reason="ForkedCaseError: TypeError: ... (in its forked child)")
+    attach_compile_tier(record, spec, case, backend, build_inputs(spec, case, 0), results, 0)
+    return record
+
+
+def test_a_library_raise_on_a_compile_tier_gets_the_library_draft(tmp_path):
+    pytest.importorskip("triton.backends.nvidia")
+    record = _attach(planted.in_library, tmp_path)
+    assert record["finding_of"]["name"] == "planted_lib" and record.get("repro"), record
+    folder = tmp_path / record["repro"]
+    draft = (folder / "ISSUE.md").read_text()
+    assert "planted_lib.py:" in draft and "cannot be interpreted as an integer" in draft
+    assert (folder / "repro.py").is_file()
+
+
+def test_the_same_raise_in_parity_s_own_kernels_gets_no_library_draft(tmp_path):
+    pytest.importorskip("triton.backends.nvidia")
+    record = _attach(planted.in_parity, tmp_path)
+    assert "finding_of" not in record and not record.get("repro") and record["repro_error"]
