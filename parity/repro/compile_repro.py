@@ -104,7 +104,8 @@ def describe(src: Any, target: Any, options: Mapping[str, Any] | None) -> dict[s
     return entry
 
 
-def _describe_launch(spec: Any, case: Any, cpu_inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _describe_launch(spec: Any, case: Any, cpu_inputs: Mapping[str, Any],
+                     device_type: str | None = None) -> list[dict[str, Any]]:
     """In the child: launch the case with every compile described before it runs. As on the tier
     (parity.compile.keep_going), the launch goes on past a failing kernel and a rejected option."""
     import triton.compiler
@@ -133,17 +134,23 @@ def _describe_launch(spec: Any, case: Any, cpu_inputs: Mapping[str, Any]) -> lis
     clear_jit_caches(spec.kernels)
     try:
         with keep_going(spec.kernels, lambda: raised[0], rejected):
-            spec.launch(cpu_inputs, case.params)
+            if device_type is None:
+                spec.launch(cpu_inputs, case.params)
+            else:  # on tensors that name the tier's device, as the tier launched it (a launcher that makes
+                # its own tensors on "npu" would otherwise stop before the compile this re-run describes)
+                from parity.compile.device_tensors import launch_on_target
+
+                launch_on_target(spec.launch, cpu_inputs, case.params, device_type)
     except Exception:  # the failing compile raises here; its description is already taken
         pass
     return seen
 
 
 def describe_compiles(spec: Any, case: Any, cpu_inputs: Mapping[str, Any],
-                      timeout_s: float = CAPTURE_TIMEOUT_S) -> list[dict[str, Any]]:
+                      timeout_s: float = CAPTURE_TIMEOUT_S, device_type: str | None = None) -> list[dict[str, Any]]:
     from parity.compile.isolate import run_isolated
 
-    result = run_isolated(lambda: _describe_launch(spec, case, cpu_inputs), timeout_s=timeout_s)
+    result = run_isolated(lambda: _describe_launch(spec, case, cpu_inputs, device_type), timeout_s=timeout_s)
     if not result.ok:
         raise RuntimeError(f"re-running {spec.name}[{case.id}] to describe its compiles failed: "
                            f"{result.error or result.crashed or 'timed out'}")
@@ -265,7 +272,7 @@ def attach_all(records: Sequence[dict[str, Any]], spec: Any, case: Any, backend:
         owner.mark(record, spec.family, spec.kernels)
     t0 = time.perf_counter()
     try:
-        entries = describe_compiles(spec, case, cpu_inputs)
+        entries = describe_compiles(spec, case, cpu_inputs, device_type=getattr(backend, "launch_device_type", None))
     except Exception as exc:  # a repro must never stop the tier
         for record in failing:
             record["repro_error"] = f"{type(exc).__name__}: {exc}"[:600]
