@@ -212,6 +212,49 @@ def _golden_swa(i: Params, p: Params) -> dict[str, torch.Tensor]:
     return {"o": g(i["q"], i["k"], i["v"], i["cu_q_lens"], i["cu_total_seq_lens"])}
 
 
+# --- the kernels themselves, launched as their entry functions launch them ----------------------------------
+# The entry functions stop before any launch off an NPU (a mask made on device "npu", torch.npu, the
+# device's core count), so these two specs launch the Triton kernel with the entry function's arguments
+# and three changes that only touch the host side: the auxiliary mask is built on the inputs' device, the
+# program count is fixed, and the triton-ascend-only launch options (enable_ubuf_saving,
+# set_workspace_multibuffer, limit_auto_multi_buffer_only_for_local_buffer) are left out.
+CUBE_CORES = 20  # get_num_cores("cube") on an Ascend910B3; both kernels loop over their tasks, any count works
+SWA_MASK = 256  # swa.py's AUX_MASK_SIZE
+
+
+def _swa_aux_mask(device: torch.device) -> torch.Tensor:
+    """swa.py's auxiliary mask as its kernel documents it: [[empty, triu, full, tril, empty],
+    [full, empty, empty, full, empty]] in blocks of SWA_MASK x SWA_MASK, bool."""
+    full = torch.ones(SWA_MASK, SWA_MASK, dtype=torch.bool, device=device)
+    empty = torch.zeros_like(full)
+    return torch.cat([torch.cat([empty, full.triu(), full, full.tril(), empty], 1),
+                      torch.cat([full, empty, empty, full, empty], 1)], 0)
+
+
+def _swa_kernel_launch(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
+    q, k, v = inputs["q"], inputs["k"], inputs["v"]
+    o, mask = torch.zeros_like(q), _swa_aux_mask(q.device)
+    block = 64 if q.dtype == torch.float32 else 128  # swa_infer_impl's choice
+    op("swa", "_sdpa_infer_kernel")[(CUBE_CORES,)](
+        o, q, k, v, len(inputs["cu_q_lens"]) - 1, inputs["cu_q_lens"], inputs["cu_total_seq_lens"], p["D"] ** -0.5,
+        *o.stride(), *q.stride(), *k.stride(), *v.stride(), mask, SWA_MASK, *mask.stride(), True, p["sink"],
+        p["local"], p["Hq"], p["Hkv"], False, p["D"], block, block, p["D"])
+    return {"o": o}
+
+
+def _prefill_kernel_launch(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
+    q, kc, vc = inputs["q"], inputs["k_cache"], inputs["v_cache"]
+    o = torch.empty_like(q)
+    aux = torch.ones(1024, 3 * 1024, dtype=torch.bool, device=q.device).tril(1024)  # the entry's default mask
+    tables = inputs["block_tables"].to(torch.int32)
+    op("flash_attention", "paged_prefill_kernel")[(CUBE_CORES,)](
+        q, kc, vc, o, aux, len(inputs["cu_q_lens"]) - 1, inputs["cu_q_lens"], inputs["seqlens_kv"], tables,
+        *q.stride(), *kc.stride(), *vc.stride(), *o.stride(), *tables.stride(), *aux.stride(), p["D"] ** -0.5,
+        aux.shape[0], p["page"], p["Hq"], p["Hkv"], False, p["D"], BLOCK_SIZE_M=128,
+        BLOCK_SIZE_N=min(128, 1 << (p["page"] - 1).bit_length()), BLOCK_SIZE_D=p["D"])
+    return {"o": o}
+
+
 def _second(ours: Any, arbiter: Any, gold: Any, name: str) -> SecondReference:
     return SecondReference(ours, gold, f"mojo's torch golden ({name})", arbiter, ARBITER)
 
@@ -226,6 +269,15 @@ SECOND = {
 }
 GQA = {"Hq": [8], "Hkv": [2], "D": [128]}
 GQA_FULL = {"Hq": [32], "Hkv": [8], "D": [128]}
+PREFILL_CASES = by_level(product(qlens=[(128,), (300,)], prefix=[(0,)], page=[128], dtype=["fp32"], **GQA)
+                         + product(qlens=[(200, 64)], prefix=[(256, 0)], page=[128], dtype=["fp32"], **GQA),
+                         product(qlens=[(8192,)], prefix=[(0,)], page=[128], dtype=["bf16"], **GQA_FULL)
+                         + product(qlens=[(1000, 3000, 17)], prefix=[(4096, 0, 2000)], page=[128], dtype=["bf16"],
+                                   **GQA_FULL))
+SWA_CASES = by_level(product(qlens=[(384,)], prefix=[(0,)], local=[128], sink=[None], dtype=["fp32"], **GQA)
+                     + product(qlens=[(100, 200)], prefix=[(200, 0)], local=[64], sink=[16], dtype=["fp32"], **GQA),
+                     product(qlens=[(8192,)], prefix=[(0,)], local=[4096], sink=[None, 128], dtype=["bf16"],
+                             **GQA_FULL))
 
 SPECS = [
     spec("paged_attention_decode", "flash_attention", ("paged_decode_kernel",), SECOND["decode"],
@@ -236,12 +288,10 @@ SPECS = [
                         product(lens=[(1, 37, 512, 1000, 2048, 4095, 4096, 3000)], page=[128], dtype=["bf16"],
                                 **GQA_FULL))),
     spec("paged_attention_prefill", "flash_attention", ("paged_prefill_kernel",), SECOND["prefill"],
-         launch=_prefill_launch, make_inputs=_prefill_inputs, tolerance=ATTN_TOL,
-         cases=by_level(product(qlens=[(128,), (300,)], prefix=[(0,)], page=[128], dtype=["fp32"], **GQA)
-                        + product(qlens=[(200, 64)], prefix=[(256, 0)], page=[128], dtype=["fp32"], **GQA),
-                        product(qlens=[(8192,)], prefix=[(0,)], page=[128], dtype=["bf16"], **GQA_FULL)
-                        + product(qlens=[(1000, 3000, 17)], prefix=[(4096, 0, 2000)], page=[128], dtype=["bf16"],
-                                  **GQA_FULL))),
+         launch=_prefill_launch, make_inputs=_prefill_inputs, tolerance=ATTN_TOL, cases=PREFILL_CASES),
+    spec("paged_prefill_kernel", "flash_attention", ("paged_prefill_kernel",), SECOND["prefill"],
+         launch=_prefill_kernel_launch, make_inputs=_prefill_inputs, tolerance=ATTN_TOL, cases=PREFILL_CASES,
+         doc="paged_prefill_kernel launched as paged_attention_prefill_impl launches it, host side made portable"),
     spec("sdpa_infer", "sdpa", ("_sdpa_infer_kernel",), SECOND["sdpa"], launch=_sdpa_launch,
          make_inputs=_sdpa_inputs, tolerance=ATTN_TOL,
          cases=by_level(product(B=[1], S=[256], mask=["causal", "none"], scale=["default"], dtype=["fp32"], **GQA)
@@ -249,10 +299,8 @@ SPECS = [
                         product(B=[1], S=[4096], mask=["causal"], scale=["default", "explicit"], dtype=["bf16"],
                                 **GQA_FULL))),
     spec("swa_infer", "swa", ("_sdpa_infer_kernel",), SECOND["swa"], launch=_swa_launch, make_inputs=_swa_inputs,
-         tolerance=ATTN_TOL,
-         cases=by_level(product(qlens=[(384,)], prefix=[(0,)], local=[128], sink=[None], dtype=["fp32"], **GQA)
-                        + product(qlens=[(100, 200)], prefix=[(200, 0)], local=[64], sink=[16], dtype=["fp32"],
-                                  **GQA),
-                        product(qlens=[(8192,)], prefix=[(0,)], local=[4096], sink=[None, 128], dtype=["bf16"],
-                                **GQA_FULL))),
+         tolerance=ATTN_TOL, cases=SWA_CASES),
+    spec("swa_infer_kernel", "swa", ("_sdpa_infer_kernel",), SECOND["swa"], launch=_swa_kernel_launch,
+         make_inputs=_swa_inputs, tolerance=ATTN_TOL, cases=SWA_CASES,
+         doc="swa's _sdpa_infer_kernel launched as swa_infer_impl launches it, host side made portable"),
 ]

@@ -29,6 +29,9 @@ def test_ascend_only_language_is_named_and_a_plain_typo_is_not():
     assert "tl.insert_slice, a triton-ascend language extension" in language_finding(missing)
     assert "extra.cann" in language_finding("No module named 'triton.language.extra.cann'")
     assert language_finding("module 'triton.language' has no attribute 'arangee'") is None  # control
+    cut = "CompilationError: at 28:27: … rgument 'propagate_nan'\")"  # a long message with its middle cut out
+    assert "propagate_nan= to a tl reduction" in language_finding(cut)
+    assert language_finding("max() got an unexpected keyword argument 'axes'") is None  # control: a plain typo
 
 
 def _raising_launch(inputs, p):

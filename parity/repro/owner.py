@@ -166,7 +166,9 @@ def library_owns(record: Mapping[str, Any]) -> str | None:
         return "a config the library chose does not fit the target (" + (kind or "ub_overflow") + ")"
     if "import error:" in reason or "LibraryImportError" in reason:
         return "the library fails to import on this tier"
-    if MISSING_API.search(reason):
+    from parity.compile.ascend_only import language_finding
+
+    if MISSING_API.search(reason) or language_finding(reason):  # incl. a triton-ascend-only keyword upstream
         return "the library uses an API this backend lacks"
     if kind in COMPILER_KINDS:
         return None  # a frontend or lowering error on code other backends take: the compiler's
