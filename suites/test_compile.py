@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from parity.compile.tools import compile_records, declared_variants, reached_variants
+from parity.repro.compile_prelaunch import attach_compile_tier
 from parity.repro.compile_repro import attach_all
-from parity.repro.prelaunch import attach_compile_tier
 from parity.run.record import empty_record
 from parity.run.runner import build_inputs, error_text
 

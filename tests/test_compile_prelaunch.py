@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from parity.backends import get_backend
-from parity.repro.prelaunch import attach_compile_tier
+from parity.repro.compile_prelaunch import attach_compile_tier
 from parity.run.record import empty_record
 from parity.run.runner import build_inputs
 from tests import planted_prelaunch as planted
