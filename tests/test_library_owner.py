@@ -51,6 +51,8 @@ def _rec(status: str, reason: str = "", kind: str | None = None) -> dict:
     (_rec("error", "ImportError: cannot import name 'libdevice' from 'triton.language.math'"), True),
     (_rec("failed", "unsupported ...: TypeError(\"max() got an unexpected keyword argument 'propagate_nan'\")",
           "unsupported"), True),  # a triton-ascend-only keyword on upstream
+    (_rec("failed", "launch: KeyError: 'Keyword argument enable_ubuf_saving was specified but unrecognised'",
+          "launch_option"), True),  # a launch option this triton(-ascend) does not take
     (_rec("error", "triton.runtime.errors.InterpreterError: AttributeError(\"'int' object has no attribute 'to'\")"),
      False),  # the interpreter's gap on valid code, not a triton API the library reached for
     (_rec("failed", "error: failed to legalize operation 'tt.dot'", "mlir_error"), False),  # frontend: compiler's

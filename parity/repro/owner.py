@@ -7,8 +7,8 @@ The library's finding (the draft goes to the library's tracker):
 - a wrong result: the output differs from the fp64 reference;
 - a config the library chose that the target cannot hold: UB overflow on Ascend, out of resources on CUDA;
 - the library fails to import on the tier;
-- the library uses an API the backend lacks (an attribute, module or name triton does not have there, or
-  an argument type the backend does not take).
+- the library uses an API the backend lacks (an attribute, module or name triton does not have there, an
+  argument type the backend does not take, a triton-ascend-only keyword or launch option).
 
 The compiler's finding (the vendor drafts stay, naming the library version the kernel came from):
 - a compiler crash or hang;
@@ -164,6 +164,8 @@ def library_owns(record: Mapping[str, Any]) -> str | None:
         return None
     if kind in CONFIG_KINDS or "ub overflow" in reason.lower():
         return "a config the library chose does not fit the target (" + (kind or "ub_overflow") + ")"
+    if kind == "launch_option" or record.get("error_kind") == "launch_option":
+        return "the library passes a launch option this Triton backend does not take"
     if "import error:" in reason or "LibraryImportError" in reason:
         return "the library fails to import on this tier"
     from parity.compile.ascend_only import language_finding
