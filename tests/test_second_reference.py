@@ -82,6 +82,9 @@ def test_the_report_and_the_portability_cell_show_the_disagreement():
     assert "## Library goldens that disagree with the fp64 reference" in report
     assert "golden off" in cell([record]) and cell([record]).startswith("passed")
     assert "kernel_to_golden" in record["second_reference"]  # the kernel ran: its distance to the golden too
+    agreeing = _run(lambda i, p: {"y": F.relu(i["x"])}, "failed")
+    summary = render_report([agreeing], {"backend": "interpret"})
+    assert "Every library golden checked agrees" in summary and "golden off" not in cell([agreeing])
 
 
 def test_the_reference_cache_key_is_stable():
