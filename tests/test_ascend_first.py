@@ -31,6 +31,8 @@ def test_ascend_only_language_is_named_and_a_plain_typo_is_not():
     assert language_finding("module 'triton.language' has no attribute 'arangee'") is None  # control
     cut = "CompilationError: at 28:27: … rgument 'propagate_nan'\")"  # a long message with its middle cut out
     assert "propagate_nan= to a tl reduction" in language_finding(cut)
+    nested = "InterpreterError('TypeError(\"max() got an unexpected keyword argument \\\\\\'propagate_nan\\\\\\'\")')"
+    assert "propagate_nan= to a tl reduction" in language_finding(nested)  # the interpreter's escaped quotes
     assert language_finding("max() got an unexpected keyword argument 'axes'") is None  # control: a plain typo
 
 

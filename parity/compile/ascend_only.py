@@ -23,7 +23,8 @@ _MISSING_ATTR_RE = re.compile(r"has no attribute '(\w+)'")
 # (upstream's tl.maximum has it, its reductions do not). Matched on the argument's name alone: long
 # compile messages reach here with their middle cut out
 ASCEND_ONLY_KEYWORDS = ("propagate_nan",)
-_KEYWORD_RE = re.compile(r"'(" + "|".join(ASCEND_ONLY_KEYWORDS) + r")'")  # the error quotes the argument
+# the error quotes the argument; the interpreter's nested reprs escape the quotes (\\'propagate_nan\\')
+_KEYWORD_RE = re.compile(r"'(" + "|".join(ASCEND_ONLY_KEYWORDS) + r")\\*'")
 _HF32_RE = re.compile(r"input_precision.*hf32|hf32.*input_precision|\bhf32\b")
 
 

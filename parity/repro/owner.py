@@ -64,6 +64,7 @@ LIBRARIES = (
 # (an object of the library's own lacking a method under the interpreter is no triton API: not matched)
 MISSING_API = re.compile(r"module '?triton[\w.]*'? has no attribute|cannot import name '?[\w.]+'? from '?triton|"
                          r"No module named '?triton|tensor look-alike")
+LAUNCH_OPTION = re.compile(r"Keyword argument \w+ was specified but unrecognised")  # Triton's own wording
 COMPILER_KINDS = ("crash", "timeout", "mlir_error", "unsupported")
 CONFIG_KINDS = ("ub_overflow", "cc_overflow", "out_of_resources")
 
@@ -164,7 +165,7 @@ def library_owns(record: Mapping[str, Any]) -> str | None:
         return None
     if kind in CONFIG_KINDS or "ub overflow" in reason.lower():
         return "a config the library chose does not fit the target (" + (kind or "ub_overflow") + ")"
-    if kind == "launch_option" or record.get("error_kind") == "launch_option":
+    if kind == "launch_option" or record.get("error_kind") == "launch_option" or LAUNCH_OPTION.search(reason):
         return "the library passes a launch option this Triton backend does not take"
     if "import error:" in reason or "LibraryImportError" in reason:
         return "the library fails to import on this tier"
