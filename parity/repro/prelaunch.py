@@ -218,4 +218,3 @@ def write(out_dir: Path, spec: KernelSpec, shrunk: Case, exc: BaseException, inf
                             f"File at: the {info.name} project's tracker (its package metadata names no repository)")
     (out_dir / "ISSUE.md").write_text(text, encoding="utf-8")
     return out_dir
-
