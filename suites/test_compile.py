@@ -32,7 +32,7 @@ def test_compile(parity, kernel_case):
         record = empty_record(backend.name, "compile", spec.name, case.id, dict(case.params))
         record.update(suite="compile", status="error", reason=error_text(exc))
         # a library's raise before any compile is its finding: an ISSUE.md to it and a standalone call
-        attach_compile_tier(record, spec, case, backend, cpu_inputs, parity.results_dir, parity.seed)
+        attach_compile_tier(record, spec, case, backend, cpu_inputs, parity.results_dir, parity.seed, exc)
         parity.write(record)
         pytest.fail(f"{spec.name}[{case.id}] raised outside the compiler: {record['reason']}", pytrace=False)
     records = compile_records(backend.name, spec, case, compiles)

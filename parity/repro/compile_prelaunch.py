@@ -15,18 +15,26 @@ from parity.spec import Case, KernelSpec
 
 
 def attach_compile_tier(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any,
-                        cpu_inputs: Mapping[str, Any], results_dir: Path, seed: int) -> None:
+                        cpu_inputs: Mapping[str, Any], results_dir: Path, seed: int, exc: BaseException) -> None:
     """A launcher that raised outside any compile on a compile tier: the library's ISSUE.md and repro.py.
 
-    The case ran in a forked child (parity.run.fork), whose exception comes back as text; the case is run
-    once more here, in-process, to get the exception with its frames (it raised before compiling, so no
-    library kernel cache is left behind)."""
-    try:
-        backend.compile_case(replace(spec, fork=False), case, cpu_inputs)
-    except Exception as exc:  # the raise this record is about
-        raised: BaseException | None = exc
-    else:
-        raised = None
+    In-process, `exc` carries the frames the draft needs. From a forked child (parity.run.fork) it comes
+    back as text, so a child that raised is run once more here, in-process (it raised before compiling,
+    so no library kernel cache is left behind); a child that crashed or hung is not: it would take the
+    tier's worker down with it."""
+    from parity.run.fork import ForkedCaseError
+
+    raised: BaseException | None = exc
+    if isinstance(exc, ForkedCaseError):
+        if getattr(exc, "child_traceback", None) is None:
+            record["repro_error"] = "the case crashed or hung in its forked child: not re-run in-process"
+            return
+        try:
+            backend.compile_case(replace(spec, fork=False), case, cpu_inputs)
+        except Exception as again:  # the raise this record is about, now with its frames
+            raised = again
+        else:
+            raised = None
     owned = prelaunch.owning_library(spec, raised) if raised is not None else None
     if owned is None or raised is None:
         record["repro_error"] = "the launcher raised outside the library's code, or not again in-process"
