@@ -90,3 +90,10 @@ def test_the_report_and_the_portability_cell_show_the_disagreement():
 def test_the_reference_cache_key_is_stable():
     second = SecondReference(_ours, _off_golden, "g")
     assert "0x" not in repr(second) and "torch.relu" in repr(second)
+
+
+def test_a_repro_embeds_our_reference_not_the_wrapper():
+    from parity.repro.source import extract_function
+
+    extracted = extract_function(SecondReference(_ours, _off_golden, "g"))
+    assert extracted.entry == "_ours" and "torch.relu" in extracted.text()
