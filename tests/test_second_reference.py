@@ -91,6 +91,14 @@ def test_the_reference_cache_key_is_stable():
     second = SecondReference(_ours, _off_golden, "g")
     assert "0x" not in repr(second) and "torch.relu" in repr(second)
 
+    def built_from(inner):
+        def reference(i, p):
+            return inner(i, p)
+        return reference
+    # a reference made by a factory: the key changes with what it was built from
+    assert repr(SecondReference(built_from(_ours), _ours, "g")) != repr(SecondReference(built_from(_arbiter), _ours,
+                                                                                          "g"))
+
 
 def test_a_repro_embeds_our_reference_not_the_wrapper():
     from parity.repro.source import extract_function

@@ -107,10 +107,14 @@ def _max_abs(a: torch.Tensor, b: torch.Tensor) -> float:
 
 
 def _source(fn: Callable[..., Any]) -> str:
+    """fn's source, with that of the functions its closure holds (a reference built by a factory changes
+    when what it was built from changes)."""
     try:
-        return inspect.getsource(fn)
+        text = inspect.getsource(fn)
     except (OSError, TypeError):
         return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
+    cells = [c.cell_contents for c in getattr(fn, "__closure__", None) or () if callable(c.cell_contents)]
+    return "\n".join([text, *(_source(c) for c in cells)])
 
 
 def cross_check(reference: Any, inputs: Tensors, params: Params,
