@@ -22,6 +22,7 @@ import torch
 from libraries import _gdn_ref as ref
 from libraries._debug_lint import source_check_launch
 from libraries._load import Library
+from libraries.pins import snapshot_version
 from parity import KernelSpec, Tolerance, cu_seqlens, l2_normalized, logsigmoid_of_randn, randn, sigmoid_of_randn
 from parity.cases import by_level, product
 
@@ -54,6 +55,7 @@ def _alias_port() -> None:
     root.__path__, fla.__path__ = [], [str(fla_dir)]  # packages: submodules load from fla_dir
     root.__package__, fla.__package__ = "sgl_kernel_npu", "sgl_kernel_npu.fla"
     root.fla = fla  # type: ignore[attr-defined]
+    root.__version__ = snapshot_version("gdn_tri_inverse")  # type: ignore[attr-defined]  # the port's snapshot
     sys.modules.update({"sgl_kernel_npu": root, "sgl_kernel_npu.fla": fla})
 
 

@@ -1,41 +1,31 @@
 """mojo_opset (github.com/XPU-Forces/mojo_opset): its Atlas A2 (910B) Triton kernels, op by op.
 
 The ops are called through their `*_impl` entry functions in `mojo_opset/backends/ttx/kernels/npu/a2`,
-as mojo's ttx backend calls them. References are ours, in fp64; each op's own torch golden (the
-"torch" backend every mojo core op registers) is a second reference: where it disagrees with ours,
-the case says so and which of the two the kernel follows.
+as mojo's ttx backend calls them (loading: libraries/_mojo.py). References are ours, in fp64; each op's
+own torch golden (the "torch" backend every mojo core op registers) is a second reference, checked against
+ours on the same inputs whatever the kernel does, with an independent fp64 evaluation (torch.nn.functional,
+complex rotation) naming the side that is off (parity.run.second_reference). The attention ops are in
+libraries/mojo_opset_attn.py; their specs are listed here too, so `--kernels libraries.mojo_opset` runs all.
 
-`import mojo_opset` imports every backend and picks its kernels by the device it finds (NPU, MLU,
-Iluvatar; else "meta_device", which has no kernels). To reach the A2 kernels on any tier, the parent
-packages' `__init__`s are skipped (their directories are registered as bare packages) and the kernel
-modules are imported directly, as mojo's NPU dispatch imports them.
+At the snapshot used (libraries/pins.SNAPSHOTS) mojo ships no GDN chunk kernels on its main line: its
+linear-attention chunk ops (chunk_o, chunk_delta_h, kkt, wy_fast, solve_tril) lived under
+`kernels/ascend/linear_attn` on side branches (e.g. `wens/gdn_infer`) and were never merged, so there is
+nothing of mojo's to run against libraries/_gdn_ref.py; libraries/gdn_npu.py covers the GDN NPU port.
 """
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
-import sys
-import types
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import torch
 
-from libraries._load import Library
-from parity import KernelSpec, Tolerance, randn
+from libraries import mojo_opset_attn
+from libraries._mojo import golden, op, spec
+from parity import Tolerance, randn
 from parity.cases import by_level, product
+from parity.run.second_reference import SecondReference
 
-REPO = "https://github.com/XPU-Forces/mojo_opset"
-INSTALL = f"pip install --no-deps git+{REPO} einops pydantic   (or PYTHONPATH=<checkout>)"
-# one Library per kernel module: a module that fails to import here (a finding of its own) must not
-# hide the others, and Library remembers its first import failure
-_LIBS: dict[str, Library] = {}
-A2 = "mojo_opset.backends.ttx.kernels.npu.a2"
-# parents whose __init__ would pick a device backend at import: registered as bare packages
-BARE = ("", ".backends", ".backends.ttx", ".backends.ttx.kernels", ".backends.ttx.kernels.npu", ".utils", ".core",
-        ".core.operators")
 Params = Mapping[str, Any]
 EPS = 1e-6
 ROW_TOL = {"fp32": Tolerance(rtol=1e-5, atol=1e-5, reason="a row reduction over up to 8192 fp32 terms in "
@@ -46,52 +36,6 @@ CE_TOL = {"fp32": Tolerance(rtol=1e-4, atol=1e-4, reason="a log-sum-exp over V=4
                             "fp32 matmul (tf32/hf32 where the backend chooses it)")}
 
 
-def _bare_packages() -> None:
-    """Register mojo_opset's parent packages without running their __init__ (see the module doc)."""
-    if "mojo_opset.backends.ttx.kernels.npu" in sys.modules:
-        return
-    found = importlib.util.find_spec("mojo_opset")
-    if found is None or not found.submodule_search_locations:
-        return
-    root = Path(next(iter(found.submodule_search_locations)))
-    for suffix in BARE:
-        name = "mojo_opset" + suffix
-        module = types.ModuleType(name)
-        module.__path__ = [str(root.joinpath(*suffix.split(".")[1:]))]
-        module.__package__ = name
-        module.__spec__ = importlib.machinery.ModuleSpec(name, None, is_package=True)
-        module.__spec__.submodule_search_locations = list(module.__path__)
-        sys.modules[name] = module
-
-
-def _unavailable() -> str | None:
-    if "mojo_opset" not in sys.modules and importlib.util.find_spec("mojo_opset") is None:
-        return f"mojo_opset is not installed here; {INSTALL}"
-    _bare_packages()
-    return None
-
-
-def _lib(module: str) -> Library:
-    return _LIBS.setdefault(module, Library("mojo_opset", f"--no-deps git+{REPO}"))
-
-
-def _kernels(module: str, *names: str) -> Any:
-    if _unavailable():
-        return f"mojo_opset:{'+'.join(names)}"
-    return _lib(module).kernels(*(f"{A2}.{module}:{n}" for n in names))
-
-
-def _op(module: str, name: str) -> Any:
-    _bare_packages()
-    return _lib(module).op(f"{A2}.{module}:{name}")
-
-
-def golden(op: str, **init: Any) -> Any:
-    """mojo's own torch golden of a core op (its registered "torch" backend), built on the CPU."""
-    _bare_packages()
-    module, cls_name = op.split(":")
-    cls = getattr(_lib(f"core.{module}").module(f"mojo_opset.core.operators.{module}"), cls_name)
-    return cls.get_backend_impl("torch")(**init)
 
 
 # --- inputs, launches, references -------------------------------------------------------------------
@@ -103,7 +47,7 @@ def _rows(p: Params, gen: torch.Generator) -> dict[str, Any]:
 
 
 def _rms_launch(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
-    return {"y": _op("rmsnorm", "rmsnorm_infer_impl")(inputs["x"], inputs["w"], EPS)}
+    return {"y": op("rmsnorm", "rmsnorm_infer_impl")(inputs["x"], inputs["w"], EPS)}
 
 
 def _rms_ref(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
@@ -112,7 +56,7 @@ def _rms_ref(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
 
 
 def _ln_launch(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
-    return {"y": _op("layernorm", "layernorm_infer_impl")(inputs["x"], inputs["w"], inputs["b"], EPS)}
+    return {"y": op("layernorm", "layernorm_infer_impl")(inputs["x"], inputs["w"], inputs["b"], EPS)}
 
 
 def _ln_ref(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
@@ -122,7 +66,7 @@ def _ln_ref(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
 
 
 def _swiglu_launch(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
-    return {"y": _op("swiglu", "swiglu_fwd_impl")(inputs["x"], inputs["y"])}
+    return {"y": op("swiglu", "swiglu_fwd_impl")(inputs["x"], inputs["y"])}
 
 
 def _swiglu_ref(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
@@ -130,7 +74,7 @@ def _swiglu_ref(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
 
 
 def _silu_launch(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
-    return {"y": _op("silu", "silu_fwd_impl")(inputs["x"])}
+    return {"y": op("silu", "silu_fwd_impl")(inputs["x"])}
 
 
 def _silu_ref(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
@@ -138,7 +82,7 @@ def _silu_ref(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
 
 
 def _gelu_launch(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
-    return {"y": _op("gelu", "gelu_fwd_impl")(inputs["x"])}
+    return {"y": op("gelu", "gelu_fwd_impl")(inputs["x"])}
 
 
 def _gelu_ref(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
@@ -157,7 +101,7 @@ def _rope_inputs(p: Params, gen: torch.Generator) -> dict[str, Any]:
 
 
 def _rope_launch(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
-    q, k = _op("rope", "rope_fwd_impl")(inputs["q"], inputs["k"], inputs["cos"], inputs["sin"], head_first=True)
+    q, k = op("rope", "rope_fwd_impl")(inputs["q"], inputs["k"], inputs["cos"], inputs["sin"], head_first=True)
     return {"q": q, "k": k}
 
 
@@ -176,7 +120,7 @@ def _ce_inputs(p: Params, gen: torch.Generator) -> dict[str, Any]:
 
 
 def _ce_launch(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
-    out = _op("fused_linear_cross_entropy", "fused_linear_cross_entropy_fwd_impl")(
+    out = op("fused_linear_cross_entropy", "fused_linear_cross_entropy_fwd_impl")(
         inputs["x"], inputs["w"], inputs["target"], reduction="mean")
     return {"loss": out[0].reshape(1)}
 
@@ -184,42 +128,6 @@ def _ce_launch(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
 def _ce_ref(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
     logits = inputs["x"] @ inputs["w"].T
     return {"loss": torch.nn.functional.cross_entropy(logits, inputs["target"]).reshape(1)}
-
-
-def _decode_inputs(p: Params, gen: torch.Generator) -> dict[str, Any]:
-    """A paged KV cache (blocks [N, Hkv, page, D]) whose blocks are handed out in a shuffled order."""
-    lens, page, hkv, d, dt = p["lens"], p["page"], p["Hkv"], p["D"], p["dtype"]
-    per_seq = [-(-n // page) for n in lens]
-    n_blocks = sum(per_seq) + 2  # two spare blocks nobody owns
-    order = torch.randperm(n_blocks, generator=gen)
-    tables = torch.zeros(len(lens), max(per_seq), dtype=torch.int32)
-    used = 0
-    for i, count in enumerate(per_seq):
-        tables[i, :count] = order[used:used + count].to(torch.int32)
-        used += count
-    return {"q": randn((len(lens), p["Hq"], d), dt, gen), "k_cache": randn((n_blocks, hkv, page, d), dt, gen),
-            "v_cache": randn((n_blocks, hkv, page, d), dt, gen), "seqlens": torch.tensor(lens, dtype=torch.int32),
-            "block_tables": tables}
-
-
-def _decode_launch(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
-    op = _op("flash_attention", "paged_attention_decode_impl")
-    return {"o": op(inputs["q"], inputs["k_cache"], inputs["v_cache"], inputs["seqlens"], inputs["block_tables"],
-                    False)}
-
-
-def _decode_ref(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
-    """Grouped heads as AABB (query head h reads KV head h // (Hq / Hkv)), softmax over the visible tokens."""
-    q, page, group = inputs["q"], p["page"], p["Hq"] // p["Hkv"]
-    out = torch.zeros_like(q)
-    for i, n in enumerate(int(x) for x in inputs["seqlens"]):
-        blocks = inputs["block_tables"][i, : -(-n // page)].long()
-        k = inputs["k_cache"][blocks].permute(1, 0, 2, 3).reshape(p["Hkv"], -1, p["D"])[:, :n]
-        v = inputs["v_cache"][blocks].permute(1, 0, 2, 3).reshape(p["Hkv"], -1, p["D"])[:, :n]
-        k, v = k.repeat_interleave(group, 0), v.repeat_interleave(group, 0)  # [Hq, n, D]
-        scores = torch.einsum("hd,hnd->hn", q[i], k) / p["D"] ** 0.5
-        out[i] = torch.einsum("hn,hnd->hd", scores.softmax(-1), v)
-    return {"o": out}
 
 
 # --- mojo's torch golden, the second reference -------------------------------------------------------
@@ -236,44 +144,43 @@ def _golden_ln(i: Params, p: Params) -> dict[str, torch.Tensor]:
     return {"y": g(i["x"])}
 
 
-GOLDENS = {
-    "rmsnorm": _golden_rms, "layernorm": _golden_ln,
-    "swiglu": lambda i, p: {"y": golden("activation:MojoSwiGLU")(i["x"], i["y"])},
-    "silu": lambda i, p: {"y": golden("activation:MojoSilu")(i["x"])},
-    "gelu": lambda i, p: {"y": golden("activation:MojoGelu")(i["x"])},
-    "paged_decode": lambda i, p: {"o": golden("attention:MojoPagedDecodeGQA", gqa_layout="AABB")(
-        i["q"], i["k_cache"], i["v_cache"], i["seqlens"], i["block_tables"])},
-    "rope": lambda i, p: dict(zip(("q", "k"), golden("position_embedding:MojoApplyRoPE")(
-        i["q"], i["k"], i["cos"], i["sin"], head_first=True), strict=True)),
+def _golden_rope(i: Params, p: Params) -> dict[str, torch.Tensor]:
+    q, k = golden("position_embedding:MojoApplyRoPE")(i["q"], i["k"], i["cos"], i["sin"], head_first=True)
+    return {"q": q, "k": k}
+
+
+def _rotate_complex(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """RoPE as a complex product: (x1 + i x2)(cos + i sin), halves split as rotate-half pairs them."""
+    half = x.shape[-1] // 2
+    z = torch.complex(x[..., :half], x[..., half:]) * torch.complex(cos[..., :half], sin[..., :half])
+    return torch.cat([z.real, z.imag], -1)
+
+
+def _arbiter_rope(i: Params, p: Params) -> dict[str, torch.Tensor]:
+    cos, sin = i["cos"].double()[None, None], i["sin"].double()[None, None]
+    return {"q": _rotate_complex(i["q"], cos, sin), "k": _rotate_complex(i["k"], cos, sin)}
+
+
+F = torch.nn.functional
+SECOND = {
+    "rmsnorm": SecondReference(_rms_ref, _golden_rms, "mojo's torch golden (MojoRMSNorm)",
+                               lambda i, p: {"y": F.rms_norm(i["x"], (p["N"],), i["w"], EPS)},
+                               "torch.nn.functional.rms_norm in fp64"),
+    "layernorm": SecondReference(_ln_ref, _golden_ln, "mojo's torch golden (MojoLayerNorm)",
+                                 lambda i, p: {"y": F.layer_norm(i["x"], (p["N"],), i["w"], i["b"], EPS)},
+                                 "torch.nn.functional.layer_norm in fp64"),
+    "swiglu": SecondReference(_swiglu_ref, lambda i, p: {"y": golden("activation:MojoSwiGLU")(i["x"], i["y"])},
+                              "mojo's torch golden (MojoSwiGLU)", lambda i, p: {"y": F.silu(i["x"]) * i["y"]},
+                              "torch.nn.functional.silu(x) * y in fp64"),
+    "silu": SecondReference(_silu_ref, lambda i, p: {"y": golden("activation:MojoSilu")(i["x"])},
+                            "mojo's torch golden (MojoSilu)", lambda i, p: {"y": F.silu(i["x"])},
+                            "torch.nn.functional.silu in fp64"),
+    "gelu": SecondReference(_gelu_ref, lambda i, p: {"y": golden("activation:MojoGelu")(i["x"])},
+                            "mojo's torch golden (MojoGelu)", lambda i, p: {"y": F.gelu(i["x"], approximate="none")},
+                            "torch.nn.functional.gelu (exact, erf) in fp64"),
+    "rope": SecondReference(_rope_ref, _golden_rope, "mojo's torch golden (MojoApplyRoPE)", _arbiter_rope,
+                            "a complex-number rotation in fp64"),
 }
-
-
-def golden_check(op: str, reference: Any) -> Any:
-    """KernelSpec.extra_check: mojo's golden (in fp64) against our fp64 reference, once the kernel passed.
-
-    A disagreement is reported with the numbers: the kernel matched ours, so the golden is the odd one out
-    (or our reference reads the op differently, which the message invites a reader to check)."""
-    def check(inputs: Params, outputs: Mapping[str, torch.Tensor], p: Params) -> str | None:
-        try:
-            gold = GOLDENS[op](inputs, p)
-        except Exception as exc:  # the golden itself cannot run: report it, it is the library's own reference
-            return f"mojo's torch golden for {op} raised {type(exc).__name__}: {str(exc)[:300]}"
-        ours = reference(inputs, p)
-        for name, ref in ours.items():
-            diff = (gold[name].double() - ref).abs().max().item()
-            # a golden may compute in fp32 inside (mojo's attention does its softmax in fp32): agree within that
-            if not torch.allclose(gold[name].double(), ref, rtol=1e-5, atol=1e-6):
-                to_kernel = (gold[name].double() - outputs[name]).abs().max().item()
-                return (f"output {name!r}: mojo's torch golden differs from our fp64 reference by max |d| {diff:.3g}; "
-                        f"the kernel agrees with the fp64 reference (and differs from the golden by {to_kernel:.3g})")
-        return None
-    return check
-
-
-def _spec(name: str, module: str, kernels: tuple[str, ...], op: str | None = None, **fields: Any) -> KernelSpec:
-    extra = golden_check(op, fields["reference"]) if op else None
-    return KernelSpec(name=f"mojo_{name}", family="mojo_opset", kernel=_kernels(module, *kernels),
-                      unavailable=_unavailable, extra_check=extra, **fields)
 
 
 def _rows_cases(full_n: list[int]) -> Any:
@@ -281,32 +188,22 @@ def _rows_cases(full_n: list[int]) -> Any:
 
 
 SPECS = [
-    _spec("rmsnorm_infer", "rmsnorm", ("_rmsnorm_infer_small_cols_kernel", "_rmsnorm_infer_kernel"), "rmsnorm",
-          launch=_rms_launch, reference=_rms_ref, make_inputs=_rows, tolerance=ROW_TOL,
-          cases=_rows_cases([4096, 8192])),
-    _spec("layernorm_infer", "layernorm", ("_layernorm_fwd_kernel", "_layernorm_fwd_single_pass_kernel"), "layernorm",
-          launch=_ln_launch, reference=_ln_ref, make_inputs=_rows, tolerance=ROW_TOL,
-          cases=_rows_cases([4096, 8192])),
-    _spec("swiglu_fwd", "swiglu", ("_swiglu_fwd_kernel",), "swiglu", launch=_swiglu_launch, reference=_swiglu_ref,
-          make_inputs=_rows, cases=_rows_cases([11008])),
-    _spec("silu_fwd", "silu", ("_silu_fwd_kernel", "_silu_fwd_nomask_kernel", "_silu_fwd_nomask_single_kernel"),
-          "silu", launch=_silu_launch, reference=_silu_ref, make_inputs=_rows, cases=_rows_cases([11008])),
-    _spec("gelu_fwd", "gelu", ("_gelu_fwd_kernel", "_gelu_fwd_nomask_kernel", "_gelu_fwd_nomask_single_kernel"),
-          "gelu", launch=_gelu_launch, reference=_gelu_ref, make_inputs=_rows, cases=_rows_cases([11008])),
-    _spec("rope_fwd", "rope", ("_rope_inplace_kernel",), "rope", launch=_rope_launch, reference=_rope_ref,
-          make_inputs=_rope_inputs,
-          cases=by_level(product(B=[1], N=[8], S=[128], D=[128], dtype=["fp32"]),
-                         product(B=[1], N=[32], S=[4096], D=[128], dtype=["bf16"]))),
-    _spec("paged_attention_decode", "flash_attention", ("paged_decode_kernel",), "paged_decode",
-          launch=_decode_launch, reference=_decode_ref, make_inputs=_decode_inputs,
-          tolerance={"fp32": Tolerance(rtol=1e-4, atol=1e-5, reason="softmax over up to 4096 keys from fp32 dots "
-                                       "(tf32/hf32 where the backend picks it)"),
-                     "bf16": Tolerance(rtol=1.6e-2, atol=1e-2, reason="bf16 inputs and output")},
-          cases=by_level(product(lens=[(100, 300)], Hq=[8], Hkv=[2], D=[128], page=[128], dtype=["fp32"]),
-                         product(lens=[(1, 37, 512, 1000, 2048, 4095, 4096, 3000)], Hq=[32], Hkv=[8], D=[128],
-                                 page=[128], dtype=["bf16"]))),
-    _spec("fused_linear_cross_entropy_fwd", "fused_linear_cross_entropy", ("_cross_entropy_kernel",),
-          launch=_ce_launch, reference=_ce_ref, make_inputs=_ce_inputs, tolerance=CE_TOL,
-          cases=by_level(product(BT=[64], H=[256], V=[4096], dtype=["fp32"]),
-                         product(BT=[4096], H=[4096], V=[32000], dtype=["fp32"]))),
+    spec("rmsnorm_infer", "rmsnorm", ("_rmsnorm_infer_small_cols_kernel", "_rmsnorm_infer_kernel"), SECOND["rmsnorm"],
+         launch=_rms_launch, make_inputs=_rows, tolerance=ROW_TOL, cases=_rows_cases([4096, 8192])),
+    spec("layernorm_infer", "layernorm", ("_layernorm_fwd_kernel", "_layernorm_fwd_single_pass_kernel"),
+         SECOND["layernorm"], launch=_ln_launch, make_inputs=_rows, tolerance=ROW_TOL, cases=_rows_cases([4096, 8192])),
+    spec("swiglu_fwd", "swiglu", ("_swiglu_fwd_kernel",), SECOND["swiglu"], launch=_swiglu_launch, make_inputs=_rows,
+         cases=_rows_cases([11008])),
+    spec("silu_fwd", "silu", ("_silu_fwd_kernel", "_silu_fwd_nomask_kernel", "_silu_fwd_nomask_single_kernel"),
+         SECOND["silu"], launch=_silu_launch, make_inputs=_rows, cases=_rows_cases([11008])),
+    spec("gelu_fwd", "gelu", ("_gelu_fwd_kernel", "_gelu_fwd_nomask_kernel", "_gelu_fwd_nomask_single_kernel"),
+         SECOND["gelu"], launch=_gelu_launch, make_inputs=_rows, cases=_rows_cases([11008])),
+    spec("rope_fwd", "rope", ("_rope_inplace_kernel",), SECOND["rope"], launch=_rope_launch, make_inputs=_rope_inputs,
+         cases=by_level(product(B=[1], N=[8], S=[128], D=[128], dtype=["fp32"]),
+                        product(B=[1], N=[32], S=[4096], D=[128], dtype=["bf16"]))),
+    spec("fused_linear_cross_entropy_fwd", "fused_linear_cross_entropy", ("_cross_entropy_kernel",),
+         launch=_ce_launch, reference=_ce_ref, make_inputs=_ce_inputs, tolerance=CE_TOL,
+         cases=by_level(product(BT=[64], H=[256], V=[4096], dtype=["fp32"]),
+                        product(BT=[4096], H=[4096], V=[32000], dtype=["fp32"]))),
+    *mojo_opset_attn.SPECS,
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from parity.compile.tools import compile_records, declared_variants, reached_variants
+from parity.repro.compile_prelaunch import attach_compile_tier
 from parity.repro.compile_repro import attach_all
 from parity.run.record import empty_record
 from parity.run.runner import build_inputs, error_text, mark_declined
@@ -33,6 +34,8 @@ def test_compile(parity, kernel_case):
         if mark_declined(spec, exc, record):  # the library's own guard for this target (KernelSpec.declines)
             parity.write(record)
             pytest.skip(record["reason"])
+        # a library's raise before any compile is its finding: an ISSUE.md to it and a standalone call
+        attach_compile_tier(record, spec, case, backend, cpu_inputs, parity.results_dir, parity.seed, exc)
         parity.write(record)
         pytest.fail(f"{spec.name}[{case.id}] raised outside the compiler: {record['reason']}", pytrace=False)
     records = compile_records(backend.name, spec, case, compiles)

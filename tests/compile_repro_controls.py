@@ -42,6 +42,13 @@ def _index_launch(inputs, p):
     return {"out": out}
 
 
+def _device_typed_launch(inputs, p):
+    """A launcher that, like mojo's swa, only goes on for tensors of the target's device type."""
+    if inputs["x"].device.type != "cuda":
+        raise RuntimeError(f"expected cuda tensors, got {inputs['x'].device.type}")
+    return _index_launch(inputs, p)
+
+
 def _tile_launch(inputs, p):
     c = torch.empty(p["B"] * p["B"])
     big_tile_kernel[(1,)](inputs["a"], c, p["K"], B=p["B"], BK=p["BK"], num_stages=p["stages"], num_warps=8)
@@ -55,6 +62,8 @@ def _spec(name, kernel, launch, case, make_inputs):
 
 CUDA_SPECS = [
     _spec("ctl_index", index_by_tensor_kernel, _index_launch, Case({"n": 16}),
+          lambda p, g: {"x": torch.zeros(p["n"])}),
+    _spec("ctl_device_typed", index_by_tensor_kernel, _device_typed_launch, Case({"n": 16}),
           lambda p, g: {"x": torch.zeros(p["n"])}),
     _spec("ctl_big_tile", big_tile_kernel, _tile_launch, Case({"B": 256, "BK": 128, "K": 1024, "stages": 4}),
           lambda p, g: {"a": torch.zeros(p["B"] * p["K"], dtype=torch.float16)}),

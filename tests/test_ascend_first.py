@@ -29,6 +29,11 @@ def test_ascend_only_language_is_named_and_a_plain_typo_is_not():
     assert "tl.insert_slice, a triton-ascend language extension" in language_finding(missing)
     assert "extra.cann" in language_finding("No module named 'triton.language.extra.cann'")
     assert language_finding("module 'triton.language' has no attribute 'arangee'") is None  # control
+    cut = "CompilationError: at 28:27: … rgument 'propagate_nan'\")"  # a long message with its middle cut out
+    assert "propagate_nan= to a tl reduction" in language_finding(cut)
+    nested = "InterpreterError('TypeError(\"max() got an unexpected keyword argument \\\\\\'propagate_nan\\\\\\'\")')"
+    assert "propagate_nan= to a tl reduction" in language_finding(nested)  # the interpreter's escaped quotes
+    assert language_finding("max() got an unexpected keyword argument 'axes'") is None  # control: a plain typo
 
 
 def _raising_launch(inputs, p):
@@ -76,19 +81,23 @@ def test_the_source_check_launch_raises_only_on_leftover_debugging():
         raise AssertionError("a kernel with tl.device_print passed the source check")
 
 
-def test_the_golden_check_reports_a_golden_that_disagrees_and_passes_one_that_agrees(monkeypatch):
+def test_every_mojo_op_with_a_golden_pairs_it_with_an_arbiter_and_a_planted_one_is_named():
+    from dataclasses import replace
+
     from libraries import mojo_opset
+    from parity.run.second_reference import SecondReference
 
-    def ours(i, p):
-        return {"y": i["x"] * 2}
-
-    monkeypatch.setitem(mojo_opset.GOLDENS, "agrees", lambda i, p: {"y": i["x"] * 2})
-    monkeypatch.setitem(mojo_opset.GOLDENS, "differs", lambda i, p: {"y": i["x"] * 2 + 1e-3})
-    inputs = {"x": torch.arange(4, dtype=torch.float64)}
-    outputs = ours(inputs, {})
-    assert mojo_opset.golden_check("agrees", ours)(inputs, outputs, {}) is None  # control
-    message = mojo_opset.golden_check("differs", ours)(inputs, outputs, {})
-    assert message and "golden differs from our fp64 reference by max |d| 0.001" in message
+    paired = {s.name for s in mojo_opset.SPECS if isinstance(s.reference, SecondReference)}
+    assert {s.name for s in mojo_opset.SPECS} - paired == {"mojo_fused_linear_cross_entropy_fwd"}  # no golden op
+    assert all(s.reference.arbiter is not None for s in mojo_opset.SPECS if s.name in paired)
+    silu = mojo_opset.SECOND["silu"]
+    inputs = {"x": torch.randn(16, 64, dtype=torch.float64)}
+    ours = silu(inputs, {})
+    right, _ = replace(silu, golden=lambda i, p: {"y": torch.nn.functional.silu(i["x"])}).cross_check(inputs, {}, ours)
+    assert right["agrees"]  # control
+    off, _ = replace(silu, golden=lambda i, p: {"y": i["x"] * torch.sigmoid(1.01 * i["x"])}).cross_check(
+        inputs, {}, ours)
+    assert off["wrong"] == "golden" and "MojoSilu" in off["message"]
 
 
 def test_an_ascend_only_construct_on_upstream_gets_an_author_note_not_a_vendor_issue():

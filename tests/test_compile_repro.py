@@ -62,6 +62,14 @@ def test_parity_is_not_importable_where_the_repro_runs(cuda_repros):
     assert _run("cuda-compile", probe).returncode != 0
 
 
+def test_the_repro_re_run_launches_on_the_tiers_device_type(cuda_repros):
+    """A launcher that checks its tensors' device type still gets its compile described and a repro."""
+    out, records = cuda_repros
+    record = records["ctl_device_typed"]
+    assert record["repro"], record.get("repro_error")
+    assert (out / record["repro"] / "repro.py").exists()
+
+
 def test_a_known_mistake_gets_an_author_note_not_a_vendor_draft(cuda_repros):
     out, records = cuda_repros
     assert records["ctl_index"]["diagnosis"]["mistake"] == "tile_index"

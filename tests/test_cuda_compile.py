@@ -114,3 +114,16 @@ def test_an_autotune_config_over_the_sm_is_skipped_only_while_another_config_fit
     assert "Autotuner drops" in mixed[1]["reason"]
     none_fit = compile_records("cuda-compile", spec, case, [compile_(3, False), compile_(4, False)])
     assert [r["status"] for r in none_fit] == ["failed", "failed"]
+
+
+def test_a_trimmed_message_keeps_the_reason_a_jit_helper_raised():
+    from parity.compile.tools import trim_message
+
+    nested = "\n".join(["triton.compiler.errors.CompilationError: at 30:27:",
+                        *(f"    source line {i}" for i in range(40)),
+                        "TypeError(\"max() got an unexpected keyword argument 'propagate_nan'\")",
+                        *(f"    outer call site {i}" for i in range(40))])
+    trimmed = trim_message(nested)
+    assert "propagate_nan" in trimmed and len(trimmed) <= 600 and trimmed.startswith("triton.compiler")
+    plain = "\n".join(["CompilationError: at 1:2:", *(f"    line {i}" for i in range(80))])
+    assert "Error(" not in trim_message(plain)  # control: nothing to lift, the tail is kept as before

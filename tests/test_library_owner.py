@@ -49,6 +49,12 @@ def _rec(status: str, reason: str = "", kind: str | None = None) -> dict:
     (_rec("error", "AttributeError: module 'triton.language.extra' has no attribute 'cann'"), True),  # missing API
     (_rec("error", "ModuleNotFoundError: No module named 'triton.language.extra.cann'"), True),
     (_rec("error", "ImportError: cannot import name 'libdevice' from 'triton.language.math'"), True),
+    (_rec("failed", "unsupported ...: TypeError(\"max() got an unexpected keyword argument 'propagate_nan'\")",
+          "unsupported"), True),  # a triton-ascend-only keyword on upstream
+    (_rec("failed", "launch: KeyError: 'Keyword argument enable_ubuf_saving was specified but unrecognised'",
+          "launch_option"), True),  # a launch option this triton(-ascend) does not take
+    (_rec("failed", "launch: KeyError: 'Keyword argument enable_ubuf_saving was specified but unrecognised'"),
+     True),  # the same where the compile tier leaves error_kind empty
     (_rec("error", "triton.runtime.errors.InterpreterError: AttributeError(\"'int' object has no attribute 'to'\")"),
      False),  # the interpreter's gap on valid code, not a triton API the library reached for
     (_rec("failed", "error: failed to legalize operation 'tt.dot'", "mlir_error"), False),  # frontend: compiler's

@@ -19,6 +19,12 @@ ASCEND_ONLY_OPTIONS = ("multibuffer", "enable_auto_bind_sub_block", "enable_sele
 # triton.language names triton-ascend adds (the slicing ops of its tensor IR, its extra module)
 ASCEND_ONLY_LANGUAGE = ("insert_slice", "extract_slice", "get_element", "sort", "gather_out_to_ub", "cann")
 _MISSING_ATTR_RE = re.compile(r"has no attribute '(\w+)'")
+# keyword arguments triton-ascend's language takes and upstream's does not: tl.max/tl.min(propagate_nan=)
+# (upstream's tl.maximum has it, its reductions do not). Matched on the argument's name alone: long
+# compile messages reach here with their middle cut out
+ASCEND_ONLY_KEYWORDS = ("propagate_nan",)
+# the error quotes the argument; the interpreter's nested reprs escape the quotes (\\'propagate_nan\\')
+_KEYWORD_RE = re.compile(r"'(" + "|".join(ASCEND_ONLY_KEYWORDS) + r")\\*'")
 _HF32_RE = re.compile(r"input_precision.*hf32|hf32.*input_precision|\bhf32\b")
 
 
@@ -44,6 +50,10 @@ def language_finding(message: str) -> str | None:
                 "triton-ascend 3.2.0, the release on the package index)")
     if found and found.group(1) in ASCEND_ONLY_LANGUAGE and "triton.language" in message:
         return f"uses tl.{found.group(1)}, a triton-ascend language extension (absent upstream)"
+    keyword = _KEYWORD_RE.search(message)
+    if keyword and keyword.group(1) in ASCEND_ONLY_KEYWORDS:
+        return (f"passes {keyword.group(1)}= to a tl reduction (tl.max/tl.min), a triton-ascend language extension "
+                "(upstream's reductions take no such argument)")
     if _HF32_RE.search(message):
         return "asks for hf32 (input_precision='hf32'), an Ascend-only dot precision"
     return None

@@ -110,13 +110,23 @@ _STACK_FRAME_RE = re.compile(
     r"^\s*(#\d+\s+0x[0-9a-fA-F]+|Stack dump:|PLEASE submit a bug report|\d+\.\s+Program arguments:)")
 
 
+_REASON_RE = re.compile(r"^(\w+Error|\w+Exception)(\(|: )")
+
+
 def trim_message(text: str, limit: int = MESSAGE_LIMIT) -> str:
     """A compiler message cut to `limit`: its first line (what failed where) and its tail (why)."""
     text = "\n".join(line for line in text.strip().splitlines() if not _STACK_FRAME_RE.match(line)).strip()
     if len(text) <= limit:
         return text
     head = text.splitlines()[0][: limit // 4]
-    return f"{head} … {text[-(limit - len(head) - 3):]}"
+    tail = text[-(limit - len(head) - 3):]
+    # an error in a jit helper nests: the helper's reason (a TypeError(...) line) sits in the middle,
+    # between the kernel's first line and the outer call site's source; keep it, in place of some tail
+    why = next((line.strip() for line in text.splitlines()[1:] if _REASON_RE.match(line.strip())), None)
+    if why and why not in head and why not in tail:
+        why = why[: limit // 3]
+        return f"{head} … {why} … {text[-(limit - len(head) - len(why) - 6):]}"
+    return f"{head} … {tail}"
 
 
 def exception_text(exc: BaseException) -> str:

@@ -200,9 +200,10 @@ def render_report(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any],
     if perf:
         parts += ["## Performance", "", perf, ""]
     from parity.report.compile_sections import compile_sections  # the compile tiers' tables; none on run tiers
-    from parity.report.portability import declined_section, library_findings  # what a library owns or refuses
+    from parity.report.portability import declined_section, golden_disagreements, library_findings
 
-    for title, body in [*library_findings(records), *declined_section(records), *compile_sections(records),
+    for title, body in [*library_findings(records), *declined_section(records), *golden_disagreements(records),
+                        *compile_sections(records),
                         *extra_sections]:
         parts += [f"## {title}", "", body, ""]
     totals = timing_totals(records)

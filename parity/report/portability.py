@@ -38,10 +38,26 @@ def library_label(owner: Mapping[str, Any]) -> str:
     return f"{owner['name']} {owner.get('version') or ''}".strip()
 
 
+def golden_note(records: Iterable[Mapping[str, Any]]) -> str:
+    """`; golden off (...)` where a library's own reference disagreed with ours (parity.run.second_reference)."""
+    for r in records:
+        second = r.get("second_reference") or {}
+        if second and not second.get("agrees", True):
+            side = {"golden": "golden off", "undecided": "golden vs fp64: undecided"}.get(second.get("wrong"),
+                                                                                        "fp64 reference off")
+            diff = second.get("max_abs_diff")
+            return f"; {side}" + (f" (max diff {diff:.3g})" if isinstance(diff, float) else "")
+    return ""
+
+
 def cell(records: Sequence[Mapping[str, Any]]) -> str:
     """One op on one tier."""
     if not records:
         return ""
+    return _verdict(records) + golden_note(records)
+
+
+def _verdict(records: Sequence[Mapping[str, Any]]) -> str:
     bad = [r for r in records if r["status"] in BAD]
     if bad:
         first = bad[0]
@@ -103,6 +119,35 @@ def declined_section(records: Iterable[Mapping[str, Any]]) -> list[tuple[str, st
             "through): these cases are skipped, neither passed nor a finding, and get no repro.\n\n"
             + table(rows, ["library", "op", "suite", "case", "why the library declines", "link"]))
     return [("Environments the libraries decline", body)]
+
+
+def golden_disagreements(records: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """REPORT.md's section on the library goldens checked: the cases where one disagrees with our fp64
+    reference, or one line saying they all agree; none without goldens."""
+    rows, seen = [], set()
+    for r in records:
+        second = r.get("second_reference") or {}
+        if not second or second.get("agrees", True) or (r["kernel"], r["case"]) in seen:
+            continue
+        seen.add((r["kernel"], r["case"]))
+        kernel_gap = second.get("kernel_to_golden")
+        rows.append([r["kernel"], md_escape(r["case"], 60), second.get("wrong") or "", r["status"],
+                     "" if kernel_gap is None else f"{kernel_gap:.3g}", md_escape(second.get("message"), 300)])
+    checked = [r for r in records if r.get("second_reference")]
+    if not rows:
+        if not checked:
+            return []
+        worst = max((r["second_reference"].get("max_abs_diff") or 0.0 for r in checked), default=0.0)
+        ops = len({r["kernel"] for r in checked})
+        return [("Library goldens vs the fp64 reference",
+                 f"Every library golden checked agrees with parity's fp64 reference: {len(checked)} cases of {ops} "
+                 f"ops, run on the same fp64 inputs before the launch whatever the kernel did (largest max |d| "
+                 f"{worst:.3g}).")]
+    body = ("The library's own reference and parity's fp64 reference, run on the same fp64 inputs before the "
+            "launch, whatever the kernel's verdict; an independent third fp64 evaluation names the one that is "
+            "off. The kernel's status is judged against the fp64 reference only.\n\n"
+            + table(rows, ["op", "case", "which is off", "kernel status", "kernel to golden", "detail"]))
+    return [("Library goldens that disagree with the fp64 reference", body)]
 
 
 def render(records: Iterable[Mapping[str, Any]]) -> str:

@@ -7,8 +7,8 @@ The library's finding (the draft goes to the library's tracker):
 - a wrong result: the output differs from the fp64 reference;
 - a config the library chose that the target cannot hold: UB overflow on Ascend, out of resources on CUDA;
 - the library fails to import on the tier;
-- the library uses an API the backend lacks (an attribute, module or name triton does not have there, or
-  an argument type the backend does not take).
+- the library uses an API the backend lacks (an attribute, module or name triton does not have there, an
+  argument type the backend does not take, a triton-ascend-only keyword or launch option).
 
 The compiler's finding (the vendor drafts stay, naming the library version the kernel came from):
 - a compiler crash or hang;
@@ -19,9 +19,14 @@ The compiler's finding (the vendor drafts stay, naming the library version the k
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
+import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 RULE = ("the library owns wrong results, configs it chose that the target cannot hold (UB overflow, out of "
@@ -59,6 +64,7 @@ LIBRARIES = (
 # (an object of the library's own lacking a method under the interpreter is no triton API: not matched)
 MISSING_API = re.compile(r"module '?triton[\w.]*'? has no attribute|cannot import name '?[\w.]+'? from '?triton|"
                          r"No module named '?triton|tensor look-alike")
+LAUNCH_OPTION = re.compile(r"Keyword argument \w+ was specified but unrecognised")  # Triton's own wording
 COMPILER_KINDS = ("crash", "timeout", "mlir_error", "unsupported")
 CONFIG_KINDS = ("ub_overflow", "cc_overflow", "out_of_resources")
 
@@ -83,10 +89,72 @@ def library_of(family: str | None, kernels: Iterable[Any] = ()) -> LibraryInfo |
 
 
 def library_version(info: LibraryInfo) -> str | None:
+    """The installed version: the distribution's metadata (with the git commit pip recorded for a git
+    install), else the commit of the git checkout its package sits in, else the package's `__version__`
+    (where a spec module records the snapshot commit it loaded, as libraries/mojo_opset.py does); None when
+    none of these says."""
     try:
-        return importlib.metadata.version(info.dist)
+        version = importlib.metadata.version(info.dist)
+    except importlib.metadata.PackageNotFoundError:
+        version = None
+    if version is not None:
+        commit = _pip_vcs_commit(info.dist)
+        return f"{version} (git {commit})" if commit else version
+    for package in info.packages:
+        commit = git_commit(_package_dir(package))
+        if commit:
+            return f"git {commit}"
+    for package in info.packages:
+        declared = getattr(sys.modules.get(package), "__version__", None)
+        if isinstance(declared, str) and declared:
+            return declared
+    return None
+
+
+def _pip_vcs_commit(dist: str) -> str | None:
+    """The commit pip wrote into direct_url.json for `pip install git+...`, if it was installed so."""
+    try:
+        text = importlib.metadata.distribution(dist).read_text("direct_url.json")
     except importlib.metadata.PackageNotFoundError:
         return None
+    try:
+        commit = json.loads(text or "{}").get("vcs_info", {}).get("commit_id")
+    except (ValueError, AttributeError):
+        return None
+    return commit if isinstance(commit, str) else None
+
+
+def _package_dir(package: str) -> Path | None:
+    """Where an import name lives: the imported module's path, else where the import system would find it."""
+    module = sys.modules.get(package)
+    paths = list(getattr(module, "__path__", None) or [])
+    if not paths:
+        try:
+            found = importlib.util.find_spec(package)
+        except (ImportError, ValueError):
+            found = None
+        paths = list(found.submodule_search_locations or []) if found is not None else []
+    return Path(paths[0]) if paths else None
+
+
+def git_commit(directory: Path | None) -> str | None:
+    """HEAD of the git checkout that contains `directory` (None outside one, or without git)."""
+    if directory is None or not directory.is_dir():
+        return None
+    # the package must be tracked by that repository: a venv or an ignored snapshot inside some other
+    # checkout (.nox/ in this one) is not that checkout's code
+    tracked = _git(directory, "ls-files", "--", ".")
+    commit = _git(directory, "rev-parse", "HEAD") if tracked else None
+    return commit if commit and re.fullmatch(r"[0-9a-f]{40}", commit) else None
+
+
+def _git(directory: Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(["git", "-C", str(directory), *args], capture_output=True, text=True, timeout=10,
+                              check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
 
 
 def library_owns(record: Mapping[str, Any]) -> str | None:
@@ -97,9 +165,13 @@ def library_owns(record: Mapping[str, Any]) -> str | None:
         return None
     if kind in CONFIG_KINDS or "ub overflow" in reason.lower():
         return "a config the library chose does not fit the target (" + (kind or "ub_overflow") + ")"
+    if kind == "launch_option" or record.get("error_kind") == "launch_option" or LAUNCH_OPTION.search(reason):
+        return "the library passes a launch option this Triton backend does not take"
     if "import error:" in reason or "LibraryImportError" in reason:
         return "the library fails to import on this tier"
-    if MISSING_API.search(reason):
+    from parity.compile.ascend_only import language_finding
+
+    if MISSING_API.search(reason) or language_finding(reason):  # incl. a triton-ascend-only keyword upstream
         return "the library uses an API this backend lacks"
     if kind in COMPILER_KINDS:
         return None  # a frontend or lowering error on code other backends take: the compiler's

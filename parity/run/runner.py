@@ -18,7 +18,7 @@ from parity.compile.ascend_only import launch_finding
 from parity.compile.counter import CompileCounter
 from parity.context import backend_scope
 from parity.repro.outputs_store import input_digest
-from parity.run import autotune_pin, mistakes, perf, prefill
+from parity.run import autotune_pin, mistakes, perf, prefill, second_reference
 from parity.run.compare import Metrics, compare, worst_of
 from parity.run.faults import is_sticky_device_error
 from parity.run.record import empty_record
@@ -182,6 +182,10 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
     t0 = time.perf_counter()
     ref = reference_outputs(spec, case, cpu_inputs, cache)
     timing["ref_s"] = time.perf_counter() - t0
+    # a library's own golden against our fp64 reference: before the launch, whatever the kernel does
+    second, gold = second_reference.cross_check(spec.reference, inp.as_fp64(cpu_inputs), case.params, ref)
+    if second is not None:
+        record["second_reference"] = second
 
     outputs: dict[str, torch.Tensor] | None = None
     t0 = time.perf_counter()
@@ -211,6 +215,8 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
         timing["run_s"] = time.perf_counter() - t0
         return _apply_divergence(spec, case, backend, record), None
     timing["run_s"] = time.perf_counter() - t0
+    if second is not None:
+        second_reference.note_kernel(second, gold, outputs)
     if backend.mode != "interpret":  # the interpreter has no compile hooks
         # every compile of the launch, also of a kernel the library generated in it (no spec can list
         # that one: FlagGems' pointwise_dynamic), with what compiled by name and defining file

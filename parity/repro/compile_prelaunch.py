@@ -1,0 +1,48 @@
+"""The compile tiers' repro for a library launcher that raised before compiling anything (parity.repro.prelaunch)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from parity.repro import prelaunch
+from parity.repro.outputs_store import case_filename
+from parity.repro.run_repro import REPROS_DIR, session_env
+from parity.repro.source import SourceError
+from parity.spec import Case, KernelSpec
+
+
+def attach_compile_tier(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any,
+                        cpu_inputs: Mapping[str, Any], results_dir: Path, seed: int, exc: BaseException) -> None:
+    """A launcher that raised outside any compile on a compile tier: the library's ISSUE.md and repro.py.
+
+    In-process, `exc` carries the frames the draft needs. From a forked child (parity.run.fork) it comes
+    back as text, so a child that raised is run once more here, in-process (it raised before compiling,
+    so no library kernel cache is left behind); a child that crashed or hung is not: it would take the
+    tier's worker down with it."""
+    from parity.run.fork import ForkedCaseError
+
+    raised: BaseException | None = exc
+    if isinstance(exc, ForkedCaseError):
+        if getattr(exc, "child_traceback", None) is None:
+            record["repro_error"] = "the case crashed or hung in its forked child: not re-run in-process"
+            return
+        try:
+            backend.compile_case(replace(spec, fork=False), case, cpu_inputs)
+        except Exception as again:  # the raise this record is about, now with its frames
+            raised = again
+        else:
+            raised = None
+    owned = prelaunch.owning_library(spec, raised) if raised is not None else None
+    if owned is None or raised is None:
+        record["repro_error"] = "the launcher raised outside the library's code, or not again in-process"
+        return
+    try:
+        out_dir = results_dir / REPROS_DIR / case_filename(spec.name, case.id)
+        prelaunch.write(out_dir, spec, case, raised, *owned, record, session_env(backend), backend.name, seed)
+    except (OSError, SourceError, ValueError, TypeError) as err:  # a repro must never stop the tier
+        record["repro_error"] = f"{type(err).__name__}: {err}"[:600]
+        return
+    record["repro"] = out_dir.relative_to(results_dir).as_posix()

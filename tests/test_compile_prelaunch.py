@@ -1,0 +1,58 @@
+"""On a compile tier, a library launcher that raises before any compile gets its library's draft and repro.py.
+
+Negative control: the same raise in parity's own kernels gets none (`repro_error` says why)."""
+
+from __future__ import annotations
+
+import pytest
+
+from parity.backends import get_backend
+from parity.repro.compile_prelaunch import attach_compile_tier
+from parity.run.record import empty_record
+from parity.run.runner import build_inputs
+from tests import planted_prelaunch as planted
+
+
+def _attach(spec, results) -> dict:
+    backend = get_backend("cuda-compile")
+    case = spec.cases("quick")[0]
+    record = empty_record(backend.name, "compile", spec.name, case.id, dict(case.params))
+    record.update(suite="compile", status="error", reason="ForkedCaseError: TypeError: ... (in its forked child)")
+    try:
+        spec.launch(build_inputs(spec, case, 0), case.params)
+    except TypeError as exc:  # as the tier saw it, in-process
+        attach_compile_tier(record, spec, case, backend, build_inputs(spec, case, 0), results, 0, exc)
+    return record
+
+
+def test_a_library_raise_on_a_compile_tier_gets_the_library_draft(tmp_path):
+    pytest.importorskip("triton.backends.nvidia")
+    record = _attach(planted.in_library, tmp_path)
+    assert record["finding_of"]["name"] == "planted_lib" and record.get("repro"), record
+    folder = tmp_path / record["repro"]
+    draft = (folder / "ISSUE.md").read_text()
+    assert "planted_lib.py:" in draft and "cannot be interpreted as an integer" in draft
+    assert (folder / "repro.py").is_file()
+
+
+def test_the_same_raise_in_parity_s_own_kernels_gets_no_library_draft(tmp_path):
+    pytest.importorskip("triton.backends.nvidia")
+    record = _attach(planted.in_parity, tmp_path)
+    assert "finding_of" not in record and not record.get("repro") and record["repro_error"]
+
+
+def test_a_forked_child_that_crashed_is_not_re_run_in_the_worker(tmp_path):
+    """Negative control: re-running a crash in-process would take the tier's worker down with it."""
+    from parity.run.fork import ForkedCaseError
+
+    class Exploding:
+        name = "cuda-compile"
+
+        def compile_case(self, *args):
+            raise AssertionError("re-ran a crashed case in-process")
+
+    case = planted.in_library.cases("quick")[0]
+    record = empty_record("cuda-compile", "compile", "x", case.id, dict(case.params))
+    crashed = ForkedCaseError("x: SIGSEGV in its forked child")
+    attach_compile_tier(record, planted.in_library, case, Exploding(), {}, tmp_path, 0, crashed)
+    assert "crashed or hung" in record["repro_error"] and not record.get("repro")
