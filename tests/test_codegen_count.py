@@ -6,21 +6,16 @@ hooks fire only for real compiles); they skip without upstream triton's nvidia b
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.fresh_controls import run_controls
 
 CONTROLS = Path(__file__).with_name("codegen_controls.py")
 
 
 def test_generated_kernel_controls(tmp_path):
-    env = {**os.environ, "TRITON_INTERPRET": "0", "PARITY_CACHE_DIR": str(tmp_path)}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:cacheprovider",
-                           str(CONTROLS)], env=env, cwd=CONTROLS.parent.parent, capture_output=True, text=True,
-                          timeout=600, check=False)
-    assert proc.returncode == 0, f"generated kernel controls failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-2000:]}"
-    assert " passed" in proc.stdout and "skipped" not in proc.stdout.splitlines()[-1], proc.stdout[-2000:]
+    out = run_controls(CONTROLS, tmp_path, "generated kernel controls")
+    assert " passed" in out and "skipped" not in out.splitlines()[-1], out[-2000:]
 
 
 def test_the_report_names_what_the_launches_compiled():

@@ -6,17 +6,12 @@ The controls run in tests/libentry_controls.py, in a fresh process with the inte
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.fresh_controls import run_controls
 
 CONTROLS = Path(__file__).with_name("libentry_controls.py")
 
 
 def test_library_kernel_cache_controls(tmp_path):
-    env = {**os.environ, "TRITON_INTERPRET": "0", "PARITY_CACHE_DIR": str(tmp_path)}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:cacheprovider",
-                           str(CONTROLS)], env=env, cwd=CONTROLS.parent.parent, capture_output=True, text=True,
-                          timeout=600, check=False)
-    assert proc.returncode == 0, f"library kernel cache controls failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-2000:]}"
+    run_controls(CONTROLS, tmp_path, "library kernel cache controls")
