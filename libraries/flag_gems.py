@@ -27,6 +27,11 @@ if parity.current_target() == "cuda":
 # ~/.flaggems. A compile tier's picks are fake (nothing is timed) yet keyed like the real device, and a
 # later run on that device would take them: they go to parity's cache, one dir per tier, like Triton's
 os.environ["FLAGGEMS_CACHE_DIR"] = str(cache_root() / "flaggems" / (parity.current_backend() or "none"))
+# On a compile tier nothing is timed, so a pick is meaningless, and a stored one makes FlagGems' LibTuner
+# compile that single config for the next launch with the same key (a later case, or the re-run that
+# describes a failing compile for its repro): an in-memory db lives and dies with each forked case
+if (parity.current_backend() or "").endswith("-compile"):
+    os.environ["FLAGGEMS_DB_URL"] = "sqlite://"
 Params = Mapping[str, Any]
 EPS = 1e-5
 ROW_TOL = {"fp32": Tolerance(rtol=1e-5, atol=1e-5, reason="a row reduction over up to 4096 fp32 terms, in "
