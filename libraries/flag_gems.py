@@ -5,6 +5,7 @@ in fp64, at the shapes of LLM layers."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -32,6 +33,12 @@ os.environ["FLAGGEMS_CACHE_DIR"] = str(cache_root() / "flaggems" / (parity.curre
 # describes a failing compile for its repro): an in-memory db lives and dies with each forked case
 if (parity.current_backend() or "").endswith("-compile"):
     os.environ["FLAGGEMS_DB_URL"] = "sqlite://"
+# FlagGems 5.0.2 picks its math shim by reading triton.language.extra.libdevice as an attribute, which
+# exists only once something has imported that submodule; otherwise it falls back to tl.math, and on
+# triton-ascend 3.2 (no tl.math.acos) `import flag_gems` fails. fla and Liger import it, so without this
+# line FlagGems' verdicts on ascend-compile would depend on which libraries the run selected.
+with contextlib.suppress(ImportError):
+    import triton.language.extra.libdevice  # noqa: F401
 Params = Mapping[str, Any]
 EPS = 1e-5
 ROW_TOL = {"fp32": Tolerance(rtol=1e-5, atol=1e-5, reason="a row reduction over up to 4096 fp32 terms, in "
