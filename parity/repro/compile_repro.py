@@ -323,13 +323,16 @@ def attach_all(records: Sequence[dict[str, Any]], spec: Any, case: Any, backend:
         unlaunched[0].update(rerun["no_compile"])
         failing = [r for r in failing if r is not unlaunched[0]]
     found = compile_match.match([r.get("compile") or {} for r in records], entries)
+    seen_ids: dict[str, int] = {}
     for record in failing:
         index = next(i for i, r in enumerate(records) if r is record)
+        # compiles that differ only in what the case id leaves out (signature, attrs) get a folder each
+        nth = seen_ids[record["case"]] = seen_ids.get(record["case"], 0) + 1
         try:
             if found[index] is None:
                 raise RuntimeError(f"none of the {len(entries)} compile(s) of the re-run is this record's "
                                    f"({record['compile']['kernel']}); the compile cannot be matched to its record")
-            _write_one(record, entries[found[index]], spec, backend, results_dir)
+            _write_one(record, entries[found[index]], spec, backend, results_dir, "" if nth == 1 else f"-{nth}")
         except (SourceError, OSError, RuntimeError, KeyError) as exc:
             record["repro_error"] = f"{type(exc).__name__}: {exc}"[:600]
     seconds = (time.perf_counter() - t0) / max(len(failing), 1)
@@ -337,11 +340,12 @@ def attach_all(records: Sequence[dict[str, Any]], spec: Any, case: Any, backend:
         record.setdefault("timing", {})["repro_s"] = round(seconds, 3)
 
 
-def _write_one(record: dict[str, Any], entry: Mapping[str, Any], spec: Any, backend: Any, results_dir: Path) -> None:
+def _write_one(record: dict[str, Any], entry: Mapping[str, Any], spec: Any, backend: Any, results_dir: Path,
+               suffix: str) -> None:
     from parity.repro.outputs_store import case_filename
     from parity.repro.run_repro import REPROS_DIR, session_env
 
-    out_dir = results_dir / REPROS_DIR / case_filename(spec.name, record["case"])
+    out_dir = results_dir / REPROS_DIR / case_filename(spec.name, record["case"], suffix)
     if "launch_option" in entry:  # rejected before compiling: the launch itself is the repro
         from parity.repro import launch_repro
 
