@@ -3,11 +3,11 @@
 A failing compile record holds the kernel, its variant and config, but not the exact
 specialization (signature, constexprs, divisibility attrs, compile options). So the case's
 launch is run once more in a forked child with `triton.compiler.compile` observed: each
-compile the JIT starts is described as source text (plain JSON), in the same order as the
-records (matched to them by parity.repro.compile_match). The failing ones become repro.py: the kernel
-source with its helpers, and one
-`triton.compile(ASTSource(...), target=GPUTarget(...))` of that specialization, which
-needs no device. The ascend script carries its own compile-only driver shim inline.
+compile the JIT starts is described as source text (plain JSON), and each failing record is
+matched to its description (parity.repro.compile_match). The failing ones become repro.py: the
+kernel source with its helpers, and one `triton.compile(ASTSource(...), target=GPUTarget(...))`
+of that specialization, which needs no device. The ascend script carries its own compile-only
+driver shim inline.
 """
 
 from __future__ import annotations
