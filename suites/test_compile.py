@@ -39,7 +39,7 @@ def test_compile(parity, kernel_case):
         parity.write(record)
         pytest.fail(f"{spec.name}[{case.id}] raised outside the compiler: {record['reason']}", pytrace=False)
     records = compile_records(backend.name, spec, case, compiles)
-    attach_all(records, spec, case, backend, cpu_inputs, parity.results_dir)
+    attach_all(records, spec, case, backend, cpu_inputs, parity.results_dir, parity.seed)
     for record in records:
         parity.write(record)
     bad = [r for r in records if r["status"] in ("failed", "error", "xpassed")]

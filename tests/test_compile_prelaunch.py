@@ -56,3 +56,31 @@ def test_a_forked_child_that_crashed_is_not_re_run_in_the_worker(tmp_path):
     crashed = ForkedCaseError("x: SIGSEGV in its forked child")
     attach_compile_tier(record, planted.in_library, case, Exploding(), {}, tmp_path, 0, crashed)
     assert "crashed or hung" in record["repro_error"] and not record.get("repro")
+
+
+def _recorded_raise(spec, results) -> dict:
+    """As ascend-compile records a launcher's raise: a failing compile record that reached no stage, run
+    through the compile repros (parity.repro.compile_repro.attach_all), whose re-run compiles nothing."""
+    from parity.compile.tools import compile_records, empty_compile
+    from parity.repro.compile_repro import attach_all
+
+    backend, case = get_backend("cuda-compile"), spec.cases("quick")[0]
+    comp = empty_compile("scale_kernel")
+    comp.update(ok=False, message="TypeError: ...", launch_error="TypeError: ...")
+    records = compile_records(backend.name, spec, case, [comp])
+    attach_all(records, spec, case, backend, build_inputs(spec, case, 0), results)
+    return records[0]
+
+
+def test_a_recorded_raise_before_any_compile_goes_through_the_pre_launch_path(tmp_path):
+    pytest.importorskip("triton.backends.nvidia")
+    record = _recorded_raise(planted.in_library, tmp_path)
+    assert record["finding_of"]["name"] == "planted_lib" and record.get("repro"), record
+    assert "planted_lib.py:" in (tmp_path / record["repro"] / "ISSUE.md").read_text()
+    assert "suites/test_compile.py::test_compile[" in (tmp_path / record["repro"] / "ISSUE.md").read_text()
+
+
+def test_a_recorded_raise_in_parity_s_own_kernels_gets_no_library_draft(tmp_path):
+    pytest.importorskip("triton.backends.nvidia")
+    record = _recorded_raise(planted.in_parity, tmp_path)
+    assert "finding_of" not in record and not record.get("repro") and "outside the library" in record["repro_error"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -46,3 +46,25 @@ def attach_compile_tier(record: dict[str, Any], spec: KernelSpec, case: Case, ba
         record["repro_error"] = f"{type(err).__name__}: {err}"[:600]
         return
     record["repro"] = out_dir.relative_to(results_dir).as_posix()
+
+
+def in_child(record: Mapping[str, Any], spec: KernelSpec, case: Case, backend: Any, results_dir: Path,
+             seed: int) -> Callable[[BaseException], dict[str, Any]]:
+    """For a compile tier that records a launcher's raise instead of raising (ascend-compile): what the
+    describing re-run's child (parity.repro.compile_repro) calls with that raise, its frames intact, when
+    nothing compiled. It writes the library's ISSUE.md and repro.py and answers the record's new fields."""
+    def answer(exc: BaseException) -> dict[str, Any]:
+        owned = prelaunch.owning_library(spec, exc)
+        if owned is None:
+            return {"repro_error": "the launcher raised outside the library's code before compiling anything"}
+        # the child's copy (what prelaunch.write marks on it comes back in the answer), without its compile
+        # dict: nothing compiled, so that names a guess (the spec's first kernel); the draft names the op
+        mine = {k: v for k, v in record.items() if k != "compile"}
+        out_dir = results_dir / REPROS_DIR / case_filename(spec.name, case.id)
+        try:
+            prelaunch.write(out_dir, spec, case, exc, *owned, mine, session_env(backend), backend.name, seed)
+        except (OSError, SourceError, ValueError, TypeError) as err:
+            return {"repro_error": f"{type(err).__name__}: {err}"[:600]}
+        return {**{k: mine[k] for k in ("finding_of", "repro_note") if k in mine},
+                "repro": out_dir.relative_to(results_dir).as_posix()}
+    return answer

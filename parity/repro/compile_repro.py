@@ -3,10 +3,11 @@
 A failing compile record holds the kernel, its variant and config, but not the exact
 specialization (signature, constexprs, divisibility attrs, compile options). So the case's
 launch is run once more in a forked child with `triton.compiler.compile` observed: each
-compile the JIT starts is described as source text (plain JSON), in the same order as the
-records. The failing ones become repro.py: the kernel source with its helpers, and one
-`triton.compile(ASTSource(...), target=GPUTarget(...))` of that specialization, which
-needs no device. The ascend script carries its own compile-only driver shim inline.
+compile the JIT starts is described as source text (plain JSON), and each failing record is
+matched to its description (parity.repro.compile_match). The failing ones become repro.py: the
+kernel source with its helpers, and one `triton.compile(ASTSource(...), target=GPUTarget(...))`
+of that specialization, which needs no device. The ascend script carries its own compile-only
+driver shim inline.
 """
 
 from __future__ import annotations
@@ -80,6 +81,24 @@ def importable_module(cls: type) -> str:
     raise SourceError(f"{cls.__qualname__} (module {name!r}) cannot be imported by name in a script")
 
 
+def plain_values(src: Any, options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The compile's constexprs by argument name and its options, as plain values: what a record's
+    variant and config are compared against (parity.repro.compile_match)."""
+    from parity.compile.tools import plain
+
+    names = list(getattr(src.fn, "arg_names", []))
+    out: dict[str, Any] = {}
+    for key, value in (src.constants or {}).items():
+        if isinstance(key, tuple) and len(key) == 1:
+            key = key[0]
+        if isinstance(key, int) and 0 <= key < len(names):
+            key = names[key]
+        if isinstance(key, str):
+            out[key] = plain(value)
+    out.update({k: v for k, v in dict(options or {}).items() if v is None or isinstance(v, (bool, int, float, str))})
+    return out
+
+
 def describe(src: Any, target: Any, options: Mapping[str, Any] | None) -> dict[str, Any]:
     """One compile as plain JSON: the kernel's source and its specialization, as source text."""
     from triton.compiler import make_backend
@@ -87,6 +106,7 @@ def describe(src: Any, target: Any, options: Mapping[str, Any] | None) -> dict[s
     fn = src.fn
     entry: dict[str, Any] = {"kernel": fn.__name__}
     try:
+        entry["values"] = plain_values(src, options)
         entry["source"] = extract_kernel(fn).text()
         entry["signature"] = mapping_source(src.signature, repr)
         entry["constants"] = mapping_source(src.constants or {}, value_source)
@@ -104,20 +124,25 @@ def describe(src: Any, target: Any, options: Mapping[str, Any] | None) -> dict[s
     return entry
 
 
-def _describe_launch(spec: Any, case: Any, cpu_inputs: Mapping[str, Any], device_type: str) -> list[dict[str, Any]]:
+def _describe_launch(spec: Any, case: Any, cpu_inputs: Mapping[str, Any], device_type: str,
+                     on_no_compile: Any = None) -> dict[str, Any]:
     """In the child: launch the case with every compile described before it runs. As on the tier
     (parity.compile.keep_going), the launch goes on past a failing kernel and a rejected option, on
-    tensors of the tier's device type, so a library takes the same path and compiles the same kernels."""
+    tensors of the tier's device type, so a library takes the same path and compiles the same kernels.
+    A kernel the spec does not list that is rejected for a launch option is described too (the tier
+    records that launcher's raise). A launch that raised before compiling anything is handed, with
+    its frames, to on_no_compile (only here, in the child, are they at hand); its answer comes back."""
     import triton.compiler
+    from triton.runtime.jit import JITFunction
 
     from parity.compile.device_tensors import launch_on_target
-    from parity.compile.keep_going import keep_going
+    from parity.compile.keep_going import keep_going, unknown_option
     from parity.compile.tools import clear_jit_caches
     from parity.repro.launch_repro import describe_rejected
 
     seen: list[dict[str, Any]] = []
     raised = [0]
-    inner = triton.compiler.compile
+    inner, plain_run = triton.compiler.compile, JITFunction.run
 
     def observed(src: Any, target: Any = None, options: Any = None, **kwargs: Any) -> Any:
         if getattr(src, "fn", None) is not None:
@@ -131,21 +156,38 @@ def _describe_launch(spec: Any, case: Any, cpu_inputs: Mapping[str, Any], device
     def rejected(jit: Any, option: str, exc: BaseException, args: Any, kwargs: Any, grid: Any) -> None:
         seen.append(describe_rejected(jit, option, exc, args, kwargs, grid))
 
+    def run_unlisted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return plain_run(self, *args, **kwargs)
+        except Exception as exc:
+            option = unknown_option(exc)
+            if option is not None and option in kwargs and "run" not in vars(self):  # keep_going reports listed ones
+                launch = {k: v for k, v in kwargs.items() if k not in ("grid", "warmup")}
+                rejected(self, option, exc, args, launch, kwargs.get("grid"))
+            raise
+
     triton.compiler.compile = observed  # the child's copy only; the JIT's binder imports it by name
+    JITFunction.run = run_unlisted
     clear_jit_caches(spec.kernels)
+    answer = None
     try:
         with keep_going(spec.kernels, lambda: raised[0], rejected):
             launch_on_target(spec.launch, cpu_inputs, case.params, device_type)
-    except Exception:  # the failing compile raises here; its description is already taken
-        pass
-    return seen
+    except Exception as exc:  # the failing compile raises here; its description is already taken
+        if not seen and on_no_compile is not None:
+            answer = on_no_compile(exc)
+    finally:
+        JITFunction.run = plain_run
+    return {"entries": seen, "no_compile": answer}
 
 
 def describe_compiles(spec: Any, case: Any, cpu_inputs: Mapping[str, Any], device_type: str,
-                      timeout_s: float = CAPTURE_TIMEOUT_S) -> list[dict[str, Any]]:
+                      timeout_s: float = CAPTURE_TIMEOUT_S, on_no_compile: Any = None) -> dict[str, Any]:
+    """{"entries": one description per compile or rejected launch, "no_compile": on_no_compile's answer}."""
     from parity.compile.isolate import run_isolated
 
-    result = run_isolated(lambda: _describe_launch(spec, case, cpu_inputs, device_type), timeout_s=timeout_s)
+    result = run_isolated(lambda: _describe_launch(spec, case, cpu_inputs, device_type, on_no_compile),
+                          timeout_s=timeout_s)
     if not result.ok:
         raise RuntimeError(f"re-running {spec.name}[{case.id}] to describe its compiles failed: "
                            f"{result.error or result.crashed or 'timed out'}")
@@ -251,47 +293,65 @@ def write_repro(out_dir: Path, script: str, record: Mapping[str, Any], env: Mapp
 
 
 def attach_all(records: Sequence[dict[str, Any]], spec: Any, case: Any, backend: Any,
-               cpu_inputs: Mapping[str, Any], results_dir: Path) -> None:
-    """Write a repro for every failed compile record of one case (records[i] is its i-th compile)."""
-    from parity.repro.outputs_store import case_filename
-    from parity.repro.run_repro import REPROS_DIR, session_env
+               cpu_inputs: Mapping[str, Any], results_dir: Path, seed: int = 0) -> None:
+    """Write a repro for every failed compile record of one case (the records of its compiles, in order)."""
+    from parity.repro import compile_match
 
     # known divergences too: a compiler bug someone already linked still needs a repro for its vendor
     failing = [r for r in records if r.get("status") in ("failed", "xfailed") and r.get("compile")
                and r["compile"].get("ok") is False]
     if not failing:
         return
-    from parity.repro import owner
+    from parity.repro import compile_prelaunch, owner
 
     for record in failing:  # which of them the kernel's library owns (parity.repro.owner)
         owner.mark(record, spec.family, spec.kernels)
     t0 = time.perf_counter()
+    # a launcher that raised before compiling anything (a library's check, parity's source scan):
+    # its library's draft and standalone call, made in the re-run's child, where the raise has its frames
+    unlaunched = [r for r in failing if not (r["compile"].get("stage_reached") or r["compile"].get("error_kind"))]
+    on_no_compile = (compile_prelaunch.in_child(unlaunched[0], spec, case, backend, results_dir, seed)
+                     if len(unlaunched) == 1 and len(records) == 1 else None)
     try:
-        entries = describe_compiles(spec, case, cpu_inputs, backend.launch_device_type)
+        rerun = describe_compiles(spec, case, cpu_inputs, backend.launch_device_type, on_no_compile=on_no_compile)
     except Exception as exc:  # a repro must never stop the tier
         for record in failing:
             record["repro_error"] = f"{type(exc).__name__}: {exc}"[:600]
         return
+    entries = rerun["entries"]
+    if rerun["no_compile"] is not None:  # the pre-launch path answered for the one record
+        unlaunched[0].update(rerun["no_compile"])
+        failing = [r for r in failing if r is not unlaunched[0]]
+    found = compile_match.match([r.get("compile") or {} for r in records], entries)
+    seen_ids: dict[str, int] = {}
     for record in failing:
-        index = list(records).index(record)
-        entry = entries[index] if index < len(entries) else None
+        index = next(i for i, r in enumerate(records) if r is record)
+        # compiles that differ only in what the case id leaves out (signature, attrs) get a folder each
+        nth = seen_ids[record["case"]] = seen_ids.get(record["case"], 0) + 1
         try:
-            if entry is None or entry["kernel"] != record["compile"]["kernel"]:
-                raise RuntimeError(f"the re-run compiled {len(entries)} kernel(s) in another order; "
-                                   "the compile cannot be matched to its record")
-            out_dir = results_dir / REPROS_DIR / case_filename(spec.name, record["case"])
-            if "launch_option" in entry:  # rejected before compiling: the launch itself is the repro
-                from parity.repro import launch_repro
-
-                script = launch_repro.render_script(entry, record, getattr(backend, "arch", None))
-                launch_repro.write_repro(out_dir, script, record, backend.name)
-            else:
-                script = render_script(backend.name, getattr(backend, "arch", None), entry, record,
-                                       _limits(backend))
-                write_repro(out_dir, script, record, session_env(backend), backend.name)
-            record["repro"] = out_dir.relative_to(results_dir).as_posix()
+            if found[index] is None:
+                raise RuntimeError(f"none of the {len(entries)} compile(s) of the re-run is this record's "
+                                   f"({record['compile']['kernel']}); the compile cannot be matched to its record")
+            _write_one(record, entries[found[index]], spec, backend, results_dir, "" if nth == 1 else f"-{nth}")
         except (SourceError, OSError, RuntimeError, KeyError) as exc:
             record["repro_error"] = f"{type(exc).__name__}: {exc}"[:600]
-    seconds = (time.perf_counter() - t0) / len(failing)
+    seconds = (time.perf_counter() - t0) / max(len(failing), 1)
     for record in failing:
         record.setdefault("timing", {})["repro_s"] = round(seconds, 3)
+
+
+def _write_one(record: dict[str, Any], entry: Mapping[str, Any], spec: Any, backend: Any, results_dir: Path,
+               suffix: str) -> None:
+    from parity.repro.outputs_store import case_filename
+    from parity.repro.run_repro import REPROS_DIR, session_env
+
+    out_dir = results_dir / REPROS_DIR / case_filename(spec.name, record["case"], suffix)
+    if "launch_option" in entry:  # rejected before compiling: the launch itself is the repro
+        from parity.repro import launch_repro
+
+        script = launch_repro.render_script(entry, record, getattr(backend, "arch", None), backend.name)
+        launch_repro.write_repro(out_dir, script, record, backend.name)
+    else:
+        script = render_script(backend.name, getattr(backend, "arch", None), entry, record, _limits(backend))
+        write_repro(out_dir, script, record, session_env(backend), backend.name)
+    record["repro"] = out_dir.relative_to(results_dir).as_posix()

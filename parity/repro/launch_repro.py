@@ -47,7 +47,14 @@ def describe_rejected(jit: Any, option: str, exc: BaseException, args: tuple[Any
     return entry
 
 
-def render_script(entry: Mapping[str, Any], record: Mapping[str, Any], arch: Any) -> str:
+def target_of(backend: str, arch: Any) -> tuple[Any, ...]:
+    """triton's GPUTarget fields for the tier: the option set the script checks is that backend's."""
+    if backend.startswith("ascend"):
+        return ("npu", arch if isinstance(arch, str) else "Ascend910B3", 0)
+    return ("cuda", arch if isinstance(arch, int) else 90, 32)
+
+
+def render_script(entry: Mapping[str, Any], record: Mapping[str, Any], arch: Any, backend: str = "cuda-compile") -> str:
     if "error" in entry:
         raise SourceError(entry["error"])
     title = f"{record['kernel']} [{record['case']}]: launch option {entry['launch_option']!r} rejected"
@@ -55,7 +62,7 @@ def render_script(entry: Mapping[str, Any], record: Mapping[str, Any], arch: Any
                            source=entry["source"].replace("import triton\nimport triton.language as tl\n", "").strip(),
                            kernel=entry["kernel"], option=literal(entry["launch_option"]), value=entry["value"],
                            args=entry["args"], launch_options=entry["launch_options"], grid=entry["grid"],
-                           arch=literal(arch if isinstance(arch, int) else 90))
+                           target=literal(target_of(backend, arch)))
 
 
 def write_repro(out_dir: Path, script: str, record: Mapping[str, Any], backend: str) -> None:
@@ -63,6 +70,9 @@ def write_repro(out_dir: Path, script: str, record: Mapping[str, Any], backend: 
 
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "repro.py").write_text(script, encoding="utf-8")
-    why = ("the kernel's launcher passes a launch option that only another Triton backend declares; "
+    why = ("the kernel's launcher passes a launch option that the installed triton-ascend does not declare "
+           "(a newer release may); pass it only where the installed version's backend options list it"
+           if backend.startswith("ascend") else
+           "the kernel's launcher passes a launch option that only another Triton backend declares; "
            "pass it only when that backend is active (e.g. when triton.runtime.driver.active names the NPU)")
     (out_dir / "AUTHOR.md").write_text(render_author(record, backend, why, "python repro.py"), encoding="utf-8")

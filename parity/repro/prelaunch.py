@@ -172,7 +172,8 @@ def spec_module(spec: KernelSpec) -> str:
 def parity_command(spec: KernelSpec, record: Mapping[str, Any], backend: str) -> str:
     """Re-runs the one case through parity (pytest's -k cannot take '=' or ',', so the node id)."""
     env = "TRITON_INTERPRET=1 " if backend == "interpret" else ""
-    node = f"suites/test_accuracy.py::test_accuracy[{record['kernel']}[{record['case']}]]"
+    test = "test_compile" if backend.endswith("-compile") else "test_accuracy"  # a compile tier's suite
+    node = f"suites/{test}.py::{test}[{record['kernel']}[{record['case']}]]"
     return f"{env}pytest '{node}' --backend={backend} --level=full --kernels={spec_module(spec)}"
 
 

@@ -99,7 +99,8 @@ def render_script(cap: Captured, title: str) -> tuple[str, dict[str, np.ndarray]
         "run_script", title,
         imports="\n".join(f"{line}  # noqa: E402" for line in dict.fromkeys(sources.imports.values())
                           if line not in ("import triton", "import triton.language as tl")),
-        source=Extracted(entry="", constants=sources.constants, functions=sources.functions).text().rstrip(),
+        source=Extracted(entry="", constants=sources.constants, functions=sources.functions,
+                         modules=sources.modules).text().rstrip(),
         params=literal(cap.params),
         tolerance=literal({k: cap.tolerance[k] for k in ("rtol", "atol", "max_err_ratio")}),
         tensors="{" + ", ".join(f"{s.key!r}: {s.spec_literal}" for s in cap.slots) + "}",
@@ -254,8 +255,9 @@ def import_command(record: Mapping[str, Any]) -> str | None:
 
 
 def is_standalone(script: str) -> bool:
-    """True when the script imports nothing outside torch, triton, numpy, math, os, sys and __future__."""
-    allowed = {"torch", "triton", "numpy", "math", "os", "sys", "torch_npu", "traceback", "__future__"}
+    """True when the script imports nothing but torch, triton, numpy and the standard library's math, os, sys,
+    traceback and types (a library's module of helpers is rebuilt with types.ModuleType)."""
+    allowed = {"torch", "triton", "numpy", "math", "os", "sys", "torch_npu", "traceback", "types", "__future__"}
     for node in ast.walk(ast.parse(script)):
         if isinstance(node, ast.Import):
             roots = {a.name.split(".")[0] for a in node.names}

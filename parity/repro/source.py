@@ -7,6 +7,10 @@ passes the values they chose at run time. Plain torch functions (the fp64
 references) are extracted the same way, with annotations stripped so the repro
 needs none of their typing imports.
 
+A module global that is neither torch, triton nor numpy (FlagGems' `tle`, a module of @triton.jit
+helpers) becomes a `types.ModuleType` in the repro holding just the members the kernel reads,
+so Triton's code generator, which accepts module globals, resolves `tle.x` as before.
+
 Everything emitted that is not user source is a validated literal (see `literal`).
 """
 
@@ -134,6 +138,7 @@ class Extracted:
     imports: dict[str, str] = field(default_factory=dict)  # bound name -> import line
     constants: dict[str, str] = field(default_factory=dict)  # name -> assignment line
     functions: dict[str, str] = field(default_factory=dict)  # name -> source, helpers first
+    modules: dict[str, str] = field(default_factory=dict)  # name -> its ModuleType and member lines
 
     def text(self) -> str:
         parts = list(dict.fromkeys(self.imports.values()))
@@ -141,16 +146,38 @@ class Extracted:
             parts += ["", *self.constants.values()]
         for src in self.functions.values():
             parts += ["", "", src.rstrip()]
+        if self.modules:  # after the functions: their members are assigned from them
+            parts += ["", "", *self.modules.values()]
         return "\n".join(parts).strip() + "\n"
 
     def merge(self, other: Extracted) -> None:
         """Add another extraction (a second kernel, a reference); a name bound twice differently is an error."""
-        for attr in ("imports", "constants", "functions"):
+        for attr in ("imports", "constants", "functions", "modules"):
             mine, theirs = getattr(self, attr), getattr(other, attr)
             for name, text in theirs.items():
                 if name in mine and mine[name] != text:
                     raise SourceError(f"two different definitions of {name!r} would collide in one repro")
                 mine.setdefault(name, text)
+
+
+def _same(attr: Any, value: Any) -> bool:
+    """attr is value, or Triton's interpreter's stand-in for it: the interpreter swaps tl's builtins for
+    lambdas holding the builtin as `member` while a kernel runs, and a helper called from a kernel does
+    so without restoring them, so a module attribute may still be that lambda afterwards."""
+    return attr is value or (getattr(attr, "__kwdefaults__", None) or {}).get("member") is value
+
+
+def _importable(value: Any) -> tuple[str, str] | None:
+    """(module, qualname) to import value from: a torch/triton/numpy/math object under its own name."""
+    mod, qual = getattr(value, "__module__", None), getattr(value, "__qualname__", None)
+    if not mod or not qual or mod.split(".")[0] not in ALLOWED_ROOTS or "." in qual:
+        return None
+    try:
+        if not _same(getattr(importlib.import_module(mod), qual), value):
+            return None
+    except (ImportError, AttributeError):
+        return None
+    return mod, qual
 
 
 def _import_line(name: str, value: Any) -> str | None:
@@ -159,15 +186,31 @@ def _import_line(name: str, value: Any) -> str | None:
         if mod.split(".")[0] not in ALLOWED_ROOTS:
             return None
         return f"import {mod}" if mod == name else f"import {mod} as {name}"
-    mod, qual = getattr(value, "__module__", None), getattr(value, "__qualname__", None)
-    if not mod or not qual or mod.split(".")[0] not in ALLOWED_ROOTS or "." in qual:
+    found = _importable(value)
+    if found is None:
         return None
-    try:
-        if getattr(importlib.import_module(mod), qual) is not value:
-            return None
-    except (ImportError, AttributeError):
-        return None
+    mod, qual = found
     return f"from {mod} import {qual}" if qual == name else f"from {mod} import {qual} as {name}"
+
+
+def attribute_paths(node: ast.FunctionDef, name: str, skip: Sequence[ast.AST] = ()) -> list[tuple[str, ...]]:
+    """The attribute chains the function reads off global `name` (`tle.a.b(x)` gives ("a", "b"))."""
+    skipped = {id(sub) for tree in skip for sub in ast.walk(tree)}
+    parents = {id(child): parent for parent in ast.walk(node) for child in ast.iter_child_nodes(parent)}
+    paths: list[tuple[str, ...]] = []
+    for sub in ast.walk(node):
+        if not (isinstance(sub, ast.Name) and sub.id == name and isinstance(sub.ctx, ast.Load)) or id(sub) in skipped:
+            continue
+        path: list[str] = []
+        cur: ast.AST = sub
+        while isinstance(parent := parents.get(id(cur)), ast.Attribute) and parent.value is cur:
+            path.append(parent.attr)
+            cur = parent
+        if not path:
+            raise SourceError(f"{node.name} uses the module {name!r} itself, not one of its members, which a "
+                              "standalone repro cannot embed")
+        paths.append(tuple(path))
+    return list(dict.fromkeys(paths))
 
 
 def _constant_line(name: str, value: Any) -> str | None:
@@ -184,8 +227,11 @@ class _Extractor:
         self.out = out
         self.plain_functions = plain_functions  # references may call plain helpers; kernels may not
         self.visiting: set[int] = set()
+        self.defined: dict[str, int] = {}  # function name -> id of the function embedded under it
 
     def function(self, fn: types.FunctionType, triton_callable: bool) -> None:
+        if self.defined.setdefault(fn.__name__, id(fn)) != id(fn):
+            raise SourceError(f"two different functions named {fn.__name__!r} would collide in one repro")
         if fn.__name__ in self.out.functions or id(fn) in self.visiting:
             return
         self.visiting.add(id(fn))
@@ -195,7 +241,7 @@ class _Extractor:
         # heuristics/autotune decorators are dropped, so what only they name is no dependency
         dropped = [d for d in node.decorator_list if _decorator_name(d) not in JIT_DECORATORS]
         for name in free_names(node, skip=dropped):
-            self.resolve(fn, name)
+            self.resolve(fn, name, node, dropped)
         self.out.functions[fn.__name__] = self._render(src, node, triton_callable)
 
     def _render(self, src: str, node: ast.FunctionDef, triton_callable: bool) -> str:
@@ -208,7 +254,8 @@ class _Extractor:
         body = "\n".join(lines[node.lineno - 1: node.end_lineno])
         return "\n".join([*(kept or ["@triton.jit"]), body])
 
-    def resolve(self, fn: types.FunctionType, name: str) -> None:
+    def resolve(self, fn: types.FunctionType, name: str, node: ast.FunctionDef,
+                dropped: Sequence[ast.AST] = ()) -> None:
         scope = dict(fn.__globals__)
         if fn.__closure__:
             scope.update(zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__), strict=True))
@@ -234,8 +281,47 @@ class _Extractor:
         if isinstance(value, types.FunctionType) and self.plain_functions:
             self.function(value, triton_callable=False)
             return
+        if isinstance(value, types.ModuleType) and not self.plain_functions:
+            self.module(fn, name, value, attribute_paths(node, name, dropped))
+            return
         raise SourceError(f"{fn.__qualname__} uses global {name!r} ({type(value).__name__}), which a "
                           "standalone repro cannot embed; use a literal, a tl.constexpr or a @triton.jit helper")
+
+    def module(self, fn: types.FunctionType, name: str, module: types.ModuleType,
+               paths: Sequence[tuple[str, ...]]) -> None:
+        """`name = types.ModuleType(...)` with the members the kernel reads, each embedded as a helper,
+        a literal or an import; a member that is itself such a module nests the same way."""
+        self.out.imports.setdefault("types", "import types")
+        self.out.modules[name] = self.member(fn, name, module, list(paths))
+
+    def member(self, fn: types.FunctionType, target: str, value: Any, paths: list[tuple[str, ...]]) -> str:
+        """The line(s) that assign one module member onto `target`."""
+        if is_triton_callable(value):
+            self.function(value.fn, triton_callable=True)
+            return f"{target} = {value.fn.__name__}"
+        if isinstance(value, types.ModuleType) and value.__name__.split(".")[0] in ALLOWED_ROOTS:
+            return f"import {value.__name__}  # noqa: E402\n{target} = {value.__name__}"
+        found = None if isinstance(value, types.ModuleType) else _importable(value)
+        if found is not None:  # a Triton builtin or extern function re-exported by the module
+            return f"import {found[0]}  # noqa: E402\n{target} = {found[0]}.{found[1]}"
+        if type(value).__name__ == "constexpr" and type(value).__module__.startswith("triton"):
+            return f"{target} = tl.constexpr({literal(value.value)})"
+        if isinstance(value, types.ModuleType):
+            if not paths:
+                raise SourceError(f"{fn.__qualname__} uses the module {target} itself, which a standalone "
+                                  "repro cannot embed")
+            lines = [f"{target} = types.ModuleType({literal(target)})"]
+            for attr in dict.fromkeys(p[0] for p in paths):
+                if not hasattr(value, attr):
+                    raise SourceError(f"{fn.__qualname__} reads {target}.{attr}, which {value.__name__} lacks")
+                lines.append(self.member(fn, f"{target}.{attr}", getattr(value, attr),
+                                         [p[1:] for p in paths if p[0] == attr and len(p) > 1]))
+            return "\n".join(lines)
+        try:
+            return f"{target} = {literal(value)}"
+        except SourceError:
+            raise SourceError(f"{fn.__qualname__} uses {target} ({type(value).__name__}), which a standalone "
+                              "repro cannot embed; use a literal, a tl.constexpr or a @triton.jit helper") from None
 
 
 def extract_kernel(kernel: Any) -> Extracted:

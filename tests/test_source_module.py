@@ -1,0 +1,84 @@
+"""A kernel reading a module global of jit helpers (FlagGems' `tle`) gets a standalone repro source.
+
+Before the extractor rebuilt such a module as a types.ModuleType, the planted kernel was a SourceError
+("uses global 'tle' (module)"); a kernel that hands the module itself around still is one.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import subprocess
+import sys
+
+import pytest
+import triton
+import triton.language as tl
+
+from parity.repro.source import SourceError, extract_kernel
+from tests import planted_tle as tle
+
+fast_max = tl.maximum  # a builtin under a global alias: an import line in the repro
+
+
+@triton.jit
+def scaled_copy_kernel(x, out, n, BLOCK: tl.constexpr):
+    o = tle.offsets(BLOCK)
+    v = tl.load(x + o, mask=o < n, other=0.0)
+    tl.store(out + o, v * tle.SCALE, mask=o < n)
+
+
+@triton.jit
+def clamp_kernel(x, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    # not run here: the interpreter patches builtins only where tl itself is read, as for the library's module
+    tl.store(x + o, tle.maximum(tl.load(x + o), 0.0))
+
+
+@triton.jit
+def module_as_value_kernel(x, BLOCK: tl.constexpr):
+    helpers = tle  # the module itself, not a member: nothing a repro can rebuild
+    tl.store(x + helpers.offsets(BLOCK), 0.0)
+
+
+@triton.jit
+def aliased_builtin_kernel(x, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    tl.store(x + o, fast_max(tl.load(x + o), 0.0))
+
+
+def test_a_module_of_jit_helpers_becomes_a_module_object_with_just_what_the_kernel_reads():
+    text = extract_kernel(scaled_copy_kernel).text()
+    assert "import types" in text and "tle = types.ModuleType('tle')" in text
+    assert "tle.offsets = offsets" in text and "def wide_id(" in text  # the helper's own helper too
+    assert "tle.SCALE = tl.constexpr(3)" in text and "tle.wide_id" not in text  # not read off the module
+    assert "tle.maximum = triton.language" in extract_kernel(clamp_kernel).text()
+
+
+def test_the_rebuilt_module_runs_standalone(tmp_path):
+    script = tmp_path / "repro.py"
+    script.write_text(extract_kernel(scaled_copy_kernel).text() + "\n\nimport torch\n"
+                      "x = torch.arange(-8, 8, dtype=torch.float32)\nout = torch.empty_like(x)\n"
+                      "scaled_copy_kernel[(2,)](x, out, 16, BLOCK=8)\n"
+                      "assert torch.equal(out, x * 3), out\nprint('ok')\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    proc = subprocess.run([sys.executable, "-I", script.name], cwd=tmp_path, capture_output=True, text=True,
+                          env={**env, "TRITON_INTERPRET": "1"}, timeout=300, check=False)
+    assert proc.returncode == 0 and "ok" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_a_module_handed_around_as_a_value_is_still_refused():
+    with pytest.raises(SourceError, match="module 'tle' itself"):
+        extract_kernel(module_as_value_kernel)
+
+
+def test_a_builtin_the_interpreter_left_patched_is_still_imported_as_itself(monkeypatch):
+    """Triton's interpreter swaps tl builtins for lambdas holding them as `member` and, from a helper call,
+    does not swap them back; a module attribute that is such a lambda still stands for the builtin."""
+    home = importlib.import_module(fast_max.__module__)
+    monkeypatch.setattr(home, fast_max.__qualname__, lambda *a, member=fast_max, **k: member(*a, **k))
+    text = extract_kernel(aliased_builtin_kernel).text()
+    assert f"from {fast_max.__module__} import {fast_max.__qualname__} as fast_max" in text
+    monkeypatch.setattr(home, fast_max.__qualname__, lambda *a, **k: None)  # negative control: another function
+    with pytest.raises(SourceError, match="fast_max"):
+        extract_kernel(aliased_builtin_kernel)
