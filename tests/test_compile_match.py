@@ -6,14 +6,12 @@ interpreter off) plants a launcher whose compile order flips between the tier an
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from parity.repro.compile_match import match, rejected_option
+from tests.fresh_controls import run_controls
 
 CONTROLS = Path(__file__).with_name("compile_match_controls.py")
 REJECTED = "KeyError: 'Keyword argument enable_ubuf_saving was specified but unrecognised'"
@@ -69,14 +67,10 @@ def test_a_record_the_re_run_never_compiled_is_unmatched():
     assert match([_comp("a", ok=False, config={"BLOCK": 32})], [_entry("a", BLOCK=64)]) == [None]
 
 
-def test_planted_flipping_launcher_gets_its_repro_in_a_clean_process():
+def test_planted_flipping_launcher_gets_its_repro_in_a_clean_process(tmp_path):
     from parity.backends.cuda.compile import CudaCompileBackend
 
     reason = CudaCompileBackend().unavailable()
     if reason:
         pytest.skip(reason)
-    env = {**os.environ, "TRITON_INTERPRET": "0"}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:cacheprovider",
-                           str(CONTROLS)], env=env, cwd=CONTROLS.parent.parent, capture_output=True, text=True,
-                          timeout=900, check=False)
-    assert proc.returncode == 0, f"compile-match controls failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-2000:]}"
+    run_controls(CONTROLS, tmp_path, "compile-match controls", timeout_s=900)

@@ -8,25 +8,19 @@ this file against its own triton. The real compiles run in a fresh process with 
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from parity.backends.cuda.compile import CudaCompileBackend
+from tests.fresh_controls import run_controls
 
 CONTROLS = Path(__file__).with_name("version_controls.py")
 
 
-def test_counter_pinning_and_driver_on_this_triton():
+def test_counter_pinning_and_driver_on_this_triton(tmp_path):
     reason = CudaCompileBackend().unavailable()
     if reason:
         pytest.skip(reason)
-    env = {**os.environ, "TRITON_INTERPRET": "0"}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:cacheprovider",
-                           str(CONTROLS)], env=env, cwd=CONTROLS.parent.parent, capture_output=True, text=True,
-                          timeout=600, check=False)
-    assert proc.returncode == 0, f"version controls failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-2000:]}"
-    assert " passed" in proc.stdout and "skipped" not in proc.stdout.splitlines()[-1], proc.stdout[-2000:]
+    out = run_controls(CONTROLS, tmp_path, "version controls")
+    assert " passed" in out and "skipped" not in out.splitlines()[-1], out[-2000:]
