@@ -35,17 +35,10 @@ def attach_compile_tier(record: dict[str, Any], spec: KernelSpec, case: Case, ba
             raised = again
         else:
             raised = None
-    owned = prelaunch.owning_library(spec, raised) if raised is not None else None
-    if owned is None or raised is None:
-        record["repro_error"] = "the launcher raised outside the library's code, or not again in-process"
+    if raised is None:
+        record["repro_error"] = "the launcher did not raise again in-process"
         return
-    try:
-        out_dir = results_dir / REPROS_DIR / case_filename(spec.name, case.id)
-        prelaunch.write(out_dir, spec, case, raised, *owned, record, session_env(backend), backend.name, seed)
-    except (OSError, SourceError, ValueError, TypeError) as err:  # a repro must never stop the tier
-        record["repro_error"] = f"{type(err).__name__}: {err}"[:600]
-        return
-    record["repro"] = out_dir.relative_to(results_dir).as_posix()
+    record.update(_draft(record, spec, case, raised, backend, results_dir, seed))
 
 
 def in_child(record: Mapping[str, Any], spec: KernelSpec, case: Case, backend: Any, results_dir: Path,
@@ -54,17 +47,26 @@ def in_child(record: Mapping[str, Any], spec: KernelSpec, case: Case, backend: A
     describing re-run's child (parity.repro.compile_repro) calls with that raise, its frames intact, when
     nothing compiled. It writes the library's ISSUE.md and repro.py and answers the record's new fields."""
     def answer(exc: BaseException) -> dict[str, Any]:
-        owned = prelaunch.owning_library(spec, exc)
-        if owned is None:
-            return {"repro_error": "the launcher raised outside the library's code before compiling anything"}
         # the child's copy (what prelaunch.write marks on it comes back in the answer), without its compile
         # dict: nothing compiled, so that names a guess (the spec's first kernel); the draft names the op
         mine = {k: v for k, v in record.items() if k != "compile"}
-        out_dir = results_dir / REPROS_DIR / case_filename(spec.name, case.id)
-        try:
-            prelaunch.write(out_dir, spec, case, exc, *owned, mine, session_env(backend), backend.name, seed)
-        except (OSError, SourceError, ValueError, TypeError) as err:
-            return {"repro_error": f"{type(err).__name__}: {err}"[:600]}
-        return {**{k: mine[k] for k in ("finding_of", "repro_note") if k in mine},
-                "repro": out_dir.relative_to(results_dir).as_posix()}
+        drafted = _draft(mine, spec, case, exc, backend, results_dir, seed)
+        if "repro" not in drafted:
+            return drafted
+        return {**{k: mine[k] for k in ("finding_of", "repro_note") if k in mine}, **drafted}
     return answer
+
+
+def _draft(record: dict[str, Any], spec: KernelSpec, case: Case, exc: BaseException, backend: Any,
+           results_dir: Path, seed: int) -> dict[str, Any]:
+    """The library's ISSUE.md and repro.py for a raise before any compile: {"repro": its dir} or
+    {"repro_error": why not}."""
+    owned = prelaunch.owning_library(spec, exc)
+    if owned is None:
+        return {"repro_error": "the launcher raised outside the library's code before compiling anything"}
+    out_dir = results_dir / REPROS_DIR / case_filename(spec.name, case.id)
+    try:
+        prelaunch.write(out_dir, spec, case, exc, *owned, record, session_env(backend), backend.name, seed)
+    except (OSError, SourceError, ValueError, TypeError) as err:  # a repro must never stop the tier
+        return {"repro_error": f"{type(err).__name__}: {err}"[:600]}
+    return {"repro": out_dir.relative_to(results_dir).as_posix()}
