@@ -10,7 +10,7 @@ import torch
 from parity.backends import get_backend
 from parity.report.backend_md import render_report
 from parity.report.portability import cell
-from parity.run.refcache import ReferenceCache
+from parity.run.refcache import ReferenceCache, reference_source
 from parity.run.runner import run_case
 from parity.run.second_reference import OURS, SecondReference
 from tests import planted_prefill
@@ -89,15 +89,17 @@ def test_the_report_and_the_portability_cell_show_the_disagreement():
 
 def test_the_reference_cache_key_is_stable():
     second = SecondReference(_ours, _off_golden, "g")
-    assert "0x" not in repr(second) and "torch.relu" in repr(second)
+    key = reference_source(second)  # what input_hash keys the cached fp64 result on
+    assert "0x" not in key and "torch.relu" in key and key == reference_source(_ours)
 
     def built_from(inner):
         def reference(i, p):
             return inner(i, p)
         return reference
-    # a reference made by a factory: the key changes with what it was built from
-    assert repr(SecondReference(built_from(_ours), _ours, "g")) != repr(SecondReference(built_from(_arbiter), _ours,
-                                                                                          "g"))
+    # a reference made by a factory: the key changes with what it was built from, wrapped or not
+    assert reference_source(SecondReference(built_from(_ours), _ours, "g")) != reference_source(
+        SecondReference(built_from(_arbiter), _ours, "g"))
+    assert reference_source(built_from(_ours)) != reference_source(built_from(_arbiter))
 
 
 def test_a_repro_embeds_our_reference_not_the_wrapper():

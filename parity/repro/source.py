@@ -334,10 +334,8 @@ def extract_kernel(kernel: Any) -> Extracted:
 
 def extract_function(fn: Any) -> Extracted:
     """A plain torch function (an fp64 reference) with the plain helpers and constants it uses."""
-    from parity.run.second_reference import SecondReference
-
-    if isinstance(fn, SecondReference):  # a library golden beside ours: the repro checks against ours
-        fn = fn.ours
+    if not isinstance(fn, types.FunctionType):  # a wrapper (a SecondReference) embeds what it wraps
+        fn = inspect.unwrap(fn)
     if not isinstance(fn, types.FunctionType):
         raise SourceError(f"{fn!r} is not a plain Python function")
     out = Extracted(entry=fn.__name__)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import os
+import types
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -25,10 +26,7 @@ def input_hash(kernel: str, reference: Callable[..., Any], inputs: Mapping[str, 
                params: Mapping[str, Any]) -> str:
     """Changes whenever the inputs, the params or the reference's source change."""
     h = hashlib.sha256(kernel.encode())
-    try:
-        h.update(inspect.getsource(reference).encode())
-    except (OSError, TypeError):
-        h.update(repr(reference).encode())
+    h.update(reference_source(reference).encode())
     h.update(repr(sorted((k, repr(v)) for k, v in params.items())).encode())
     for name in sorted(inputs):
         value = inputs[name]
@@ -38,6 +36,28 @@ def input_hash(kernel: str, reference: Callable[..., Any], inputs: Mapping[str, 
         else:
             h.update(repr(value).encode())
     return h.hexdigest()[:32]
+
+
+def reference_source(reference: Any) -> str:
+    """What a cached result depends on: the reference's source, with that of the functions its closure
+    holds (a reference a factory builds changes with what it was built from). An object that wraps its
+    reference (`__wrapped__`, e.g. a SecondReference beside a library's golden) is keyed on what it wraps."""
+    if not isinstance(reference, types.FunctionType):
+        reference = inspect.unwrap(reference)
+    return _source(reference, set())
+
+
+def _source(fn: Any, seen: set[int]) -> str:
+    if id(fn) in seen:  # a closure that holds itself (a recursive inner function)
+        return ""
+    seen.add(id(fn))
+    try:
+        text = inspect.getsource(fn)
+    except (OSError, TypeError):  # a builtin or an object: its name, never an address that changes per run
+        qualname = getattr(fn, "__qualname__", None)
+        return f"{getattr(fn, '__module__', '?')}.{qualname}" if qualname else repr(fn)
+    cells = [c.cell_contents for c in getattr(fn, "__closure__", None) or () if callable(c.cell_contents)]
+    return "\n".join([text, *(_source(c, seen) for c in cells)])
 
 
 class ReferenceCache:
