@@ -99,6 +99,7 @@ def keep_going(kernels: Iterable[Any], failures: Callable[[], int],
                 with contextlib.suppress(AttributeError):
                     del jit.run
 
+
 def raised_by_launcher(exc: BaseException) -> bool:
     """Whether the innermost frame that raised is the kernel's or library's own code, not Triton's or
     parity's (parity.run.runner.is_machinery)."""
@@ -108,4 +109,3 @@ def raised_by_launcher(exc: BaseException) -> bool:
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
     return tb is not None and not is_machinery(str(tb.tb_frame.f_globals.get("__name__") or ""))
-
