@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+
 def grids() -> dict[str, tuple[str, str, list[dict[str, Any]]]]:
     """name -> (module, kernel attribute, configs as dicts of meta + num_warps/num_stages)."""
     def grid(**axes: tuple[Any, ...]) -> list[dict[str, Any]]:

@@ -81,6 +81,7 @@ def golden(path: str, **init: Any) -> Any:
     cls = getattr(lib(f"core.{module}").module(f"mojo_opset.core.operators.{module}"), cls_name)
     return cls.get_backend_impl("torch")(**init)
 
+
 def spec(name: str, module: str, kernel_names: tuple[str, ...], second: SecondReference | None = None,
          **fields: Any) -> KernelSpec:
     """A mojo op's KernelSpec; `second` pairs its fp64 reference with mojo's torch golden."""

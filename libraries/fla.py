@@ -244,4 +244,3 @@ SPECS = [
           # each timed by fla, took 20 s of the H200's perf pass even with their compiles warmed
           timed=False),
 ]
-

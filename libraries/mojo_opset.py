@@ -36,8 +36,6 @@ CE_TOL = {"fp32": Tolerance(rtol=1e-4, atol=1e-4, reason="a log-sum-exp over V=4
                             "fp32 matmul (tf32/hf32 where the backend chooses it)")}
 
 
-
-
 # --- inputs, launches, references -------------------------------------------------------------------
 
 def _rows(p: Params, gen: torch.Generator) -> dict[str, Any]:

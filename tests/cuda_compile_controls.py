@@ -62,8 +62,6 @@ def _spec(name, kernel, launch, cases, variants=None, errors=()):
 TUNED = _spec("ctl_tuned", tuned_copy_kernel, _tuned_launch, [Case({"n": 256})], {"EVEN": (False, True)})
 
 
-
-
 def _compile(backend, kernel, grid, *args, **kwargs) -> dict:
     backend.log.begin([], set())
     try:

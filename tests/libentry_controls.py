@@ -67,8 +67,6 @@ class OwnCacheEntry:
 ENTRY = OwnCacheEntry(KeyedTuner(lib_copy_kernel))
 
 
-
-
 def _counts(kernel: Any, launch: Any) -> list[int]:
     """Compiles seen in each of two cases that launch the same specialization, caches cleared between."""
     x, y = torch.ones(64), torch.empty(64)

@@ -23,8 +23,6 @@ def strided_copy_kernel(x, out, n, stride, BLOCK: tl.constexpr):
     tl.store(out + o, tl.load(x + o * stride, mask=o < n), mask=o < n)
 
 
-
-
 def _launch(inputs, p):
     x = inputs["x"][p["offset"]:]
     assert x.device.type == "cuda"

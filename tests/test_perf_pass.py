@@ -195,7 +195,6 @@ def test_real_kernels_run_their_perf_cases_shrunk_under_the_interpreter():
     assert [r[4] for r in rows] == ["compute", "memory", "memory"]
 
 
-
 def test_an_untimed_spec_is_left_out_of_both_perf_plans_and_named():
     """KernelSpec.timed=False: neither its perf cases nor its passing accuracy cases are timed."""
     untimed = spec(name="probe_only")

@@ -71,7 +71,6 @@ def test_workers_split_the_autotuners_in_the_order_the_launch_reaches_them(compi
     assert warm.perf_configs(SPEC, FakeDevice(), seed=0, cases=CASES, part=(0, 2))["configs"] == 2
 
 
-
 @pytest.mark.parametrize(("change", "expected"), [
     ({}, (0, 1)),
     ({"case": CASES[1]}, None),  # one autotuner: one share, from the spec's first case

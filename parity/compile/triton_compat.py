@@ -80,4 +80,3 @@ def install_stage_hook(hook: Callable[..., None]) -> Callable[[], None]:
         CUDABackend.add_stages = original
 
     return undo_patch
-

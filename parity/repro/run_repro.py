@@ -272,4 +272,3 @@ def is_standalone(script: str) -> bool:
 
 __all__ = ["REPRO_STATUSES", "Captured", "LaunchRecorder", "ReproError", "attach", "capture_case",
            "failure_signature", "is_standalone", "render_script", "shrink_case", "write_repro"]
-

@@ -411,4 +411,3 @@ class CudaCompileBackend(Backend):
         return {"device_name": f"none (compile-only for {arch.name})", "device_count": 0,
                 "target_arch": f"sm_{self.log.arch}", "max_shared_bytes": arch.max_shared_bytes,
                 "ptxas": (version.strip().splitlines() or ["?"])[-1]}
-
