@@ -173,7 +173,7 @@ def _wrapped_failure(backend, original) -> dict:
     src = ASTSource(copy_kernel, {"x": "*fp32", "out": "*fp32", "n": "i32", "BLOCK": "constexpr"}, {(3,): 64})
     backend.log.begin([], set())
     with pytest.raises(CompileFailed):
-        backend._compile_wrapper(original)(src, target=backend.driver.target, options={})
+        backend._compile_layer()(original, src, target=backend.driver.target, options={})
     rec = backend.log.compiles[-1]
     assert not rec["ok"] and rec["seconds"] is not None
     return rec

@@ -14,9 +14,10 @@ import pytest
 import torch
 
 from parity.backends.cuda.compile import CudaCompileBackend
-from parity.compile.counter import CompileCounter, hook_style
+from parity.compile.counter import CompileCounter
 from parity.compile.tools import clear_jit_caches
 from parity.run.autotune_pin import pinned
+from parity.seams.versions import hook_style
 
 triton = pytest.importorskip("triton")
 tl = pytest.importorskip("triton.language")

@@ -160,13 +160,10 @@ def install_interpreted_jit() -> Callable[[], None]:
     saved = interpreter.InterpretedFunction
     if getattr(saved, "parity_interpreted_jit", False):
         return lambda: None
+    from parity.seams.device import present_interpreted_function
+
     cls.parity_interpreted_jit = True  # type: ignore[attr-defined]
-    interpreter.InterpretedFunction = cls  # jit() imports the name from this module at each decoration
-
-    def undo() -> None:
-        interpreter.InterpretedFunction = saved
-
-    return undo
+    return present_interpreted_function(cls)  # jit() imports the name from this module at each decoration
 
 
 def install_torch_cuda() -> Callable[[], None]:

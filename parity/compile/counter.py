@@ -1,9 +1,7 @@
 """Counting compilations, across the Triton versions that moved the hooks.
 
-Triton 3.2/3.3 (and the triton-ascend 3.2 fork) call the class attributes
-`JITFunction.cache_hook` (before a compile) and `JITFunction.compiled_hook` (after).
-Triton 3.4+ moved them to `triton.knobs.runtime.jit_cache_hook` and
-`jit_post_compile_hook`. Both fire on an in-memory cache miss, even when the
+The counter is a layer on Triton's compile hooks (parity.seams.jit.before_compile / after_compile,
+which know where each release keeps them). They fire on an in-memory cache miss, even when the
 on-disk cache hits, so they count specializations rather than cold compiles.
 
 The hooks are global: they see every kernel a launch compiles, also one a library generates at
@@ -22,16 +20,6 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-
-
-def hook_style() -> str:
-    """'knobs' (triton >= 3.4) or 'class' (3.2/3.3); the one place that knows."""
-    import triton
-
-    knobs = getattr(triton, "knobs", None)
-    if knobs is not None and hasattr(getattr(knobs, "runtime", None), "jit_cache_hook"):
-        return "knobs"
-    return "class"
 
 
 def constants_by_name(arg_names: Sequence[str], constants: Mapping[Any, Any]) -> dict[str, Any]:
@@ -212,10 +200,9 @@ class CompileCounter:
     """
 
     events: list[CompileEvent] = field(default_factory=list)
-    _saved: tuple[Any, Any] | None = None
-    _style: str = ""
+    _remove: list[Any] = field(default_factory=list)
 
-    def _before(self, **kwargs: Any) -> bool:
+    def _before(self, inner: Any, **kwargs: Any) -> bool:
         info = kwargs.get("fn")
         name, ident, file = _event_ids(info)
         jit = getattr(info, "jit_function", None)
@@ -229,45 +216,27 @@ class CompileCounter:
                              options={k: compile_kw[k] for k in LAUNCH_OPTIONS if k in compile_kw},
                              kernel_id=ident, file=file, jit=jit)
         self.events.append(event)
-        prev = self._saved[0] if self._saved else None
-        return bool(prev(**kwargs)) if prev else False
+        return bool(inner(**kwargs))
 
-    def _after(self, **kwargs: Any) -> Any:
+    def _after(self, inner: Any, **kwargs: Any) -> Any:
         _, ident, file = _event_ids(kwargs.get("fn"))
         for event in reversed(self.events):
             if event.source == (ident, file) and event.seconds is None:
                 event.seconds = time.perf_counter() - event.started
                 break
-        prev = self._saved[1] if self._saved else None
-        return prev(**kwargs) if prev else None
+        return inner(**kwargs)
 
     def __enter__(self) -> CompileCounter:
-        self._style = hook_style()
-        if self._style == "knobs":
-            from triton import knobs
+        from parity.seams.jit import after_compile, before_compile
 
-            self._saved = (knobs.runtime.jit_cache_hook, knobs.runtime.jit_post_compile_hook)
-            knobs.runtime.jit_cache_hook = self._before
-            knobs.runtime.jit_post_compile_hook = self._after
-        else:
-            from triton.runtime.jit import JITFunction
-
-            self._saved = (JITFunction.cache_hook, JITFunction.compiled_hook)
-            JITFunction.cache_hook = self._before
-            JITFunction.compiled_hook = self._after
+        self._remove = [before_compile().add(self._before), after_compile().add(self._after)]
         return self
 
     def __exit__(self, *exc: object) -> None:
-        assert self._saved is not None
-        if self._style == "knobs":
-            from triton import knobs
-
-            knobs.runtime.jit_cache_hook, knobs.runtime.jit_post_compile_hook = self._saved
-        else:
-            from triton.runtime.jit import JITFunction
-
-            JITFunction.cache_hook, JITFunction.compiled_hook = self._saved
-        self._saved = None
+        assert self._remove, "CompileCounter.__exit__ without __enter__"
+        for remove in reversed(self._remove):
+            remove()
+        self._remove = []
 
     def count(self, kernels: Iterable[Any] | None = None) -> int:
         if kernels is None:

@@ -53,9 +53,8 @@ def recording_into(compiles: list[dict[str, Any]], variant_keys: Iterable[str],
     return on_option
 
 
-def _guarded(jit: Any, original: Callable[..., Any], on_option: OnOption | None,
-             failures: Callable[[], int]) -> Callable[..., Any]:
-    def run(*args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
+def _guarded(jit: Any, on_option: OnOption | None, failures: Callable[[], int]) -> Callable[..., Any]:
+    def run(original: Callable[..., Any], *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
         for _ in range(8):  # at most one retry per rejected option
             before = failures()
             try:
@@ -81,23 +80,19 @@ def keep_going(kernels: Iterable[Any], failures: Callable[[], int],
     `failures()` counts the failures the tier has recorded so far; a launch that raised is swallowed
     only when that count grew during it.
     """
-    patched: list[tuple[Any, bool, Any]] = []
+    from parity.seams.jit import jit_run
+
+    patched: list[tuple[Any, Callable[[], None]]] = []
     try:
         for jit in jit_functions(k for k in kernels if not isinstance(k, str)):
             if not hasattr(jit, "run") or any(jit is p[0] for p in patched):
                 continue
-            had_own = "run" in vars(jit)
-            saved = vars(jit).get("run")
-            jit.run = _guarded(jit, jit.run, on_option, failures)  # an instance attribute over the method
-            patched.append((jit, had_own, saved))
+            # a layer on this kernel's own run (an instance attribute over the method)
+            patched.append((jit, jit_run(jit).add(_guarded(jit, on_option, failures))))
         yield
     finally:
-        for jit, had_own, saved in reversed(patched):
-            if had_own:
-                jit.run = saved
-            else:
-                with contextlib.suppress(AttributeError):
-                    del jit.run
+        for _, remove in reversed(patched):
+            remove()
 
 
 def raised_by_launcher(exc: BaseException) -> bool:

@@ -25,10 +25,10 @@ from parity.paths import point_triton_at, triton_cache_dir
 @dataclass
 class Sandbox:
     env: dict[str, str | None] = field(default_factory=dict)
-    check_disk_cache: Callable[..., Any] | None = None
+    undo_disk_autotune: Callable[[], None] | None = None
 
 
-def _no_disk_autotune(self: Any, tuning_key: Any, configs: Any, bench_fn: Callable[[], Any]) -> bool:
+def _no_disk_autotune(inner: Any, self: Any, tuning_key: Any, configs: Any, bench_fn: Callable[[], Any]) -> bool:
     """Autotuner.check_disk_cache for compile tiers: always bench (compiling each config), store nothing."""
     bench_fn()
     return False
@@ -38,12 +38,11 @@ def enter(tier: str, root: Path | None = None) -> Sandbox:
     """Point Triton's dirs at parity's own (or `root`) and stop the autotune disk cache; call before any compile."""
     root = root or triton_cache_dir(tier)
     saved = Sandbox(env=point_triton_at(root))
-    from triton.runtime.autotuner import Autotuner
+    from parity.seams.jit import disk_autotune
 
-    # triton-ascend 3.2 has no disk autotune cache; upstream >= 3.4 does
-    saved.check_disk_cache = Autotuner.__dict__.get("check_disk_cache")
-    if saved.check_disk_cache is not None:
-        Autotuner.check_disk_cache = _no_disk_autotune  # type: ignore[method-assign]
+    seam = disk_autotune()  # None where the release has no disk autotune cache (parity.seams.versions)
+    if seam is not None:
+        saved.undo_disk_autotune = seam.add(_no_disk_autotune)
     return saved
 
 
@@ -53,7 +52,5 @@ def leave(saved: Sandbox) -> None:
             os.environ.pop(key, None)
         else:
             os.environ[key] = value
-    if saved.check_disk_cache is not None:
-        from triton.runtime.autotuner import Autotuner
-
-        Autotuner.check_disk_cache = saved.check_disk_cache  # type: ignore[method-assign]
+    if saved.undo_disk_autotune is not None:
+        saved.undo_disk_autotune()

@@ -254,38 +254,26 @@ def reached_variants(spec: KernelSpec, cases: Iterable[Case], make_inputs: Calla
     and the launch, so this walks the real heuristics and launchers at no cost. The launches
     get tensors of `device_type` (the tier's target), as the compile suite's do.
     """
-    from parity.compile.counter import constants_by_name, hook_style
+    from parity.compile.counter import constants_by_name
     from parity.compile.device_tensors import launch_on_target
+    from parity.seams.jit import before_compile
 
     seen: set[tuple[tuple[str, Any], ...]] = set()
     keys = list(spec.variants)
 
-    def skip(**kwargs: Any) -> bool:
+    def skip(inner: Any, **kwargs: Any) -> bool:  # the compile never starts: the hooks under it never see it
         fn = kwargs["fn"].jit_function
         named = constants_by_name(fn.arg_names, kwargs["compile"]["constants"])
         seen.add(tuple((k, plain(named.get(k))) for k in keys))
         return True
 
-    style = hook_style()
-    if style == "knobs":
-        from triton import knobs
-
-        saved = knobs.runtime.jit_cache_hook
-        knobs.runtime.jit_cache_hook = skip
-    else:
-        from triton.runtime.jit import JITFunction
-
-        saved = JITFunction.cache_hook
-        JITFunction.cache_hook = skip
+    remove = before_compile().add(skip)
     try:
         for case in cases:
             clear_jit_caches(spec.kernels)
             launch_on_target(spec.launch, make_inputs(case), case.params, device_type)
     finally:
-        if style == "knobs":
-            knobs.runtime.jit_cache_hook = saved
-        else:
-            JITFunction.cache_hook = saved
+        remove()
         clear_jit_caches(spec.kernels)
     return seen
 

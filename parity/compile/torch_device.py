@@ -11,8 +11,6 @@ from collections.abc import Callable, Mapping
 from types import SimpleNamespace
 from typing import Any
 
-_MISSING = object()
-
 
 class NoDeviceContext:
     """torch.<device>.device(index): a context manager that selects nothing."""
@@ -50,15 +48,6 @@ def device_functions(name: str, props: SimpleNamespace, extra: Mapping[str, Any]
 
 def patch(target: Any, values: Mapping[str, Any]) -> Callable[[], None]:
     """Set attributes on `target`; the returned function puts back exactly what was there."""
-    saved = {key: getattr(target, key, _MISSING) for key in values}
-    for key, value in values.items():
-        setattr(target, key, value)
+    from parity.seams.device import present_torch_functions
 
-    def undo() -> None:
-        for key, value in saved.items():
-            if value is _MISSING:
-                delattr(target, key)
-            else:
-                setattr(target, key, value)
-
-    return undo
+    return present_torch_functions(target, values)

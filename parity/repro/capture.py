@@ -81,7 +81,7 @@ class LaunchRecorder:
 
     launches: list[Launch] = field(default_factory=list)
     slots: dict[tuple[Any, ...], TensorSlot] = field(default_factory=dict)
-    _undo: list[tuple[type, Callable[..., Any]]] = field(default_factory=list)
+    _undo: list[Callable[[], None]] = field(default_factory=list)
 
     def tensor(self, t: torch.Tensor) -> str:
         ident = _identity(t)
@@ -113,50 +113,30 @@ class LaunchRecorder:
         self.launches.append(Launch(kernel, grid, [self.value(a) for a in args],
                                     {k: self.value(v) for k, v in kwargs.items()}, bool(warmup)))
 
-    def _patch(self, cls: type) -> None:
-        original = getattr(cls, "run", None)
-        if original is None:  # triton 3.2's interpreter sets `run` per instance: nothing to patch
-            return
-        recorder = self
+    def _record(self, inner: Any, self_: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
+        self.record(self_, args, grid, warmup, dict(kwargs))
+        return inner(self_, *args, grid=grid, warmup=warmup, **kwargs)
 
-        def run(self_: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
-            recorder.record(self_, args, grid, warmup, dict(kwargs))
-            return original(self_, *args, grid=grid, warmup=warmup, **kwargs)
-
-        cls.run = run  # type: ignore[method-assign]
-        self._undo.append((cls, original))
-
-    def _patch_autotuner(self, cls: type) -> None:
-        original = cls.run
-        recorder = self
-
-        def run(self_: Any, *args: Any, **kwargs: Any) -> Any:
-            start = len(recorder.launches)
-            try:
-                return original(self_, *args, **kwargs)
-            finally:
-                del recorder.launches[start:-1]  # keep only the launch with the chosen config
-
-        cls.run = run  # type: ignore[method-assign]
-        self._undo.append((cls, original))
+    def _chosen_only(self, inner: Any, self_: Any, *args: Any, **kwargs: Any) -> Any:
+        start = len(self.launches)
+        try:
+            return inner(self_, *args, **kwargs)
+        finally:
+            del self.launches[start:-1]  # keep only the launch with the chosen config
 
     def __enter__(self) -> LaunchRecorder:
-        from triton.runtime import autotuner, jit
+        from parity.seams.jit import autotuner_run, interpreted_run, jit_run
 
-        self._patch(jit.JITFunction)
-        try:
-            from triton.runtime.interpreter import InterpretedFunction
-
-            if hasattr(InterpretedFunction, "run"):  # triton-ascend 3.2's has none
-                self._patch(InterpretedFunction)
-        except ImportError:  # forks without the interpreter
-            pass
-        self._patch_autotuner(autotuner.Autotuner)
+        self._undo.append(jit_run().add(self._record))
+        interpreted = interpreted_run()  # None where the release sets `run` per instance: nothing to wrap
+        if interpreted is not None:
+            self._undo.append(interpreted.add(self._record))
+        self._undo.append(autotuner_run().add(self._chosen_only))
         return self
 
     def __exit__(self, *exc: object) -> None:
-        for cls, original in reversed(self._undo):
-            cls.run = original  # type: ignore[method-assign]
+        for undo in reversed(self._undo):
+            undo()
         self._undo.clear()
 
     def slot_of(self, t: torch.Tensor) -> TensorSlot | None:

@@ -132,19 +132,16 @@ def _describe_launch(spec: Any, case: Any, cpu_inputs: Mapping[str, Any], device
     A kernel the spec does not list that is rejected for a launch option is described too (the tier
     records that launcher's raise). A launch that raised before compiling anything is handed, with
     its frames, to on_no_compile (only here, in the child, are they at hand); its answer comes back."""
-    import triton.compiler
-    from triton.runtime.jit import JITFunction
-
     from parity.compile.device_tensors import launch_on_target
     from parity.compile.keep_going import keep_going, unknown_option
     from parity.compile.tools import clear_jit_caches
     from parity.repro.launch_repro import describe_rejected
+    from parity.seams.jit import compile_function, jit_run
 
     seen: list[dict[str, Any]] = []
     raised = [0]
-    inner, plain_run = triton.compiler.compile, JITFunction.run
 
-    def observed(src: Any, target: Any = None, options: Any = None, **kwargs: Any) -> Any:
+    def observed(inner: Any, src: Any, target: Any = None, options: Any = None, **kwargs: Any) -> Any:
         if getattr(src, "fn", None) is not None:
             seen.append(describe(src, target, options))
         try:
@@ -156,7 +153,7 @@ def _describe_launch(spec: Any, case: Any, cpu_inputs: Mapping[str, Any], device
     def rejected(jit: Any, option: str, exc: BaseException, args: Any, kwargs: Any, grid: Any) -> None:
         seen.append(describe_rejected(jit, option, exc, args, kwargs, grid))
 
-    def run_unlisted(self: Any, *args: Any, **kwargs: Any) -> Any:
+    def run_unlisted(plain_run: Any, self: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return plain_run(self, *args, **kwargs)
         except Exception as exc:
@@ -166,8 +163,8 @@ def _describe_launch(spec: Any, case: Any, cpu_inputs: Mapping[str, Any], device
                 rejected(self, option, exc, args, launch, kwargs.get("grid"))
             raise
 
-    triton.compiler.compile = observed  # the child's copy only; the JIT's binder imports it by name
-    JITFunction.run = run_unlisted
+    compile_function().add(observed)  # the child's copy only, for the rest of its life
+    remove_unlisted = jit_run().add(run_unlisted)
     clear_jit_caches(spec.kernels)
     answer = None
     try:
@@ -177,7 +174,7 @@ def _describe_launch(spec: Any, case: Any, cpu_inputs: Mapping[str, Any], device
         if not seen and on_no_compile is not None:
             answer = on_no_compile(exc)
     finally:
-        JITFunction.run = plain_run
+        remove_unlisted()
     return {"entries": seen, "no_compile": answer}
 
 

@@ -107,27 +107,25 @@ def pinned(kernels: Iterable[Any], specialization: str, shift: int = 0) -> Itera
     pass never re-runs a library's own autotuning. `shift` moves every pick to the next config in
     its list (after an out-of-resources launch).
     """
-    from triton.runtime.autotuner import Autotuner
+    from parity.seams.jit import autotuner_run
 
     saved: list[tuple[Any, list[Any]]] = []
     picks: dict[str, str] = {}
-    original_run = Autotuner.run
     handled: set[int] = set()
 
-    def run_pinned(self: Any, *args: Any, **kwargs: Any) -> Any:
+    def run_pinned(inner: Any, self: Any, *args: Any, **kwargs: Any) -> Any:
         if id(self) not in handled:
             handled.add(id(self))
             _pin(self, specialization, shift, saved, picks)
-        return original_run(self, *args, **kwargs)
+        return inner(self, *args, **kwargs)
 
     try:
         for tuner in autotuners(kernels):
             handled.add(id(tuner))
             _pin(tuner, specialization, shift, saved, picks)
-        Autotuner.run = run_pinned  # type: ignore[method-assign]
-        yield picks
+        with autotuner_run().layer(run_pinned):
+            yield picks
     finally:
-        Autotuner.run = original_run  # type: ignore[method-assign]
         for tuner, configs in reversed(saved):
             tuner.configs = configs
 

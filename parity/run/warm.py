@@ -58,23 +58,20 @@ def arguments_seen(spec: KernelSpec) -> Iterator[Seen]:
     """Records the first call of each autotuner during the block (subclasses with their own run too)."""
     from triton.runtime.autotuner import Autotuner
 
+    from parity.seams.jit import autotuner_run
+
     seen: Seen = {}
     classes = {Autotuner, *(type(t) for t in autotuners(spec.kernels))}
-    originals = {cls: cls.__dict__["run"] for cls in classes if "run" in cls.__dict__}
 
-    def spy(original: Any) -> Any:
-        def run(self: Any, *args: Any, **kwargs: Any) -> Any:
-            seen.setdefault(id(self), (self, args, dict(kwargs)))
-            return original(self, *args, **kwargs)
-        return run
+    def spy(inner: Any, self: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.setdefault(id(self), (self, args, dict(kwargs)))
+        return inner(self, *args, **kwargs)
 
-    try:
-        for cls, original in originals.items():
-            cls.run = spy(original)
+    with contextlib.ExitStack() as stack:
+        for cls in classes:
+            if "run" in cls.__dict__:
+                stack.enter_context(autotuner_run(cls).layer(spy))
         yield seen
-    finally:
-        for cls, original in originals.items():
-            cls.run = original
 
 
 def compile_configs(tuner: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[int, int]:

@@ -147,8 +147,8 @@ class CompileOnlyNPUDriver(CompileOnlyDriver):
         self.recorder.save()
 
 
-def _observe_compile(real_compile: Callable[..., Any], driver: CompileOnlyNPUDriver) -> Callable[..., Any]:
-    def compile(src: Any, target: Any = None, options: Any = None) -> Any:  # triton's name: create_binder imports it
+def _observe_compile(driver: CompileOnlyNPUDriver) -> Callable[..., Any]:
+    def compile(real_compile: Callable[..., Any], src: Any, target: Any = None, options: Any = None) -> Any:
         fn = getattr(src, "fn", None)
         name = getattr(fn, "__name__", getattr(src, "name", "?"))
         attempt = Attempt(name, dict(getattr(src, "constants", {}) or {}), dict(options or {}), time.perf_counter())
@@ -179,8 +179,9 @@ def _observe_compile(real_compile: Callable[..., Any], driver: CompileOnlyNPUDri
     return compile
 
 
-def _observe_stages(add_stages: Callable[..., None], driver: CompileOnlyNPUDriver) -> Callable[..., None]:
-    def observed(self: Any, stages: dict[str, Callable[..., Any]], options: Any) -> None:
+def _observe_stages(driver: CompileOnlyNPUDriver) -> Callable[..., None]:
+    def observed(add_stages: Callable[..., None], self: Any, stages: dict[str, Callable[..., Any]],
+                 options: Any) -> None:
         add_stages(self, stages, options)
         if "ttadapter" in stages:
             stages["ttadapter"] = _mark_stage_run(stages["ttadapter"], driver)
@@ -220,10 +221,10 @@ def _npubin_without_hivmc(stage: Callable[..., Any], driver: CompileOnlyNPUDrive
     return run
 
 
-def _observe_grid_limit(run: Callable[..., Any], driver: CompileOnlyNPUDriver) -> Callable[..., Any]:
+def _observe_grid_limit(driver: CompileOnlyNPUDriver) -> Callable[..., Any]:
     """JITFunction.run: when the launcher refuses a grid, keep the grid and its message on the compile."""
 
-    def observed(self: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
+    def observed(run: Callable[..., Any], self: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
         try:
             return run(self, *args, grid=grid, warmup=warmup, **kwargs)
         except RuntimeError as exc:
@@ -247,21 +248,22 @@ def install(arch_name: str) -> CompileOnlyNPUDriver:
             raise RuntimeError(f"the compile-only driver already targets {driver.arch.name}; one arch per process "
                                f"(run another session for {arch_name})")
         return driver
-    import triton.compiler
     from triton.backends import backends
-    from triton.runtime.driver import driver as triton_driver
-    from triton.runtime.jit import JITFunction
+
+    from parity.seams.device import present_driver, present_global
+    from parity.seams.jit import add_stages, compile_function, jit_run
 
     if "ascend" not in backends:
         raise RuntimeError("the installed `triton` has no ascend backend; install triton-ascend "
                            "(`nox -s ascend-compile` does)")
     driver = CompileOnlyNPUDriver(ASCEND_ARCHS[arch_name])
     compiler_cls = backends["ascend"].compiler
-    # triton loads backend modules by file path, so their globals are reached through a function
-    compiler_cls.add_stages.__globals__["NPUUtils"] = driver.utils
-    compiler_cls.add_stages = _observe_stages(compiler_cls.add_stages, driver)
-    triton.compiler.compile = _observe_compile(triton.compiler.compile, driver)
-    JITFunction.run = _observe_grid_limit(JITFunction.run, driver)
-    triton_driver.set_active(driver)
+    # triton loads backend modules by file path, so their globals are reached through a function; for the
+    # life of the process (one arch per process): nothing here is undone
+    present_global(compiler_cls.add_stages, "NPUUtils", driver.utils)
+    add_stages(compiler_cls).add(_observe_stages(driver))
+    compile_function().add(_observe_compile(driver))
+    jit_run().add(_observe_grid_limit(driver))
+    present_driver(driver)
     _INSTALLED["driver"] = driver
     return driver

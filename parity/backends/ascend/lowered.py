@@ -154,9 +154,9 @@ def _install_cpu_path(backend: AscendLoweredBackend, driver: Any) -> None:
     compiler_cls = backends["ascend"].compiler
     # triton loads backend modules by file path; parse_options is unwrapped, so its globals are the module's
     parse_metadata = compiler_cls.parse_options.__globals__["_parse_linalg_metadata"]
-    add_stages = compiler_cls.add_stages
 
-    def add_stages_to_ttadapter(self: Any, stages: dict[str, Callable[..., Any]], options: Any) -> None:
+    def add_stages_to_ttadapter(add_stages: Any, self: Any, stages: dict[str, Callable[..., Any]],
+                                options: Any) -> None:
         add_stages(self, stages, options)
         if "ttadapter" not in stages:
             return  # force_simt_only kernels skip triton-adapter: the pipeline below has nothing to run
@@ -168,7 +168,9 @@ def _install_cpu_path(backend: AscendLoweredBackend, driver: Any) -> None:
 
         stages["npubin"] = ttadapter_as_binary
 
-    compiler_cls.add_stages = add_stages_to_ttadapter
+    from parity.seams.jit import add_stages as stages_seam
+
+    stages_seam(compiler_cls).add(add_stages_to_ttadapter)  # for the process's life, over the driver's layer
 
     def load_binary(name: str, kernel: bytes, shared: int, device: Any) -> tuple[None, LoweredKernel, int, int]:
         return None, backend.load(name, kernel), 0, 0

@@ -8,19 +8,17 @@ CUDA path. This gives them the arch's name and core counts (parity.backends.asce
 
 from __future__ import annotations
 
-import sys
 import types
 from collections.abc import Callable
 
 from parity.backends.ascend.arch import AscendArch
 from parity.compile.torch_device import device_functions, properties
+from parity.seams.device import present_torch_module
 
 GIB = 1 << 30
 
 
 def install(arch: AscendArch) -> Callable[[], None]:
-    import torch
-
     props = properties(name=arch.name, total_memory=64 * GIB, cube_core_num=arch.aic_cores,
                        vector_core_num=arch.aiv_cores, multi_processor_count=arch.aic_cores,
                        ub_size_bits=arch.ub_bits)
@@ -28,18 +26,4 @@ def install(arch: AscendArch) -> Callable[[], None]:
     for key, value in device_functions(arch.name, props).items():
         setattr(npu, key, value)
     npu.is_bf16_supported = lambda: True  # type: ignore[attr-defined]
-    saved_attr, saved_module = getattr(torch, "npu", None), sys.modules.get("torch.npu")
-    torch.npu = npu  # type: ignore[attr-defined]
-    sys.modules["torch.npu"] = npu
-
-    def undo() -> None:
-        if saved_attr is None:
-            del torch.npu  # type: ignore[attr-defined]
-        else:
-            torch.npu = saved_attr  # type: ignore[attr-defined]
-        if saved_module is None:
-            sys.modules.pop("torch.npu", None)
-        else:
-            sys.modules["torch.npu"] = saved_module
-
-    return undo
+    return present_torch_module("npu", npu)

@@ -40,15 +40,10 @@ from parity.compile.tools import (
     trim_message,
     variant_and_config,
 )
-from parity.compile.triton_compat import (
-    active_driver,
-    compile_call,
-    install_stage_hook,
-    load_binary_returns_max_threads,
-    nvidia_binary,
-    set_active_driver,
-)
 from parity.run.fork import run_forked, wants_fork
+from parity.seams.device import present_driver
+from parity.seams.jit import add_stages, compile_function
+from parity.seams.versions import compile_call, load_binary_returns_max_threads, nvidia_binary
 
 
 @dataclass(frozen=True)
@@ -239,7 +234,8 @@ class CudaCompileBackend(Backend):
         self.log = CompileLog()
         self.timeout_s = COMPILE_TIMEOUT_S
         self.driver: _Driver | None = None
-        self._saved: tuple[Any, Any, Any, str | None] = (None, None, None, None)  # driver, undo, compile, env
+        self._undo: list[Any] = []  # driver, stage hook, compile layer: what restore() puts back, in reverse
+        self._interpret: str | None = None
         self._sandbox: Any = None
         self._undo_torch: Any = None
 
@@ -268,40 +264,39 @@ class CudaCompileBackend(Backend):
         """Install the compile-only driver, the isolated compile and the stage tracker."""
         if self.driver is not None or self.unavailable():
             return
-        import triton.compiler
-        from triton.runtime.driver import driver
+        from triton.backends.nvidia.compiler import CUDABackend
 
-        # the active slot is empty (3.4+) or a lazy proxy (3.2) until first use; reading .active would
-        # build the default (absent) driver
-        saved_driver = active_driver(driver)
         self._sandbox = sandbox.enter(self.name)  # never the user's ~/.triton: see parity.compile.sandbox
         arch = CUDA_ARCHS[self.log.arch]  # torch.cuda names the target too, for libraries that ask it
         self._undo_torch = torch_device.install(self.log.arch, arch.sm_count, arch.max_shared_bytes,
                                                 arch.registers_per_sm)
         self.driver = _Driver(self.log)
-        driver.set_active(self.driver)
-        self._saved = (saved_driver, install_stage_hook(self._track_stages), triton.compiler.compile,
-                       os.environ.get("TRITON_INTERPRET"))
+        # the stage hook wraps add_stages on every release, while the knob changed protocol (3.9 also calls
+        # it with no arguments, for a cache key)
+        self._undo = [present_driver(self.driver), add_stages(CUDABackend).add(self._stage_layer),
+                      compile_function().add(self._compile_layer())]
+        self._interpret = os.environ.get("TRITON_INTERPRET")
         os.environ["TRITON_INTERPRET"] = "0"  # the code generator reads it too: this tier needs the real JIT
-        triton.compiler.compile = self._compile_wrapper(triton.compiler.compile)
 
     def restore(self) -> None:
         """Undo prepare(): the previous driver, stage hook and compile function (tests use this)."""
         if self.driver is None:
             return
-        import triton.compiler
-        from triton.runtime.driver import driver
-
-        saved_driver, undo_stage_hook, triton.compiler.compile, interpret = self._saved
-        set_active_driver(driver, saved_driver)
-        undo_stage_hook()
-        if interpret is None:
+        for undo in reversed(self._undo):
+            undo()
+        self._undo = []
+        if self._interpret is None:
             os.environ.pop("TRITON_INTERPRET", None)
         else:
-            os.environ["TRITON_INTERPRET"] = interpret
+            os.environ["TRITON_INTERPRET"] = self._interpret
         sandbox.leave(self._sandbox)
         self._undo_torch()
         self.driver = None
+
+    def _stage_layer(self, inner: Any, backend: Any, stages: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        out = inner(backend, stages, *args, **kwargs)
+        self._track_stages(backend, stages, *args)
+        return out
 
     def _track_stages(self, backend: Any, stages: dict[str, Any], *args: Any) -> None:
         log = self.log
@@ -319,10 +314,10 @@ class CudaCompileBackend(Backend):
         for ext, stage_fn in list(stages.items()):
             stages[ext] = tracked(ext, stage_fn)
 
-    def _compile_wrapper(self, original: Any) -> Any:
+    def _compile_layer(self) -> Any:
         log, backend = self.log, self
 
-        def compile(src: Any, target: Any = None, options: Any = None, _env_vars: Any = None) -> Any:
+        def compile(original: Any, src: Any, target: Any = None, options: Any = None, _env_vars: Any = None) -> Any:
             fn = getattr(src, "fn", None)
             if fn is None:  # an IR file, not a kernel: not ours to track
                 return compile_call(original, src, target, options, _env_vars)

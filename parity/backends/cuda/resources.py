@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 from typing import Any
 
-from parity.compile.triton_compat import nvidia_binary
+from parity.seams.versions import nvidia_binary
 
 
 def resource_usage(cubin: bytes, kernel: str) -> tuple[int | None, int | None]:

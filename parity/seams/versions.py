@@ -1,14 +1,18 @@
-"""What the compile-only drivers need from triton, across the releases that moved it.
+"""What parity needs from triton, across the releases that moved it: the one place that knows versions.
 
 | need | 3.2 / 3.3 | 3.4 / 3.5 | 3.6+ |
 |---|---|---|---|
+| compile hooks | `JITFunction.cache_hook`, `compiled_hook` | `knobs.runtime.jit_cache_hook`, `jit_post_compile_hook` | same |
 | ptxas, cuobjdump | `_path_to_binary(name)` in the nvidia backend | `triton.knobs.nvidia.<name>.path` | same |
 | the active driver | `driver.active`, a plain attribute | `driver._active` behind a property | same |
 | a hook on the compile stages | none | none | a knob, called with no args from 3.9 on: wrap `add_stages` |
 | `triton.compiler.compile` | (src, target, options) | adds `_env_vars` | same |
 | `utils.load_binary` returns | module, function, n_regs, n_spills | adds n_max_threads | same |
+| autotune disk cache | none (triton-ascend 3.2 neither) | `Autotuner.check_disk_cache` | same |
 
-Nothing here imports triton at module level. The compile hooks are in parity.compile.counter.
+Sources: triton's python/triton/runtime/jit.py, knobs.py, autotuner.py and compiler/compiler.py at
+each release tag (https://github.com/triton-lang/triton/tree/v3.4.0/python/triton). Nothing here
+imports triton at module level.
 """
 
 from __future__ import annotations
@@ -16,6 +20,27 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from typing import Any
+
+
+def hook_style() -> str:
+    """'knobs' (triton >= 3.4) or 'class' (3.2/3.3)."""
+    import triton
+
+    knobs = getattr(triton, "knobs", None)
+    if knobs is not None and hasattr(getattr(knobs, "runtime", None), "jit_cache_hook"):
+        return "knobs"
+    return "class"
+
+
+def compile_hook_slots() -> tuple[tuple[Any, str], tuple[Any, str]]:
+    """Where this release keeps the hooks it calls before and after a compile: ((owner, attr), (owner, attr))."""
+    if hook_style() == "knobs":
+        from triton import knobs
+
+        return (knobs.runtime, "jit_cache_hook"), (knobs.runtime, "jit_post_compile_hook")
+    from triton.runtime.jit import JITFunction
+
+    return (JITFunction, "cache_hook"), (JITFunction, "compiled_hook")
 
 
 def nvidia_binary(name: str) -> str | None:
@@ -39,12 +64,9 @@ def active_driver(driver: Any) -> Any:
     return driver._active if "_active" in vars(driver) else vars(driver).get("active")
 
 
-def set_active_driver(driver: Any, value: Any) -> None:
-    """Put a saved value back into the slot that active_driver() read."""
-    if "_active" in vars(driver):
-        driver._active = value
-    else:
-        driver.active = value
+def active_driver_slot(driver: Any) -> str:
+    """The attribute that holds the active driver in this release."""
+    return "_active" if "_active" in vars(driver) else "active"
 
 
 def compile_call(original: Callable[..., Any], src: Any, target: Any, options: Any, env_vars: Any) -> Any:
@@ -59,24 +81,3 @@ def load_binary_returns_max_threads() -> bool:
     from triton.compiler.compiler import CompiledKernel
 
     return "n_max_threads" in inspect.getsource(CompiledKernel._init_handles)
-
-
-def install_stage_hook(hook: Callable[..., None]) -> Callable[[], None]:
-    """Call hook(backend, stages, *rest) whenever the nvidia backend builds its stage pipeline;
-    returns what undoes it. A wrapper on CUDABackend.add_stages works on every release, while
-    the knob changed protocol (3.9 also calls it with no arguments, for a cache key)."""
-    from triton.backends.nvidia.compiler import CUDABackend
-
-    original = CUDABackend.add_stages
-
-    def add_stages(self: Any, stages: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
-        out = original(self, stages, *args, **kwargs)
-        hook(self, stages, *args)
-        return out
-
-    CUDABackend.add_stages = add_stages
-
-    def undo_patch() -> None:
-        CUDABackend.add_stages = original
-
-    return undo_patch
