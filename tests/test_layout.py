@@ -165,3 +165,54 @@ def test_no_test_names_a_path_of_the_machine_it_was_written_on():
     found = {p.name: machine_paths(p.read_text()) for p in Path(__file__).parent.glob("*.py")
              if p.name != Path(__file__).name}
     assert {k: v for k, v in found.items() if v} == {}
+
+
+THIRD_PARTY = ("triton", "torch")
+
+
+def third_party_names(tree: ast.AST) -> set[str]:
+    """Names a module binds to triton or torch objects by importing them (`import triton.compiler`, `from
+    triton.runtime.jit import JITFunction`, `import torch`)."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names if a.name.split(".")[0] in THIRD_PARTY}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] in THIRD_PARTY:
+            names |= {a.asname or a.name for a in node.names}
+    return names
+
+
+def _root(node: ast.AST) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def third_party_patches(source: str) -> list[int]:
+    """Lines that assign to, delete from or setattr() on an object imported from triton or torch."""
+    tree = ast.parse(source)
+    names = third_party_names(tree)
+    lines = []
+    for node in ast.walk(tree):
+        targets: list[ast.AST] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, ast.Delete):
+            targets = node.targets
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "delattr")
+              and node.args and _root(node.args[0]) in names):
+            lines.append(node.lineno)
+        flat = [e for t in targets for e in (t.elts if isinstance(t, ast.Tuple) else [t])]
+        lines += [node.lineno for t in flat if isinstance(t, (ast.Attribute, ast.Subscript)) and _root(t) in names]
+    return lines
+
+
+def test_only_the_seams_patch_triton_and_torch():
+    planted = "import triton.compiler\nfrom triton.runtime.jit import JITFunction\n" \
+              "triton.compiler.compile = f\nJITFunction.run = g\nsetattr(JITFunction, 'x', 1)\nx = triton.y\n"
+    assert third_party_patches(planted) == [3, 4, 5], "the check must catch a planted patch"
+    found = {str(p.relative_to(PARITY)): lines for p in PARITY.rglob("*.py")
+             if "seams" not in p.parts and "templates" not in p.parts and (lines := third_party_patches(p.read_text()))}
+    assert found == {}, f"patch Triton and torch through parity.seams only: {found}"

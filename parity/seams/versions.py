@@ -2,7 +2,7 @@
 
 | need | 3.2 / 3.3 | 3.4 / 3.5 | 3.6+ |
 |---|---|---|---|
-| compile hooks | `JITFunction.cache_hook`, `compiled_hook` | `knobs.runtime.jit_cache_hook`, `jit_post_compile_hook` | same |
+| compile hooks | `JITFunction.cache_hook`, `.compiled_hook` | `knobs.runtime.jit_cache_hook`, `jit_post_...` | same |
 | ptxas, cuobjdump | `_path_to_binary(name)` in the nvidia backend | `triton.knobs.nvidia.<name>.path` | same |
 | the active driver | `driver.active`, a plain attribute | `driver._active` behind a property | same |
 | a hook on the compile stages | none | none | a knob, called with no args from 3.9 on: wrap `add_stages` |
