@@ -2,8 +2,9 @@
 
 Libraries dispatch on the device (fla's Ascend kkt kernel, Liger's NPU block sizes). On the compile
 tiers the tensors are CPU tensors, so a launcher cannot tell from them; it asks
-`parity.current_backend()` instead: "cuda", "ascend", "interpret", "cuda-compile", "ascend-compile"
-(None outside a parity run). The pytest plugin sets it once per process: one backend per process.
+`parity.current_backend()` instead: "cuda", "ascend", "interpret", "cuda-compile", "ascend-compile",
+"ascend-lowered" (None outside a parity run), or `parity.current_target()` for the device family.
+The pytest plugin sets it once per process: one backend per process.
 """
 
 from __future__ import annotations
@@ -20,9 +21,14 @@ def current_backend() -> str | None:
 
 
 def current_target() -> str | None:
-    """"cuda" or "ascend": the device family the backend stands for (None for the interpreter)."""
+    """"cuda" or "ascend": the device family the backend stands for, as it declares (`Backend.target`);
+    None for the interpreter and outside a parity run."""
     name = current_backend()
-    return name.removesuffix("-compile") if name in ("cuda", "ascend", "cuda-compile", "ascend-compile") else None
+    if name is None:
+        return None
+    from parity.backends import backend_class
+
+    return backend_class(name).target
 
 
 def set_current_backend(name: str | None) -> None:

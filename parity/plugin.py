@@ -178,7 +178,7 @@ def pytest_configure(config: pytest.Config) -> None:
     configure_began = time.time()
     backend = get_backend(config.getoption("--backend"))
     set_current_backend(backend.name)  # launchers ask parity.current_backend(); one backend per process
-    arch_option = getattr(backend, "arch_option", None)  # compile tiers name their target (--cuda-arch, ...)
+    arch_option = backend.arch_option  # compile tiers name their target (--cuda-arch, ...)
     if arch_option and config.getoption(arch_option, None) is not None:
         backend.arch = config.getoption(arch_option)
     if backend.mode != "compile":  # compile tiers also stop the disk autotune cache (parity.compile.sandbox)

@@ -216,3 +216,39 @@ def test_only_the_seams_patch_triton_and_torch():
     found = {str(p.relative_to(PARITY)): lines for p in PARITY.rglob("*.py")
              if "seams" not in p.parts and "templates" not in p.parts and (lines := third_party_patches(p.read_text()))}
     assert found == {}, f"patch Triton and torch through parity.seams only: {found}"
+
+
+FACETS = {"mode", "target", "tracker", "type"}
+
+
+def backend_name_tests(source: str) -> list[int]:
+    """Lines that compare a value with a backend's name (`== "interpret"`, `in ("cuda", ...)`,
+    `.startswith("ascend")`) instead of asking the backend what it declares (parity.backends.base)."""
+    from parity.backends import BACKENDS
+
+    def names(node: ast.AST) -> bool:
+        if isinstance(node, ast.Constant):
+            return node.value in BACKENDS
+        return isinstance(node, (ast.Tuple, ast.List, ast.Set)) and any(names(e) for e in node.elts)
+
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare) and isinstance(node.left, ast.Attribute) and node.left.attr in FACETS:
+            continue  # a declared facet (`backend.mode == "interpret"`, `.target == "ascend"`), or a device type
+        if isinstance(node, ast.Compare) and any(names(c) for c in [node.left, *node.comparators]):
+            lines.append(node.lineno)
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr in ("startswith", "endswith", "removesuffix", "removeprefix") and node.args
+              and isinstance(node.args[0], ast.Constant) and str(node.args[0].value).strip("-") in
+              {part for name in BACKENDS for part in name.split("-")}):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_only_the_backends_compare_backend_names():
+    planted = 'if backend == "interpret":\n    pass\nx = name.startswith("ascend")\ny = b in ("cuda", "ascend")\n' \
+              'z = backend.mode == "interpret"\n'
+    assert backend_name_tests(planted) == [1, 3, 4], "the check must catch a planted comparison"
+    found = {str(p.relative_to(PARITY)): lines for p in PARITY.rglob("*.py")
+             if not {"backends", "seams", "templates"} & set(p.parts) and (lines := backend_name_tests(p.read_text()))}
+    assert found == {}, f"ask the backend's facets (parity.backends.base.Backend) instead: {found}"

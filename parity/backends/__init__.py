@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 
 from parity.backends.base import Backend
@@ -24,9 +25,19 @@ def parse_backend(name: str) -> str:
     return name
 
 
+@functools.cache
+def backend_class(name: str) -> type[Backend]:
+    """The class of a backend named in a record or a scope, for its facets (target, tracker, mode, ...);
+    `Backend` itself, with the defaults, for a name no backend has."""
+    if name not in BACKENDS:
+        return Backend
+    module_name, cls_name = BACKENDS[name].split(":")
+    return getattr(importlib.import_module(module_name), cls_name)
+
+
 def get_backend(name: str) -> Backend:
     module_name, cls_name = BACKENDS[parse_backend(name)].split(":")
     return getattr(importlib.import_module(module_name), cls_name)()
 
 
-__all__ = ["BACKENDS", "Backend", "get_backend", "parse_backend"]
+__all__ = ["BACKENDS", "Backend", "backend_class", "get_backend", "parse_backend"]

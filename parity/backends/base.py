@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, ClassVar
 
 import torch
@@ -25,6 +26,23 @@ class Backend:
     scope: ClassVar[str | None] = None
     # suite functions this backend does not collect (names such as "test_specialization")
     excluded_tests: ClassVar[tuple[str, ...]] = ()
+
+    # Facets: what the rest of the engine asks instead of comparing backend names.
+    # the device family a launcher takes the path of here ("cuda", "ascend"); None under the interpreter
+    target: ClassVar[str | None] = None
+    # what a pass here checks: "numerics" (outputs vs fp64), "vendor-compiler" (the vendor's compiler
+    # accepts the kernel), "lowering" (the vendor's lowering, run elsewhere)
+    verifies: ClassVar[frozenset[str]] = frozenset({"numerics"})
+    # the compiler whose tracker a vendor draft from here goes to first ("triton" or "triton-ascend")
+    tracker: ClassVar[str] = "triton"
+
+    # Compile backends' interface (mode "compile"); the defaults are what a run backend has.
+    # the device type launches see (parity.compile.device_tensors); None: the backend's own device_type
+    launch_device_type: ClassVar[str | None] = None
+    # the pytest option whose value the plugin copies into `arch` before prepare() (--cuda-arch, ...)
+    arch_option: ClassVar[str | None] = None
+    # the target the backend compiles for (an SM number, an Ascend arch name); None on a run backend
+    arch: Any = None
 
     def __init__(self) -> None:
         self.device_index = 0
@@ -74,3 +92,10 @@ class Backend:
 
     def to_device(self, t: torch.Tensor) -> torch.Tensor:
         return t.to(self.device)
+
+    def compile_case(self, spec: Any, case: Any, cpu_inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """A compile backend's verdict on one case: one dict per compile its launch triggered."""
+        raise NotImplementedError(f"backend {self.name!r} compiles nothing on its own: it runs kernels")
+
+    def write_repro_extras(self, out_dir: Path, spec: Any, case: Any, *, seed: int, cache: Any) -> None:
+        """Files a repro dir gets beyond repro.py and its drafts (ascend-lowered: a rebuild-and-run script)."""

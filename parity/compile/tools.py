@@ -214,8 +214,10 @@ def compile_label(compile_: Mapping[str, Any], with_kernel: bool) -> str:
 
 
 def expected_error(spec: KernelSpec, backend: str) -> ExpectedCompileError | None:
-    """The spec's expected compile error on this backend; `cuda` also covers `cuda-compile`."""
-    names = {backend, backend.removesuffix("-compile")}
+    """The spec's expected compile error on this backend; `cuda` also covers `cuda-compile` (its target)."""
+    from parity.backends import backend_class
+
+    names = {backend, backend_class(backend).target or backend}
     return next((e for e in spec.expected_compile_errors if e.backend in names), None)
 
 

@@ -28,15 +28,6 @@ def git_commit() -> str | None:
     return out.stdout.strip() or None
 
 
-def nvidia_driver() -> str | None:
-    try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=10, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else None
-
-
 def collect(backend_name: str, backend_env: dict[str, Any]) -> dict[str, Any]:
     """Everything known about this machine and toolchain, plus what the backend probed."""
     import torch
@@ -52,7 +43,7 @@ def collect(backend_name: str, backend_env: dict[str, Any]) -> dict[str, Any]:
         "torch_npu": package_version("torch-npu") or package_version("torch_npu"),
         "ascendnpu_ir": package_version("ascendnpu-ir"),
         "cann": None,
-        "driver": nvidia_driver() if backend_name == "cuda" else None,
+        "driver": None,  # a run backend's env() names its driver (parity.backends.cuda.run)
         "device_name": None,
         "device_count": None,
         "target_arch": None,

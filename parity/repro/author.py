@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from parity.backends import backend_class
+
 CRASH_KINDS = ("crash", "timeout")
 
 
@@ -27,12 +29,13 @@ def author_reason(record: Mapping[str, Any], backend: str) -> str | None:
         return None  # a compiler that dies, or a divergence already linked to a vendor
     if record.get("diagnosis"):
         return f"it is a known kernel mistake ({record['diagnosis']['what']}), wrong on every backend"
-    if backend == "interpret":
+    if backend_class(backend).mode == "interpret":
         return "it fails under Triton's interpreter, whose semantics are the reference for every backend"
     reason = record.get("reason") or ""
     if "NameError" in reason and "is not defined" in reason:
         return "the kernel reads a name it never assigned on this path (a NameError in the code generator)"
-    if not backend.startswith("ascend") and ("triton-ascend" in reason or "must be a power of 2" in reason):
+    upstream = backend_class(backend).tracker != "triton-ascend"
+    if upstream and ("triton-ascend" in reason or "must be a power of 2" in reason):
         # an Ascend-first kernel on upstream Triton: a documented upstream rule, not an upstream bug
         return ("it relies on what only triton-ascend accepts (an NPU launch option, a language extension, or "
                 "non-power-of-2 tile shapes, which upstream Triton documents as unsupported)")

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from parity.backends import backend_class
 from parity.compile.tools import trim_message
 from parity.repro import template
 from parity.repro.source import SourceError, extract_kernel, literal
@@ -209,7 +210,7 @@ def render_script(backend: str, arch: Any, entry: Mapping[str, Any], record: Map
         arch=literal(arch), expected=literal(trim_message(comp.get("message") or record.get("reason") or "")),
         max_shared=literal(limits.get("max_shared_bytes")), hivmc=literal(limits.get("hivmc_missing", "")),
     )
-    if backend.startswith("ascend"):
+    if backend_class(backend).target == "ascend":
         del fields["max_shared"]
         fields["attrs_import"] += "  # noqa: E402"
         return template.render("ascend_compile_script", title, **fields)
@@ -230,8 +231,8 @@ def render_issue(tracker: str, record: Mapping[str, Any], env: Mapping[str, Any]
     first = (message.splitlines() or [""])[0][:90]
     title = f"`{comp.get('kernel') or record['kernel']}` fails to compile ({kind}): {first}"
     env_text = "\n".join(f"{label}: {env.get(key) or 'n/a'}" for label, key in ENV_FIELDS[tracker])
-    needs = ("triton-ascend and ascendnpu-ir (bishengir-compile); no NPU and no CANN" if backend.startswith("ascend")
-             else "upstream triton (its bundled ptxas); no GPU")
+    needs = ("triton-ascend and ascendnpu-ir (bishengir-compile); no NPU and no CANN"
+             if backend_class(backend).target == "ascend" else "upstream triton (its bundled ptxas); no GPU")
     ub = (f"UB: requires {comp['ub_bits']} bits while {comp['ub_limit_bits']} bits are available.\n\n"
           if comp.get("ub_bits") and comp.get("ub_limit_bits") else "")
     return "\n".join([
@@ -257,7 +258,7 @@ def render_issue(tracker: str, record: Mapping[str, Any], env: Mapping[str, Any]
 
 
 def _limits(backend: Any) -> dict[str, Any]:
-    if backend.name.startswith("ascend"):
+    if backend.target == "ascend":
         from parity.backends.ascend.diagnostics import HIVMC_MISSING
 
         return {"hivmc_missing": HIVMC_MISSING}
@@ -283,7 +284,7 @@ def write_repro(out_dir: Path, script: str, record: Mapping[str, Any], env: Mapp
     if why is not None:  # the kernel's own bug: a note for its author, no vendor draft
         (out_dir / "AUTHOR.md").write_text(render_author(record, backend, why, "python repro.py"), encoding="utf-8")
         return
-    primary = "triton-ascend" if backend.startswith("ascend") else "triton"
+    primary = backend_class(backend).tracker
     for tracker in TRACKERS:
         name = "ISSUE.md" if tracker == primary else f"ISSUE-{tracker}.md"
         (out_dir / name).write_text(render_issue(tracker, record, env, backend), encoding="utf-8")
@@ -346,9 +347,9 @@ def _write_one(record: dict[str, Any], entry: Mapping[str, Any], spec: Any, back
     if "launch_option" in entry:  # rejected before compiling: the launch itself is the repro
         from parity.repro import launch_repro
 
-        script = launch_repro.render_script(entry, record, getattr(backend, "arch", None), backend.name)
+        script = launch_repro.render_script(entry, record, backend.arch, backend.name)
         launch_repro.write_repro(out_dir, script, record, backend.name)
     else:
-        script = render_script(backend.name, getattr(backend, "arch", None), entry, record, _limits(backend))
+        script = render_script(backend.name, backend.arch, entry, record, _limits(backend))
         write_repro(out_dir, script, record, session_env(backend), backend.name)
     record["repro"] = out_dir.relative_to(results_dir).as_posix()

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from parity.backends import backend_class
 from parity.repro import template
 from parity.repro.source import SourceError, extract_kernel, literal
 
@@ -49,7 +50,7 @@ def describe_rejected(jit: Any, option: str, exc: BaseException, args: tuple[Any
 
 def target_of(backend: str, arch: Any) -> tuple[Any, ...]:
     """triton's GPUTarget fields for the tier: the option set the script checks is that backend's."""
-    if backend.startswith("ascend"):
+    if backend_class(backend).target == "ascend":
         return ("npu", arch if isinstance(arch, str) else "Ascend910B3", 0)
     return ("cuda", arch if isinstance(arch, int) else 90, 32)
 
@@ -72,7 +73,7 @@ def write_repro(out_dir: Path, script: str, record: Mapping[str, Any], backend: 
     (out_dir / "repro.py").write_text(script, encoding="utf-8")
     why = ("the kernel's launcher passes a launch option that the installed triton-ascend does not declare "
            "(a newer release may); pass it only where the installed version's backend options list it"
-           if backend.startswith("ascend") else
+           if backend_class(backend).target == "ascend" else
            "the kernel's launcher passes a launch option that only another Triton backend declares; "
            "pass it only when that backend is active (e.g. when triton.runtime.driver.active names the NPU)")
     (out_dir / "AUTHOR.md").write_text(render_author(record, backend, why, "python repro.py"), encoding="utf-8")

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from parity.backends import backend_class
 from parity.repro import owner, prelaunch, template
 from parity.repro.author import author_reason, render_author
 from parity.repro.capture import Captured, Launch, LaunchRecorder, NoLaunch, ReproError, capture_case
@@ -156,7 +157,7 @@ def write_repro(out_dir: Path, cap: Captured, record: Mapping[str, Any], shrunk:
     (out_dir / "repro.py").write_text(script, encoding="utf-8")
     if arrays:
         np.savez_compressed(out_dir / "inputs.npz", **arrays)
-    command = ("TRITON_INTERPRET=1 " if backend == "interpret" else "") + "python repro.py"
+    command = ("TRITON_INTERPRET=1 " if backend_class(backend).mode == "interpret" else "") + "python repro.py"
     finding = record.get("finding_of")
     if finding:  # the library's bug (parity.repro.owner): one draft, to the library's tracker
         (out_dir / "ISSUE.md").write_text(render_library_issue(finding, record, env, backend, command),
@@ -166,7 +167,7 @@ def write_repro(out_dir: Path, cap: Captured, record: Mapping[str, Any], shrunk:
     if why is not None:  # the kernel's own bug: a note for its author, no vendor draft
         (out_dir / "AUTHOR.md").write_text(render_author(record, backend, why, command), encoding="utf-8")
         return out_dir
-    primary = "triton-ascend" if backend.startswith("ascend") else "triton"
+    primary = backend_class(backend).tracker
     for tracker in TRACKERS:
         name = "ISSUE.md" if tracker == primary else f"ISSUE-{tracker}.md"
         text = render_issue(tracker, cap_summary(cap), record, shrunk.as_dict(), env, backend)
@@ -205,9 +206,7 @@ def attach(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, *
         cap = capture_case(spec, Case(shrunk.shrunk), backend, seed=seed, cache=cache)
         out_dir = results_dir / REPROS_DIR / case_filename(spec.name, case.id)
         write_repro(out_dir, cap, record, shrunk, session_env(backend), backend.name)
-        extras = getattr(backend, "write_repro_extras", None)  # e.g. ascend-lowered's rebuild-and-run script
-        if extras is not None:
-            extras(out_dir, spec, Case(shrunk.shrunk), seed=seed, cache=cache)
+        backend.write_repro_extras(out_dir, spec, Case(shrunk.shrunk), seed=seed, cache=cache)  # ascend-lowered's
         record["repro"] = out_dir.relative_to(results_dir).as_posix()
         record["shrink"] = shrunk.as_dict()
     except NoLaunch as exc:
@@ -250,7 +249,7 @@ def import_command(record: Mapping[str, Any]) -> str | None:
     found = re.search(r"importing ([\w.]+) raised", str(record.get("reason") or ""))
     if not found:
         return None
-    env = "TRITON_INTERPRET=1 " if record.get("backend") == "interpret" else ""
+    env = "TRITON_INTERPRET=1 " if backend_class(str(record.get("backend"))).mode == "interpret" else ""
     return f'{env}python -c "import {found.group(1)}"'
 
 

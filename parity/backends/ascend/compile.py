@@ -49,6 +49,9 @@ class AscendCompileBackend(Backend):
     name = "ascend-compile"
     mode = "compile"
     device_type = "cpu"
+    target = "ascend"
+    verifies = frozenset({"vendor-compiler"})
+    tracker = "triton-ascend"
     # the device type launches see (parity.compile.device_tensors): CPU memory that says "npu"
     launch_device_type: ClassVar[str] = "npu"
     fallback_hint = SESSION_HINT

@@ -58,6 +58,9 @@ class AscendLoweredBackend(Backend):
     name = "ascend-lowered"
     mode = "run"
     device_type = "cpu"
+    target = "ascend"
+    verifies = frozenset({"lowering", "numerics"})
+    tracker = "triton-ascend"
     fallback_hint = SESSION_HINT
     arch_option: ClassVar[str] = "--ascend-arch"
     # the perf pass times devices; an x86 build of NPU code has no speed worth reporting

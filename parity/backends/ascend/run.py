@@ -39,6 +39,8 @@ class AscendBackend(Backend):
     name = "ascend"
     mode = "run"
     device_type = "npu"
+    target = "ascend"
+    tracker = "triton-ascend"
     hardware = True
     fallback_hint = "nox -s ascend-compile (compile-only, no NPU) or nox -s interpret"
 

@@ -223,6 +223,8 @@ class CudaCompileBackend(Backend):
     name = "cuda-compile"
     mode = "compile"
     device_type = "cpu"
+    target = "cuda"
+    verifies = frozenset({"vendor-compiler"})
     # the device type launches see (parity.compile.device_tensors): CPU memory that says "cuda"
     launch_device_type: ClassVar[str] = "cuda"
     fallback_hint = "nox -s interpret"

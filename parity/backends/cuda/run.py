@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable
 from typing import Any
 
@@ -16,6 +17,7 @@ class CudaBackend(Backend):
     name = "cuda"
     mode = "run"
     device_type = "cuda"
+    target = "cuda"
     hardware = True
     fallback_hint = "nox -s cuda-compile (compile-only, no GPU) or nox -s interpret"
 
@@ -66,4 +68,15 @@ class CudaBackend(Backend):
             "sm_count": props.multi_processor_count,
             "memory_gib": round(props.total_memory / 2**30, 1),
             "copy_gbps": round(self.copy_gbps(), 1),
+            "driver": nvidia_driver(),
         }
+
+
+def nvidia_driver() -> str | None:
+    """The NVIDIA driver's version, as nvidia-smi reports it; None without one."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else None
