@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from libraries import gdn_reference
+from libraries import adapters, gdn_reference
 from libraries._load import Library, perf_fields
 from parity import (
     DeclinedEnvironment,
@@ -195,6 +195,8 @@ def _spec(name: str, kernels: tuple[str, ...], **fields: Any) -> KernelSpec:
     return KernelSpec(name=name, family="fla", kernel=FLA.kernels(*kernels), unavailable=FLA.unavailable,
                       **{**perf_fields(fields["cases"]), **fields})
 
+
+LIBRARY = adapters.FLA  # identity, tracker and tier needs: libraries/adapters.py
 
 SPECS = [
     _spec("fla_chunk_local_cumsum", ("fla.ops.utils.cumsum:chunk_local_cumsum_scalar_kernel",),

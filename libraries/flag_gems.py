@@ -5,40 +5,20 @@ in fp64, at the shapes of LLM layers."""
 
 from __future__ import annotations
 
-import contextlib
-import os
 from collections.abc import Mapping
 from typing import Any
 
 import torch
 
-import parity
 from libraries._load import Library, perf_fields
+from libraries.adapters import FLAG_GEMS
 from parity import KernelSpec, Tolerance, randn
 from parity.cases import by_level, product
-from parity.paths import cache_root
+from parity.library import prepare
 
 GEMS = Library.pinned("flag_gems")
-# FlagGems finds its vendor from torch.<flag> attributes, else from `nvidia-smi`-like probes, and gives up
-# with "No device were detected" on a machine without one; GEMS_VENDOR names it, as a user of the
-# cuda-compile tier would (ascend-compile's torch.npu already answers "ascend")
-if parity.current_target() == "cuda":
-    os.environ.setdefault("GEMS_VENDOR", "nvidia")
-# FlagGems stores its autotune picks (an sqlite db named after the device) and generated code under
-# ~/.flaggems. A compile tier's picks are fake (nothing is timed) yet keyed like the real device, and a
-# later run on that device would take them: they go to parity's cache, one dir per tier, like Triton's
-os.environ["FLAGGEMS_CACHE_DIR"] = str(cache_root() / "flaggems" / (parity.current_backend() or "none"))
-# On a compile tier nothing is timed, so a pick is meaningless, and a stored one makes FlagGems' LibTuner
-# compile that single config for the next launch with the same key (a later case, or the re-run that
-# describes a failing compile for its repro): an in-memory db lives and dies with each forked case
-if (parity.current_backend() or "").endswith("-compile"):
-    os.environ["FLAGGEMS_DB_URL"] = "sqlite://"
-# FlagGems 5.0.2 picks its math shim by reading triton.language.extra.libdevice as an attribute, which
-# exists only once something has imported that submodule; otherwise it falls back to tl.math, and on
-# triton-ascend 3.2 (no tl.math.acos) `import flag_gems` fails. fla and Liger import it, so without this
-# line FlagGems' verdicts on ascend-compile would depend on which libraries the run selected.
-with contextlib.suppress(ImportError):
-    import triton.language.extra.libdevice  # noqa: F401
+LIBRARY = FLAG_GEMS
+prepare(LIBRARY)  # vendor, cache dirs and import order before flag_gems imports (libraries/adapters.py)
 Params = Mapping[str, Any]
 EPS = 1e-5
 ROW_TOL = {"fp32": Tolerance(rtol=1e-5, atol=1e-5, reason="a row reduction over up to 4096 fp32 terms, in "

@@ -22,6 +22,7 @@ import torch
 from libraries import _gdn_ref as ref
 from libraries._debug_lint import source_check_launch
 from libraries._load import Library
+from libraries.adapters import GDN_NPU
 from libraries.pins import snapshot_version
 from parity import KernelSpec, Tolerance, cu_seqlens, l2_normalized, logsigmoid_of_randn, randn, sigmoid_of_randn
 from parity.cases import by_level, product
@@ -225,6 +226,8 @@ ALL_KERNELS = ("cumsum:chunk_local_cumsum_scalar_kernel", "chunk_scaled_dot_kkt:
                "chunk_delta_h:chunk_gated_delta_rule_fwd_kernel_h_blockdim64_npu_kernel",
                "chunk_o:chunk_fwd_kernel_o_npu_kernel")
 
+
+LIBRARY = GDN_NPU  # identity, tracker and tier needs: libraries/adapters.py
 
 SPECS = [
     _spec("chunk_local_cumsum", ("cumsum:chunk_local_cumsum_scalar_kernel",), launch=_cumsum_launch,

@@ -9,6 +9,7 @@ from typing import Any
 
 import torch
 
+from libraries import adapters
 from libraries._load import Library, perf_fields
 from parity import KernelSpec, Tolerance, known, randn
 from parity.cases import by_level, product
@@ -129,6 +130,8 @@ def _spec(name: str, kernel: str, **fields: Any) -> KernelSpec:
 # divisible by 16, other) may give up to 3 variants over a length sweep: bounded, not a recompile per
 # length. A fourth compile in one base would be one.
 INT_SPECIALIZED = {b: 3 for b in ("cuda", "cuda-compile", "ascend", "ascend-compile", "ascend-lowered", "interpret")}
+
+LIBRARY = adapters.LIGER  # identity, tracker and tier needs: libraries/adapters.py
 
 SPECS = [
     _spec("liger_rms_norm", "liger_kernel.ops.rms_norm:_rms_norm_forward_kernel", launch=_rms_launch,

@@ -22,6 +22,7 @@ import torch
 
 from libraries import mojo_opset_attn
 from libraries._mojo import golden, op, spec
+from libraries.adapters import MOJO_OPSET
 from parity import Tolerance, randn
 from parity.cases import by_level, product
 from parity.run.second_reference import SecondReference
@@ -184,6 +185,8 @@ SECOND = {
 def _rows_cases(full_n: list[int]) -> Any:
     return by_level(product(M=[16], N=[1024, 4096], dtype=["fp32"]), product(M=[4096], N=full_n, dtype=["bf16"]))
 
+
+LIBRARY = MOJO_OPSET  # identity, tracker and tier needs: libraries/adapters.py
 
 SPECS = [
     spec("rmsnorm_infer", "rmsnorm", ("_rmsnorm_infer_small_cols_kernel", "_rmsnorm_infer_kernel"), SECOND["rmsnorm"],

@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from libraries._mojo import golden, op, spec
+from libraries.adapters import MOJO_OPSET
 from parity import Tolerance, randn
 from parity.cases import by_level, product
 from parity.run.second_reference import SecondReference
@@ -285,6 +286,8 @@ SWA_CASES = by_level(product(qlens=[(384,)], prefix=[(0,)], local=[128], sink=[N
                      + product(qlens=[(100, 200)], prefix=[(200, 0)], local=[64], sink=[16], dtype=["fp32"], **GQA),
                      product(qlens=[(4096,)], prefix=[(0,)], local=[1024], sink=[None, 128], dtype=["bf16"],
                              **GQA_FULL))
+
+LIBRARY = MOJO_OPSET  # identity, tracker and tier needs: libraries/adapters.py
 
 SPECS = [
     spec("paged_attention_decode", "flash_attention", ("paged_decode_kernel",), SECOND["decode"],

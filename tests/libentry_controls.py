@@ -17,10 +17,15 @@ import torch
 
 from parity.compile.counter import CompileCounter, base_jit_function, kernel_id
 from parity.compile.tools import clear_jit_caches, jit_functions
+from parity.library import LibraryAdapter, register
 from tests.cuda_compile_fixture import cuda_compile_backend  # noqa: F401  (the `backend` fixture)
 
 triton = pytest.importorskip("triton")
 tl = pytest.importorskip("triton.language")
+
+# the planted library's adapter names its cache, as libraries/adapters.py does FlagGems'
+register(LibraryAdapter("planted lib", "planted-lib", "https://example.org/planted", ("tests",), ("planted",),
+                        kernel_cache_attrs=("kernel_cache",)))
 
 
 @triton.jit

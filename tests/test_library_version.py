@@ -63,7 +63,7 @@ def test_the_mojo_stand_in_carries_its_snapshot_commit():
     mojo = pytest.importorskip("libraries._mojo")
     if mojo.unavailable():
         pytest.skip(mojo.unavailable())
-    info = next(i for i in owner.LIBRARIES if i.families == ("mojo_opset",))
+    info = owner.library_of("mojo_opset")
     found = owner.library_version(info)
     if found and found.startswith("git "):  # a real checkout on the path names itself
         return

@@ -5,8 +5,7 @@ which know where each release keeps them). They fire on an in-memory cache miss,
 on-disk cache hits, so they count specializations rather than cold compiles.
 
 The hooks are global: they see every kernel a launch compiles, also one a library generates at
-run time (FlagGems' pointwise_dynamic writes a module with a fresh @triton.jit kernel and loads
-it), which no spec can name. Each compile is attributed to the Python function Triton compiled,
+run time (a module it writes with a fresh @triton.jit kernel and loads), which no spec can name. Each compile is attributed to the Python function Triton compiled,
 by module.qualname and by the file that defines it.
 """
 
@@ -38,9 +37,9 @@ def constants_by_name(arg_names: Sequence[str], constants: Mapping[Any, Any]) ->
 
 def wrapper_chain(kernel: Any) -> list[Any]:
     """The kernel and every wrapper under it, down to the JITFunction (the one whose `.fn` is the plain
-    Python function). Wrappers keep the next one on `.fn`: Heuristics, Autotuner, and library layers such
-    as FlagGems' LibEntry and its tuner, which carries a `cache_key` of its own, so only the plain function
-    at the bottom marks the end."""
+    Python function). Wrappers keep the next one on `.fn`: Heuristics, Autotuner, and a library's own layers
+    (a cache or a tuner, which may carry a `cache_key` of its own), so only the plain function at the bottom
+    marks the end."""
     chain = [kernel]
     while len(chain) < 8:
         inner = getattr(chain[-1], "fn", None)
@@ -58,18 +57,23 @@ def base_jit_function(kernel: Any) -> Any:
 def library_kernel_caches(kernels: Iterable[Any]) -> list[dict[Any, Any]]:
     """Kernel caches a library keeps above triton's own, in the wrappers of these kernels.
 
-    FlagGems' LibEntry keeps `kernel_cache`, one dict per device, of kernels it compiled through the
-    JITFunction and launches itself from then on. Clearing triton's caches alone leaves these, so a later
-    case reuses the kernel without a compile and its count reads 0 where a plain kernel reads 1.
+    A library's adapter names the wrapper attributes that hold them (parity.library, `kernel_cache_attrs`):
+    a dict, or one dict per device, of kernels the wrapper compiled through the JITFunction and launches
+    itself from then on. Clearing triton's caches alone leaves these, so a later case reuses the kernel
+    without a compile and its count reads 0 where a plain kernel reads 1.
     """
+    from parity.library import adapters
+
+    attrs = list(dict.fromkeys(a for adapter in adapters() for a in adapter.kernel_cache_attrs))
     found = []
     for kernel in kernels:
         for wrapper in wrapper_chain(kernel):
-            cache = getattr(wrapper, "kernel_cache", None)
-            if isinstance(cache, dict):
-                found.append(cache)
-            elif isinstance(cache, (tuple, list)):
-                found.extend(c for c in cache if isinstance(c, dict))
+            for attr in attrs:
+                cache = getattr(wrapper, attr, None)
+                if isinstance(cache, dict):
+                    found.append(cache)
+                elif isinstance(cache, (tuple, list)):
+                    found.extend(c for c in cache if isinstance(c, dict))
     return found
 
 

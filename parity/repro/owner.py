@@ -1,7 +1,8 @@
 """Who a failing case belongs to when its kernel ships in a library: the library, or the compiler.
 
 A kernel lives in a library when the spec's family names one, or when one of its kernels is defined in
-that library's package (fla, liger_kernel, flag_gems, as installed in site-packages). For such a kernel:
+that library's package, as its adapter declares (parity.library; the known ones in libraries/adapters.py).
+For such a kernel:
 
 The library's finding (the draft goes to the library's tracker):
 - a wrong result: the output differs from the fp64 reference;
@@ -25,40 +26,19 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from parity.library import LibraryAdapter, for_family, for_package
 
 RULE = ("the library owns wrong results, configs it chose that the target cannot hold (UB overflow, out of "
         "resources), its own import failures, and uses of an API the backend lacks; the compiler keeps crashes, "
         "hangs and frontend or lowering errors on valid code")
 
 
-@dataclass(frozen=True)
-class LibraryInfo:
-    name: str  # as the project names itself
-    dist: str  # the distribution on the package index, for its version
-    repo: str
-    packages: tuple[str, ...]  # top-level import names its kernels live under
-    families: tuple[str, ...]  # KernelSpec.family values that mean this library
+# a library's identity and tracker come from its adapter (parity.library), registered beside its specs
+LibraryInfo = LibraryAdapter
 
-    @property
-    def new_issue_url(self) -> str:
-        return f"{self.repo}/issues/new"
-
-
-LIBRARIES = (
-    LibraryInfo("fla (flash-linear-attention)", "fla-core", "https://github.com/fla-org/flash-linear-attention",
-                ("fla",), ("fla",)),
-    LibraryInfo("Liger-Kernel", "liger-kernel", "https://github.com/linkedin/Liger-Kernel", ("liger_kernel",),
-                ("liger", "liger_kernel")),
-    LibraryInfo("FlagGems", "flag-gems", "https://github.com/FlagOpen/FlagGems", ("flag_gems",),
-                ("flag_gems", "flaggems")),
-    LibraryInfo("mojo_opset", "mojo_opset", "https://github.com/XPU-Forces/mojo_opset", ("mojo_opset",),
-                ("mojo_opset",)),
-    LibraryInfo("gdn-tri-inverse (GDN NPU port)", "gdn-tri-inverse", "https://github.com/huawei-csl/gdn-tri-inverse",
-                ("gdn_tri_inverse", "sgl_kernel_npu"), ("gdn_npu",)),
-)
 
 # an API the backend lacks: a missing attribute/module/name inside triton, or an argument it cannot take
 # (an object of the library's own lacking a method under the interpreter is no triton API: not matched)
@@ -77,14 +57,13 @@ def _module_of(kernel: Any) -> str:
 
 def library_of(family: str | None, kernels: Iterable[Any] = ()) -> LibraryInfo | None:
     """The library a spec's kernels come from, by family or by the package they are defined in."""
-    for info in LIBRARIES:
-        if family in info.families:
-            return info
+    found = for_family(family)
+    if found is not None:
+        return found
     for kernel in kernels:
-        top = _module_of(kernel).split(".", 1)[0]
-        for info in LIBRARIES:
-            if top in info.packages:
-                return info
+        found = for_package(_module_of(kernel).split(".", 1)[0])
+        if found is not None:
+            return found
     return None
 
 

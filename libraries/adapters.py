@@ -1,0 +1,56 @@
+"""The adapter of each library parity ships specs for: identity, tracker, and what it needs on each tier.
+
+Light on purpose (no torch, no library import): parity loads it to recognise these libraries in any
+module, a user's own included (parity.library.known_adapters). Each spec module sets `LIBRARY` to its
+adapter beside its SPECS.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+from parity.library import LibraryAdapter, Tier
+
+
+def _prepare_flag_gems(tier: Tier) -> None:
+    """FlagGems 5.0.2 (https://github.com/FlagOpen/FlagGems/tree/v5.0.2/src/flag_gems) before its import."""
+    from parity.paths import cache_root
+
+    # it finds its vendor from torch.<flag> attributes, else from `nvidia-smi`-like probes, and gives up with
+    # "No device were detected" on a machine without one; GEMS_VENDOR names it, as a user of the cuda-compile
+    # tier would (ascend-compile's torch.npu already answers "ascend")
+    if tier.target == "cuda":
+        os.environ.setdefault("GEMS_VENDOR", "nvidia")
+    # its autotune picks (an sqlite db named after the device) and generated code go under ~/.flaggems. A
+    # compile tier's picks are fake (nothing is timed) yet keyed like the real device, and a later run on
+    # that device would take them: they go to parity's cache, one dir per tier, like Triton's
+    os.environ["FLAGGEMS_CACHE_DIR"] = str(cache_root() / "flaggems" / (tier.name or "none"))
+    # on a compile tier a stored pick makes its LibTuner compile that single config for the next launch with
+    # the same key (a later case, or the re-run that describes a failing compile for its repro): an
+    # in-memory db lives and dies with each forked case
+    if tier.mode == "compile":
+        os.environ["FLAGGEMS_DB_URL"] = "sqlite://"
+    # it picks its math shim by reading triton.language.extra.libdevice as an attribute, which exists only
+    # once something has imported that submodule; otherwise it falls back to tl.math, and on triton-ascend
+    # 3.2 (no tl.math.acos) `import flag_gems` fails. fla and Liger import it, so without this its verdicts
+    # on ascend-compile would depend on which libraries the run selected.
+    with contextlib.suppress(ImportError):
+        import triton.language.extra.libdevice  # noqa: F401
+
+
+FLA = LibraryAdapter("fla (flash-linear-attention)", "fla-core", "https://github.com/fla-org/flash-linear-attention",
+                     ("fla",), ("fla",))
+LIGER = LibraryAdapter("Liger-Kernel", "liger-kernel", "https://github.com/linkedin/Liger-Kernel", ("liger_kernel",),
+                       ("liger", "liger_kernel"))
+# LibEntry keeps `kernel_cache`, one dict per device, of the kernels it compiled through the JITFunction and
+# launches itself from then on (src/flag_gems/utils/libentry.py)
+FLAG_GEMS = LibraryAdapter("FlagGems", "flag-gems", "https://github.com/FlagOpen/FlagGems", ("flag_gems",),
+                           ("flag_gems", "flaggems"), prepare=_prepare_flag_gems, kernel_cache_attrs=("kernel_cache",))
+MOJO_OPSET = LibraryAdapter("mojo_opset", "mojo_opset", "https://github.com/XPU-Forces/mojo_opset", ("mojo_opset",),
+                            ("mojo_opset",))
+GDN_NPU = LibraryAdapter("gdn-tri-inverse (GDN NPU port)", "gdn-tri-inverse",
+                         "https://github.com/huawei-csl/gdn-tri-inverse", ("gdn_tri_inverse", "sgl_kernel_npu"),
+                         ("gdn_npu",))
+
+ADAPTERS = (FLA, LIGER, FLAG_GEMS, MOJO_OPSET, GDN_NPU)

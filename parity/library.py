@@ -1,0 +1,129 @@
+"""Libraries known by what they declare: one adapter per library, beside its specs.
+
+A library's spec module (libraries/<name>.py) sets `LIBRARY = LibraryAdapter(...)` next to its SPECS; the
+registry registers it with the module, and `known_adapters()` loads the adapters of every library parity
+ships specs for, so a user's own module that imports one of those libraries gets its adapter too. The
+engine asks the adapters, and names no library itself:
+
+- identity and tracker: who a draft goes to (parity.repro.owner);
+- `prepare(tier)`: what the library needs in the process before it is imported on a tier (vendor
+  variables, cache locations, an import it relies on), run once per process, also on a plain
+  `import <package>` from any module once `adapt_imports()` is in force;
+- `kernel_cache_attrs`: attributes on the library's kernel wrappers that keep compiled kernels above
+  Triton's own caches, which the compile counter must empty between cases.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+# the module that lists the adapters of the libraries parity ships specs for (light: no library import)
+KNOWN_ADAPTERS_MODULE = "libraries.adapters"
+
+
+@dataclass(frozen=True)
+class Tier:
+    """What an adapter may ask about the tier it prepares for."""
+
+    name: str | None  # the backend's name; None outside a parity run
+    target: str | None  # its device family ("cuda", "ascend"); None under the interpreter
+    mode: str | None  # run | compile | interpret
+
+
+@dataclass(frozen=True)
+class LibraryAdapter:
+    name: str  # as the project names itself
+    dist: str  # the distribution on the package index, for its version
+    repo: str  # where its issues go
+    packages: tuple[str, ...]  # top-level import names its kernels live under
+    families: tuple[str, ...]  # KernelSpec.family values that mean this library
+    prepare: Callable[[Tier], None] | None = field(default=None, compare=False)
+    kernel_cache_attrs: tuple[str, ...] = ()
+
+    @property
+    def new_issue_url(self) -> str:
+        return f"{self.repo}/issues/new"
+
+
+_ADAPTERS: dict[str, LibraryAdapter] = {}
+_PREPARED: set[str] = set()
+
+
+def register(adapter: LibraryAdapter) -> LibraryAdapter:
+    """Add (or replace, by name) a library's adapter; returns it."""
+    if not isinstance(adapter, LibraryAdapter):
+        raise TypeError(f"LIBRARY must be a parity.library.LibraryAdapter, got {type(adapter).__name__}")
+    _ADAPTERS[adapter.name] = adapter
+    return adapter
+
+
+def adapters() -> list[LibraryAdapter]:
+    """Every registered adapter, the known libraries' first."""
+    known_adapters()
+    return list(_ADAPTERS.values())
+
+
+def known_adapters() -> list[LibraryAdapter]:
+    """Register the adapters of the libraries parity ships specs for (none where that module is absent)."""
+    try:
+        module = importlib.import_module(KNOWN_ADAPTERS_MODULE)
+    except ImportError:
+        return []
+    found = list(getattr(module, "ADAPTERS", ()))
+    for adapter in found:
+        if adapter.name not in _ADAPTERS:
+            register(adapter)
+    return found
+
+
+def for_family(family: str | None) -> LibraryAdapter | None:
+    return next((a for a in adapters() if family in a.families), None)
+
+
+def for_package(top: str) -> LibraryAdapter | None:
+    return next((a for a in adapters() if top in a.packages), None)
+
+
+def current_tier() -> Tier:
+    from parity.context import current_backend, current_target
+
+    name = current_backend()
+    if name is None:
+        return Tier(None, None, None)
+    from parity.backends import backend_class
+
+    return Tier(name, current_target(), backend_class(name).mode)
+
+
+def prepare(adapter: LibraryAdapter, tier: Tier | None = None) -> None:
+    """Run the adapter's preparation once per process (before its library is imported)."""
+    if adapter.prepare is None or adapter.name in _PREPARED:
+        return
+    _PREPARED.add(adapter.name)
+    adapter.prepare(tier or current_tier())
+
+
+class _PrepareOnImport(importlib.abc.MetaPathFinder):
+    """Prepares a known library the first time any module imports it; imports nothing itself."""
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None, target: Any = None) -> None:
+        if "." not in fullname:
+            adapter = next((a for a in _ADAPTERS.values() if fullname in a.packages), None)
+            if adapter is not None:
+                prepare(adapter)
+        return None
+
+
+def adapt_imports(extra: Iterable[LibraryAdapter] = ()) -> None:
+    """From now on, importing a registered library's package first runs its adapter's preparation (a library
+    already imported keeps the environment it was imported in)."""
+    known_adapters()
+    for adapter in extra:
+        register(adapter)
+    if not any(isinstance(f, _PrepareOnImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, _PrepareOnImport())
