@@ -5,8 +5,9 @@ which know where each release keeps them). They fire on an in-memory cache miss,
 on-disk cache hits, so they count specializations rather than cold compiles.
 
 The hooks are global: they see every kernel a launch compiles, also one a library generates at
-run time (a module it writes with a fresh @triton.jit kernel and loads), which no spec can name. Each compile is attributed to the Python function Triton compiled,
-by module.qualname and by the file that defines it.
+run time (a module it writes with a fresh @triton.jit kernel and loads), which no spec can name.
+Each compile is attributed to the Python function Triton compiled, by module.qualname and by the
+file that defines it.
 """
 
 from __future__ import annotations
