@@ -2,7 +2,7 @@
 
 The port shares fla's [B, T, H, ...] layout, varlen as B = 1 with `cu_seqlens`, and
 natural-log gates (it uses tl.exp, not exp2), so each op is reference/gdn.py's function
-with the spec's inputs and params unpacked. The math is FACTS.md's "GDN chunk forward".
+with the spec's inputs and params unpacked. The math is the chunk form of Gated DeltaNet (https://arxiv.org/abs/2412.06464).
 """
 
 from __future__ import annotations

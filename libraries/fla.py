@@ -2,7 +2,7 @@
 the backward of the gated and the ungated (delta rule) chunk ops.
 
 Public ops only, called as fla's users call them, in fla's `[B, T, H, K]` layout. The references are
-ours, in fp64 (FACTS.md, "Gated DeltaNet chunk forward: the math"). fla 0.6.0's kernels use exp2:
+ours, in fp64 (https://arxiv.org/abs/2412.06464, in chunk form). fla 0.6.0's kernels use exp2:
 chunk_scaled_dot_kkt_fwd expects g in log2 units, and chunk_gated_delta_rule scales the natural-log
 gate by 1/ln 2 itself.
 """
@@ -32,7 +32,7 @@ FLA = Library.pinned("fla")
 Params = Mapping[str, Any]
 
 RATIO = 0.005
-RATIO_REASON = ("fla's own criterion for its GDN forward (FACTS.md, 'fla's comparison'): err_ratio <= 0.005; "
+RATIO_REASON = ("fla's own criterion for its GDN forward (fla/utils/testing.py assert_close): err_ratio <= 0.005; "
                 "dot products take bf16/fp16 (or tf32) operands, so elementwise bounds fail near zero")
 RATIO_TOL = {d: Tolerance(rtol=0.0, atol=1e-6, max_err_ratio=RATIO, reason=RATIO_REASON)
              for d in ("fp16", "bf16", "fp32")}

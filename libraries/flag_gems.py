@@ -23,7 +23,8 @@ Params = Mapping[str, Any]
 EPS = 1e-5
 ROW_TOL = {"fp32": Tolerance(rtol=1e-5, atol=1e-5, reason="a row reduction over up to 4096 fp32 terms, in "
                              "another order than the fp64 one")}
-# FlagGems' own anchor (FACTS.md): atol 1e-4 per reduced element for reductions such as mm's K
+# FlagGems' own anchor (flag_gems/testing/__init__.py assert_close): atol 1e-4 per reduced element for
+# reductions such as mm's K
 MM_TOL = {"fp32": Tolerance(rtol=1e-4, atol=1e-4 * 512 * 2**-10, reason="fp32 (tf32 on NVIDIA) products summed "
                             "over K=512: FlagGems' reduction anchor atol = 1e-4 x K, scaled by our inputs' 2^-10"),
           "fp16": Tolerance(rtol=1e-2, atol=1e-2, reason="fp16 output of a K=512 fp32 accumulation: one fp16 "

@@ -33,11 +33,11 @@ INSTALL = f"pip install --no-deps git+{REPO} einops   (or PYTHONPATH=<checkout>/
 PORT = Library("sgl_kernel_npu", f"--no-deps git+{REPO}")
 Params = Mapping[str, Any]
 
-RATIO_REASON = ("fla's own criterion for its GDN forward (FACTS.md, 'fla's comparison'): err_ratio <= 0.005; "
+RATIO_REASON = ("fla's own criterion for its GDN forward (fla/utils/testing.py assert_close): err_ratio <= 0.005; "
                 "dot products take bf16 (or tf32/hf32) operands, so elementwise bounds fail near zero")
 RATIO_TOL = {d: Tolerance(rtol=0.0, atol=1e-6, max_err_ratio=0.005, reason=RATIO_REASON) for d in ("bf16", "fp32")}
 TRIL_TOL = {"fp32": Tolerance(rtol=0.0, atol=1e-6, max_err_ratio=1e-4, reason="fla's solve_tril criterion "
-                              "(FACTS.md): err_ratio <= 1e-4 for an fp32 inverse by block substitution")}
+                              "(fla/utils/testing.py): err_ratio <= 1e-4 for an fp32 inverse by block substitution")}
 CUMSUM_TOL = {"fp32": Tolerance(rtol=1e-5, atol=1e-5, reason="an fp32 sum of up to 64 terms in another "
                                 "order than the fp64 one: rounding grows past torch's 1.3e-6 default")}
 

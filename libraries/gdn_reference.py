@@ -1,4 +1,4 @@
-"""Gated DeltaNet in fp64, two ways: the token recurrence and the chunk form (FACTS.md, "the math").
+"""Gated DeltaNet in fp64, two ways: the token recurrence and the chunk form (arXiv 2412.06464).
 
 The recurrence is reference/gdn.py's oracle. Both are plain torch and differentiable, so the backward
 specs take their gradients by autograd. The chunk form gives the same values with one state update per

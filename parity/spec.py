@@ -106,7 +106,7 @@ class Tolerance:
                 "reason": self.reason or None}
 
 
-# Anchored on torch.testing.assert_close's defaults (FACTS.md, "Tolerance anchors").
+# Anchored on torch.testing.assert_close's defaults (https://pytorch.org/docs/stable/testing.html).
 DEFAULT_TOLERANCES: dict[str, Tolerance] = {
     "fp16": Tolerance(rtol=1e-3, atol=1e-5, reason="torch.testing default"),
     "bf16": Tolerance(rtol=1.6e-2, atol=1e-5, reason="torch.testing default"),

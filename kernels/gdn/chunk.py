@@ -125,7 +125,7 @@ SPECS = [
         cases=by_level(_QUICK, _FULL),
         make_inputs=_inputs,
         tolerance={dt: Tolerance(rtol=0.0, atol=1e-6, max_err_ratio=gdn.PER_KERNEL_RATIO, reason=(
-            "fla's criterion for the full GDN forward (FACTS.md): err_ratio <= 0.005 for o and ht; six kernels "
+            "fla's criterion for the full GDN forward (its assert_close): err_ratio <= 0.005 for o and ht; six kernels "
             "with input-dtype intermediates (Ai, w, u, h) compound rounding, so elementwise bounds cannot hold"))
                    for dt in CASE_DTYPES},
         # its six kernels are compiled by their own specs; one dense and one varlen case check the composition

@@ -206,7 +206,7 @@ SPECS = [
         make_inputs=_inputs,
         tolerance={
             "fp32": Tolerance(rtol=0.0, atol=1e-6, max_err_ratio=1e-4, reason=(
-                "fla's solve_tril criterion in fp32 (FACTS.md): err_ratio <= 1e-4; elementwise bounds fail on "
+                "fla's solve_tril criterion in fp32 (its assert_close): err_ratio <= 1e-4; elementwise bounds fail on "
                 "entries that cancel to near zero in the merges")),
             "fp16": Tolerance(rtol=0.0, atol=1e-6, max_err_ratio=gdn.PER_KERNEL_RATIO, reason=gdn.RATIO_REASON),
             "bf16": Tolerance(rtol=0.0, atol=1e-6, max_err_ratio=gdn.PER_KERNEL_RATIO, reason=gdn.RATIO_REASON),

@@ -1,7 +1,9 @@
 """Ascend targets the ascend-compile tier can name, with the limits a kernel must respect.
 
 Plain data, no triton import: the pytest option parser and the report read it too.
-Core counts and UB size: FACTS.md, "Ascend (Atlas A2 = 910B) limits".
+UB size: 1,572,864 bits, as bishengir-compile reports ("ub overflow, requires X bits while 1572864 bits
+available"; https://github.com/triton-lang/triton-ascend/issues/302). Core counts: what triton-ascend's
+driver reports per part (`driver.active.utils.get_device_properties(dev)`, num_aicore / num_vectorcore).
 """
 
 from __future__ import annotations
