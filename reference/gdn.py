@@ -152,7 +152,7 @@ def chunk_fwd_o(q: Tensor, k: Tensor, v_new: Tensor, h: Tensor, g_cumsum: Tensor
 def recurrent_gated_delta_rule(q: Tensor, k: Tensor, v: Tensor, g: Tensor | None, beta: Tensor, scale: float,
                                h0: Tensor | None = None,
                                cu_seqlens: Tensor | None = None) -> tuple[Tensor, Tensor]:
-    """The token-by-token oracle (the gated delta rule, token by token): returns o [B, T, H, V] and the final states [N, H, K, V].
+    """The token-by-token oracle (the gated delta rule): returns o [B, T, H, V] and the final states [N, H, K, V].
 
     S ← exp(g_t)·S;  v′ = β_t (v_t − Sᵀk_t);  S ← S + k_t v′ᵀ;  o_t = Sᵀ(scale·q_t).
     """
