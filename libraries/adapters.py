@@ -18,9 +18,9 @@ def _prepare_flag_gems(tier: Tier) -> None:
     from parity.paths import cache_root
 
     # it finds its vendor from torch.<flag> attributes, else from `nvidia-smi`-like probes, and gives up with
-    # "No device were detected" on a machine without one; GEMS_VENDOR names it, as a user of the cuda-compile
-    # tier would (ascend-compile's torch.npu already answers "ascend")
-    if tier.target == "cuda":
+    # "No device were detected" on a machine without one; GEMS_VENDOR, its documented override, names it
+    # where torch.cuda stands for an NVIDIA GPU (ascend-compile's torch.npu already answers "ascend")
+    if tier.presents == "cuda":
         os.environ.setdefault("GEMS_VENDOR", "nvidia")
     # its autotune picks (an sqlite db named after the device) and generated code go under ~/.flaggems. A
     # compile tier's picks are fake (nothing is timed) yet keyed like the real device, and a later run on

@@ -33,6 +33,7 @@ class Tier:
     name: str | None  # the backend's name; None outside a parity run
     target: str | None  # its device family ("cuda", "ascend"); None under the interpreter
     mode: str | None  # run | compile | interpret
+    presents: str | None = None  # the torch device module libraries find ("cuda", "npu"); see Backend.presents
 
 
 @dataclass(frozen=True)
@@ -89,15 +90,24 @@ def for_package(top: str) -> LibraryAdapter | None:
     return next((a for a in adapters() if top in a.packages), None)
 
 
+def tier_of(backend_cls: Any) -> Tier:
+    """The tier a backend class declares (parity.backends.base.Backend's facets)."""
+    return Tier(backend_cls.name or None, backend_cls.target, backend_cls.mode, backend_cls.presents)
+
+
+_DEFAULT_TIER: list[Tier] = [Tier(None, None, None)]
+
+
 def current_tier() -> Tier:
-    from parity.context import current_backend, current_target
+    """The tier of the backend this process runs for, else the one a backend's prepare() named."""
+    from parity.context import current_backend
 
     name = current_backend()
     if name is None:
-        return Tier(None, None, None)
+        return _DEFAULT_TIER[0]
     from parity.backends import backend_class
 
-    return Tier(name, current_target(), backend_class(name).mode)
+    return tier_of(backend_class(name))
 
 
 def prepare(adapter: LibraryAdapter, tier: Tier | None = None) -> None:
@@ -119,9 +129,11 @@ class _PrepareOnImport(importlib.abc.MetaPathFinder):
         return None
 
 
-def adapt_imports(extra: Iterable[LibraryAdapter] = ()) -> None:
+def adapt_imports(tier: Tier | None = None, extra: Iterable[LibraryAdapter] = ()) -> None:
     """From now on, importing a registered library's package first runs its adapter's preparation (a library
     already imported keeps the environment it was imported in)."""
+    if tier is not None:
+        _DEFAULT_TIER[0] = tier
     known_adapters()
     for adapter in extra:
         register(adapter)

@@ -35,6 +35,9 @@ class Backend:
     verifies: ClassVar[frozenset[str]] = frozenset({"numerics"})
     # the compiler whose tracker a vendor draft from here goes to first ("triton" or "triton-ascend")
     tracker: ClassVar[str] = "triton"
+    # the torch device module libraries find here at import ("cuda": torch.cuda names a GPU, "npu"); a
+    # library's adapter prepares for it (parity.library)
+    presents: ClassVar[str | None] = None
 
     # Compile backends' interface (mode "compile"); the defaults are what a run backend has.
     # the device type launches see (parity.compile.device_tensors); None: the backend's own device_type

@@ -7,6 +7,7 @@ from typing import Any
 
 from parity.backends import interpret_gpu
 from parity.backends.base import Backend
+from parity.library import adapt_imports, tier_of
 from parity.report.envinfo import package_version
 
 
@@ -14,6 +15,7 @@ class InterpretBackend(Backend):
     name = "interpret"
     mode = "interpret"
     device_type = "cpu"
+    presents = "cuda"
 
     def prepare(self) -> None:
         # read when @triton.jit decorates, so it must be set before kernels are imported
@@ -22,9 +24,8 @@ class InterpretBackend(Backend):
         # libraries written for a GPU: torch.cuda names one, and interpreted kernels carry JITFunction's
         # fields (parity.backends.interpret_gpu says why each is needed)
         self._undo = [interpret_gpu.install_torch_cuda(), interpret_gpu.install_interpreted_jit()]
-        # FlagGems' vendor probe otherwise shells out to nvidia-smi and friends and gives up ("No device
-        # were detected"); GEMS_VENDOR is its documented override, and this tier stands for an NVIDIA GPU
-        os.environ.setdefault("GEMS_VENDOR", "nvidia")
+        # a known library imported from here on finds what this tier presents (its adapter: parity.library)
+        adapt_imports(tier_of(type(self)))
 
     def restore(self) -> None:
         """Undo prepare()'s torch.cuda and triton.jit changes (tests that prepare in-process use this)."""

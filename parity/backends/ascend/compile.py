@@ -50,6 +50,7 @@ class AscendCompileBackend(Backend):
     mode = "compile"
     device_type = "cpu"
     target = "ascend"
+    presents = "npu"
     verifies = frozenset({"vendor-compiler"})
     tracker = "triton-ascend"
     # the device type launches see (parity.compile.device_tensors): CPU memory that says "npu"

@@ -40,6 +40,7 @@ class AscendBackend(Backend):
     mode = "run"
     device_type = "npu"
     target = "ascend"
+    presents = "npu"
     tracker = "triton-ascend"
     hardware = True
     fallback_hint = "nox -s ascend-compile (compile-only, no NPU) or nox -s interpret"

@@ -224,6 +224,7 @@ class CudaCompileBackend(Backend):
     mode = "compile"
     device_type = "cpu"
     target = "cuda"
+    presents = "cuda"
     verifies = frozenset({"vendor-compiler"})
     # the device type launches see (parity.compile.device_tensors): CPU memory that says "cuda"
     launch_device_type: ClassVar[str] = "cuda"

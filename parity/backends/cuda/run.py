@@ -18,6 +18,7 @@ class CudaBackend(Backend):
     mode = "run"
     device_type = "cuda"
     target = "cuda"
+    presents = "cuda"
     hardware = True
     fallback_hint = "nox -s cuda-compile (compile-only, no GPU) or nox -s interpret"
 
