@@ -252,3 +252,31 @@ def test_only_the_backends_compare_backend_names():
     found = {str(p.relative_to(PARITY)): lines for p in PARITY.rglob("*.py")
              if not {"backends", "seams", "templates"} & set(p.parts) and (lines := backend_name_tests(p.read_text()))}
     assert found == {}, f"ask the backend's facets (parity.backends.base.Backend) instead: {found}"
+
+
+def library_mentions(source: str, words: set[str]) -> list[int]:
+    """Lines whose code (names and string literals, not comments, docstrings or links) names one of `words`."""
+    import io
+    import tokenize
+
+    tree = ast.parse(source)
+    docstrings = {node.body[0].value.lineno for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    lines = []
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type in (tokenize.NAME, tokenize.STRING) and tok.start[0] not in docstrings:
+            text = re.sub(r"https?://\S+", "", tok.string.lower())  # a cited public source may name its project
+            if set(re.findall(r"[A-Za-z_][\w-]*", text)) & words:
+                lines.append(tok.start[0])
+    return lines
+
+
+def test_the_engine_names_no_library():
+    from libraries.adapters import ADAPTERS
+
+    words = {w.lower() for a in ADAPTERS for w in (*a.packages, a.dist, a.name.split()[0])}
+    assert library_mentions('import flag_gems\nx = "# FlagGems"\n', words) == [1, 2], "the check must catch a name"
+    found = {str(p.relative_to(PARITY)): lines for p in PARITY.rglob("*.py")
+             if "templates" not in p.parts and (lines := library_mentions(p.read_text(), words))}
+    assert found == {}, f"ask the library's adapter (parity.library) instead of naming it: {found}"

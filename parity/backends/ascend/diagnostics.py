@@ -73,5 +73,5 @@ def grid_finding(grid: Sequence[int]) -> str | None:
                 f"{GRID_LIMIT_TEXT!r} (use a persistent grid sized to the core count)")
     if blocks == 0:
         return (f"grid {tuple(grid)} has no blocks; on an NPU a launch with coreDim = 0 kills the process "
-                "(FlagGems #5953): guard empty inputs in the launcher")
+                "(https://github.com/FlagOpen/FlagGems/issues/5953): guard empty inputs in the launcher")
     return None
