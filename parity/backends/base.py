@@ -42,6 +42,8 @@ class Backend:
     # Compile backends' interface (mode "compile"); the defaults are what a run backend has.
     # the device type launches see (parity.compile.device_tensors); None: the backend's own device_type
     launch_device_type: ClassVar[str | None] = None
+    # the template (parity/repro/templates/) a failing compile's standalone repro is written from
+    repro_template: ClassVar[str | None] = None
     # the pytest option whose value the plugin copies into `arch` before prepare() (--cuda-arch, ...)
     arch_option: ClassVar[str | None] = None
     # the target the backend compiles for (an SM number, an Ascend arch name); None on a run backend

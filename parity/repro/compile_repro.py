@@ -210,12 +210,13 @@ def render_script(backend: str, arch: Any, entry: Mapping[str, Any], record: Map
         arch=literal(arch), expected=literal(trim_message(comp.get("message") or record.get("reason") or "")),
         max_shared=literal(limits.get("max_shared_bytes")), hivmc=literal(limits.get("hivmc_missing", "")),
     )
-    if backend_class(backend).target == "ascend":
+    name = backend_class(backend).repro_template or "cuda_compile_script"
+    if name == "ascend_compile_script":  # its marks: hivmc, attrs_import (after the shim); no max_shared
         del fields["max_shared"]
         fields["attrs_import"] += "  # noqa: E402"
-        return template.render("ascend_compile_script", title, **fields)
-    del fields["hivmc"], fields["attrs_import"]
-    return template.render("cuda_compile_script", title, **fields)
+    else:
+        del fields["hivmc"], fields["attrs_import"]
+    return template.render(name, title, **fields)
 
 
 # ---------------------------------------------------------------- ISSUE.md

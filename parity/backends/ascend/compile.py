@@ -58,6 +58,7 @@ class AscendCompileBackend(Backend):
     fallback_hint = SESSION_HINT
     # the plugin copies this pytest option's value into `arch` before prepare()
     arch_option: ClassVar[str] = "--ascend-arch"
+    repro_template: ClassVar[str] = "ascend_compile_script"
 
     def __init__(self) -> None:
         super().__init__()

@@ -231,6 +231,7 @@ class CudaCompileBackend(Backend):
     fallback_hint = "nox -s interpret"
     # the plugin copies this pytest option's value into `arch` before prepare()
     arch_option: ClassVar[str] = "--cuda-arch"
+    repro_template: ClassVar[str] = "cuda_compile_script"
 
     def __init__(self) -> None:
         super().__init__()
