@@ -18,7 +18,7 @@ from parity.library import prepare
 
 GEMS = Library.pinned("flag_gems")
 LIBRARY = FLAG_GEMS
-prepare(LIBRARY)  # vendor, cache dirs and import order before flag_gems imports (libraries/adapters.py)
+prepare(LIBRARY, once=False)  # vendor, cache dirs and import order before flag_gems imports (libraries/adapters.py)
 Params = Mapping[str, Any]
 EPS = 1e-5
 ROW_TOL = {"fp32": Tolerance(rtol=1e-5, atol=1e-5, reason="a row reduction over up to 4096 fp32 terms, in "

@@ -110,9 +110,10 @@ def current_tier() -> Tier:
     return tier_of(backend_class(name))
 
 
-def prepare(adapter: LibraryAdapter, tier: Tier | None = None) -> None:
-    """Run the adapter's preparation once per process (before its library is imported)."""
-    if adapter.prepare is None or adapter.name in _PREPARED:
+def prepare(adapter: LibraryAdapter, tier: Tier | None = None, *, once: bool = True) -> None:
+    """Run the adapter's preparation before its library is imported: once per process, or again (`once=False`,
+    a spec module's import: the tier in scope may differ)."""
+    if adapter.prepare is None or (once and adapter.name in _PREPARED):
         return
     _PREPARED.add(adapter.name)
     adapter.prepare(tier or current_tier())
