@@ -172,17 +172,13 @@ def clear_jit_caches(kernels: Iterable[Any]) -> None:
     """Forget in-memory compiles and autotune picks, so each case compiles (from the disk cache)
     exactly what it needs, whatever ran before it in this worker."""
     from parity.compile.counter import forget_library_kernels
+    from parity.seams.versions import forget_compiled
 
     kernels = list(kernels)
-    forget_library_kernels(kernels)  # a library's own kernel cache (FlagGems' LibEntry) would hide the compile
+    forget_library_kernels(kernels)  # a library's own kernel cache (its adapter names it) would hide the compile
     for kernel in kernels:
         for wrapper in unwrap(kernel):
-            if hasattr(wrapper, "device_caches"):  # triton >= 3.3
-                wrapper.device_caches.clear()
-            elif isinstance(getattr(wrapper, "cache", None), dict):  # triton 3.2 JITFunction, Autotuner
-                wrapper.cache.clear()
-            if hasattr(wrapper, "configs") and isinstance(getattr(wrapper, "cache", None), dict):
-                wrapper.cache.clear()
+            forget_compiled(wrapper)
 
 
 def plain(value: Any) -> Any:

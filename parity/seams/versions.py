@@ -9,6 +9,7 @@
 | `triton.compiler.compile` | (src, target, options) | adds `_env_vars` | same |
 | `utils.load_binary` returns | module, function, n_regs, n_spills | adds n_max_threads | same |
 | autotune disk cache | none (triton-ascend 3.2 neither) | `Autotuner.check_disk_cache` | same |
+| in-memory compiles | `JITFunction.cache` (3.2), `device_caches` (3.3) | `device_caches` | 5-tuples per device |
 
 Sources: triton's python/triton/runtime/jit.py, knobs.py, autotuner.py and compiler/compiler.py at
 each release tag (https://github.com/triton-lang/triton/tree/v3.4.0/python/triton). Nothing here
@@ -74,6 +75,17 @@ def compile_call(original: Callable[..., Any], src: Any, target: Any, options: A
     if env_vars is None:
         return original(src, target=target, options=options)
     return original(src, target=target, options=options, _env_vars=env_vars)
+
+
+def forget_compiled(wrapper: Any) -> None:
+    """Empty a JITFunction's or an Autotuner's in-memory caches: `device_caches` (3.3+; a 5-tuple per device
+    from 3.6), `cache` (3.2 JITFunction; every Autotuner's picks)."""
+    if hasattr(wrapper, "device_caches"):
+        wrapper.device_caches.clear()
+    elif isinstance(getattr(wrapper, "cache", None), dict):
+        wrapper.cache.clear()
+    if hasattr(wrapper, "configs") and isinstance(getattr(wrapper, "cache", None), dict):
+        wrapper.cache.clear()
 
 
 def load_binary_returns_max_threads() -> bool:
