@@ -62,3 +62,18 @@ def retriage(records: list[dict[str, Any]]) -> int:
             record["owner"] = verdict
             changed += 1
     return changed
+
+
+def retriage_dirs(records: Mapping[str, list[dict[str, Any]]], where: Mapping[str, Path]) -> int:
+    """retriage over every merged dir's records; a dir whose owners changed gets its results.jsonl rewritten."""
+    from parity.run.record import write_results
+
+    before = {label: [dict(r.get("owner") or {}) for r in recs] for label, recs in records.items()}
+    changed = retriage([r for recs in records.values() for r in recs])
+    for label, recs in records.items():
+        if [dict(r.get("owner") or {}) for r in recs] != before[label]:
+            try:
+                write_results(where[label], recs)
+            except OSError:  # a read-only copy of another machine's results: the report still has the owners
+                continue
+    return changed
