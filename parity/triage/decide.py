@@ -99,7 +99,9 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
     comp = record.get("compile") or {}
     kind = comp.get("error_kind") or record.get("error_kind")
     text = failure_text(record)
-    failing_same = sorted(t for t, r in others.items() if _same_way(record, r) and not _explained(r))
+    # another compiler, or the reference tier, failing the same way: evidence against the kernel (two tiers
+    # of one compiler failing alike are not: they share its frontend)
+    failing_same = same_way_elsewhere(record, others)
     passing = sorted(t for t, r in others.items() if _passes(r))
 
     if record.get("status") == "xfailed" and record.get("known_divergence"):
@@ -141,10 +143,20 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
     return _provisional(record, others, tier, kind)
 
 
+def same_way_elsewhere(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The tiers whose record fails as this one does and counts as evidence against the kernel: another
+    compiler, or the reference tier (two tiers of one compiler failing alike share its frontend)."""
+    tier = str(record.get("backend"))
+    return sorted(t for t, r in others.items() if _same_way(record, r) and not _explained(r)
+                  and (family(t) != family(tier) or "interpret" in (t, tier)))
+
+
 def _explained(record: Mapping[str, Any]) -> bool:
-    """A record whose failure is its own tier's limit says nothing about the kernel."""
+    """A record whose failure its own tool explains (a tier limit, a settled vendor verdict) says nothing
+    about the kernel."""
     owner = record.get("owner") or {}
-    return owner.get("who") == "tier" or (owner.get("limit") is not None and owner.get("who") == "tier")
+    return owner.get("who") in ("tier", "environment") or (
+        owner.get("who") in ("triton", "triton-ascend") and not owner.get("provisional"))
 
 
 def _ascend_only(record: Mapping[str, Any], text: str, tier: str) -> bool:
@@ -163,7 +175,6 @@ def _odd_one_out(record: Mapping[str, Any], others: Mapping[str, Mapping[str, An
     """A vendor verdict where this tier's tool alone fails: the other family passes, none of its own fails."""
     mine = family(tier)
     other_pass = sorted(t for t, r in others.items() if family(t) != mine and _passes(r))
-    same_fail = sorted(t for t, r in others.items() if family(t) == mine and is_failing(r) and not _explained(r))
     if not other_pass:
         if tier == "interpret":  # the interpreter against a compiled upstream tier of its own family
             compiled = sorted(t for t, r in others.items() if t in ("cuda",) and _passes(r))
@@ -178,8 +189,6 @@ def _odd_one_out(record: Mapping[str, Any], others: Mapping[str, Mapping[str, An
         return make_owner("triton", "Triton interpreter",
                           f"{', '.join(other_pass)} pass{'es' if len(other_pass) == 1 else ''}; only the interpreter "
                           f"differs{_where(record)}")
-    if same_fail:
-        return None  # its own family fails too, in another way: no one tool is the odd one out
     who, name = vendor_of(tier)
     if mine == "upstream" and not is_numeric(record) and not (kind in CRASH_KINDS or comp_stage(record)):
         # upstream's frontend rejecting what triton-ascend accepts is a language difference, not a bug

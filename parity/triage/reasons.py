@@ -12,7 +12,7 @@ import re
 _ERROR = re.compile(r"(?:^|\s)error:\s*(.+)", re.IGNORECASE)
 _NOISE = re.compile(r"linalg\.yield|^\s*(?:note|warning|remark):|^\s*%[\w#]+ = |^\s*\^bb|^\s*[\[\]\d.,eE+\-\s]+$|"
                     r"^\s*(?:array|tensor)\(|tensor<[^>]*>.*tensor<[^>]*>.*tensor<", re.IGNORECASE)
-_EXC = re.compile(r"^\s*(?:[\w.]+\.)?(\w+(?:Error|Exception)):\s*(\S.*)")
+_EXC = re.compile(r"^\s*(?:[\w.]+\.)?(\w+(?:Error|Exception))(?::\s*|\(\s*['\"]?)(\S.*?)(?:['\"]?\))?$")
 
 
 def key_line(text: str) -> str:

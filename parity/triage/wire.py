@@ -41,6 +41,8 @@ def retriage(records: list[dict[str, Any]]) -> int:
     """The report step: every failing record's owner again, now with every merged dir's records as
     evidence. A tier limit found with the kernel's source at run time is kept unless other tiers show the
     kernel fails the same way. Returns how many owners changed."""
+    from parity.triage.decide import make_owner, same_way_elsewhere
+
     changed = 0
     for record in records:
         before = record.get("owner")
@@ -49,20 +51,24 @@ def retriage(records: list[dict[str, Any]]) -> int:
         others = evidence.others_in(record, records)
         if not others:
             continue
-        verdict = decide(record, others, "", None)
+        if before.get("limit"):  # found with the kernel's source at run time, which the merged dirs lack
+            same = same_way_elsewhere(record, others) if before.get("who") == "tier" else []
+            if not same:
+                continue
+            verdict = make_owner("author", "kernel author", f"{record.get('backend')} and {', '.join(same)} fail "
+                                 f"the same way; the kernel is wrong beyond the tier's own limit ({before['limit']})")
+        else:
+            verdict = decide(record, others, "", None)
         if verdict is None:
             continue
         if before.get("who") == "library" and verdict["who"] == "author":
             verdict = {**verdict, "who": "library", "name": before.get("name")}
-        if before.get("limit") and verdict["who"] != "author":
-            continue  # the run's verdict had the source; the merged dirs add nothing against it
         if before.get("who") == "library" and verdict.get("provisional"):
             continue
         if verdict != before:
             record["owner"] = verdict
             changed += 1
     return changed
-
 
 def retriage_dirs(records: Mapping[str, list[dict[str, Any]]], where: Mapping[str, Path]) -> int:
     """retriage over every merged dir's records; a dir whose owners changed gets its results.jsonl rewritten."""
