@@ -167,3 +167,36 @@ def test_an_import_path_in_a_clone_named_parity_is_not_machinery():
     assert not is_machinery_file("/home/u/src/parity/kernels/mine.py") or Path(
         "/home/u/src/parity/kernels").exists()
     assert is_machinery_file(str(Path(lim.__file__)))  # parity's own install is
+
+
+def test_a_tail_only_failure_names_the_last_program_and_the_unmasked_load(tmp_path):
+    from parity.backends import get_backend
+    from parity.repro import run_repro
+    from parity.run.refcache import ReferenceCache
+    from parity.run.runner import run_case
+    from tests import planted_tail
+
+    spec = planted_tail.SPECS[0]
+    case = spec.cases("quick")[0]
+    backend, cache = get_backend("interpret"), ReferenceCache(enabled=False)
+    record, _ = run_case(spec, case, backend, seed=0, cache=cache)
+    assert record["status"] == "failed", record["reason"]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(run_repro.SHRINK_SECONDS, "failed", 0.0)
+        run_repro.attach(record, spec, case, backend, seed=0, cache=cache, results_dir=tmp_path)
+    where = record["where"]
+    assert where["class"].startswith("tail of the grid only"), where
+    assert where["program"]["pid0"] == 15 and where["program"]["last_program"], where  # cdiv(1000, 64) - 1
+    assert any(planted_tail.BUGGY_LOAD.split("  #")[0] in line for line in where["likely_missing_mask"]), where
+    note = (tmp_path / record["repro"] / "AUTHOR.md").read_text()
+    assert "Likely missing mask" in note and "pid0=15" in note
+
+
+def test_where_classes_have_their_controls():
+    from parity.triage.where import classify, program_of
+
+    assert classify({"nan_count": 3}, "fp32") == "NaN/Inf"
+    assert classify({"max_rel_err": 3e-7, "region": "everywhere"}, "fp32").startswith("precision drift")
+    assert classify({"max_rel_err": 0.5, "region": "everywhere"}, "fp32") == "everywhere"  # control: not drift
+    assert program_of([130, 5], [256, 64], [4, 1], {"BT": 64}) == {"pid0": 2, "pid0_tiles": "dim 0 by BT=64",
+                                                                    "last_program": False}

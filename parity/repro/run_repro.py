@@ -251,6 +251,22 @@ def attach(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, *
         record.setdefault("timing", {})["repro_s"] = time.perf_counter() - t0
 
 
+def _locate(record: dict[str, Any], cap: Captured, shrunk: ShrinkResult) -> None:
+    """record["where"] for a wrong result, from the captured launch of the case as it failed (parity.triage.where)."""
+    if record.get("status") != "failed" or not cap.launches:
+        return
+    from parity.triage.where import locate
+
+    # a shrunk case has its own grid: its own metrics go with it
+    seen = record if not shrunk.changed else {"metrics": cap.metrics or {}, "params": cap.params}
+    output = (seen.get("metrics") or {}).get("output")
+    shape = cap.outputs.get(output, (None, None))[1] if output else None
+    try:
+        record["where"] = {**locate(seen, cap.launches[-1], shape), "case": Case(cap.params).id}
+    except Exception as exc:  # where it fails is a hint; the verdict stands without it
+        record["where"] = {"error": f"{type(exc).__name__}: {exc}"[:200]}
+
+
 def _tier_limit(record: dict[str, Any], verdict: Mapping[str, Any], spec: KernelSpec, case: Case, backend: Any,
                 results_dir: Path) -> None:
     """A tier's own limit: expected on this tier for every kernel (as a spec's known divergence would be),
@@ -276,6 +292,7 @@ def _attach(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, 
     try:
         shrunk = shrink_case(spec, case, backend, record, seed=seed, cache=cache)
         cap = capture_case(spec, Case(shrunk.shrunk), backend, seed=seed, cache=cache)
+        _locate(record, cap, shrunk)
         out_dir = results_dir / REPROS_DIR / case_filename(spec.name, case.id)
         write_repro(out_dir, cap, record, shrunk, session_env(backend), backend.name)
         extras = getattr(backend, "write_repro_extras", None)  # e.g. ascend-lowered's rebuild-and-run script
