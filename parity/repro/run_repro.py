@@ -251,18 +251,23 @@ def attach(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, *
         record.setdefault("timing", {})["repro_s"] = time.perf_counter() - t0
 
 
-def _locate(record: dict[str, Any], cap: Captured, shrunk: ShrinkResult) -> None:
-    """record["where"] for a wrong result, from the captured launch of the case as it failed (parity.triage.where)."""
-    if record.get("status") != "failed" or not cap.launches:
+def _recapture(spec: KernelSpec, case: Case, backend: Any, seed: int, cache: Any) -> Captured | None:
+    try:
+        return capture_case(spec, case, backend, seed=seed, cache=cache)
+    except Exception:  # where it fails is a hint; the verdict and the repro stand without it
+        return None
+
+
+def _locate(record: dict[str, Any], cap: Captured | None) -> None:
+    """record["where"] for a wrong result, from the captured launch of the case (parity.triage.where)."""
+    if record.get("status") != "failed" or cap is None or not cap.launches:
         return
     from parity.triage.where import locate
 
-    # a shrunk case has its own grid: its own metrics go with it
-    seen = record if not shrunk.changed else {"metrics": cap.metrics or {}, "params": cap.params}
-    output = (seen.get("metrics") or {}).get("output")
+    output = (record.get("metrics") or {}).get("output")
     shape = cap.outputs.get(output, (None, None))[1] if output else None
     try:
-        record["where"] = {**locate(seen, cap.launches[-1], shape), "case": Case(cap.params).id}
+        record["where"] = locate(record, cap.launches[-1], shape)
     except Exception as exc:  # where it fails is a hint; the verdict stands without it
         record["where"] = {"error": f"{type(exc).__name__}: {exc}"[:200]}
 
@@ -292,7 +297,8 @@ def _attach(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, 
     try:
         shrunk = shrink_case(spec, case, backend, record, seed=seed, cache=cache)
         cap = capture_case(spec, Case(shrunk.shrunk), backend, seed=seed, cache=cache)
-        _locate(record, cap, shrunk)
+        # where it fails is read on the case as it failed: a shrunk case has its own grid and tail
+        _locate(record, cap if not shrunk.changed else _recapture(spec, case, backend, seed, cache))
         out_dir = results_dir / REPROS_DIR / case_filename(spec.name, case.id)
         write_repro(out_dir, cap, record, shrunk, session_env(backend), backend.name)
         extras = getattr(backend, "write_repro_extras", None)  # e.g. ascend-lowered's rebuild-and-run script
