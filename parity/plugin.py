@@ -138,9 +138,11 @@ class ParitySession:
             record.setdefault("device", self.backend.device)  # which of a multi-device host's devices ran it
         if self.writer is None:
             self.writer = ResultWriter(self.results_dir, self.worker)
-        from parity.triage import settle_interrupted
+        from parity.triage import settle_interrupted, triage_record
 
         settle_interrupted(record)  # a case the run's interruption cut is no finding
+        if "owner" not in record and record.get("suite") in ("accuracy", "compile"):  # e.g. a worker's crash
+            triage_record(record, family=None, kernels=(), results_dir=self.results_dir)
         self.writer.write(record)
 
     def cases(self, spec: KernelSpec) -> list[Case]:

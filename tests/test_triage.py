@@ -200,3 +200,11 @@ def test_where_classes_have_their_controls():
     assert classify({"max_rel_err": 0.5, "region": "everywhere"}, "fp32") == "everywhere"  # control: not drift
     assert program_of([130, 5], [256, 64], [4, 1], {"BT": 64}) == {"pid0": 2, "pid0_tiles": "dim 0 by BT=64",
                                                                     "last_program": False}
+
+
+def test_a_dead_run_process_is_not_a_compiler_verdict_but_a_dead_compiler_is():
+    died = {"backend": "interpret", "kernel": "k", "case": "N=8", "status": "crashed", "params": {},
+            "reason": "the worker process died: signal SIGSEGV"}
+    assert decide(died, {})["who"] == "author" and decide(died, {})["provisional"]
+    crash = compiled("cuda-compile", False, "Segmentation fault", "crash", None)
+    assert decide(crash, {})["who"] == "triton" and not decide(crash, {})["provisional"]

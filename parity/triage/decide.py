@@ -137,7 +137,8 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
     odd = _odd_one_out(record, others, tier, kind)
     if odd is not None:
         return odd
-    if kind in CRASH_KINDS or record.get("status") == "crashed" or ASSERTION.search(text):
+    # a compiler that dies is its own evidence; a run tier's dead process may be the kernel's own stray access
+    if kind in CRASH_KINDS or (record.get("status") == "crashed" and comp) or ASSERTION.search(text):
         who, name = vendor_of(tier)
         return make_owner(who, name, f"the compiler aborted or hung ({kind or 'crash'}): {_key(text)}")
     return _provisional(record, others, tier, kind)
