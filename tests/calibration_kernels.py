@@ -150,6 +150,25 @@ def specs(folder: Path) -> list[KernelSpec]:
                          lambda i, p: {"out": (i["x"] + i["y"])[:32]},
                          lambda p, g: {"x": torch.rand(1024, generator=g), "y": torch.rand(1024, generator=g)},
                          {"n": 1024, "dtype": "fp32"}))
+    block_ptr = load("test_block_ptr.py", folder)
+    if block_ptr is not None:
+        def dma_launch(i: dict, p: dict) -> dict:
+            x = i["x"]
+            y = torch.zeros_like(x)
+            block_ptr.dma_block_ptr[(20,)](x, y, i["scale"], 3, i["cu"], x.stride(0), x.stride(1), y.stride(0),
+                                           y.stride(1), i["scale"].stride(0), x.shape[1], BLOCK_SIZE_M=4,
+                                           BLOCK_SIZE_N=128)
+            return {"out": y}
+
+        def dma_reference(i: dict, p: dict) -> dict:
+            cu, out = i["cu"].tolist(), torch.zeros_like(i["x"])
+            for b in range(3):
+                out[cu[b]: cu[b + 1]] = i["x"][cu[b]: cu[b + 1]] * i["scale"][b]
+            return {"out": out}
+        out.append(_spec("ta_dma_block_ptr", block_ptr.dma_block_ptr, dma_launch, dma_reference,
+                         lambda p, g: {"x": torch.randn(64, 128, generator=g), "scale": torch.rand(3, generator=g),
+                                       "cu": torch.tensor([0, 10, 30, 64], dtype=torch.int32)},
+                         {"T": 64, "D": 128, "dtype": "fp32"}))
 
     def mean_launch(i: dict, p: dict) -> dict:
         y = torch.empty(p["rows"], dtype=torch.float32, device=i["x"].device)
@@ -185,6 +204,10 @@ LABELS: dict[str, dict[str, str | None]] = {
     # tl.extract_slice is triton-ascend's extension: upstream rejects it by design (an Ascend-only construct)
     "ta_extract_slice": {"interpret": "author", "cuda-compile": "author", "ascend-compile": None,
                          "ascend-lowered": None},
+    # a block pointer built inside the loop from a loaded base: triton-adapter asserts (getFullShapeOp() only
+    # support ReinterpretCastOp...) on code upstream compiles and the interpreter runs right: triton-ascend's
+    "ta_dma_block_ptr": {"interpret": None, "cuda-compile": None, "ascend-compile": "triton-ascend",
+                         "ascend-lowered": "triton-ascend"},
     "cal_row_mean_no_mask": {"interpret": "author", "cuda-compile": None, "ascend-compile": None,
                              "ascend-lowered": "author"},
     "cal_int_to_bf16": {"interpret": "tier", "cuda-compile": None, "ascend-compile": None, "ascend-lowered": "tier"},
