@@ -224,7 +224,7 @@ def render_script(backend: str, arch: Any, entry: Mapping[str, Any], record: Map
 
 
 def render_issue(tracker: str, record: Mapping[str, Any], env: Mapping[str, Any], backend: str) -> str:
-    from parity.repro.issue import ENV_FIELDS, NEW_ISSUE_URLS
+    from parity.repro.issue import ENV_FIELDS, NEW_ISSUE_URLS, evidence_lines
     from parity.repro.owner import provenance
 
     comp = record.get("compile") or {}
@@ -244,6 +244,7 @@ def render_issue(tracker: str, record: Mapping[str, Any], env: Mapping[str, Any]
         f"Kernel `{comp.get('kernel') or record['kernel']}` (parity kernel `{record['kernel']}`, case "
         f"`{record['case']}`), compile-only tier `{backend}`.", "",
         *provenance(record),
+        *evidence_lines(record),
         f"**Expected:** the kernel compiles for {env.get('target_arch') or 'the target'}.", "",
         f"**Actual:** `{kind}`; last stage reached: `{stage}`.", "",
         f"{ub}```text", message, "```", "",
