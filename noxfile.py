@@ -47,8 +47,11 @@ TRITON = f"triton=={TRITON_DEFAULT}"
 # Older than the CPU tiers' pins on purpose: this is the stack that passed on the GPU.
 CUDA_STACK = ["torch==2.11.0", "triton==3.6.0"]
 ASCEND_STACK = ["torch==2.8.0", "torch_npu==2.8.0", "triton-ascend==3.2.0", "pybind11"]
-# an interrupted pytest needs time to merge what its workers wrote and write REPORT.md
-INTERRUPT_TIMEOUT_S = 60.0
+# nox forwards no signal: on Ctrl-C it waits interrupt_timeout, then sends pytest SIGTERM, which parity's
+# plugin takes as the interruption (parity.triage.interrupt: the workers get SIGINT, the controller merges
+# what they wrote); terminate_timeout is the time that merge and REPORT.md get before nox kills pytest
+INTERRUPT_TIMEOUT_S = 2.0
+TERMINATE_TIMEOUT_S = 60.0
 # triton's interpreter (3.2 through 3.9) calls int() on 1-element arrays, which numpy 2.4 rejects
 NUMPY = "numpy<2.4"
 RUNNER = [NUMPY, "tabulate", "pytest>=8", "pytest-xdist", "pytest-timeout"]
@@ -150,7 +153,8 @@ def libraries(session: nox.Session) -> list[str]:
 
 
 def run_pytest(session: nox.Session, *args: str, env: dict[str, str] | None = None) -> None:
-    session.run(*args, env=env, interrupt_timeout=INTERRUPT_TIMEOUT_S)
+    session.run(*args, env=env, interrupt_timeout=INTERRUPT_TIMEOUT_S,
+                terminate_timeout=TERMINATE_TIMEOUT_S)
 
 
 @nox.session
@@ -190,7 +194,8 @@ def matrix_tier(session: nox.Session, tier: str, version: str) -> None:
     # failing cases are what the matrix measures (DIVERGENCE.md lists them as kind `version`), so pytest's
     # exit code 1 passes here; anything else (an engine error, no tests collected) still fails the session
     session.run(*pytest_args(session, tier, "-n", "2", f"--results-dir={matrix_dir(tier, version)}"),
-                env=env, interrupt_timeout=INTERRUPT_TIMEOUT_S, success_codes=[0, 1])
+                env=env, interrupt_timeout=INTERRUPT_TIMEOUT_S,
+                terminate_timeout=TERMINATE_TIMEOUT_S, success_codes=[0, 1])
 
 
 # the engine's version shims, checked against the triton the session installed

@@ -1,6 +1,8 @@
 """Known divergences that every spec may share: import them instead of rediscovering them.
 
 Each is a parity.KnownDivergence with its public source; a spec lists it in `known_divergences`.
+A tier's own defects need no opting in: parity.triage.limits applies them to every kernel (with a probe
+that retires each once the installed version is fixed); INTERPRETER_BF16 stays for the specs that name it.
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ from parity.run.wallclock import SessionClock, process_start
 from parity.spec import LEVELS, Case, KernelSpec, SpecError, validate_cases, validate_compile_cases
 
 STATE_KEY = pytest.StashKey["ParitySession"]()
+WORKER_STOP_S = 15.0  # how long an interrupted run's controller waits for its workers' last records
 
 
 def parse_backend(value: str) -> str:
@@ -137,6 +138,11 @@ class ParitySession:
             record.setdefault("device", self.backend.device)  # which of a multi-device host's devices ran it
         if self.writer is None:
             self.writer = ResultWriter(self.results_dir, self.worker)
+        from parity.triage import settle_interrupted, triage_record
+
+        settle_interrupted(record)  # a case the run's interruption cut is no finding
+        if "owner" not in record and record.get("suite") in ("accuracy", "compile"):  # e.g. a worker's crash
+            triage_record(record, family=None, kernels=(), results_dir=self.results_dir)
         self.writer.write(record)
 
     def cases(self, spec: KernelSpec) -> list[Case]:
@@ -190,6 +196,9 @@ def pytest_configure(config: pytest.Config) -> None:
             f"the {backend.name} session needs its device: {reason}.\n"
             f"No such device here? Run a hardware-free tier instead: {backend.fallback_hint}")
     worker = _worker_id(config)
+    from parity.triage import interrupt
+
+    interrupt.install(forward=worker == "main")  # Ctrl-C or a job stop: cases it cuts are `interrupted`
     if worker != "main":
         _share_cpu_threads(config)
         if not reason:
@@ -333,6 +342,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if not state.is_controller:
         return
     state.clock.stamp("finish")
+    if exitstatus == pytest.ExitCode.INTERRUPTED:  # the workers were told to stop: take what they write last
+        from parity.triage import interrupt
+
+        interrupt.wait_for_children(WORKER_STOP_S)
     from parity.report import backend_md as report
     from parity.report import envinfo
     records = merge_parts(state.results_dir)

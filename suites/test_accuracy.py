@@ -13,6 +13,7 @@ from parity.run import warm
 from parity.run.faults import is_timeout
 from parity.run.record import empty_record
 from parity.run.runner import memory_skip, run_case
+from parity.triage.interrupt import interrupted_record
 
 
 @pytest.mark.parity_modes("run", "interpret")
@@ -27,7 +28,9 @@ def test_accuracy(parity, kernel_case):
     try:
         record, outputs = run_case(spec, case, parity.backend, seed=parity.seed, cache=parity.ref_cache)
     except BaseException as exc:
-        if is_timeout(exc):  # a hang: record it before pytest-timeout fails the test
+        if isinstance(exc, KeyboardInterrupt):  # Ctrl-C or a job stop: the case is `interrupted`, no finding
+            parity.write(interrupted_record(parity.backend, spec, case, "accuracy"))
+        elif is_timeout(exc):  # a hang: record it before pytest-timeout fails the test
             record = empty_record(parity.backend.name, parity.backend.mode, spec.name, case.id, dict(case.params))
             record.update(suite="accuracy", status="error", reason=f"timeout: {str(exc).splitlines()[0]}")
             parity.write(record)
@@ -36,8 +39,12 @@ def test_accuracy(parity, kernel_case):
     outputs_store.save_case(parity.results_dir, spec, case, outputs, record.get("input_digest"))
     record["timing"]["store_s"] = time.perf_counter() - t0
     # only a failed/errored case pays for shrinking and the repro
-    repro.attach(record, spec, case, parity.backend, seed=parity.seed, cache=parity.ref_cache,
-                 results_dir=parity.results_dir)
+    try:
+        repro.attach(record, spec, case, parity.backend, seed=parity.seed, cache=parity.ref_cache,
+                     results_dir=parity.results_dir)
+    except KeyboardInterrupt:
+        parity.write(record)  # attach settled it as `interrupted`
+        raise
     cases = parity.cases(spec)
     part = warm.share(spec, case, parity.backend, cases=cases, perf=parity.perf, worker=parity.worker)
     if part and record["status"] in ("passed", "failed", "xfailed", "xpassed"):  # one that raised would again

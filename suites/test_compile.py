@@ -13,6 +13,7 @@ from parity.repro.compile_prelaunch import attach_compile_tier
 from parity.repro.compile_repro import attach_all
 from parity.run.record import empty_record
 from parity.run.runner import build_inputs, error_text, mark_declined
+from parity.triage.interrupt import interrupted_record
 
 
 @pytest.mark.parity_modes("compile")
@@ -28,6 +29,9 @@ def test_compile(parity, kernel_case):
     cpu_inputs = build_inputs(spec, case, parity.seed)
     try:
         compiles = backend.compile_case(spec, case, cpu_inputs)
+    except KeyboardInterrupt:  # Ctrl-C or a job stop: the case is `interrupted`, no finding
+        parity.write(interrupted_record(backend, spec, case, "compile"))
+        raise
     except Exception as exc:  # the launcher itself failed, outside any compile
         record = empty_record(backend.name, "compile", spec.name, case.id, dict(case.params))
         record.update(suite="compile", status="error", reason=error_text(exc))

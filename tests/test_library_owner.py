@@ -14,6 +14,7 @@ from parity.repro import compile_repro, owner
 from parity.repro import run_repro as repro
 from parity.run.refcache import ReferenceCache
 from parity.run.runner import run_case
+from parity.triage import decide
 from tests import planted_prefill
 
 
@@ -121,6 +122,10 @@ def test_compile_findings_go_to_the_library_or_to_the_compiler(tmp_path):
 
     frontend = _compile_record("unsupported", "libdevice.rsqrt: empty stub")  # the compiler's, by the rule
     assert owner.mark(frontend, "liger", kernels) is None and frontend["library"]["name"] == "Liger-Kernel"
+    # the evidence that makes it the compiler's: upstream compiles the same case
+    frontend["backend"] = "ascend-compile"
+    frontend["owner"] = decide(frontend, {"cuda-compile": {"backend": "cuda-compile", "status": "passed"}})
+    assert frontend["owner"]["who"] == "triton-ascend" and not frontend["owner"]["provisional"]
     compile_repro.write_repro(tmp_path / "fe", "print()", frontend, {}, "ascend-compile")
     vendor = (tmp_path / "fe" / "ISSUE.md").read_text()
     assert "triton-lang/triton-ascend" in vendor and "ships in Liger-Kernel" in vendor  # named, not addressed

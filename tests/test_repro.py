@@ -35,8 +35,11 @@ def _write_repro(results, *, as_vendor: bool):
     record, _ = run_case(SPEC, case, backend, seed=0, cache=cache)
     assert record["status"] == "failed", record["reason"]
     with pytest.MonkeyPatch.context() as mp:
-        if as_vendor:  # as if a device tier had no clue that it is the kernel's own
-            mp.setattr("parity.repro.run_repro.author_reason", lambda record, backend: None)
+        if as_vendor:  # as if triage had evidence that Triton is the odd one out, and names triton-ascend too
+            from parity.triage import make_owner
+
+            mp.setattr("parity.triage.wire.decide", lambda *a, **k: make_owner(
+                "triton", "Triton", "planted: only Triton differs", also=["triton-ascend"]))
         repro.attach(record, SPEC, case, backend, seed=0, cache=cache, results_dir=results)
     assert record.get("repro"), record.get("repro_error")
     return record, results / record["repro"]

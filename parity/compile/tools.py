@@ -119,6 +119,11 @@ def trim_message(text: str, limit: int = MESSAGE_LIMIT) -> str:
     if len(text) <= limit:
         return text
     head = text.splitlines()[0][: limit // 4]
+    from parity.triage.reasons import key_line
+
+    key = key_line(text)[: limit // 3]  # the compiler's own `error:` line, wherever the dumps put it
+    if key and key not in head and key not in text[-(limit - len(head) - 3):]:
+        head = f"{head} … {key}"
     tail = text[-(limit - len(head) - 3):]
     # an error in a jit helper nests: the helper's reason (a TypeError(...) line) sits in the middle,
     # between the kernel's first line and the outer call site's source; keep it, in place of some tail

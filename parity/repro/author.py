@@ -50,6 +50,14 @@ def render_author(record: Mapping[str, Any], backend: str, why: str, command: st
     if d:
         parts += ["## What to change", "", f"{d['what']} at `{d['line']}`:", "", "```python", d["code"], "```", "",
                   f"Write instead: {d['fix']}.", ""]
+    where = record.get("where") or {}
+    if where.get("class"):
+        program = where.get("program") or {}
+        pid = ", ".join(f"{k}={v}" for k, v in program.items() if k.startswith("pid") and "_" not in k)
+        parts += ["## Where it fails", "", f"{where['class']}" + (f"; the worst element is program {pid}'s "
+                  f"(grid {tuple(where.get('grid') or ())})" if pid else "") + ".", ""]
+        for line in where.get("likely_missing_mask") or []:
+            parts += [f"Likely missing mask: `{line}`", ""]
     parts += ["## What failed", "", "```text", (record.get("reason") or "").strip(), "```", "",
               "## Re-run it", "", "```bash", command, "```", "",
               "The command exits 1 while the bug is present. Once it passes here, re-run the tier to see whether "

@@ -223,7 +223,7 @@ def render_script(backend: str, arch: Any, entry: Mapping[str, Any], record: Map
 
 
 def render_issue(tracker: str, record: Mapping[str, Any], env: Mapping[str, Any], backend: str) -> str:
-    from parity.repro.issue import ENV_FIELDS, NEW_ISSUE_URLS
+    from parity.repro.issue import ENV_FIELDS, NEW_ISSUE_URLS, evidence_lines
     from parity.repro.owner import provenance
 
     comp = record.get("compile") or {}
@@ -243,6 +243,7 @@ def render_issue(tracker: str, record: Mapping[str, Any], env: Mapping[str, Any]
         f"Kernel `{comp.get('kernel') or record['kernel']}` (parity kernel `{record['kernel']}`, case "
         f"`{record['case']}`), compile-only tier `{backend}`.", "",
         *provenance(record),
+        *evidence_lines(record),
         f"**Expected:** the kernel compiles for {env.get('target_arch') or 'the target'}.", "",
         f"**Actual:** `{kind}`; last stage reached: `{stage}`.", "",
         f"{ub}```text", message, "```", "",
@@ -269,32 +270,41 @@ def _limits(backend: Any) -> dict[str, Any]:
 
 
 def write_repro(out_dir: Path, script: str, record: Mapping[str, Any], env: Mapping[str, Any], backend: str) -> None:
-    from parity.repro.author import author_reason, render_author
-    from parity.repro.issue import TRACKERS
+    from parity.repro.run_repro import write_drafts
 
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "repro.py").write_text(script, encoding="utf-8")
-    finding = record.get("finding_of")
-    if finding:  # e.g. a UB overflow of a config the library chose: the draft goes to the library
-        from parity.repro.library_issue import render_library_issue
-
-        (out_dir / "ISSUE.md").write_text(render_library_issue(finding, record, env, backend, "python repro.py"),
-                                          encoding="utf-8")
-        return
-    why = author_reason(record, backend)
-    if why is not None:  # the kernel's own bug: a note for its author, no vendor draft
-        (out_dir / "AUTHOR.md").write_text(render_author(record, backend, why, "python repro.py"), encoding="utf-8")
-        return
-    primary = backend_class(backend).tracker
-    for tracker in TRACKERS:
-        name = "ISSUE.md" if tracker == primary else f"ISSUE-{tracker}.md"
-        (out_dir / name).write_text(render_issue(tracker, record, env, backend), encoding="utf-8")
+    write_drafts(out_dir, record, backend, "python repro.py",
+                 lambda tracker: render_issue(tracker, record, env, backend), env)
 
 
 def attach_all(records: Sequence[dict[str, Any]], spec: Any, case: Any, backend: Any,
                cpu_inputs: Mapping[str, Any], results_dir: Path, seed: int = 0) -> None:
-    """Write a repro for every failed compile record of one case (the records of its compiles, in order)."""
+    """Write a repro for every failed compile record of one case (the records of its compiles, in order),
+    with each one's owner. Never raises for a repro or a triage: the records stay, with `repro_error`."""
+    from parity.triage import settle_interrupted
+
+    if any([settle_interrupted(r) for r in records]):
+        return  # the run was cut: nothing it left half-done is a finding
+    try:
+        _attach_all(records, spec, case, backend, cpu_inputs, results_dir, seed)
+    except KeyboardInterrupt:
+        from parity.triage import interrupt
+
+        interrupt.note()
+        for record in records:
+            settle_interrupted(record)
+        raise
+    except Exception as exc:  # whatever raised, every record keeps its verdict
+        for record in records:
+            if record.get("status") in ("failed", "xfailed", "error") and not record.get("repro"):
+                record.setdefault("repro_error", f"{type(exc).__name__}: {exc}"[:600])
+
+
+def _attach_all(records: Sequence[dict[str, Any]], spec: Any, case: Any, backend: Any,
+                cpu_inputs: Mapping[str, Any], results_dir: Path, seed: int) -> None:
     from parity.repro import compile_match
+    from parity.triage import triage_record
 
     # known divergences too: a compiler bug someone already linked still needs a repro for its vendor
     failing = [r for r in records if r.get("status") in ("failed", "xfailed") and r.get("compile")
@@ -303,8 +313,9 @@ def attach_all(records: Sequence[dict[str, Any]], spec: Any, case: Any, backend:
         return
     from parity.repro import compile_prelaunch, owner
 
-    for record in failing:  # which of them the kernel's library owns (parity.repro.owner)
+    for record in failing:  # which of them the kernel's library owns (parity.repro.owner), then the owner
         owner.mark(record, spec.family, spec.kernels)
+        triage_record(record, family=spec.family, kernels=spec.kernels, results_dir=results_dir)
     t0 = time.perf_counter()
     # a launcher that raised before compiling anything (a library's check, parity's source scan):
     # its library's draft and standalone call, made in the re-run's child, where the raise has its frames
@@ -332,7 +343,7 @@ def attach_all(records: Sequence[dict[str, Any]], spec: Any, case: Any, backend:
                 raise RuntimeError(f"none of the {len(entries)} compile(s) of the re-run is this record's "
                                    f"({record['compile']['kernel']}); the compile cannot be matched to its record")
             _write_one(record, entries[found[index]], spec, backend, results_dir, "" if nth == 1 else f"-{nth}")
-        except (SourceError, OSError, RuntimeError, KeyError) as exc:
+        except Exception as exc:  # any stage of one repro: the record keeps its verdict
             record["repro_error"] = f"{type(exc).__name__}: {exc}"[:600]
     seconds = (time.perf_counter() - t0) / max(len(failing), 1)
     for record in failing:

@@ -22,6 +22,12 @@ ENV_FIELDS = {
 METRIC_ROWS = ("max_abs_err", "max_rel_err", "err_ratio", "mismatch_frac", "nan_count", "worst_index", "region")
 
 
+def evidence_lines(record: Mapping[str, Any]) -> list[str]:
+    """Why this tracker: the owner's evidence across tiers (parity.triage), one line."""
+    owner = record.get("owner") or {}
+    return [f"**Why it is {owner.get('name')}'s:** {owner['evidence']}", ""] if owner.get("evidence") else []
+
+
 def issue_title(tracker: str, summary: Mapping[str, Any], record: Mapping[str, Any]) -> str:
     kernels = ", ".join(summary["kernels"])
     if record.get("status") == "error":
@@ -57,6 +63,7 @@ def render_issue(tracker: str, summary: Mapping[str, Any], record: Mapping[str, 
         "### Describe the bug", "",
         f"Kernel `{', '.join(summary['kernels'])}` (parity kernel `{summary['kernel']}`), backend `{backend}`.", "",
         *provenance(record),
+        *evidence_lines(record),
         f"**Expected:** {expected}", "",
         "**Actual:**", "", "```text", actual.strip(), "```", "",
     ]

@@ -71,6 +71,11 @@ def write_repro(out_dir: Path, script: str, record: Mapping[str, Any], backend: 
 
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "repro.py").write_text(script, encoding="utf-8")
+    if (record.get("owner") or {}).get("who") == "library":  # the library's launcher: its tracker's draft
+        from parity.repro.run_repro import write_drafts
+
+        if write_drafts(out_dir, record, backend, "python repro.py", None, {}):
+            return
     why = ("the kernel's launcher passes a launch option that the installed triton-ascend does not declare "
            "(a newer release may); pass it only where the installed version's backend options list it"
            if backend_class(backend).target == "ascend" else

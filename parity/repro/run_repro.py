@@ -28,7 +28,7 @@ from parity.backends import backend_class
 from parity.repro import owner, prelaunch, template
 from parity.repro.author import author_reason, render_author
 from parity.repro.capture import Captured, Launch, LaunchRecorder, NoLaunch, ReproError, capture_case
-from parity.repro.issue import TRACKERS, render_issue
+from parity.repro.issue import render_issue
 from parity.repro.library_issue import render_library_issue
 from parity.repro.outputs_store import case_filename
 from parity.repro.shrink import ShrinkResult, shrink
@@ -158,21 +158,45 @@ def write_repro(out_dir: Path, cap: Captured, record: Mapping[str, Any], shrunk:
     if arrays:
         np.savez_compressed(out_dir / "inputs.npz", **arrays)
     command = ("TRITON_INTERPRET=1 " if backend_class(backend).mode == "interpret" else "") + "python repro.py"
-    finding = record.get("finding_of")
-    if finding:  # the library's bug (parity.repro.owner): one draft, to the library's tracker
-        (out_dir / "ISSUE.md").write_text(render_library_issue(finding, record, env, backend, command),
-                                          encoding="utf-8")
-        return out_dir
-    why = author_reason(record, backend)
-    if why is not None:  # the kernel's own bug: a note for its author, no vendor draft
-        (out_dir / "AUTHOR.md").write_text(render_author(record, backend, why, command), encoding="utf-8")
-        return out_dir
-    primary = backend_class(backend).tracker
-    for tracker in TRACKERS:
-        name = "ISSUE.md" if tracker == primary else f"ISSUE-{tracker}.md"
-        text = render_issue(tracker, cap_summary(cap), record, shrunk.as_dict(), env, backend)
-        (out_dir / name).write_text(text, encoding="utf-8")
+    write_drafts(out_dir, record, backend, command, lambda tracker: render_issue(
+        tracker, cap_summary(cap), record, shrunk.as_dict(), env, backend), env)
     return out_dir
+
+
+def library_finding(record: Mapping[str, Any]) -> dict[str, Any] | None:
+    """finding_of for a record whose owner is its library by the cross-tier evidence, not today's rule."""
+    owner_, lib = record.get("owner") or {}, record.get("library") or {}
+    if owner_.get("who") != "library" or not lib:
+        return None
+    return {**lib, "why": owner_.get("evidence")}
+
+
+def write_drafts(out_dir: Path, record: Mapping[str, Any], backend: str, command: str | None,
+                 vendor_text: Any, env: Mapping[str, Any]) -> list[str]:
+    """The drafts the record's owner calls for (parity.triage.drafts); returns the files written.
+    A vendor draft needs evidence that the vendor's tool is the odd one out; without an owner (triage
+    raised) no draft is written at all."""
+    from parity.triage.drafts import author_why, plan_drafts, render_tier
+
+    plan = plan_drafts(record)
+    finding = record.get("finding_of") or library_finding(record)
+    if plan.kind == "library" and finding:  # the library's bug (parity.repro.owner): one draft, to its tracker
+        files = {"ISSUE.md": render_library_issue(finding, record, env, backend, command)}
+    elif plan.kind == "vendor":
+        files = {("ISSUE.md" if i == 0 else f"ISSUE-{t}.md"): vendor_text(t) for i, t in enumerate(plan.trackers)}
+    elif plan.kind == "tier":
+        files = {"TIER.md": render_tier(record, backend, command)}
+    elif plan.kind in ("author", "library"):
+        owner_ = record.get("owner") or {}
+        why = (author_reason(record, backend) if owner_.get("who") == "author" and not owner_.get("provisional")
+               else None) or author_why(record)
+        files = {"AUTHOR.md": render_author(record, backend, why, command or "python repro.py")}
+    else:
+        files = {}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (out_dir / name).write_text(text, encoding="utf-8")
+    return sorted(files)
 
 
 def cap_summary(cap: Captured) -> dict[str, Any]:
@@ -196,28 +220,99 @@ def session_env(backend: Any) -> dict[str, Any]:
 
 def attach(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, *, seed: int, cache: Any,
            results_dir: Path) -> None:
-    """Shrink, capture and write the repro of a failed/errored case; record where it went (or why not)."""
-    if record.get("status") not in REPRO_STATUSES:
+    """Shrink, capture and write the repro of a failed/errored case; record its owner and where the repro
+    went (or why not). Never raises for what goes wrong in any of that: the record keeps the verdict it
+    earned, with `repro_error`. A case the run's interruption cut becomes `interrupted`, with no draft."""
+    from parity.triage import settle_interrupted, triage_record
+
+    if settle_interrupted(record):
         return
-    finding = owner.mark(record, spec.family, spec.kernels)
+    if record.get("status") not in (*REPRO_STATUSES, "crashed", "xfailed"):
+        return
     t0 = time.perf_counter()
+    try:
+        finding = owner.mark(record, spec.family, spec.kernels)
+        verdict = triage_record(record, family=spec.family, kernels=spec.kernels, results_dir=results_dir)
+        if record.get("status") not in REPRO_STATUSES:
+            return  # a crash poisoned the device; a known divergence is already linked
+        if verdict is not None and verdict["who"] == "tier" and verdict.get("limit"):
+            _tier_limit(record, verdict, spec, case, backend, results_dir)
+            return
+        finding = record.get("finding_of") or None if verdict is not None else finding
+        _attach(record, spec, case, backend, finding, seed=seed, cache=cache, results_dir=results_dir)
+    except KeyboardInterrupt:
+        from parity.triage import interrupt
+
+        interrupt.note()
+        settle_interrupted(record)
+        raise
+    except Exception as exc:  # whatever raised, the record stays, with its verdict
+        record["repro_error"] = f"{type(exc).__name__}: {exc}"[:600]
+    finally:
+        record.setdefault("timing", {})["repro_s"] = time.perf_counter() - t0
+
+
+def _recapture(spec: KernelSpec, case: Case, backend: Any, seed: int, cache: Any) -> Captured | None:
+    try:
+        return capture_case(spec, case, backend, seed=seed, cache=cache)
+    except Exception:  # where it fails is a hint; the verdict and the repro stand without it
+        return None
+
+
+def _locate(record: dict[str, Any], cap: Captured | None) -> None:
+    """record["where"] for a wrong result, from the captured launch of the case (parity.triage.where)."""
+    if record.get("status") != "failed" or cap is None or not cap.launches:
+        return
+    from parity.triage.where import locate
+
+    output = (record.get("metrics") or {}).get("output")
+    shape = cap.outputs.get(output, (None, None))[1] if output else None
+    try:
+        record["where"] = locate(record, cap.launches[-1], shape)
+    except Exception as exc:  # where it fails is a hint; the verdict stands without it
+        record["where"] = {"error": f"{type(exc).__name__}: {exc}"[:200]}
+
+
+def _tier_limit(record: dict[str, Any], verdict: Mapping[str, Any], spec: KernelSpec, case: Case, backend: Any,
+                results_dir: Path) -> None:
+    """A tier's own limit: expected on this tier for every kernel (as a spec's known divergence would be),
+    with TIER.md beside it and no draft."""
+    from parity.triage.drafts import render_tier
+    from parity.triage.limits import LIMITS
+
+    limit = next(x for x in LIMITS if x.id == verdict["limit"])
+    record["known_divergence"] = {"reason": limit.what, "link": limit.link}
+    record["status"], record["reason"] = "xfailed", f"tier limit: {limit.what} ({limit.link}); observed: " \
+        f"{record.get('reason')}"
+    out_dir = results_dir / REPROS_DIR / case_filename(spec.name, case.id)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    command = ("TRITON_INTERPRET=1 " if backend.name == "interpret" else "") + \
+        f"pytest suites --backend={backend.name} -k '{spec.name}'"
+    (out_dir / "TIER.md").write_text(render_tier(record, backend.name, command), encoding="utf-8")
+    record["repro"] = out_dir.relative_to(results_dir).as_posix()
+
+
+def _attach(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, finding: Any, *, seed: int,
+            cache: Any, results_dir: Path) -> None:
+    shrunk: ShrinkResult | None = None
     try:
         shrunk = shrink_case(spec, case, backend, record, seed=seed, cache=cache)
         cap = capture_case(spec, Case(shrunk.shrunk), backend, seed=seed, cache=cache)
+        # where it fails is read on the case as it failed: a shrunk case has its own grid and tail
+        _locate(record, cap if not shrunk.changed else _recapture(spec, case, backend, seed, cache))
         out_dir = results_dir / REPROS_DIR / case_filename(spec.name, case.id)
         write_repro(out_dir, cap, record, shrunk, session_env(backend), backend.name)
         backend.write_repro_extras(out_dir, spec, Case(shrunk.shrunk), seed=seed, cache=cache)  # ascend-lowered's
         record["repro"] = out_dir.relative_to(results_dir).as_posix()
         record["shrink"] = shrunk.as_dict()
     except NoLaunch as exc:
+        assert shrunk is not None
         if _attach_prelaunch(record, spec, Case(shrunk.shrunk), exc, backend, seed=seed, results_dir=results_dir):
             record["shrink"] = shrunk.as_dict()
         else:
             _no_repro(record, exc, finding, spec, case, backend, results_dir)
-    except (ReproError, SourceError, OSError, RuntimeError, ValueError, TypeError) as exc:
+    except Exception as exc:  # any stage: shrinking, capture, the script, the drafts (an MLIR error too)
         _no_repro(record, exc, finding, spec, case, backend, results_dir)
-    timing = record.setdefault("timing", {})
-    timing["repro_s"] = time.perf_counter() - t0
 
 
 def _attach_prelaunch(record: dict[str, Any], spec: KernelSpec, shrunk: Case, exc: NoLaunch, backend: Any, *,

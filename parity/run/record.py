@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 SCHEMA = 1
-STATUSES = ("passed", "failed", "error", "crashed", "skipped", "xfailed", "xpassed")
+STATUSES = ("passed", "failed", "error", "crashed", "skipped", "xfailed", "xpassed", "interrupted")
 MODES = ("run", "compile", "interpret")
 MERGED_NAME = "results.jsonl"
 PART_GLOB = "results-*.jsonl"

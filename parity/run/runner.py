@@ -74,8 +74,13 @@ def _as_outputs(spec: KernelSpec, value: Any) -> dict[str, torch.Tensor]:
 
 def error_text(exc: BaseException, limit: int = 600) -> str:
     """The exception's last lines (compilers put the useful part at the end), and where it was raised."""
+    from parity.triage.reasons import key_line
+
     text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-    text = text if len(text) <= limit else "…" + text[-limit:]
+    if len(text) > limit:  # the compiler's own key line first (its `error:`), then the tail, never a dump alone
+        key = key_line(text)[: limit // 2]
+        tail = text[-(limit - len(key)):]
+        text = tail if key in tail else f"{key} … {tail}"
     where = raised_at(exc)
     return f"{text} (raised at {where})" if where else text
 
@@ -92,11 +97,28 @@ def is_machinery(module: str) -> bool:
     return top in MACHINERY or top in sys.stdlib_module_names
 
 
+def machinery_dirs() -> list[str]:
+    """Where the machinery's packages really are (parity's own included), as dir paths ending in '/'.
+    A path merely containing `/parity/` is not enough: a clone named parity holds the user's code too."""
+    dirs = []
+    for top in MACHINERY:
+        module = sys.modules.get(top)
+        for folder in list(getattr(module, "__path__", None) or [])[:4]:
+            dirs.append(os.path.realpath(folder).replace("\\", "/").rstrip("/") + "/")
+    return dirs
+
+
 def is_machinery_file(path: str) -> bool:
     """As is_machinery, for a frame known only by its file (a forked child's traceback text)."""
     path = path.replace("\\", "/")
     stdlib = path.startswith(_STDLIB) and "-packages/" not in path  # a system site-packages lies under it
-    return stdlib or any(f"/{top}/" in path for top in MACHINERY)
+    if stdlib:
+        return True
+    real = os.path.realpath(path) if os.path.isabs(path) else path
+    if any(real.startswith(d) or path.startswith(d) for d in machinery_dirs()):
+        return True
+    # a package not imported here (the child had it): by its install location, never by a bare folder name
+    return any(f"-packages/{top}/" in path for top in MACHINERY)
 
 
 def raised_at(exc: BaseException) -> str | None:

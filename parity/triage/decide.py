@@ -1,0 +1,238 @@
+"""The owner of one failing record, from its own evidence and the same case's records on other tiers.
+
+Order of the rules (the first that applies wins):
+1. a known kernel mistake (parity.run.mistakes) → the author;
+2. a language rule or tier limit (parity.triage.limits) → the author (rule) or the tier (limit), unless
+   another tier fails the same way (then the kernel is wrong everywhere: the author);
+3. a config the target cannot hold (UB, shared memory, registers, the grid) → the author;
+4. the same case fails the same way on another tier → the author;
+5. the environment (a module or tool that is not installed) → the environment;
+6. the vendor's tool is the odd one out (its tier fails, the other family's tiers pass) → that vendor;
+7. a compiler that aborts, hangs or asserts → that tier's compiler, on its own evidence;
+8. nothing else to go on → a provisional guess, with the run that would settle it.
+A kernel shipped by a library hands the author's verdicts (and today's library rule) to the library.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from parity.triage.limits import failure_text, is_numeric, matching_limit
+
+FAILING = ("failed", "error", "crashed", "xfailed")
+UPSTREAM = ("interpret", "cuda", "cuda-compile")  # upstream Triton's tiers
+ASCEND = ("ascend", "ascend-compile", "ascend-lowered")
+CONFIG_KINDS = ("ub_overflow", "cc_overflow", "out_of_resources")
+CRASH_KINDS = ("crash", "timeout")
+# an internal assertion of a compiler: its own bug whatever the kernel (an invalid kernel gets a diagnostic)
+ASSERTION = re.compile(r"Assertion .* failed|LLVM ERROR|UNREACHABLE|Aborted|core dumped|"
+                       r"only support ReinterpretCastOp", re.IGNORECASE)
+ENVIRONMENT = re.compile(r"No module named '(?!triton)|cannot open shared object file|No space left on device|"
+                         r"command not found|is not installed", re.IGNORECASE)
+
+
+def make_owner(who: str, name: str, evidence: str, *, provisional: bool = False, settle: str | None = None,
+               limit: str | None = None, also: list[str] | None = None) -> dict[str, Any]:
+    """The shared `record["owner"]` shape."""
+    return {"who": who, "name": name, "evidence": " ".join(evidence.split())[:400], "provisional": provisional,
+            "settle": settle, "limit": limit, "also": list(also or [])}
+
+
+def family(tier: str) -> str:
+    return "ascend" if tier.startswith("ascend") else "upstream"
+
+
+def vendor_of(tier: str) -> tuple[str, str]:
+    if tier == "interpret":
+        return "triton", "Triton interpreter"
+    return ("triton-ascend", "triton-ascend") if family(tier) == "ascend" else ("triton", "Triton")
+
+
+def is_failing(record: Mapping[str, Any]) -> bool:
+    return record.get("status") in FAILING
+
+
+def _passes(record: Mapping[str, Any]) -> bool:
+    return record.get("status") in ("passed", "xpassed")
+
+
+def _where(record: Mapping[str, Any]) -> str:
+    m = record.get("metrics") or {}
+    return f" (worst at {m['worst_index']})" if m.get("worst_index") is not None else ""
+
+
+def _same_way(mine: Mapping[str, Any], other: Mapping[str, Any]) -> bool:
+    """Both give wrong values, or both fail before any value (an error or a failed compile)."""
+    if not is_failing(other) or other.get("status") == "xfailed":
+        return False
+    return is_numeric(mine) == is_numeric(other)
+
+
+def settle_run(tier: str) -> str:
+    if family(tier) == "ascend":
+        return "the same case on interpret (nox -s interpret) and cuda-compile, then `python -m parity.cli report`"
+    return ("the same case on ascend-lowered or ascend-compile (nox -s ascend-lowered), then "
+            "`python -m parity.cli report`")
+
+
+def decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], source: str = "",
+           library: Any = None, library_why: str | None = None) -> dict[str, Any] | None:
+    """The owner of a failing record, or None for one that did not fail. `others` maps each other tier
+    to its record of the same case; `library` is the library that ships the kernel (or None), and
+    `library_why` today's library rule's reason for this record (parity.repro.owner), if any."""
+    if not is_failing(record) or record.get("status") == "interrupted":
+        return None
+    verdict = _decide(record, others, source)
+    if library is not None:
+        if verdict["who"] == "author":
+            verdict = {**verdict, "who": "library", "name": library.name}
+        elif verdict["provisional"] and library_why and verdict["who"] != "tier":
+            verdict = make_owner("library", library.name, f"{library_why} (parity's library rule)",
+                                 provisional=True, settle=verdict["settle"])
+    return verdict
+
+
+def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], source: str) -> dict[str, Any]:
+    tier = str(record.get("backend"))
+    comp = record.get("compile") or {}
+    kind = comp.get("error_kind") or record.get("error_kind")
+    text = failure_text(record)
+    # another compiler, or the reference tier, failing the same way: evidence against the kernel (two tiers
+    # of one compiler failing alike are not: they share its frontend)
+    failing_same = same_way_elsewhere(record, others)
+    passing = sorted(t for t, r in others.items() if _passes(r))
+
+    if record.get("status") == "xfailed" and record.get("known_divergence"):
+        link = record["known_divergence"].get("link", "")
+        who, name = _owner_of_link(link, tier)
+        return make_owner(who, name, f"a known divergence, linked: {link}")
+    if record.get("diagnosis"):
+        return make_owner("author", "kernel author", f"a known kernel mistake: {record['diagnosis'].get('what')}")
+    limit = matching_limit(record, source)
+    if limit is not None:
+        if limit.who == "tier" and failing_same:
+            return make_owner("author", "kernel author", f"{tier} and {', '.join(failing_same)} fail the same way"
+                              f"{_where(record)}; the kernel is wrong beyond {tier}'s own limit ({limit.id})")
+        evidence = f"{limit.what} ({limit.link})"
+        if limit.who == "tier":
+            settle = None if passing else settle_run(tier)
+            proof = f"; {', '.join(passing)} pass{'es' if len(passing) == 1 else ''} it" if passing else ""
+            return make_owner("tier", limit.name, evidence + proof, provisional=not passing, settle=settle,
+                              limit=limit.id)
+        return make_owner("author", "kernel author", evidence, limit=limit.id)
+    if _ascend_only(record, text, tier):
+        return make_owner("author", "kernel author",
+                          "the kernel uses what only triton-ascend accepts (an NPU launch option or language "
+                          "extension); upstream Triton rejects it by design")
+    if kind in CONFIG_KINDS or "ub overflow" in text.lower() or "exceeds CUDA's grid limits" in text \
+            or "grid should be less than" in text:
+        return make_owner("author", "kernel author", f"a config the target cannot hold ({kind or 'grid/UB'})")
+    if failing_same:
+        return make_owner("author", "kernel author",
+                          f"{tier} and {', '.join(failing_same)} fail the same way{_where(record)}")
+    if ENVIRONMENT.search(text) and "import error" not in text:
+        return make_owner("environment", "environment", f"a module or tool is missing: {_key(text)}")
+    odd = _odd_one_out(record, others, tier, kind)
+    if odd is not None:
+        return odd
+    # a compiler that dies is its own evidence; a run tier's dead process may be the kernel's own stray access
+    if kind in CRASH_KINDS or (record.get("status") == "crashed" and comp) or ASSERTION.search(text):
+        who, name = vendor_of(tier)
+        return make_owner(who, name, f"the compiler aborted or hung ({kind or 'crash'}): {_key(text)}")
+    return _provisional(record, others, tier, kind)
+
+
+def same_way_elsewhere(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The tiers whose record fails as this one does and counts as evidence against the kernel: another
+    compiler, or the reference tier (two tiers of one compiler failing alike share its frontend)."""
+    tier = str(record.get("backend"))
+    return sorted(t for t, r in others.items() if _same_way(record, r) and not _explained(r)
+                  and (family(t) != family(tier) or "interpret" in (t, tier)))
+
+
+def _explained(record: Mapping[str, Any]) -> bool:
+    """A record whose failure its own tool explains (a tier limit, a settled vendor verdict) says nothing
+    about the kernel."""
+    owner = record.get("owner") or {}
+    return owner.get("who") in ("tier", "environment") or (
+        owner.get("who") in ("triton", "triton-ascend") and not owner.get("provisional"))
+
+
+def _ascend_only(record: Mapping[str, Any], text: str, tier: str) -> bool:
+    if family(tier) == "ascend":
+        return False
+    from parity.compile.ascend_only import ASCEND_ONLY_OPTIONS, language_finding
+
+    if language_finding(text) or "triton-ascend launch option" in text:
+        return True
+    option = re.search(r"Keyword argument (\w+) was specified but unrecognised", text)
+    return bool(option and option.group(1) in ASCEND_ONLY_OPTIONS)
+
+
+def _odd_one_out(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], tier: str,
+                 kind: str | None) -> dict[str, Any] | None:
+    """A vendor verdict where this tier's tool alone fails: the other family passes, none of its own fails."""
+    mine = family(tier)
+    other_pass = sorted(t for t, r in others.items() if family(t) != mine and _passes(r))
+    if not other_pass:
+        if tier == "interpret":  # the interpreter against a compiled upstream tier of its own family
+            compiled = sorted(t for t, r in others.items() if t in ("cuda",) and _passes(r))
+            if compiled and is_numeric(record):
+                return make_owner("triton", "Triton interpreter",
+                                  f"{', '.join(compiled)} gives the reference's values; only the interpreter differs"
+                                  f"{_where(record)}")
+        return None
+    if tier == "interpret":
+        if not is_numeric(record) and not record.get("status") == "crashed":
+            return None  # an interpreter error on code a compiler takes: the compilers check less than it does
+        return make_owner("triton", "Triton interpreter",
+                          f"{', '.join(other_pass)} pass{'es' if len(other_pass) == 1 else ''}; only the interpreter "
+                          f"differs{_where(record)}")
+    who, name = vendor_of(tier)
+    if mine == "upstream" and not is_numeric(record) and not (kind in CRASH_KINDS or comp_stage(record)):
+        # upstream's frontend rejecting what triton-ascend accepts is a language difference, not a bug
+        return make_owner("author", "kernel author",
+                          f"upstream Triton's frontend rejects the kernel ({_key(failure_text(record))}) while "
+                          f"{', '.join(other_pass)} accept{'s' if len(other_pass) == 1 else ''} it: a portability "
+                          "divergence the author must handle")
+    what = ("gives different values" + _where(record)) if is_numeric(record) else \
+        f"fails ({_key(failure_text(record))})"
+    return make_owner(who, name, f"{tier} {what} while {', '.join(other_pass)} pass "
+                      f"the same case on the same inputs")
+
+
+def comp_stage(record: Mapping[str, Any]) -> str | None:
+    return (record.get("compile") or {}).get("stage_reached")
+
+
+def _provisional(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], tier: str,
+                 kind: str | None) -> dict[str, Any]:
+    seen = f" (other tiers seen: {', '.join(sorted(others))})" if others else " (no other tier's record of this case)"
+    if tier == "interpret":
+        return make_owner("author", "kernel author",
+                          "fails under Triton's interpreter, whose semantics are the reference" + seen,
+                          provisional=True, settle=settle_run(tier))
+    if not is_numeric(record) and kind in ("mlir_error",) and comp_stage(record):
+        who, name = vendor_of(tier)
+        return make_owner(who, name, f"the compiler fails past its frontend ({comp_stage(record)}): "
+                          f"{_key(failure_text(record))}" + seen, provisional=True, settle=settle_run(tier))
+    return make_owner("author", "kernel author",
+                      f"fails on {tier} alone; no tier shows the vendor's tool as the odd one out" + seen,
+                      provisional=True, settle=settle_run(tier))
+
+
+def _owner_of_link(link: str, tier: str) -> tuple[str, str]:
+    if "triton-ascend" in link or "Ascend" in link:
+        return "triton-ascend", "triton-ascend"
+    if "triton-lang/triton/" in link:
+        return vendor_of(tier) if family(tier) == "upstream" else ("triton", "Triton")
+    return "author", "kernel author"
+
+
+def _key(text: str) -> str:
+    """The message's key line, for one-line evidence."""
+    from parity.triage.reasons import key_line
+
+    return key_line(text)[:160]

@@ -1,0 +1,67 @@
+"""Which drafts a failing case's repro folder gets, from its owner; and TIER.md, the tier-limit note.
+
+- the library: ISSUE.md to the library's tracker;
+- Triton or triton-ascend with evidence that its tool is the odd one out: ISSUE.md to it, and a second
+  draft ISSUE-<tracker>.md only for a tracker named in owner["also"];
+- the author, or an owner that is still provisional: AUTHOR.md (the provisional one says whose it most
+  likely is and which run settles it);
+- the tier or the environment: TIER.md, a note, never a vendor draft.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+VENDORS = ("triton", "triton-ascend")
+
+
+@dataclass(frozen=True)
+class DraftPlan:
+    kind: str  # "library" | "vendor" | "author" | "tier" | "none"
+    trackers: list[str] = field(default_factory=list)  # vendor: the primary first
+
+
+def plan_drafts(record: Mapping[str, Any]) -> DraftPlan:
+    owner = record.get("owner")
+    if not owner:  # no verdict (triage raised, or a caller that never asked): only today's library rule drafts
+        return DraftPlan("library" if record.get("finding_of") else "none")
+    who = owner.get("who")
+    if who == "library":
+        return DraftPlan("library")
+    if who in ("tier", "environment"):
+        return DraftPlan("tier")
+    if who in VENDORS and not owner.get("provisional"):
+        return DraftPlan("vendor", [who, *[t for t in owner.get("also") or [] if t in VENDORS and t != who]])
+    return DraftPlan("author")
+
+
+def author_why(record: Mapping[str, Any]) -> str:
+    """AUTHOR.md's one-line reason, from the owner's evidence."""
+    owner = record.get("owner") or {}
+    if owner.get("who") not in ("author", "library") and owner.get("provisional"):
+        return (f"parity cannot yet tell whose failure this is; the most likely owner is {owner.get('name')} "
+                f"({owner.get('evidence')}). Before filing anything upstream, settle it: run {owner.get('settle')}")
+    why = str(owner.get("evidence") or "the failure is the kernel's own")
+    if owner.get("provisional"):
+        why += f" (provisional: run {owner.get('settle')} to settle it)"
+    return why
+
+
+def render_tier(record: Mapping[str, Any], backend: str, command: str | None) -> str:
+    """TIER.md: a limit of the tier (or a gap of the environment), not a bug of the kernel or a vendor."""
+    owner = record.get("owner") or {}
+    what = "the environment" if owner.get("who") == "environment" else f"the tier itself ({owner.get('name')})"
+    parts = [f"# `{record['kernel']}` [{record['case']}] on {backend}: a limit of {what}", "",
+             "This is a note, not a bug report: do not file it with a vendor or the kernel's author.", "",
+             f"Evidence: {owner.get('evidence')}", ""]
+    if owner.get("limit"):
+        parts += [f"Tier limit: `{owner['limit']}` (parity.triage.limits; its probe retires it once the installed "
+                  "version no longer has it).", ""]
+    if owner.get("provisional"):
+        parts += [f"To check the kernel itself, run {owner.get('settle')}.", ""]
+    parts += ["## What failed", "", "```text", str(record.get("reason") or "").strip(), "```", ""]
+    if command:
+        parts += ["## Re-run it", "", "```bash", command, "```", ""]
+    return "\n".join(parts)

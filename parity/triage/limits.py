@@ -1,0 +1,268 @@
+"""Tier limits as data: what a tier itself gets wrong, each with its public source and a probe.
+
+A limit is the tier's, never the kernel author's nor a vendor compiler's: a failure it explains gets a
+TIER.md note, no draft. Every entry names the tier it belongs to, how to recognise it in a record (the
+error text, the kernel source), where it is documented, and a probe that checks on the installed
+version whether it still holds: once a release fixes it the probe says so and the entry stops matching
+(it retires itself). Limits apply to every kernel, not only to specs that opt in.
+
+Language rules (an upstream restriction the author must handle, an Ascend-only construct on upstream)
+are data here too, with owner "author": they are not bugs of any tool.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+PROBE_TIMEOUT_S = 120.0
+
+
+@dataclass(frozen=True)
+class TierLimit:
+    id: str
+    tiers: tuple[str, ...]  # backend names it applies on
+    who: str  # "tier" (the tier's own defect) or "author" (a language rule the kernel must respect)
+    name: str  # the owner's name in words
+    what: str  # one line
+    link: str
+    message: str | None = None  # regex over the record's reason and compile message; None: not needed
+    source: str | None = None  # regex over the kernel's source (helpers included); None: not needed
+    numeric_only: bool = False  # applies to wrong values only, not to errors
+    dtypes: tuple[str, ...] = ()  # the case's dtype param must be one of these (empty: any)
+    probe: Callable[[], bool | None] | None = None  # True: still holds; False: fixed; None: cannot tell
+
+    def matches(self, record: Mapping[str, Any], source: str) -> bool:
+        if record.get("backend") not in self.tiers:
+            return False
+        if self.numeric_only and not is_numeric(record):
+            return False
+        if self.dtypes and str((record.get("params") or {}).get("dtype")) not in self.dtypes \
+                and not (self.source and source and re.search(self.source, source)):
+            return False
+        if self.message and not re.search(self.message, failure_text(record), re.IGNORECASE | re.DOTALL):
+            return False
+        if self.source and not (source and re.search(self.source, source)):
+            return False
+        return True
+
+    def holds(self) -> bool:
+        """Whether the installed version still has it (a probe that cannot tell keeps the entry)."""
+        if self.probe is None:
+            return True
+        try:
+            verdict = _cached_probe(self.id, self.probe)
+        except Exception:  # a probe must never cost a verdict
+            return True
+        return verdict is not False
+
+
+def is_numeric(record: Mapping[str, Any]) -> bool:
+    """A wrong value (compared and differed), not an error, a crash or a compile failure."""
+    comp = record.get("compile") or {}
+    return record.get("status") in ("failed", "xfailed") and not comp and bool(record.get("metrics"))
+
+
+def failure_text(record: Mapping[str, Any]) -> str:
+    comp = record.get("compile") or {}
+    return "\n".join(str(x) for x in (record.get("reason"), comp.get("message"), comp.get("launch_error")) if x)
+
+
+# ---------------------------------------------------------------- probes
+
+
+_INTERPRETER_PROBES = {
+    # each prints 1 while the defect is there, 0 once fixed
+    "interpret-int-to-bf16": """
+@triton.jit
+def k(x, y):
+    o = tl.arange(0, 4)
+    tl.store(y + o, tl.load(x + o).to(tl.bfloat16))
+x = torch.arange(1, 5, dtype=torch.int32); y = torch.zeros(4, dtype=torch.bfloat16)
+k[(1,)](x, y)
+print(int(y.float().tolist() != [1.0, 2.0, 3.0, 4.0]))
+""",
+    "interpret-bf16-arith": """
+@triton.jit
+def k(x, y):
+    o = tl.arange(0, 4)
+    v = tl.load(x + o)
+    tl.store(y + o, -(v + v))
+x = torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.bfloat16); y = torch.zeros(4, dtype=torch.bfloat16)
+k[(1,)](x, y)
+print(int(y.float().tolist() != [-2.0, -4.0, -6.0, -8.0]))
+""",
+    "interpret-bf16-dot": """
+@triton.jit
+def k(a, c):
+    r = tl.arange(0, 16)
+    t = tl.load(a + r[:, None] * 16 + r[None, :])
+    tl.store(c + r[:, None] * 16 + r[None, :], tl.dot(t, t))
+a = torch.ones(16, 16, dtype=torch.bfloat16); c = torch.zeros(16, 16, dtype=torch.float32)
+k[(1,)](a, c)
+print(int(not bool((c == 16).all())))
+""",
+    "interpret-libdevice-expm1": """
+from triton.language.extra import libdevice
+@triton.jit
+def k(x, y):
+    o = tl.arange(0, 4)
+    tl.store(y + o, libdevice.expm1(tl.load(x + o)))
+x = torch.zeros(4); y = torch.ones(4)
+try:
+    k[(1,)](x, y)
+    print(int(y.tolist() != [0.0] * 4))
+except Exception:
+    print(1)
+""",
+}
+
+
+def _interpreter_probe(limit_id: str) -> Callable[[], bool | None]:
+    def probe() -> bool | None:
+        from parity.paths import cache_root
+
+        if sys.modules.get("triton") is not None and _is_triton_ascend():
+            return None  # triton-ascend's process: the upstream interpreter is not here to ask
+        folder = cache_root() / "triage-probes"
+        folder.mkdir(parents=True, exist_ok=True)
+        script = folder / f"{limit_id.replace('-', '_')}.py"
+        script.write_text("import torch\nimport triton\nimport triton.language as tl\n"
+                          + _INTERPRETER_PROBES[limit_id], encoding="utf-8")
+        env = {**os.environ, "TRITON_INTERPRET": "1"}
+        done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
+                              timeout=PROBE_TIMEOUT_S, check=False)
+        last = (done.stdout.strip().splitlines() or [""])[-1]
+        return {"1": True, "0": False}.get(last)
+    return probe
+
+
+def _is_triton_ascend() -> bool:
+    import importlib.metadata
+
+    try:
+        importlib.metadata.version("triton-ascend")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+def _host_lacks_truncsfbf2() -> bool | None:
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("gcc_s") or "libgcc_s.so.1"
+    try:
+        lib = ctypes.CDLL(name)
+    except OSError:
+        return None
+    return not hasattr(lib, "__truncsfbf2")
+
+
+def _cumsum_stand_in() -> bool | None:
+    import importlib.util
+
+    return importlib.util.find_spec("parity.backends.ascend.cpu_library") is not None
+
+
+def _installed_version() -> str:
+    import importlib.metadata
+
+    for dist in ("triton-ascend", "triton"):
+        try:
+            return f"{dist} {importlib.metadata.version(dist)}"
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return "none"
+
+
+@functools.cache
+def _cached_probe(limit_id: str, probe: Callable[[], bool | None]) -> bool | None:
+    """Once per process, and on disk per installed version (a probe may start a Python)."""
+    from parity.paths import cache_root
+
+    path = cache_root() / "triage-probes" / "verdicts.json"
+    key = f"{limit_id} @ {_installed_version()}"
+    try:
+        known = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        known = {}
+    if key in known:
+        return known[key]
+    verdict = probe()
+    if verdict is not None:
+        known[key] = verdict
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(known, indent=1, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, path)
+    return verdict
+
+
+# ---------------------------------------------------------------- the table
+
+INTERPRETER = "Triton interpreter"
+BF16_SOURCE = r"bfloat16|\bbf16\b"
+
+LIMITS: tuple[TierLimit, ...] = (
+    TierLimit("interpret-bf16-dot", ("interpret",), "tier", INTERPRETER,
+              "Triton's interpreter multiplies the raw bit patterns of bf16 tiles in tl.dot",
+              "https://github.com/triton-lang/triton/issues/11584", source=r"tl\.dot\(|\.dot\(",
+              numeric_only=True, dtypes=("bf16",), probe=_interpreter_probe("interpret-bf16-dot")),
+    TierLimit("interpret-int-to-bf16", ("interpret",), "tier", INTERPRETER,
+              "Triton's interpreter returns the raw bit patterns for an int→bf16 cast",
+              "https://github.com/triton-lang/triton/issues/11584", source=r"\.to\(\s*tl\.bfloat16",
+              numeric_only=True, probe=_interpreter_probe("interpret-int-to-bf16")),
+    TierLimit("interpret-bf16-arith", ("interpret",), "tier", INTERPRETER,
+              "Triton's interpreter keeps bf16 as uint16 and applies negation and addition to the bit patterns",
+              "https://github.com/triton-lang/triton/issues/11584", numeric_only=True, dtypes=("bf16",),
+              probe=_interpreter_probe("interpret-bf16-arith")),
+    TierLimit("interpret-libdevice-expm1", ("interpret",), "tier", INTERPRETER,
+              "libdevice.expm1 returns None under Triton's interpreter",
+              "https://github.com/triton-lang/triton/blob/main/python/triton/language/extra/libdevice.py",
+              message=r"cannot convert None|NoneType", source=r"expm1",
+              probe=_interpreter_probe("interpret-libdevice-expm1")),
+    TierLimit("lowered-truncsfbf2", ("ascend-lowered",), "tier", "ascend-lowered host toolchain",
+              "the host's libgcc lacks the soft-float bf16 builtins a lowered module with bf16 arithmetic needs",
+              "https://gcc.gnu.org/gcc-13/changes.html", message=r"undefined symbol: __(trunc|extend)\w*bf2",
+              probe=_host_lacks_truncsfbf2),
+    TierLimit("lowered-cumsum-stand-in", ("ascend-lowered",), "tier", "ascend-lowered cumsum stand-in",
+              "tl.cumsum runs on parity's own CPU stand-in for bishengir's scan, not on triton-ascend's",
+              "https://github.com/triton-lang/triton-ascend/issues/2334", source=r"tl\.cumsum|associative_scan",
+              probe=_cumsum_stand_in),
+    TierLimit("lowered-library-call", ("ascend-lowered",), "tier", "ascend-lowered stand-ins",
+              "the module calls a bishengir library function the CPU tier has no definition of",
+              "https://gitcode.com/Ascend/AscendNPU-IR", message=r"bodiless function|has no CPU definition"),
+    # language rules: the author's to handle, on the tiers whose language has them
+    TierLimit("upstream-erf-fp32-only", ("interpret", "cuda", "cuda-compile"), "author", "kernel author",
+              "upstream Triton's tl.erf takes fp32/fp64 only; triton-ascend also takes fp16/bf16",
+              "https://triton-lang.org/main/python-api/generated/triton.language.erf.html",
+              message=r"Expected dtype.*fp32.*fp64|fp32.*fp64.*erf", source=r"\berf\("),
+    TierLimit("upstream-tuple-store", ("interpret", "cuda", "cuda-compile"), "author", "kernel author",
+              "upstream Triton cannot store the tuple tl.broadcast returns; triton-ascend accepts it",
+              "https://triton-lang.org/main/python-api/generated/triton.language.broadcast.html",
+              message=r"tuple", source=r"tl\.broadcast\("),
+    TierLimit("upstream-power-of-2", ("interpret", "cuda", "cuda-compile"), "author", "kernel author",
+              "upstream Triton takes power-of-2 tile shapes only; triton-ascend takes others",
+              "https://triton-lang.org/main/python-api/generated/triton.language.arange.html",
+              message=r"must be a power of 2|power of two"),
+)
+
+
+def active_limits() -> tuple[TierLimit, ...]:
+    return LIMITS
+
+
+def matching_limit(record: Mapping[str, Any], source: str) -> TierLimit | None:
+    """The first limit that explains this record and still holds on the installed version."""
+    for limit in active_limits():
+        if limit.matches(record, source) and limit.holds():
+            return limit
+    return None

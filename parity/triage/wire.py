@@ -1,0 +1,85 @@
+"""Triage where drafts are chosen: one call per failing record, which never raises."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from parity.triage import evidence, interrupt
+from parity.triage.decide import decide
+from parity.triage.libraries import library_for, library_rule
+
+
+def settle_interrupted(record: dict[str, Any]) -> bool:
+    return interrupt.settle(record)
+
+
+def triage_record(record: dict[str, Any], *, family: str | None, kernels: Iterable[Any], results_dir: Path | None,
+                  others: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any] | None:
+    """Decide and record `owner` (None for a record that did not fail). Keeps `finding_of`, the library
+    drafts' input, in step with it. A raise here leaves the record as it was, with `repro_error`."""
+    kernels = list(kernels)
+    try:
+        if others is None:
+            others = evidence.others_for(record, evidence.sibling_dirs(results_dir) if results_dir else [])
+        library = library_for(family, kernels)
+        verdict = decide(record, others, evidence.kernel_source(kernels), library,
+                         library_rule(record) if library is not None else None)
+    except Exception as exc:  # triage must never cost a record
+        record["repro_error"] = f"triage: {type(exc).__name__}: {exc}"[:600]
+        return None
+    if verdict is None:
+        return None
+    record["owner"] = verdict
+    if verdict["who"] != "library":
+        record.pop("finding_of", None)  # today's rule named the library; the evidence names someone else
+    return verdict
+
+
+def retriage(records: list[dict[str, Any]]) -> int:
+    """The report step: every failing record's owner again, now with every merged dir's records as
+    evidence. A tier limit found with the kernel's source at run time is kept unless other tiers show the
+    kernel fails the same way. Returns how many owners changed."""
+    from parity.triage.decide import make_owner, same_way_elsewhere
+
+    changed = 0
+    for record in records:
+        before = record.get("owner")
+        if not before or record.get("status") == "interrupted":
+            continue
+        others = evidence.others_in(record, records)
+        if not others:
+            continue
+        if before.get("limit"):  # found with the kernel's source at run time, which the merged dirs lack
+            same = same_way_elsewhere(record, others) if before.get("who") == "tier" else []
+            if not same:
+                continue
+            verdict = make_owner("author", "kernel author", f"{record.get('backend')} and {', '.join(same)} fail "
+                                 f"the same way; the kernel is wrong beyond the tier's own limit ({before['limit']})")
+        else:
+            verdict = decide(record, others, "", None)
+        if verdict is None:
+            continue
+        if before.get("who") == "library" and verdict["who"] == "author":
+            verdict = {**verdict, "who": "library", "name": before.get("name")}
+        if before.get("who") == "library" and verdict.get("provisional"):
+            continue
+        if verdict != before:
+            record["owner"] = verdict
+            changed += 1
+    return changed
+
+def retriage_dirs(records: Mapping[str, list[dict[str, Any]]], where: Mapping[str, Path]) -> int:
+    """retriage over every merged dir's records; a dir whose owners changed gets its results.jsonl rewritten."""
+    from parity.run.record import write_results
+
+    before = {label: [dict(r.get("owner") or {}) for r in recs] for label, recs in records.items()}
+    changed = retriage([r for recs in records.values() for r in recs])
+    for label, recs in records.items():
+        if [dict(r.get("owner") or {}) for r in recs] != before[label]:
+            try:
+                write_results(where[label], recs)
+            except OSError:  # a read-only copy of another machine's results: the report still has the owners
+                continue
+    return changed

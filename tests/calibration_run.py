@@ -1,0 +1,68 @@
+"""One tier of the calibration: `python -m tests.calibration_run OUT TIER` runs tests/calibration_kernels.py's
+specs there as the tier's suite would (run tiers: run_case and the repro; compile tiers: the compiles and
+their repros), into OUT/<TIER>/results.jsonl, reading the tiers already in OUT as evidence."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+def run(out: Path, tier: str) -> list[dict[str, Any]]:
+    from parity.backends import get_backend
+    from parity.compile.tools import compile_records
+    from parity.repro import run_repro
+    from parity.repro.compile_repro import attach_all
+    from parity.run.record import empty_record, write_results
+    from parity.run.refcache import ReferenceCache
+    from parity.run.runner import build_inputs, error_text, run_case
+
+    backend = get_backend(tier)
+    if tier != "interpret":
+        backend.prepare()
+    if backend.unavailable():
+        return [{"skip": backend.unavailable()}]
+    from tests import calibration_kernels
+
+    results = out / tier
+    results.mkdir(parents=True, exist_ok=True)
+    records: list[dict[str, Any]] = []
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(run_repro.SHRINK_SECONDS, "failed", 5.0)  # the owner is what is measured, not the shrink
+        for spec in calibration_kernels.specs(out / f".kernels-{tier}"):
+            case = spec.cases("quick")[0]
+            if backend.mode == "compile":
+                inputs = build_inputs(spec, case, 0)
+                try:
+                    recs = compile_records(backend.name, spec, case, backend.compile_case(spec, case, inputs))
+                except Exception as exc:  # the launcher raised outside any compile
+                    rec = empty_record(backend.name, "compile", spec.name, case.id, dict(case.params))
+                    rec.update(suite="compile", status="error", reason=error_text(exc))
+                    recs = [rec]
+                attach_all(recs, spec, case, backend, inputs, results)
+                for rec in recs:
+                    if rec["status"] == "error":  # as suites/test_compile.py: a launcher's raise gets its owner
+                        _triage_only(rec, spec, results)
+            else:
+                cache = ReferenceCache(enabled=False)
+                rec, _ = run_case(spec, case, backend, seed=0, cache=cache)
+                run_repro.attach(rec, spec, case, backend, seed=0, cache=cache, results_dir=results)
+                recs = [rec]
+            records += recs
+    write_results(results, records)
+    return [{k: r.get(k) for k in ("kernel", "case", "backend", "status", "reason", "owner", "repro", "repro_error")}
+            for r in records]
+
+
+def _triage_only(record: dict[str, Any], spec: Any, results: Path) -> None:
+    from parity.triage import triage_record
+
+    triage_record(record, family=spec.family, kernels=spec.kernels, results_dir=results)
+
+
+if __name__ == "__main__":
+    print(json.dumps(run(Path(sys.argv[1]), sys.argv[2]), default=str))

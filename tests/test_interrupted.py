@@ -1,0 +1,71 @@
+"""Interruption is not a finding: a case cut by Ctrl-C or a job stop is `interrupted`, with no draft, and a
+SIGTERM to pytest alone (what nox sends after its interrupt timeout) still merges what the workers wrote."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from parity.triage import interrupt
+from tests.tier_python import ROOT
+
+
+def test_a_record_the_signal_cut_is_interrupted_and_a_finding_stays_failed():
+    interrupt.reset()
+    cut = {"status": "failed", "reason": "launch: KeyboardInterrupt", "compile": {"ok": False}}
+    assert interrupt.settle(cut) and cut["status"] == "interrupted"
+    finding = {"status": "failed", "reason": "output 'out': 3% of elements outside atol"}  # negative control
+    assert not interrupt.settle(finding) and finding["status"] == "failed"
+    interrupt.note()
+    try:
+        assert interrupt.settle(finding) and finding["status"] == "interrupted"  # after the signal, no finding
+    finally:
+        interrupt.reset()
+
+
+def test_an_interrupted_case_gets_no_draft(tmp_path):
+    from parity.backends import get_backend
+    from parity.repro import run_repro
+    from parity.run.refcache import ReferenceCache
+    from tests import planted_repro
+
+    spec = planted_repro.SPECS[0]
+    case = spec.cases("quick")[0]
+    record = {"backend": "interpret", "kernel": spec.name, "case": case.id, "params": dict(case.params),
+              "status": "failed", "reason": "KeyboardInterrupt", "metrics": {}}
+    run_repro.attach(record, spec, case, get_backend("interpret"), seed=0, cache=ReferenceCache(enabled=False),
+                     results_dir=tmp_path)
+    assert record["status"] == "interrupted" and "owner" not in record and not list(tmp_path.rglob("*.md"))
+
+
+def test_sigterm_to_pytest_alone_merges_and_stops_the_workers(tmp_path):
+    marks = tmp_path.parent / f"{tmp_path.name}-marks"
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PARITY_SLOW_MARK": str(marks)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "suites/test_accuracy.py", "-q", "-p", "no:cacheprovider",
+         "--backend=interpret", "--kernels=tests.planted_slow", f"--results-dir={tmp_path}", "-n", "2"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and len(list(marks.glob("*"))) < 2:
+            time.sleep(0.5)
+        assert len(list(marks.glob("*"))) >= 2, "the workers never reached their launches"
+        time.sleep(1)  # both workers are inside their 30 s launches
+        os.kill(proc.pid, signal.SIGTERM)  # the controller alone, as nox does
+        t0 = time.monotonic()
+        out, _ = proc.communicate(timeout=120)
+        seconds = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    merged = tmp_path / "results.jsonl"
+    assert merged.exists(), out[-3000:]
+    records = [json.loads(line) for line in merged.read_text().splitlines()]
+    assert records and {r["status"] for r in records} == {"interrupted"}, records
+    assert json.loads((tmp_path / "env.json").read_text())["interrupted"] is True
+    assert not [p for p in tmp_path.rglob("*.md") if p.name != "REPORT.md"]  # no draft of any kind
+    assert seconds < 25, f"the run took {seconds:.0f} s to stop: the workers were not stopped"

@@ -1,0 +1,210 @@
+"""Owners across tiers (parity.triage): each rule, its negative control, and the drafts that follow."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from parity.triage import decide, plan_drafts
+from parity.triage import limits as lim
+from parity.triage.evidence import others_for, sibling_dirs
+from parity.triage.reasons import key_line
+from parity.triage.wire import retriage
+
+
+def numeric(tier: str, worst=(3,), status="failed", **extra) -> dict:
+    return {"backend": tier, "kernel": "k", "case": "N=8", "status": status, "reason": "output 'out': 1% off",
+            "metrics": {"worst_index": list(worst), "max_abs_err": 1.0}, "params": {"N": 8, "dtype": "fp32"}, **extra}
+
+
+def compiled(tier: str, ok: bool, message: str = "", kind: str | None = None, stage: str | None = None) -> dict:
+    return {"backend": tier, "kernel": "k", "case": "N=8", "status": "passed" if ok else "failed",
+            "reason": None if ok else message, "params": {"N": 8},
+            "compile": {"ok": ok, "error_kind": kind, "message": message, "stage_reached": stage}}
+
+
+PASS = {"status": "passed"}
+
+
+def test_the_same_wrong_values_on_two_tiers_are_the_authors_on_both():
+    interp, lowered = numeric("interpret"), numeric("ascend-lowered")
+    for mine, other in ((interp, lowered), (lowered, interp)):
+        owner = decide(mine, {other["backend"]: other})
+        assert owner["who"] == "author" and not owner["provisional"], owner
+        assert "fail the same way" in owner["evidence"] and "[3]" in owner["evidence"]
+        assert plan_drafts({"owner": owner}).kind == "author"
+
+
+def test_a_lowering_divergence_where_the_interpreter_agrees_with_the_reference_is_triton_ascends():
+    owner = decide(numeric("ascend-lowered"), {"interpret": {**PASS, "backend": "interpret"}})
+    assert owner["who"] == "triton-ascend" and not owner["provisional"]
+    plan = plan_drafts({"owner": owner})
+    assert plan.kind == "vendor" and plan.trackers == ["triton-ascend"]  # no second draft without "also"
+    # negative control: the interpreter fails too, so no vendor is the odd one out
+    assert decide(numeric("ascend-lowered"), {"interpret": numeric("interpret")})["who"] == "author"
+
+
+def test_only_the_interpreter_differing_from_a_gpu_is_the_interpreters():
+    owner = decide(numeric("interpret"), {"cuda": {**PASS, "backend": "cuda"}})
+    assert (owner["who"], owner["name"]) == ("triton", "Triton interpreter")
+
+
+def test_a_single_tier_verdict_is_provisional_and_names_the_run_that_settles_it():
+    owner = decide(numeric("ascend-lowered"), {})
+    assert owner["provisional"] and "interpret" in owner["settle"]
+    assert plan_drafts({"owner": owner}).kind == "author"  # never a vendor draft without evidence
+    vendor_guess = decide(compiled("ascend-compile", False, "error: x", "mlir_error", "ttir"), {})
+    assert vendor_guess["who"] == "triton-ascend" and vendor_guess["provisional"]
+    assert plan_drafts({"owner": vendor_guess}).kind == "author"
+
+
+def test_a_compile_error_on_code_upstream_compiles_is_triton_ascends():
+    msg = ("loc(#loc3): error: expected offsets to be non-negative, but got -16\n"
+           "%5 = tt.load %4 : tensor<16x!tt.ptr<f32>> -> tensor<16xf32>\n" * 3)
+    owner = decide(compiled("ascend-compile", False, msg, "mlir_error", "ttir"),
+                   {"cuda-compile": compiled("cuda-compile", True)})
+    assert owner["who"] == "triton-ascend" and not owner["provisional"]
+    assert "expected offsets to be non-negative, but got -16" in owner["evidence"]
+
+
+def test_upstream_language_restrictions_are_the_authors_not_tritons():
+    erf = compiled("cuda-compile", False, "at 3:20:\nExpected dtype ['fp32', 'fp64'] but got fp16", "unsupported")
+    owner = decide(erf, {"ascend-compile": compiled("ascend-compile", True)}, "y = tl.erf(x)")
+    assert owner["who"] == "author" and owner["limit"] == "upstream-erf-fp32-only"
+    tup = compiled("cuda-compile", False, "cannot convert [...] of type <class 'triton.language.core.tuple'> to "
+                   "tensor", "unsupported")
+    owner = decide(tup, {"ascend-compile": compiled("ascend-compile", True)}, "b = tl.broadcast(a, a)")
+    assert owner["who"] == "author" and owner["limit"] == "upstream-tuple-store"
+    # an upstream frontend error with no documented rule, where triton-ascend compiles it: still not Triton's
+    other = compiled("cuda-compile", False, "some frontend complaint", "unsupported")
+    assert decide(other, {"ascend-compile": compiled("ascend-compile", True)})["who"] == "author"
+    # control: a backend crash past the frontend where Ascend compiles is Triton's
+    crash = compiled("cuda-compile", False, "LLVM ERROR: bad", "mlir_error", "llir")
+    assert decide(crash, {"ascend-compile": compiled("ascend-compile", True)})["who"] == "triton"
+
+
+def test_tier_limits_are_the_tiers_and_get_a_note_not_a_draft():
+    bf16 = compiled("ascend-lowered", False, "undefined symbol: __truncsfbf2")
+    bf16.update(status="error", compile=None)
+    owner = decide(bf16, {})
+    assert owner["who"] == "tier" and owner["limit"] == "lowered-truncsfbf2"
+    assert plan_drafts({"owner": owner}).kind == "tier"
+    cumsum = numeric("ascend-lowered")
+    owner = decide(cumsum, {}, "b = tl.cumsum(x, 0)")
+    assert owner["who"] == "tier" and owner["limit"] == "lowered-cumsum-stand-in"
+    # negative control: the same wrong values under the interpreter make it the kernel's, whatever the stand-in
+    assert decide(cumsum, {"interpret": numeric("interpret")}, "b = tl.cumsum(x, 0)")["who"] == "author"
+
+
+def test_a_retired_limit_matches_no_more():
+    retired = replace(lim.LIMITS[0], probe=lambda: False, id="retired-for-test")
+    record = numeric("interpret", params={"dtype": "bf16"})
+    record["params"] = {"dtype": "bf16"}
+    assert retired.matches(record, "tl.dot(a, b)") and not retired.holds()
+    assert lim.LIMITS[0].matches(record, "tl.dot(a, b)")
+
+
+@pytest.mark.parametrize("limit_id", ["interpret-int-to-bf16", "interpret-libdevice-expm1"])
+def test_interpreter_probes_answer_on_the_installed_triton(limit_id, tmp_path, monkeypatch):
+    monkeypatch.setenv("PARITY_CACHE_DIR", str(tmp_path))
+    limit = next(x for x in lim.LIMITS if x.id == limit_id)
+    assert limit.probe() in (True, False)  # it can tell, on this version
+
+
+def test_a_library_kernel_hands_the_authors_verdict_to_its_library():
+    class Lib:
+        name = "FlagGems"
+
+    owner = decide(numeric("interpret"), {"ascend-lowered": numeric("ascend-lowered")}, library=Lib())
+    assert (owner["who"], owner["name"]) == ("library", "FlagGems")
+    # the vendor's verdict stays the vendor's
+    owner = decide(numeric("ascend-lowered"), {"interpret": {**PASS, "backend": "interpret"}}, library=Lib())
+    assert owner["who"] == "triton-ascend"
+
+
+def test_key_line_keeps_the_compilers_error_not_dumps():
+    text = ("%3 = linalg.yield %2 : f32 warning: linalg.yield something\n"
+            "loc(\"k.py\":5:10): error: expected offsets to be non-negative, but got -16\n"
+            "%4 = tensor<16x16xf32> tensor<16xf32> tensor<16xi1>\n")
+    assert key_line(text) == "expected offsets to be non-negative, but got -16"
+    dump = "ValueError: operands could not be broadcast together with shapes (4,) (8,)\n[1. 2. 3.]\n[0. 0. 0.]"
+    assert key_line(dump).startswith("ValueError: operands could not be broadcast")
+
+
+def test_a_long_compile_message_keeps_its_key_line_when_trimmed():
+    from parity.compile.tools import trim_message
+
+    text = "first line\n" + "%1 = tensor<4xf32> tensor<4xf32> tensor<4xf32>\n" * 100 + \
+        "error: expected offsets to be non-negative, but got -16\n" + "warning: linalg.yield\n" * 200
+    assert "expected offsets to be non-negative, but got -16" in trim_message(text, 600)
+
+
+def test_sibling_results_dirs_are_the_evidence_and_the_report_step_retriages(tmp_path):
+    (tmp_path / "interpret").mkdir()
+    (tmp_path / "ascend-lowered" / ".running").mkdir(parents=True)
+    from parity.run.record import empty_record
+
+    full = {**empty_record("interpret", "interpret", "k", "N=8", {"N": 8}), **numeric("interpret")}
+    (tmp_path / "interpret" / "results.jsonl").write_text(json.dumps(full) + "\n")
+    mine = numeric("ascend-lowered")
+    dirs = sibling_dirs(tmp_path / "ascend-lowered" / ".running")
+    assert [d.name for d in dirs] == ["interpret"]
+    others = others_for(mine, dirs)
+    assert set(others) == {"interpret"} and decide(mine, others)["who"] == "author"
+    # the report step: a provisional vendor guess made alone becomes the author's once the dirs are merged
+    alone = {**compiled("ascend-compile", False, "error: x", "mlir_error", "ttir")}
+    alone["owner"] = decide(alone, {})
+    upstream = compiled("cuda-compile", False, "error: x", "mlir_error", "ttir")
+    assert retriage([alone, upstream]) >= 1 and alone["owner"]["who"] == "author"
+
+
+def test_an_import_path_in_a_clone_named_parity_is_not_machinery():
+    from parity.run.runner import is_machinery_file
+
+    assert not is_machinery_file("/home/u/src/parity/kernels/mine.py") or Path(
+        "/home/u/src/parity/kernels").exists()
+    assert is_machinery_file(str(Path(lim.__file__)))  # parity's own install is
+
+
+def test_a_tail_only_failure_names_the_last_program_and_the_unmasked_load(tmp_path):
+    from parity.backends import get_backend
+    from parity.repro import run_repro
+    from parity.run.refcache import ReferenceCache
+    from parity.run.runner import run_case
+    from tests import planted_tail
+
+    spec = planted_tail.SPECS[0]
+    case = spec.cases("quick")[0]
+    backend, cache = get_backend("interpret"), ReferenceCache(enabled=False)
+    record, _ = run_case(spec, case, backend, seed=0, cache=cache)
+    assert record["status"] == "failed", record["reason"]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(run_repro.SHRINK_SECONDS, "failed", 0.0)
+        run_repro.attach(record, spec, case, backend, seed=0, cache=cache, results_dir=tmp_path)
+    where = record["where"]
+    assert where["class"].startswith("tail of the grid only"), where
+    assert where["program"]["pid0"] == 15 and where["program"]["last_program"], where  # cdiv(1000, 64) - 1
+    assert any(planted_tail.BUGGY_LOAD.split("  #")[0] in line for line in where["likely_missing_mask"]), where
+    note = (tmp_path / record["repro"] / "AUTHOR.md").read_text()
+    assert "Likely missing mask" in note and "pid0=15" in note
+
+
+def test_where_classes_have_their_controls():
+    from parity.triage.where import classify, program_of
+
+    assert classify({"nan_count": 3}, "fp32") == "NaN/Inf"
+    assert classify({"max_rel_err": 3e-7, "region": "everywhere"}, "fp32").startswith("precision drift")
+    assert classify({"max_rel_err": 0.5, "region": "everywhere"}, "fp32") == "everywhere"  # control: not drift
+    assert program_of([130, 5], [256, 64], [4, 1], {"BT": 64}) == {"pid0": 2, "pid0_tiles": "dim 0 by BT=64",
+                                                                    "last_program": False}
+
+
+def test_a_dead_run_process_is_not_a_compiler_verdict_but_a_dead_compiler_is():
+    died = {"backend": "interpret", "kernel": "k", "case": "N=8", "status": "crashed", "params": {},
+            "reason": "the worker process died: signal SIGSEGV"}
+    assert decide(died, {})["who"] == "author" and decide(died, {})["provisional"]
+    crash = compiled("cuda-compile", False, "Segmentation fault", "crash", None)
+    assert decide(crash, {})["who"] == "triton" and not decide(crash, {})["provisional"]
