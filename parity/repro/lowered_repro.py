@@ -73,8 +73,8 @@ def write(out_dir: Path, backend: Any, spec: KernelSpec, case: Case, *, seed: in
     log = BufferLog()
     backend.buffer_log = log
     try:
-        with autotune_pin.pinned_case(spec, case.params):
-            value = spec.launch(cpu_inputs, case.params)
+        with autotune_pin.pinned_case(spec, case.params), backend.presented() as present:
+            value = spec.launch(present(cpu_inputs), case.params)
     finally:
         backend.buffer_log = None
     outputs = {"out": value} if isinstance(value, torch.Tensor) else dict(value)

@@ -116,6 +116,9 @@ def _memref_words(address: int, numel: int, rank: int) -> tuple[list[Any], list[
 def _tensor_words(value: Any, arg: Arg, index: int) -> tuple[list[Any], list[Any]]:
     import torch
 
+    from parity.backends.ascend.lowered_device import host_tensor
+
+    value = host_tensor(value)  # a tensor that says npu is CPU memory underneath
     if not isinstance(value, torch.Tensor):
         raise LoweringUnsupported(f"argument {index}: the kernel takes a memref<?x{arg.type}>, the launch passed "
                                   f"{type(value).__name__}")

@@ -3,7 +3,8 @@
 ttadapter is what triton-adapter makes of a kernel (Linalg-level MLIR, upstream dialects only;
 Ascend specifics ride as attributes). ascendnpu-ir 1.2.0 is LLVM 19, so `mlir-opt-19`,
 `mlir-translate-19` and `llc-19` lower it to x86 code; a C compiler links the object with a
-strided `memrefCopy` (the one symbol MLIR's runner utils would otherwise provide).
+strided `memrefCopy` (the one symbol MLIR's runner utils would otherwise provide) and the bf16
+soft-float builtins the host's libgcc may lack (parity.backends.ascend.cpu_softfloat).
 
 Builds are cached under parity's own cache dir by a hash of the IR, the pipeline and the tools,
 so a warm run never rebuilds. A module the pipeline cannot lower is cached too, as the reason
@@ -22,12 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from parity.backends.ascend.cpu_library import define_library_calls
+from parity.backends.ascend.cpu_softfloat import BF16_BUILTINS_LL
 
 LLVM_MAJOR = 19
 APT_INSTALL = f"apt-get install -y mlir-{LLVM_MAJOR}-tools llvm-{LLVM_MAJOR} gcc"
 TOOL_TIMEOUT_S = 300.0
 # one change here must invalidate every cached build
-PIPELINE_VERSION = "4"
+PIPELINE_VERSION = "5"
 
 # arith on tensors (named_ops=True, as the NPU path emits) -> linalg -> loops -> LLVM; math ops
 # LLVM has no intrinsic for (erf, atan2, ...) become libm calls; cf goes to LLVM after memref and
@@ -49,6 +51,9 @@ PASSES = (
 # Ascend attributes whose values need Ascend's own dialects to parse (#hacc.x<...>, #hivm.y<...>)
 _ASCEND_ATTR_RE = re.compile(r"\b(?:hacc|hivm|annotation)\.\w+ = #(?:hacc|hivm|annotation)\.\w+<[^>]*>,? ?")
 _HACC_UNIT_RE = re.compile(r"\bhacc\.entry,? ?")
+# `tl.debug_barrier()`: the host runs one program at a time and each program's ops in order, so every
+# store before the barrier is visible to every load after it; a barrier orders nothing here
+BARRIER_RE = re.compile(r"^[ \t]*gpu\.barrier[ \t]*\n", re.M)
 _ERROR_RE = re.compile(r"error: (.*)")
 
 # the runner-utils symbol the lowered code calls for strided memref.copy, and nothing else
@@ -137,6 +142,11 @@ def strip_ascend_attributes(text: str) -> str:
     return _HACC_UNIT_RE.sub("", _ASCEND_ATTR_RE.sub("", text))
 
 
+def drop_barriers(text: str) -> str:
+    """The module without its `gpu.barrier`s (BARRIER_RE says why that is exact on the host)."""
+    return BARRIER_RE.sub("", text)
+
+
 @dataclass(frozen=True)
 class Built:
     """A cached build: the shared object and the module it was built from."""
@@ -179,9 +189,9 @@ def build(ir_text: str, tools: Tools, root: Path | None = None) -> Built:
     return Built(so_path, mlir_path, key, cached=False)
 
 
-def _lower(ir_text: str, tools: Tools, work: Path, runtime_obj: Path) -> None:
+def _lower(ir_text: str, tools: Tools, work: Path, runtime_objs: list[Path]) -> None:
     source = work / "kernel.ttadapter.mlir"
-    source.write_text(strip_ascend_attributes(ir_text))
+    source.write_text(drop_barriers(strip_ascend_attributes(ir_text)))
     llvm_mlir = work / "kernel.llvm.mlir"
     _tool("mlir-opt", [tools.mlir_opt, str(source), *PASSES, "-o", str(llvm_mlir)])
     llvm_mlir.write_text(strip_ascend_attributes(llvm_mlir.read_text()))
@@ -189,21 +199,25 @@ def _lower(ir_text: str, tools: Tools, work: Path, runtime_obj: Path) -> None:
     _tool("llc", [tools.llc, "-O2", "--relocation-model=pic", "-filetype=obj", str(work / "kernel.ll"),
                   "-o", str(work / "kernel.o")])
     _tool("link", [tools.cc, "-shared", "-fPIC", "-o", str(work / "kernel.so"), str(work / "kernel.o"),
-                   str(runtime_obj), "-lm"])
+                   *(str(obj) for obj in runtime_objs), "-lm"])
 
 
-def _runtime_object(tools: Tools, root: Path) -> Path:
-    """memrefCopy, compiled once per cache dir."""
-    digest = hashlib.sha256(f"{tools.cc}\n{MEMREF_COPY_C}".encode()).hexdigest()[:16]
-    obj = root / f"memref_copy-{digest}.o"
-    if obj.exists():
-        return obj
+def _runtime_object(tools: Tools, root: Path) -> list[Path]:
+    """memrefCopy (C) and the bf16 builtins (LLVM IR, built by the kernel's own llc), once per cache dir."""
+    digest = hashlib.sha256(f"{tools.fingerprint()}\n{MEMREF_COPY_C}\n{BF16_BUILTINS_LL}".encode()).hexdigest()[:16]
+    objs = [root / f"memref_copy-{digest}.o", root / f"bf16_builtins-{digest}.o"]
+    if all(obj.exists() for obj in objs):
+        return objs
     with tempfile.TemporaryDirectory(prefix="parity-rt-", dir=root) as tmp:
-        source = Path(tmp) / "memref_copy.c"
+        source, ll = Path(tmp) / "memref_copy.c", Path(tmp) / "bf16_builtins.ll"
         source.write_text(MEMREF_COPY_C)
+        ll.write_text(BF16_BUILTINS_LL)
         _tool("cc", [tools.cc, "-O2", "-fPIC", "-c", str(source), "-o", str(Path(tmp) / "rt.o")])
-        os.replace(Path(tmp) / "rt.o", obj)
-    return obj
+        _tool("llc", [tools.llc, "-O2", "--relocation-model=pic", "-filetype=obj", str(ll), "-o",
+                      str(Path(tmp) / "bf16.o")])
+        os.replace(Path(tmp) / "rt.o", objs[0])
+        os.replace(Path(tmp) / "bf16.o", objs[1])
+    return objs
 
 
 def _tool(stage: str, cmd: list[str]) -> None:
