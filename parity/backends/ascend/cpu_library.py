@@ -5,13 +5,22 @@ declared in the ttadapter module and defined only in bishengir's library. To run
 CPU, parity defines that function itself from tl.cumsum's documented meaning: an inclusive running
 sum along `axis` (from the end when `reverse`), accumulated in the tensor's own element type. What the
 tier then checks is triton-adapter's lowering around the call (the loads, masks and the axis and
-direction it passes), not bishengir's scan. Any other declared function stays unsupported.
+direction it passes), not bishengir's scan. A cumsum over i1 (a boolean tile) is declined: triton-ascend
+rejects it at compile time, so no CPU meaning would be triton-ascend's (tier limit `lowered-cumsum-i1`;
+ascend-compile gives that kernel's verdict).
+
+`tl.device_print` lowers to a call of `triton_print_<n>(value)` with the prefix as an attribute; for
+scalar values parity defines it in C (`print_stand_ins`): it prints the prefix and the value, once per
+program, as the NPU prints. A tensor print is declined (tier limit `lowered-device-print-tensor`).
+Any other declared function (sort, gather, bishengir's libdevice) is declined as `lowered-library-call`.
 """
 
 from __future__ import annotations
 
 import math
 import re
+
+from parity.backends.ascend.cpu_build_errors import LoweringUnsupported
 
 _CUMSUM_DECL = re.compile(r"func\.func\s+private\s+@(triton_cumsum_\d+)\((tensor<[^>]+>),\s*i32,\s*i1\)\s*->\s*"
                           r"(tensor<[^>]+>)")
@@ -23,6 +32,12 @@ def define_library_calls(ir_text: str) -> str:
     def define(found: re.Match[str]) -> str:
         if found.group(2) != found.group(3):
             return found.group(0)
+        if found.group(2).endswith("xi1>"):
+            raise LoweringUnsupported(
+                f"ascend-lowered tier limit lowered-cumsum-i1: tl.cumsum over a boolean (i1) tile ({found.group(2)}); "
+                "triton-ascend rejects it at compile time, so this tier's stand-in has no meaning of "
+                "triton-ascend's to follow (ascend-compile gives this kernel's verdict; cast the mask to int32 "
+                "before the scan to make it portable)")
         return cumsum_definition(found.group(1), found.group(2)) or found.group(0)
 
     return _CUMSUM_DECL.sub(define, ir_text)
@@ -74,3 +89,39 @@ def cumsum_definition(name: str, type_text: str) -> str | None:
             f"%out = bufferization.to_tensor %dst restrict writable : {memref}", f"return %out : {type_text}"]
     head = f"func.func private @{name}(%x: {type_text}, %dim: i32, %rev: i1) -> {type_text} {{"
     return "\n".join([head, *(f"    {line}" for line in body), "  }"])
+
+
+_PRINT_DECL = re.compile(r"^\s*func\.func\s+private\s+@(triton_print_\d+)\(([^)]*)\)\s*(?:attributes\s*(\{.*\}))?\s*$",
+                         re.M)
+_PRINT_C = {"i1": ("_Bool", "%d"), "i8": ("int8_t", "%d"), "i16": ("int16_t", "%d"), "i32": ("int32_t", "%d"),
+            "i64": ("int64_t", "%lld"), "f32": ("float", "%f"), "f64": ("double", "%f")}
+
+
+def print_stand_ins(ir_text: str) -> str:
+    """C definitions of the module's `triton_print_<n>` (tl.device_print of scalars); "" when it has none."""
+    bodies = []
+    for name, args, attrs in _PRINT_DECL.findall(ir_text):
+        types = [a.strip() for a in args.split(",") if a.strip()]
+        if any(t not in _PRINT_C for t in types):
+            raise LoweringUnsupported(
+                f"ascend-lowered tier limit lowered-device-print-tensor: tl.device_print of {', '.join(types)} "
+                f"({name}); this tier prints scalars only (remove the print, or print a scalar)")
+        prefix = re.search(r'prefix = "((?:[^"\\]|\\.)*)"', attrs or "")
+        text = (prefix.group(1) if prefix else "").replace("%", "%%")
+        params = ", ".join(f"{_PRINT_C[t][0]} a{i}" for i, t in enumerate(types))
+        values = "".join(f", ({'long long' if t == 'i64' else 'double' if t[0] == 'f' else 'int'})a{i}"
+                         for i, t in enumerate(types))
+        formats = " ".join(_PRINT_C[t][1] for t in types)
+        bodies.append(f'void {name}({params or "void"}) {{ printf("{text}{formats}\\n"{values}); fflush(stdout); }}')
+    return "#include <stdint.h>\n#include <stdio.h>\n" + "\n".join(bodies) + "\n" if bodies else ""
+
+
+def declarations(ir_text: str) -> list[str]:
+    """Every function the module declares without a body (a call left to bishengir's library)."""
+    return sorted(set(re.findall(r"^\s*func\.func\s+private\s+@([\w$.]+)\((?!.*\{\s*$).*$", ir_text, re.M)))
+
+
+def undefined_calls(ir_text: str) -> list[str]:
+    """Declarations with neither an MLIR definition (cumsum) nor a C one (scalar prints)."""
+    printed = {name for name, _, _ in _PRINT_DECL.findall(ir_text)}
+    return [name for name in declarations(ir_text) if name not in printed]
