@@ -1,4 +1,5 @@
-"""A kernel for the ascend-lowered ABI control: int32 tensors, i32/f32/i64/i1 scalars and a 3-D grid.
+"""Kernels for the ascend-lowered controls: the ABI (int32 tensors, i32/f32/i64/i1 scalars, a 3-D grid), bf16
+arithmetic, tl.debug_barrier, a boolean tl.cumsum and a scalar tl.device_print.
 
 Imported only after the ascend-lowered backend is prepared (the real JIT, not the interpreter).
 """
@@ -20,3 +21,39 @@ def abi_kernel(x, out, n, scale, offset, negate, BLOCK: tl.constexpr):
     if negate:
         b_v = -b_v
     tl.store(out + o_x, b_v, mask=m_x)
+
+
+@triton.jit
+def bf16_kernel(x, y, out, n, BLOCK: tl.constexpr):
+    """int->bf16 cast and bf16 arithmetic: LLVM computes each in f32 and calls __truncsfbf2 to round back."""
+    o_x = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m_x = o_x < n
+    b_i = tl.load(x + o_x, mask=m_x, other=0).to(tl.bfloat16)
+    b_y = tl.load(y + o_x, mask=m_x, other=0.0)
+    tl.store(out + o_x, b_i * b_y + b_y, mask=m_x)
+
+
+@triton.jit
+def barrier_kernel(x, scratch, out, BLOCK: tl.constexpr):
+    """Each lane reads what the mirrored lane stored before the barrier: right only if the barrier orders them."""
+    i_p = tl.program_id(0)
+    o_x = i_p * BLOCK + tl.arange(0, BLOCK)
+    tl.store(scratch + o_x, tl.load(x + o_x) * 2.0)
+    tl.debug_barrier()
+    tl.store(out + o_x, tl.load(scratch + i_p * BLOCK + (BLOCK - 1 - tl.arange(0, BLOCK))))
+
+
+@triton.jit
+def bool_cumsum_kernel(x, out, BLOCK: tl.constexpr):
+    """tl.cumsum over a boolean tile (triton-ascend rejects it at compile time)."""
+    o_x = tl.arange(0, BLOCK)
+    tl.store(out + o_x, tl.cumsum(tl.load(x + o_x) > 0, 0).to(tl.int32))
+
+
+@triton.jit
+def print_kernel(x, out, BLOCK: tl.constexpr):
+    """A leftover scalar tl.device_print: prints on every program, computes as without it."""
+    i_p = tl.program_id(0)
+    tl.device_print(" i_p: ", i_p)
+    o_x = i_p * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out + o_x, tl.load(x + o_x) + 1.0)

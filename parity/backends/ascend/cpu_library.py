@@ -22,6 +22,12 @@ import re
 
 from parity.backends.ascend.cpu_build_errors import LoweringUnsupported
 
+# element types whose scan the stand-in declines, with the limit: no meaning of triton-ascend's to follow
+DECLINED_CUMSUM = {
+    "i1": "lowered-cumsum-i1: tl.cumsum over a boolean (i1) tile; triton-ascend rejects it at compile time, so "
+          "this tier's stand-in has no meaning of triton-ascend's to follow (ascend-compile gives this kernel's "
+          "verdict; cast the tile to tl.int32 before the scan to make it portable)",
+}
 _CUMSUM_DECL = re.compile(r"func\.func\s+private\s+@(triton_cumsum_\d+)\((tensor<[^>]+>),\s*i32,\s*i1\)\s*->\s*"
                           r"(tensor<[^>]+>)")
 _TENSOR = re.compile(r"tensor<((?:\d+x)+)(\w+)>")
@@ -32,12 +38,10 @@ def define_library_calls(ir_text: str) -> str:
     def define(found: re.Match[str]) -> str:
         if found.group(2) != found.group(3):
             return found.group(0)
-        if found.group(2).endswith("xi1>"):
-            raise LoweringUnsupported(
-                f"ascend-lowered tier limit lowered-cumsum-i1: tl.cumsum over a boolean (i1) tile ({found.group(2)}); "
-                "triton-ascend rejects it at compile time, so this tier's stand-in has no meaning of "
-                "triton-ascend's to follow (ascend-compile gives this kernel's verdict; cast the mask to int32 "
-                "before the scan to make it portable)")
+        element = _TENSOR.fullmatch(found.group(2))
+        if element is not None and element.group(2) in DECLINED_CUMSUM:
+            limit = DECLINED_CUMSUM[element.group(2)]
+            raise LoweringUnsupported(f"ascend-lowered tier limit {limit} ({found.group(2)})")
         return cumsum_definition(found.group(1), found.group(2)) or found.group(0)
 
     return _CUMSUM_DECL.sub(define, ir_text)
