@@ -410,3 +410,27 @@ def test_a_cumsum_kernels_repro_builds_with_the_stand_in_and_exits_1(lowered, tm
     done = subprocess.run([sys.executable, "repro_lowered.py"], cwd=folder, capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 1 and "MISMATCH out" in done.stdout, done.stdout + done.stderr
+
+
+def test_launches_see_the_npu_of_ascend_compile_over_the_memory_computed_here(lowered):
+    """What libraries read (torch.npu, x.device, allocations on "npu") says NPU; the kernel runs on that memory."""
+    import torch
+
+    from parity.backends.ascend.arch import ASCEND_ARCHS
+    from parity.backends.base import Backend
+    from tests.lowered_controls import print_kernel
+
+    npu = torch.npu  # type: ignore[attr-defined]
+    assert npu.is_available() and npu.get_device_name(0) == ASCEND_ARCHS[lowered.arch].name
+    npu.synchronize()
+    npu.current_stream().synchronize()
+    x = torch.randn(128, generator=torch.Generator().manual_seed(0))
+    with lowered.presented() as present:
+        moved = present({"x": x})["x"]
+        out = torch.empty_like(moved)
+        assert moved.device.type == "npu" and out.device.type == "npu" and torch.empty(4, device="npu").is_npu
+        print_kernel[(2,)](moved, out, BLOCK=64)
+    assert torch.equal(out.cpu(), x + 1)  # the tier computed on the memory behind the tensors that say npu
+    # the control: a run tier that presents nothing leaves the inputs on the CPU (a library's CPU/CUDA path)
+    with Backend.presented(lowered) as present:
+        assert present({"x": x})["x"].device.type == "cpu"

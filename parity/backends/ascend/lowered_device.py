@@ -80,6 +80,8 @@ def run_functions() -> dict[str, Any]:
         "manual_seed": lambda seed: None, "manual_seed_all": lambda seed: None,
         "memory_allocated": lambda device=None: 0, "max_memory_allocated": lambda device=None: 0,
         "reset_peak_memory_stats": lambda device=None: None,
+        # torch_npu answers None: CANN has no compute capability (FlagGems then falls back to (0, 0))
+        "get_device_capability": lambda device=None: None,
     }
 
 
