@@ -4,17 +4,28 @@ Llama's heads). References are ours."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from typing import Any
 
 import torch
 
+import parity
 from libraries._load import Library, perf_fields
 from parity import KernelSpec, Tolerance, known, randn
 from parity.cases import by_level, product
 from parity.spec import DTYPES
 
 LIGER = Library.pinned("liger")
+# Liger finds an NPU through transformers' is_torch_npu_available (transformers and torch_npu installed); on
+# an NPU host without transformers it takes its GPU path (libdevice.rsqrt, a stub that returns None on
+# triton-ascend 3.2). ascend-lowered presents an NPU without either package, so it answers that probe as an NPU
+# host with transformers would, before Liger's ops import it (liger_kernel/utils.py:is_npu_available)
+if parity.current_backend() == "ascend-lowered":
+    with contextlib.suppress(ImportError):
+        import liger_kernel.utils
+
+        liger_kernel.utils.is_npu_available = lambda: True
 Params = Mapping[str, Any]
 EPS = 1e-6
 ROW_TOL = {"fp32": Tolerance(rtol=1e-5, atol=1e-5, reason="a row reduction over up to 4096 (RMSNorm) or "
