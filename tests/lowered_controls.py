@@ -9,6 +9,11 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+try:  # triton-ascend's own libdevice (absent from upstream triton, where these controls skip)
+    from triton.language.extra.ascend import libdevice
+except ImportError:
+    libdevice = None
+
 
 @triton.jit(do_not_specialize=["n", "offset", "negate"])
 def abi_kernel(x, out, n, scale, offset, negate, BLOCK: tl.constexpr):
@@ -57,3 +62,12 @@ def print_kernel(x, out, BLOCK: tl.constexpr):
     tl.device_print(" i_p: ", i_p)
     o_x = i_p * BLOCK + tl.arange(0, BLOCK)
     tl.store(out + o_x, tl.load(x + o_x) + 1.0)
+
+
+@triton.jit
+def ascend_libdevice_kernel(x, out, BLOCK: tl.constexpr):
+    """triton-ascend's own libdevice: each call lowers to a bishengir `__hmf_*` scalar function."""
+    o_x = tl.arange(0, BLOCK)
+    b_x = tl.load(x + o_x)
+    b_y = libdevice.log1p(tl.abs(b_x)) + libdevice.tan(b_x * 0.5) + libdevice.atan(b_x) + libdevice.tanh(b_x)
+    tl.store(out + o_x, b_y + libdevice.reciprocal(b_x + 10.0) + libdevice.relu(b_x))

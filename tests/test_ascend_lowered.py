@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from parity.backends.ascend import cpu_build
+from parity.backends.ascend import cpu_build, cpu_library
 from parity.backends.ascend.cpu_abi import Arg, parse_signature, user_values
 from parity.backends.ascend.cpu_build import LoweringUnsupported, first_error, library_calls
 from parity.backends.ascend.cpu_library import define_library_calls
@@ -364,7 +364,7 @@ def test_a_scalar_device_print_prints_and_computes(lowered, tmp_path, monkeypatc
     printed = capfd.readouterr().out
     assert all(f" i_p: {i}" in printed for i in range(3)), printed
     # the control: without the stand-in the module does not load (what the GDN port's solve_tril hit)
-    monkeypatch.setattr(cpu_build, "print_stand_ins", lambda text: "")
+    monkeypatch.setattr(cpu_build, "c_stand_ins", lambda text: "")
     assert cpu_library.print_stand_ins(module)  # the real one defines it
     built = cpu_build.build(module, lowered.tools, root=tmp_path)
     with pytest.raises(OSError, match="undefined symbol: triton_print_0"):
@@ -434,3 +434,21 @@ def test_launches_see_the_npu_of_ascend_compile_over_the_memory_computed_here(lo
     # the control: a run tier that presents nothing leaves the inputs on the CPU (a library's CPU/CUDA path)
     with Backend.presented(lowered) as present:
         assert present({"x": x})["x"].device.type == "cpu"
+
+
+def test_triton_ascends_libdevice_calls_run_on_their_stand_ins(lowered, tmp_path, monkeypatch):
+    import torch
+
+    from tests.lowered_controls import ascend_libdevice_kernel
+
+    x = torch.randn(64, generator=torch.Generator().manual_seed(0))
+    out = torch.full_like(x, float("nan"))
+    [module] = _modules_of(lowered, ascend_libdevice_kernel, lambda: ascend_libdevice_kernel[(1,)](x, out, BLOCK=64))
+    assert "func.func private @__hmf_log1pf(f32) -> f32" in module
+    d = x.double()
+    want = d.abs().log1p() + (d * 0.5).tan() + d.atan() + d.tanh() + 1 / (d + 10) + d.relu()
+    assert (out.double() - want).abs().max() < 1e-5  # six fp32 results summed: a few fp32 ulps of |want| < 8
+    # the control: without the stand-ins the module is the named limit (what it was before)
+    monkeypatch.setattr(cpu_library, "libdevice_stand_ins", lambda text: ("", set()))
+    with pytest.raises(LoweringUnsupported, match="lowered-library-call: the module calls __hmf_atanf"):
+        cpu_build.prepare_module(module)

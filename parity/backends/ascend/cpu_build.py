@@ -23,14 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from parity.backends.ascend.cpu_build_errors import LoweringUnsupported
-from parity.backends.ascend.cpu_library import define_library_calls, print_stand_ins, undefined_calls
+from parity.backends.ascend.cpu_library import c_stand_ins, define_library_calls, undefined_calls
 from parity.backends.ascend.cpu_softfloat import BF16_BUILTINS_LL
 
 LLVM_MAJOR = 19
 APT_INSTALL = f"apt-get install -y mlir-{LLVM_MAJOR}-tools llvm-{LLVM_MAJOR} gcc"
 TOOL_TIMEOUT_S = 300.0
 # one change here must invalidate every cached build
-PIPELINE_VERSION = "6"
+PIPELINE_VERSION = "7"
 
 # arith on tensors (named_ops=True, as the NPU path emits) -> linalg -> loops -> LLVM; math ops
 # LLVM has no intrinsic for (erf, atan2, ...) become libm calls; cf goes to LLVM after memref and
@@ -154,8 +154,8 @@ def prepare_module(ir_text: str) -> Prepared:
         raise LoweringUnsupported(
             f"ascend-lowered tier limit lowered-library-call: the module calls {', '.join(external)}, which "
             "triton-adapter leaves to bishengir's library and which has no CPU definition here (parity defines "
-            "triton_cumsum_* and scalar triton_print_* only)")
-    return Prepared(defined, print_stand_ins(defined))
+            "triton_cumsum_*, scalar triton_print_* and fp32/fp16 __hmf_* only)")
+    return Prepared(defined, c_stand_ins(defined))
 
 
 def strip_ascend_attributes(text: str) -> str:
@@ -213,7 +213,7 @@ def _lower(module: Prepared, tools: Tools, work: Path, runtime_objs: list[Path])
     _tool("llc", [tools.llc, "-O2", "--relocation-model=pic", "-filetype=obj", str(work / "kernel.ll"),
                   "-o", str(work / "kernel.o")])
     objects = [str(work / "kernel.o"), *(str(obj) for obj in runtime_objs)]
-    if module.c_source:  # the module's scalar device prints
+    if module.c_source:  # the module's scalar device prints and triton-ascend libdevice calls
         (work / "prints.c").write_text(module.c_source)
         _tool("cc", [tools.cc, "-O2", "-fPIC", "-c", str(work / "prints.c"), "-o", str(work / "prints.o")])
         objects.append(str(work / "prints.o"))

@@ -12,7 +12,11 @@ ascend-compile gives that kernel's verdict).
 `tl.device_print` lowers to a call of `triton_print_<n>(value)` with the prefix as an attribute; for
 scalar values parity defines it in C (`print_stand_ins`): it prints the prefix and the value, once per
 program, as the NPU prints. A tensor print is declined (tier limit `lowered-device-print-tensor`).
-Any other declared function (sort, gather, bishengir's libdevice) is declined as `lowered-library-call`.
+triton-ascend's own libdevice (`triton.language.extra.ascend.libdevice`: log1p, tan, atan, tanh, reciprocal,
+relu, pow, ldexp, ilogb, round, isinf, isnan) lowers to elementwise calls of bishengir's `__hmf_*` scalar
+functions; parity defines those over fp32 and fp16 in C with libm's functions of the same meaning
+(`libdevice_stand_ins`), so the tier checks the lowering around the call, not the NPU's approximation.
+Any other declared function (sort, gather, a bf16 `__hmf_*`) is declined as `lowered-library-call`.
 """
 
 from __future__ import annotations
@@ -120,12 +124,52 @@ def print_stand_ins(ir_text: str) -> str:
     return "#include <stdint.h>\n#include <stdio.h>\n" + "\n".join(bodies) + "\n" if bodies else ""
 
 
+_HMF_DECL = re.compile(r"^\s*func\.func\s+private\s+@(__hmf_(\w+))\(([^)]*)\)\s*->\s*(\w+)", re.M)
+_C_TYPES = {"f32": "float", "f16": "_Float16", "f64": "double", "i1": "_Bool", "i8": "int8_t", "i16": "int16_t",
+            "i32": "int32_t", "i64": "int64_t"}
+# bishengir's scalar function -> its meaning over C floats/ints a0, a1 (libm, the documented meaning of each)
+_HMF_MEANING = {"recip": "1.0f / a0", "log1p": "log1pf(a0)", "relu": "(a0 > 0 || a0 != a0 ? a0 : 0.0f)",
+                "tan": "tanf(a0)", "atan": "atanf(a0)", "tanh": "tanhf(a0)", "ilogb": "ilogbf(a0)",
+                "ldexp": "ldexpf(a0, (int)a1)", "pow": "powf(a0, a1)", "powi": "parity_powi(a0, a1)",
+                "round": "roundf(a0)", "isinf": "isinf(a0)", "isnan": "isnan(a0)"}
+_POWI_C = ("static long long parity_powi(long long b, long long e) {\n  long long r = 1;\n"
+           "  if (e < 0) return b == 1 ? 1 : b == -1 ? (e % 2 ? -1 : 1) : 0;\n"
+           "  for (; e; e >>= 1, b *= b) if (e & 1) r *= b;\n  return r;\n}\n")
+
+
+def libdevice_stand_ins(ir_text: str) -> tuple[str, set[str]]:
+    """C definitions of the module's `__hmf_*` calls parity can define, and their names."""
+    bodies, names = [], set()
+    for name, tail, args, result in _HMF_DECL.findall(ir_text):
+        types = [a.split("{")[0].strip() for a in args.split(",") if a.strip()]
+        # the fp32 and fp16 variants end in f and Dh (__hmf_tanhf, __hmf_tanhDh); some names have neither
+        base = next((c for c in (tail, tail.removesuffix("f"), tail.removesuffix("Dh")) if c in _HMF_MEANING), "")
+        if not base or any(t not in _C_TYPES for t in [*types, result]):
+            continue  # stays undefined: declined as lowered-library-call, with its name
+        floats = [f"(float)a{i}" if t in ("f16", "f32", "f64") else f"a{i}" for i, t in enumerate(types)]
+        meaning = _HMF_MEANING[base]
+        for i, value in enumerate(floats):
+            meaning = re.sub(rf"\ba{i}\b", f"({value})", meaning)
+        params = ", ".join(f"{_C_TYPES[t]} a{i}" for i, t in enumerate(types))
+        bodies.append(f"{_C_TYPES[result]} {name}({params}) {{ return ({_C_TYPES[result]})({meaning}); }}")
+        names.add(name)
+    if not bodies:
+        return "", names
+    head = "#include <math.h>\n#include <stdint.h>\n" + _POWI_C
+    return head + "\n".join(bodies) + "\n", names
+
+
 def declarations(ir_text: str) -> list[str]:
     """Every function the module declares without a body (a call left to bishengir's library)."""
     return sorted(set(re.findall(r"^\s*func\.func\s+private\s+@([\w$.]+)\((?!.*\{\s*$).*$", ir_text, re.M)))
 
 
 def undefined_calls(ir_text: str) -> list[str]:
-    """Declarations with neither an MLIR definition (cumsum) nor a C one (scalar prints)."""
-    printed = {name for name, _, _ in _PRINT_DECL.findall(ir_text)}
-    return [name for name in declarations(ir_text) if name not in printed]
+    """Declarations with neither an MLIR definition (cumsum) nor a C one (scalar prints, `__hmf_*`)."""
+    defined = {name for name, _, _ in _PRINT_DECL.findall(ir_text)} | libdevice_stand_ins(ir_text)[1]
+    return [name for name in declarations(ir_text) if name not in defined]
+
+
+def c_stand_ins(ir_text: str) -> str:
+    """Every C definition the module needs (prints, then libdevice), as one source; "" when none."""
+    return "".join(part for part in (print_stand_ins(ir_text), libdevice_stand_ins(ir_text)[0]) if part)
