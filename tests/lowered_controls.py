@@ -71,3 +71,13 @@ def ascend_libdevice_kernel(x, out, BLOCK: tl.constexpr):
     b_x = tl.load(x + o_x)
     b_y = libdevice.log1p(tl.abs(b_x)) + libdevice.tan(b_x * 0.5) + libdevice.atan(b_x) + libdevice.tanh(b_x)
     tl.store(out + o_x, b_y + libdevice.reciprocal(b_x + 10.0) + libdevice.relu(b_x))
+
+
+@triton.jit
+def sort_gather_kernel(x, idx, sorted_out, gathered_out, R: tl.constexpr, C: tl.constexpr):
+    """tl.sort along the rows (descending) and tl.gather along the columns of an [R, C] tile."""
+    o_r, o_c = tl.arange(0, R), tl.arange(0, C)
+    o_x = o_r[:, None] * C + o_c[None, :]
+    b_x = tl.load(x + o_x)
+    tl.store(sorted_out + o_x, tl.sort(b_x, 1, descending=True))
+    tl.store(gathered_out + o_x, tl.gather(b_x, tl.load(idx + o_x), 0))

@@ -452,3 +452,24 @@ def test_triton_ascends_libdevice_calls_run_on_their_stand_ins(lowered, tmp_path
     monkeypatch.setattr(cpu_library, "libdevice_stand_ins", lambda text: ("", set()))
     with pytest.raises(LoweringUnsupported, match="lowered-library-call: the module calls __hmf_atanf"):
         cpu_build.prepare_module(module)
+
+
+def test_sort_and_gather_run_on_their_stand_ins(lowered, monkeypatch):
+    import torch
+
+    from parity.backends.ascend import cpu_sort_gather
+    from tests.lowered_controls import sort_gather_kernel
+
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(8, 16, generator=gen)
+    idx = torch.randint(0, 8, (8, 16), generator=gen, dtype=torch.int32)
+    ranked, picked = torch.full_like(x, float("nan")), torch.full_like(x, float("nan"))
+    [module] = _modules_of(lowered, sort_gather_kernel,
+                           lambda: sort_gather_kernel[(1,)](x, idx, ranked, picked, R=8, C=16))
+    assert "call @triton_sort" in module and "call @triton_gather" in module
+    assert torch.equal(ranked, x.sort(dim=1, descending=True).values)
+    assert torch.equal(picked, torch.gather(x, 0, idx.long()))
+    # the control: without the stand-ins the module is the named limit (what it was before)
+    monkeypatch.setattr(cpu_sort_gather, "define_sort_gather", lambda text: text)
+    with pytest.raises(LoweringUnsupported, match="lowered-library-call: the module calls triton_gather, triton_sort"):
+        cpu_build.prepare_module(module)

@@ -30,7 +30,7 @@ LLVM_MAJOR = 19
 APT_INSTALL = f"apt-get install -y mlir-{LLVM_MAJOR}-tools llvm-{LLVM_MAJOR} gcc"
 TOOL_TIMEOUT_S = 300.0
 # one change here must invalidate every cached build
-PIPELINE_VERSION = "7"
+PIPELINE_VERSION = "8"
 
 # arith on tensors (named_ops=True, as the NPU path emits) -> linalg -> loops -> LLVM; math ops
 # LLVM has no intrinsic for (erf, atan2, ...) become libm calls; cf goes to LLVM after memref and
@@ -154,7 +154,7 @@ def prepare_module(ir_text: str) -> Prepared:
         raise LoweringUnsupported(
             f"ascend-lowered tier limit lowered-library-call: the module calls {', '.join(external)}, which "
             "triton-adapter leaves to bishengir's library and which has no CPU definition here (parity defines "
-            "triton_cumsum_*, scalar triton_print_* and fp32/fp16 __hmf_* only)")
+            "triton_cumsum_*, triton_sort, triton_gather, scalar triton_print_* and fp32/fp16 __hmf_* only)")
     return Prepared(defined, c_stand_ins(defined))
 
 

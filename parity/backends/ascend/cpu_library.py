@@ -16,7 +16,8 @@ triton-ascend's own libdevice (`triton.language.extra.ascend.libdevice`: log1p, 
 relu, pow, ldexp, ilogb, round, isinf, isnan) lowers to elementwise calls of bishengir's `__hmf_*` scalar
 functions; parity defines those over fp32 and fp16 in C with libm's functions of the same meaning
 (`libdevice_stand_ins`), so the tier checks the lowering around the call, not the NPU's approximation.
-Any other declared function (sort, gather, a bf16 `__hmf_*`) is declined as `lowered-library-call`.
+`tl.sort` and `tl.gather` have their own stand-ins (parity.backends.ascend.cpu_sort_gather). Any other declared
+function (a bf16 `__hmf_*`, one parity has not met) is declined as `lowered-library-call`.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ _TENSOR = re.compile(r"tensor<((?:\d+x)+)(\w+)>")
 
 
 def define_library_calls(ir_text: str) -> str:
-    """The module with every `triton_cumsum_*` declaration replaced by a definition."""
+    """The module with every `triton_cumsum_*`, `triton_sort*` and `triton_gather*` declaration it can define
+    replaced by a definition."""
     def define(found: re.Match[str]) -> str:
         if found.group(2) != found.group(3):
             return found.group(0)
@@ -48,21 +50,23 @@ def define_library_calls(ir_text: str) -> str:
             raise LoweringUnsupported(f"ascend-lowered tier limit {limit} ({found.group(2)})")
         return cumsum_definition(found.group(1), found.group(2)) or found.group(0)
 
-    return _CUMSUM_DECL.sub(define, ir_text)
+    from parity.backends.ascend.cpu_sort_gather import define_sort_gather
+
+    return define_sort_gather(_CUMSUM_DECL.sub(define, ir_text))
 
 
-def _shape_select(shape: list[int]) -> list[str]:
-    """%n = shape[dim] and %inner = prod(shape[dim+1:]) for a runtime %d, by a select chain."""
-    lines = [f"%n_last = arith.constant {shape[-1]} : index", "%in_last = arith.constant 1 : index"]
-    n_prev, in_prev = "%n_last", "%in_last"
+def _shape_select(shape: list[int], p: str = "") -> list[str]:
+    """%{p}n = shape[dim] and %{p}inner = prod(shape[dim+1:]) for a runtime %d, by a select chain."""
+    lines = [f"%{p}n_last = arith.constant {shape[-1]} : index", f"%{p}in_last = arith.constant 1 : index"]
+    n_prev, in_prev = f"%{p}n_last", f"%{p}in_last"
     for i in range(len(shape) - 1):
-        lines += [f"%ci{i} = arith.constant {i} : index", f"%is{i} = arith.cmpi eq, %d, %ci{i} : index",
-                  f"%sz{i} = arith.constant {shape[i]} : index",
-                  f"%inn{i} = arith.constant {math.prod(shape[i + 1:])} : index",
-                  f"%n{i} = arith.select %is{i}, %sz{i}, {n_prev} : index",
-                  f"%in{i} = arith.select %is{i}, %inn{i}, {in_prev} : index"]
-        n_prev, in_prev = f"%n{i}", f"%in{i}"
-    return [*lines, f"%n = arith.addi {n_prev}, %c0 : index", f"%inner = arith.addi {in_prev}, %c0 : index"]
+        lines += [f"%{p}ci{i} = arith.constant {i} : index", f"%{p}is{i} = arith.cmpi eq, %d, %{p}ci{i} : index",
+                  f"%{p}sz{i} = arith.constant {shape[i]} : index",
+                  f"%{p}inn{i} = arith.constant {math.prod(shape[i + 1:])} : index",
+                  f"%{p}n{i} = arith.select %{p}is{i}, %{p}sz{i}, {n_prev} : index",
+                  f"%{p}in{i} = arith.select %{p}is{i}, %{p}inn{i}, {in_prev} : index"]
+        n_prev, in_prev = f"%{p}n{i}", f"%{p}in{i}"
+    return [*lines, f"%{p}n = arith.addi {n_prev}, %c0 : index", f"%{p}inner = arith.addi {in_prev}, %c0 : index"]
 
 
 def cumsum_definition(name: str, type_text: str) -> str | None:
