@@ -29,7 +29,8 @@ from parity.backends.ascend.cpu_build_errors import LoweringUnsupported
 
 # element types whose scan the stand-in declines, with the limit: no meaning of triton-ascend's to follow
 DECLINED_CUMSUM = {
-    "i1": "lowered-cumsum-i1: tl.cumsum over a boolean (i1) tile; triton-ascend rejects it at compile time, so "
+    "i1": "lowered-cumsum-i1: tl.cumsum over a boolean (i1) tile; triton-ascend rejects it at compile time "
+          "(bishengir's hfusion.cumsum takes bf16, f16, f32 and i8-i64 only, ascendnpu-ir 1.2.0), so "
           "this tier's stand-in has no meaning of triton-ascend's to follow (ascend-compile gives this kernel's "
           "verdict; cast the tile to tl.int32 before the scan to make it portable)",
 }
