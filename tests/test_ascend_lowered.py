@@ -473,3 +473,40 @@ def test_sort_and_gather_run_on_their_stand_ins(lowered, monkeypatch):
     monkeypatch.setattr(cpu_sort_gather, "define_sort_gather", lambda text: text)
     with pytest.raises(LoweringUnsupported, match="lowered-library-call: the module calls triton_gather, triton_sort"):
         cpu_build.prepare_module(module)
+
+
+def test_a_repro_of_a_module_with_c_stand_ins_builds_them_and_exits_1(lowered, tmp_path):
+    """repro_lowered.py carries the C stand-ins (a scalar print, triton-ascend's libdevice) beside the module."""
+    import torch
+
+    from parity import KernelSpec, Tolerance
+    from parity.cases import product
+    from parity.compile.tools import clear_jit_caches
+    from parity.repro import lowered_repro
+    from parity.spec import Case
+    from tests.lowered_controls import print_kernel
+
+    def launch(inputs, p):
+        out = torch.full_like(inputs["x"], float("nan"))
+        print_kernel[(2,)](inputs["x"], out, BLOCK=64)
+        return {"out": out}
+
+    spec = KernelSpec(name="lowered_print_control", family="controls", kernel=print_kernel, launch=launch,
+                      reference=lambda inputs, p: {"out": inputs["x"] + 1.0},
+                      cases=lambda level: product(dtype=["fp32"]),
+                      make_inputs=lambda p, gen: {"x": torch.randn(128, generator=gen)},
+                      tolerance={"fp32": Tolerance(rtol=0.0, atol=0.0, reason="x + 1 in fp32 is exact here")})
+    # the planted fault: the kernel adds 2 instead of 1
+    lowered.rewrite_ir = lambda text: text.replace("1.000000e+00 : f32", "2.000000e+00 : f32")
+    clear_jit_caches([print_kernel])
+    try:
+        folder = lowered_repro.write(tmp_path, lowered, spec, Case({"dtype": "fp32"}), seed=0,
+                                     cache=ReferenceCache(tmp_path, enabled=False))
+    finally:
+        lowered.rewrite_ir = None
+        clear_jit_caches([print_kernel])
+    assert list(folder.glob("kernel_*.c")), "the print's stand-in is written beside the module"
+    done = subprocess.run([sys.executable, "repro_lowered.py"], cwd=folder, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 1 and "MISMATCH out" in done.stdout, done.stdout + done.stderr
+    assert " i_p: 1" in done.stdout  # the stand-in printed from the rebuilt module
