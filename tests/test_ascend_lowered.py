@@ -510,3 +510,39 @@ def test_a_repro_of_a_module_with_c_stand_ins_builds_them_and_exits_1(lowered, t
                           timeout=300)
     assert done.returncode == 1 and "MISMATCH out" in done.stdout, done.stdout + done.stderr
     assert " i_p: 1" in done.stdout  # the stand-in printed from the rebuilt module
+
+
+def test_a_case_that_raises_in_its_launcher_keeps_its_record_and_repro_py(lowered, tmp_path):
+    """Issue 26's lost records: the lowered repro's relaunch meets the case's own error again."""
+    import torch
+
+    from parity import KernelSpec, Tolerance
+    from parity.cases import product
+    from parity.repro import lowered_repro, run_repro
+    from parity.run.runner import run_case
+    from parity.spec import Case
+    from tests.lowered_controls import print_kernel
+
+    def before(inputs, p):  # what fla's NPU kernels raise on triton-ascend 3.2.0, before any launch
+        raise KeyError("Keyword argument enable_ubuf_saving was specified but unrecognised")
+
+    def after(inputs, p):  # one lowered launch, then a raise
+        out = torch.full_like(inputs["x"], float("nan"))
+        print_kernel[(2,)](inputs["x"], out, BLOCK=64)
+        raise KeyError("a later kernel's option")
+
+    def spec(launch):
+        return KernelSpec(name="lowered_raise_control", family="controls", kernel=print_kernel, launch=launch,
+                          reference=lambda inputs, p: {"out": inputs["x"] + 1.0},
+                          cases=lambda level: product(dtype=["fp32"]),
+                          make_inputs=lambda p, gen: {"x": torch.randn(128, generator=gen)},
+                          tolerance={"fp32": Tolerance(rtol=0.0, atol=0.0, reason="x + 1 in fp32 is exact")})
+
+    case, cache = Case({"dtype": "fp32"}), ReferenceCache(tmp_path, enabled=False)
+    record, _ = run_case(spec(before), case, lowered, seed=0, cache=cache)
+    assert record["status"] == "error" and "enable_ubuf_saving" in record["reason"]
+    run_repro.attach(record, spec(before), case, lowered, seed=0, cache=cache, results_dir=tmp_path)  # no raise
+    assert lowered_repro.write(tmp_path / "b", lowered, spec(before), case, seed=0, cache=cache) is None
+    assert not (tmp_path / "b" / lowered_repro.FOLDER).exists()
+    with pytest.raises(lowered_repro.NoLoweredModule, match="after 1 lowered launch"):
+        lowered_repro.write(tmp_path / "a", lowered, spec(after), case, seed=0, cache=cache)

@@ -69,8 +69,18 @@ class BufferLog:
         return key
 
 
-def write(out_dir: Path, backend: Any, spec: KernelSpec, case: Case, *, seed: int, cache: Any) -> Path:
-    """Run the case once more while logging its launches, then write lowered/ under out_dir."""
+class NoLoweredModule(RuntimeError):
+    """The case fails after some lowered modules ran: there is no complete run to replay (repro_error says so)."""
+
+
+def write(out_dir: Path, backend: Any, spec: KernelSpec, case: Case, *, seed: int, cache: Any) -> Path | None:
+    """Run the case once more while logging its launches, then write lowered/ under out_dir.
+
+    A case that fails before any lowered module runs (a frontend compile error, a launcher's own raise)
+    has nothing to rebuild: no lowered/ is written, repro.py stands alone (None). One that fails after
+    some launches raises NoLoweredModule, a RuntimeError the repro stage records as repro_error; the case
+    keeps its record either way.
+    """
     from parity.run import autotune_pin
     from parity.run.runner import build_inputs, reference_outputs
 
@@ -81,6 +91,11 @@ def write(out_dir: Path, backend: Any, spec: KernelSpec, case: Case, *, seed: in
     try:
         with autotune_pin.pinned_case(spec, case.params), backend.presented() as present:
             value = spec.launch(present(cpu_inputs), case.params)
+    except Exception as exc:  # the case's own failure, seen again: never lose its record over it
+        if not log.launches:
+            return None
+        raise NoLoweredModule(f"the case raised after {len(log.launches)} lowered launch(es), so no complete "
+                              f"run to replay: {type(exc).__name__}: {str(exc)[:300]}") from exc
     finally:
         backend.buffer_log = None
     outputs = {"out": value} if isinstance(value, torch.Tensor) else dict(value)

@@ -146,8 +146,9 @@ class AscendLoweredBackend(Backend):
         function = getattr(ctypes.CDLL(str(built.so_path.resolve())), signature.name)
         return LoweredKernel(name, text, built.so_path, built.mlir_path, signature, function)
 
-    def write_repro_extras(self, out_dir: Path, spec: Any, case: Any, *, seed: int, cache: Any) -> Path:
-        """lowered/ beside repro.py: the captured modules, their buffers, and a script that rebuilds and runs them."""
+    def write_repro_extras(self, out_dir: Path, spec: Any, case: Any, *, seed: int, cache: Any) -> Path | None:
+        """lowered/ beside repro.py: the captured modules, their buffers, and a script that rebuilds and runs them
+        (None when the case fails before any lowered module runs: repro.py stands alone)."""
         from parity.repro import lowered_repro
 
         return lowered_repro.write(out_dir, self, spec, case, seed=seed, cache=cache)
