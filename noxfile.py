@@ -5,8 +5,8 @@ Each backend runs in its own virtualenv because upstream triton and triton-ascen
 both install the package `triton`. On an offline accelerator node, reuse the
 machine's own packages: `nox --no-venv --no-install -s cuda`.
 
-`PARITY_LIBRARIES=fla,liger,flag_gems` (or `all`) makes interpret, cuda-compile, ascend-compile, cuda and
-ascend install those libraries at the pins of libraries/pins.py and run only their specs.
+`PARITY_LIBRARIES=fla,liger,flag_gems` (or `all`) makes interpret, cuda-compile, ascend-compile, ascend-lowered,
+cuda and ascend install those libraries at the pins of libraries/pins.py and run only their specs.
 """
 
 from __future__ import annotations
@@ -292,7 +292,7 @@ def ascend_lowered(session: nox.Session) -> None:
     install(session, TORCH_CPU, *ASCEND_TOOLCHAIN, *RUNNER)
     # the tier's own controls: the basics pass here, a planted lowering fault fails here
     session.run("python", "-m", "pytest", "tests/test_ascend_lowered.py", "-q")
-    run_pytest(session, *pytest_args(session, "ascend-lowered", "-n", "2"))
+    run_pytest(session, *pytest_args(session, "ascend-lowered", "-n", "2", *libraries(session)))
 
 
 @nox.session

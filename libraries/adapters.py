@@ -39,10 +39,23 @@ def _prepare_flag_gems(tier: Tier) -> None:
         import triton.language.extra.libdevice  # noqa: F401
 
 
+def _prepare_liger(tier: Tier) -> None:
+    """Liger-Kernel 0.8.5 finds an NPU through transformers' is_torch_npu_available (liger_kernel/utils.py:
+    is_npu_available), with transformers and torch_npu installed; on an NPU host without transformers it takes
+    its GPU path (libdevice.rsqrt, a stub that returns None on triton-ascend 3.2). ascend-lowered presents an
+    NPU without either package, so it answers that probe as an NPU host with transformers would."""
+    if tier.name != "ascend-lowered":
+        return
+    with contextlib.suppress(ImportError):
+        import liger_kernel.utils
+
+        liger_kernel.utils.is_npu_available = lambda: True
+
+
 FLA = LibraryAdapter("fla (flash-linear-attention)", "fla-core", "https://github.com/fla-org/flash-linear-attention",
                      ("fla",), ("fla",))
 LIGER = LibraryAdapter("Liger-Kernel", "liger-kernel", "https://github.com/linkedin/Liger-Kernel", ("liger_kernel",),
-                       ("liger", "liger_kernel"))
+                       ("liger", "liger_kernel"), prepare=_prepare_liger)
 # LibEntry keeps `kernel_cache`, one dict per device, of the kernels it compiled through the JITFunction and
 # launches itself from then on (src/flag_gems/utils/libentry.py)
 FLAG_GEMS = LibraryAdapter("FlagGems", "flag-gems", "https://github.com/FlagOpen/FlagGems", ("flag_gems",),

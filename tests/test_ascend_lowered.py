@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from parity.backends.ascend import cpu_build
+from parity.backends.ascend import cpu_build, cpu_library
 from parity.backends.ascend.cpu_abi import Arg, parse_signature, user_values
 from parity.backends.ascend.cpu_build import LoweringUnsupported, first_error, library_calls
 from parity.backends.ascend.cpu_library import define_library_calls
@@ -229,3 +229,320 @@ def test_scalars_of_every_width_and_a_3d_grid(lowered):
         abi_kernel[(4, 3, 2)](x, out, 1000, 0.5, offset, negate, BLOCK=64)  # 24 programs x 64 >= 1000
         want = (x.double() * 0.5 + offset % 1000) * (-1 if negate else 1)
         assert torch.equal(out.double(), want), (negate, (out.double() - want).abs().max())
+
+
+# --- the lowering gaps the libraries hit, each with a control that fails without the fix --------------
+
+def _modules_of(lowered, kernel, launch) -> list[str]:
+    """The ttadapter modules the tier loads for one fresh launch of `kernel` (through the rewrite hook, unchanged)."""
+    from parity.compile.tools import clear_jit_caches
+
+    seen: list[str] = []
+    lowered.rewrite_ir = lambda text: seen.append(text) or text
+    clear_jit_caches([kernel])
+    try:
+        launch()
+    finally:
+        lowered.rewrite_ir = None
+    return seen
+
+
+def _host_libgcc_has(symbol: str) -> bool:
+    import ctypes
+    import ctypes.util
+
+    try:
+        return hasattr(ctypes.CDLL(ctypes.util.find_library("gcc_s") or "libgcc_s.so.1"), symbol)
+    except OSError:
+        return False
+
+
+def test_bf16_arithmetic_and_int_casts_load_and_round_as_torch(lowered, tmp_path, monkeypatch):
+    import ctypes
+
+    import torch
+
+    from tests.lowered_controls import bf16_kernel
+
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randint(-3000, 3000, (1000,), generator=gen, dtype=torch.int32)  # 12 bits: the cast rounds
+    y = torch.randn(1000, generator=gen).to(torch.bfloat16)
+    out = torch.full((1000,), float("nan"), dtype=torch.bfloat16)
+    [module] = _modules_of(lowered, bf16_kernel, lambda: bf16_kernel[(16,)](x, y, out, 1000, BLOCK=64))
+    want = x.to(torch.bfloat16) * y + y  # torch rounds each op to bf16 (round to nearest even), as LLVM does
+    assert torch.equal(out.view(torch.int16), want.view(torch.int16)), (out.float() - want.float()).abs().max()
+    if _host_libgcc_has("__truncsfbf2"):
+        pytest.skip("this host's libgcc has the bf16 builtins: the control below needs one without (gcc < 13)")
+    # the control: the same module linked without parity's builtins does not load on this host
+    runtime = cpu_build._runtime_object
+    monkeypatch.setattr(cpu_build, "_runtime_object", lambda tools, root: runtime(tools, root)[:1])
+    built = cpu_build.build(module, lowered.tools, root=tmp_path)
+    with pytest.raises(OSError, match="undefined symbol: __truncsfbf2"):
+        ctypes.CDLL(str(built.so_path))
+
+
+def test_the_bf16_builtin_rounds_to_nearest_even_and_keeps_nan(lowered, tmp_path):
+    """__truncsfbf2 on its own, on ties, carries into the exponent, overflow, subnormals and NaN."""
+    import ctypes
+    import subprocess
+
+    import torch
+
+    from parity.backends.ascend.cpu_softfloat import BF16_BUILTINS_LL
+
+    ll, obj, so = tmp_path / "b.ll", tmp_path / "b.o", tmp_path / "b.so"
+    ll.write_text(BF16_BUILTINS_LL)
+    subprocess.run([lowered.tools.llc, "-O2", "--relocation-model=pic", "-filetype=obj", str(ll), "-o", str(obj)],
+                   check=True)
+    subprocess.run([lowered.tools.cc, "-shared", "-o", str(so), str(obj)], check=True)
+    # bf16 comes back in xmm0's low 16 bits: read it as a float and keep those bits
+    fn = ctypes.CDLL(str(so)).__truncsfbf2
+    fn.argtypes, fn.restype = [ctypes.c_float], ctypes.c_float
+    values = [1.0 + 2**-8, 1.0 + 3 * 2**-8, 1.0 + 2**-8 + 2**-20, -(1.0 + 2**-8), 3.3961e38, 3.4e38, 1e-40,
+              -1e-45, 0.0, -0.0, float("inf"), float("-inf"), 65504.0, 1 / 3]
+
+    def bits(v: float) -> int:
+        return int(torch.tensor([fn(v)]).view(torch.int32).item()) & 0xFFFF
+
+    want = [b & 0xFFFF for b in torch.tensor(values).to(torch.bfloat16).view(torch.int16).tolist()]
+    assert [bits(v) for v in values] == want
+    nan = bits(float("nan"))
+    assert (nan & 0x7F80) == 0x7F80 and nan & 0x7F, hex(nan)  # all-ones exponent, nonzero mantissa
+
+
+def test_a_barrier_orders_nothing_on_the_host_and_is_dropped(lowered, tmp_path, monkeypatch):
+    import torch
+
+    from tests.lowered_controls import barrier_kernel
+
+    x = torch.randn(256, generator=torch.Generator().manual_seed(0))
+    scratch, out = torch.full_like(x, float("nan")), torch.full_like(x, float("nan"))
+    [module] = _modules_of(lowered, barrier_kernel, lambda: barrier_kernel[(4,)](x, scratch, out, BLOCK=64))
+    assert "gpu.barrier" in module
+    # every lane read what its mirror lane stored before the barrier: the store was complete
+    assert torch.equal(out, (x * 2).view(4, 64).flip(1).reshape(-1))
+    # the control: with the barrier kept, LLVM cannot lower the module (the library cases skipped before)
+    monkeypatch.setattr(cpu_build, "drop_barriers", lambda text: text)
+    with pytest.raises(LoweringUnsupported, match=r"gpu\.barrier"):
+        cpu_build.build(module, lowered.tools, root=tmp_path)
+
+
+def test_a_boolean_cumsum_is_declined_as_a_named_limit(lowered, tmp_path, monkeypatch):
+    import torch
+
+    from parity.backends.ascend import cpu_library
+    from tests.lowered_controls import bool_cumsum_kernel
+
+    x = torch.randn(64, generator=torch.Generator().manual_seed(0))
+    out = torch.full((64,), -1, dtype=torch.int32)
+    with pytest.raises(Exception) as info:  # whatever triton wraps it in, the skip reason survives
+        _modules_of(lowered, bool_cumsum_kernel, lambda: bool_cumsum_kernel[(1,)](x, out, BLOCK=64))
+    assert "lowered-cumsum-i1" in (skip_reason(info.value) or ""), info.value
+    # the control: the stand-in's own i1 meaning (a wrapping 1-bit sum) is not the count a user means
+    monkeypatch.setattr(cpu_library, "DECLINED_CUMSUM", {})
+    monkeypatch.setattr(cpu_build, "cache_root", lambda: tmp_path)
+    lowered.rewrite_ir = None
+    from parity.compile.tools import clear_jit_caches
+
+    clear_jit_caches([bool_cumsum_kernel])
+    bool_cumsum_kernel[(1,)](x, out, BLOCK=64)
+    assert not torch.equal(out, torch.cumsum((x > 0).int(), 0).int())
+
+
+def test_a_scalar_device_print_prints_and_computes(lowered, tmp_path, monkeypatch, capfd):
+    import ctypes
+
+    import torch
+
+    from parity.backends.ascend import cpu_library
+    from tests.lowered_controls import print_kernel
+
+    x = torch.randn(192, generator=torch.Generator().manual_seed(0))
+    out = torch.full_like(x, float("nan"))
+    [module] = _modules_of(lowered, print_kernel, lambda: print_kernel[(3,)](x, out, BLOCK=64))
+    assert torch.equal(out, x + 1)
+    printed = capfd.readouterr().out
+    assert all(f" i_p: {i}" in printed for i in range(3)), printed
+    # the control: without the stand-in the module does not load (what the GDN port's solve_tril hit)
+    monkeypatch.setattr(cpu_build, "c_stand_ins", lambda text: "")
+    assert cpu_library.print_stand_ins(module)  # the real one defines it
+    built = cpu_build.build(module, lowered.tools, root=tmp_path)
+    with pytest.raises(OSError, match="undefined symbol: triton_print_0"):
+        ctypes.CDLL(str(built.so_path))
+
+
+def test_an_undefined_library_call_is_a_named_limit():
+    ir = "func.func private @triton_sort_0(tensor<8xf32>, i32, i1) -> tensor<8xf32>\nfunc.func @k() {\n}\n"
+    with pytest.raises(LoweringUnsupported, match="lowered-library-call: the module calls triton_sort_0"):
+        cpu_build.prepare_module(ir)
+
+
+def reverse_the_scan(ir_text: str) -> str:
+    """The planted fault: tl.cumsum's call passes reverse=true, so the stand-in scans from the end."""
+    planted, count = re.subn(r"(call @triton_cumsum_\d+\(%\w+, %\w+, )%\w+\)", r"\1%planted_rev)", ir_text)
+    assert count, "no cumsum call in this module"
+    return re.sub(r"(func\.func @[^\n]*\{\n)", r"\1    %planted_rev = arith.constant true\n", planted, count=1)
+
+
+def test_a_cumsum_kernels_repro_builds_with_the_stand_in_and_exits_1(lowered, tmp_path):
+    from parity import registry
+    from parity.compile.tools import clear_jit_caches
+    from parity.repro import run_repro
+    from parity.run.runner import run_case
+    from parity.spec import Case
+
+    _, [spec] = registry.build(["cumsum"])
+    case = Case({"M": 37, "N": 100, "dtype": "fp32"})
+    cache = ReferenceCache(tmp_path, enabled=False)
+    assert run_case(spec, case, lowered, seed=0, cache=cache)[0]["status"] == "passed"  # the unplanted module
+    lowered.rewrite_ir = reverse_the_scan
+    clear_jit_caches(spec.kernels)
+    try:
+        record, _ = run_case(spec, case, lowered, seed=0, cache=cache)
+        assert record["status"] == "failed", record["reason"]
+        run_repro.attach(record, spec, case, lowered, seed=0, cache=cache, results_dir=tmp_path)
+    finally:
+        lowered.rewrite_ir = None
+        clear_jit_caches(spec.kernels)
+    folder = tmp_path / record["repro"] / "lowered"
+    [module] = folder.glob("*.mlir")
+    assert "func.func private @triton_cumsum_0(%x" in module.read_text(), "the stand-in's body is in the module"
+    done = subprocess.run([sys.executable, "repro_lowered.py"], cwd=folder, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 1 and "MISMATCH out" in done.stdout, done.stdout + done.stderr
+
+
+def test_launches_see_the_npu_of_ascend_compile_over_the_memory_computed_here(lowered):
+    """What libraries read (torch.npu, x.device, allocations on "npu") says NPU; the kernel runs on that memory."""
+    import torch
+
+    from parity.backends.ascend.arch import ASCEND_ARCHS
+    from parity.backends.base import Backend
+    from tests.lowered_controls import print_kernel
+
+    npu = torch.npu  # type: ignore[attr-defined]
+    assert npu.is_available() and npu.get_device_name(0) == ASCEND_ARCHS[lowered.arch].name
+    npu.synchronize()
+    npu.current_stream().synchronize()
+    x = torch.randn(128, generator=torch.Generator().manual_seed(0))
+    with lowered.presented() as present:
+        moved = present({"x": x})["x"]
+        out = torch.empty_like(moved)
+        assert moved.device.type == "npu" and out.device.type == "npu" and torch.empty(4, device="npu").is_npu
+        print_kernel[(2,)](moved, out, BLOCK=64)
+    assert torch.equal(out.cpu(), x + 1)  # the tier computed on the memory behind the tensors that say npu
+    # the control: a run tier that presents nothing leaves the inputs on the CPU (a library's CPU/CUDA path)
+    with Backend.presented(lowered) as present:
+        assert present({"x": x})["x"].device.type == "cpu"
+
+
+def test_triton_ascends_libdevice_calls_run_on_their_stand_ins(lowered, tmp_path, monkeypatch):
+    import torch
+
+    from tests.lowered_controls import ascend_libdevice_kernel
+
+    x = torch.randn(64, generator=torch.Generator().manual_seed(0))
+    out = torch.full_like(x, float("nan"))
+    [module] = _modules_of(lowered, ascend_libdevice_kernel, lambda: ascend_libdevice_kernel[(1,)](x, out, BLOCK=64))
+    assert "func.func private @__hmf_log1pf(f32) -> f32" in module
+    d = x.double()
+    want = d.abs().log1p() + (d * 0.5).tan() + d.atan() + d.tanh() + 1 / (d + 10) + d.relu()
+    assert (out.double() - want).abs().max() < 1e-5  # six fp32 results summed: a few fp32 ulps of |want| < 8
+    # the control: without the stand-ins the module is the named limit (what it was before)
+    monkeypatch.setattr(cpu_library, "libdevice_stand_ins", lambda text: ("", set()))
+    with pytest.raises(LoweringUnsupported, match="lowered-library-call: the module calls __hmf_atanf"):
+        cpu_build.prepare_module(module)
+
+
+def test_sort_and_gather_run_on_their_stand_ins(lowered, monkeypatch):
+    import torch
+
+    from parity.backends.ascend import cpu_sort_gather
+    from tests.lowered_controls import sort_gather_kernel
+
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(8, 16, generator=gen)
+    idx = torch.randint(0, 8, (8, 16), generator=gen, dtype=torch.int32)
+    ranked, picked = torch.full_like(x, float("nan")), torch.full_like(x, float("nan"))
+    [module] = _modules_of(lowered, sort_gather_kernel,
+                           lambda: sort_gather_kernel[(1,)](x, idx, ranked, picked, R=8, C=16))
+    assert "call @triton_sort" in module and "call @triton_gather" in module
+    assert torch.equal(ranked, x.sort(dim=1, descending=True).values)
+    assert torch.equal(picked, torch.gather(x, 0, idx.long()))
+    # the control: without the stand-ins the module is the named limit (what it was before)
+    monkeypatch.setattr(cpu_sort_gather, "define_sort_gather", lambda text: text)
+    with pytest.raises(LoweringUnsupported, match="lowered-library-call: the module calls triton_gather, triton_sort"):
+        cpu_build.prepare_module(module)
+
+
+def test_a_repro_of_a_module_with_c_stand_ins_builds_them_and_exits_1(lowered, tmp_path):
+    """repro_lowered.py carries the C stand-ins (a scalar print, triton-ascend's libdevice) beside the module."""
+    import torch
+
+    from parity import KernelSpec, Tolerance
+    from parity.cases import product
+    from parity.compile.tools import clear_jit_caches
+    from parity.repro import lowered_repro
+    from parity.spec import Case
+    from tests.lowered_controls import print_kernel
+
+    def launch(inputs, p):
+        out = torch.full_like(inputs["x"], float("nan"))
+        print_kernel[(2,)](inputs["x"], out, BLOCK=64)
+        return {"out": out}
+
+    spec = KernelSpec(name="lowered_print_control", family="controls", kernel=print_kernel, launch=launch,
+                      reference=lambda inputs, p: {"out": inputs["x"] + 1.0},
+                      cases=lambda level: product(dtype=["fp32"]),
+                      make_inputs=lambda p, gen: {"x": torch.randn(128, generator=gen)},
+                      tolerance={"fp32": Tolerance(rtol=0.0, atol=0.0, reason="x + 1 in fp32 is exact here")})
+    # the planted fault: the kernel adds 2 instead of 1
+    lowered.rewrite_ir = lambda text: text.replace("1.000000e+00 : f32", "2.000000e+00 : f32")
+    clear_jit_caches([print_kernel])
+    try:
+        folder = lowered_repro.write(tmp_path, lowered, spec, Case({"dtype": "fp32"}), seed=0,
+                                     cache=ReferenceCache(tmp_path, enabled=False))
+    finally:
+        lowered.rewrite_ir = None
+        clear_jit_caches([print_kernel])
+    assert list(folder.glob("kernel_*.c")), "the print's stand-in is written beside the module"
+    done = subprocess.run([sys.executable, "repro_lowered.py"], cwd=folder, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 1 and "MISMATCH out" in done.stdout, done.stdout + done.stderr
+    assert " i_p: 1" in done.stdout  # the stand-in printed from the rebuilt module
+
+
+def test_a_case_that_raises_in_its_launcher_keeps_its_record_and_repro_py(lowered, tmp_path):
+    """Issue 26's lost records: the lowered repro's relaunch meets the case's own error again."""
+    import torch
+
+    from parity import KernelSpec, Tolerance
+    from parity.cases import product
+    from parity.repro import lowered_repro, run_repro
+    from parity.run.runner import run_case
+    from parity.spec import Case
+    from tests.lowered_controls import print_kernel
+
+    def before(inputs, p):  # what fla's NPU kernels raise on triton-ascend 3.2.0, before any launch
+        raise KeyError("Keyword argument enable_ubuf_saving was specified but unrecognised")
+
+    def after(inputs, p):  # one lowered launch, then a raise
+        out = torch.full_like(inputs["x"], float("nan"))
+        print_kernel[(2,)](inputs["x"], out, BLOCK=64)
+        raise KeyError("a later kernel's option")
+
+    def spec(launch):
+        return KernelSpec(name="lowered_raise_control", family="controls", kernel=print_kernel, launch=launch,
+                          reference=lambda inputs, p: {"out": inputs["x"] + 1.0},
+                          cases=lambda level: product(dtype=["fp32"]),
+                          make_inputs=lambda p, gen: {"x": torch.randn(128, generator=gen)},
+                          tolerance={"fp32": Tolerance(rtol=0.0, atol=0.0, reason="x + 1 in fp32 is exact")})
+
+    case, cache = Case({"dtype": "fp32"}), ReferenceCache(tmp_path, enabled=False)
+    record, _ = run_case(spec(before), case, lowered, seed=0, cache=cache)
+    assert record["status"] == "error" and "enable_ubuf_saving" in record["reason"]
+    run_repro.attach(record, spec(before), case, lowered, seed=0, cache=cache, results_dir=tmp_path)  # no raise
+    assert lowered_repro.write(tmp_path / "b", lowered, spec(before), case, seed=0, cache=cache) is None
+    assert not (tmp_path / "b" / lowered_repro.FOLDER).exists()
+    with pytest.raises(lowered_repro.NoLoweredModule, match="after 1 lowered launch"):
+        lowered_repro.write(tmp_path / "a", lowered, spec(after), case, seed=0, cache=cache)

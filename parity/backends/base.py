@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -104,3 +105,8 @@ class Backend:
 
     def write_repro_extras(self, out_dir: Path, spec: Any, case: Any, *, seed: int, cache: Any) -> None:
         """Files a repro dir gets beyond repro.py and its drafts (ascend-lowered: a rebuild-and-run script)."""
+
+    def presented(self) -> AbstractContextManager[Callable[[Mapping[str, Any]], dict[str, Any]]]:
+        """Around a launch: the device libraries are shown (ascend-lowered: an NPU); yields what moves the
+        inputs onto it. Here, nothing: the inputs stay as they are."""
+        return nullcontext(dict)

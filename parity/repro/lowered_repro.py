@@ -8,6 +8,7 @@ and compare with the saved fp64 reference; it exits 1 while the lowering is wron
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 from collections.abc import Mapping
 from pathlib import Path
@@ -16,21 +17,26 @@ from typing import Any
 import numpy as np
 import torch
 
+from parity.backends.ascend.cpu_build import prepare_module
 from parity.repro import template
 from parity.repro.source import literal
 from parity.spec import Case, KernelSpec
 
 FOLDER = "lowered"
+STAND_IN_NOTE = ("the bodies of triton_cumsum_* (below) and triton_print_* (the .c beside this file) are parity's "
+                 "CPU stand-ins for bishengir's library functions, as the ascend-lowered tier built them")
 CTYPE_NAMES = {"i1": "c_bool", "i8": "c_int8", "i16": "c_int16", "i32": "c_int32", "i64": "c_int64",
                "index": "c_int64", "f32": "c_float", "f64": "c_double"}
 
 
-def storage_bytes(t: torch.Tensor) -> np.ndarray:
-    """Everything a kernel pointer at t.data_ptr() can reach in t's storage, as bytes."""
-    element = t.element_size()
-    available = t.untyped_storage().nbytes() // element - t.storage_offset()
-    flat = torch.empty(0, dtype=t.dtype).set_(t.untyped_storage(), t.storage_offset(), (available,), (1,))
-    return flat.view(torch.uint8).clone().numpy()
+def storage_bytes(t: Any) -> np.ndarray:
+    """Everything a kernel pointer at t.data_ptr() can reach in t's storage, as bytes (a tensor, or a
+    duck-typed pointer over one such as FlagGems' StridedBuffer)."""
+    from parity.backends.ascend.cpu_abi import pointer_extent
+
+    address, available = pointer_extent(t) or (0, 0)
+    return np.frombuffer(ctypes.string_at(address, available), np.uint8).copy() if available else \
+        np.zeros(0, np.uint8)
 
 
 class BufferLog:
@@ -63,8 +69,18 @@ class BufferLog:
         return key
 
 
-def write(out_dir: Path, backend: Any, spec: KernelSpec, case: Case, *, seed: int, cache: Any) -> Path:
-    """Run the case once more while logging its launches, then write lowered/ under out_dir."""
+class NoLoweredModule(RuntimeError):
+    """The case fails after some lowered modules ran: there is no complete run to replay (repro_error says so)."""
+
+
+def write(out_dir: Path, backend: Any, spec: KernelSpec, case: Case, *, seed: int, cache: Any) -> Path | None:
+    """Run the case once more while logging its launches, then write lowered/ under out_dir.
+
+    A case that fails before any lowered module runs (a frontend compile error, a launcher's own raise)
+    has nothing to rebuild: no lowered/ is written, repro.py stands alone (None). One that fails after
+    some launches raises NoLoweredModule, a RuntimeError the repro stage records as repro_error; the case
+    keeps its record either way.
+    """
     from parity.run import autotune_pin
     from parity.run.runner import build_inputs, reference_outputs
 
@@ -73,8 +89,13 @@ def write(out_dir: Path, backend: Any, spec: KernelSpec, case: Case, *, seed: in
     log = BufferLog()
     backend.buffer_log = log
     try:
-        with autotune_pin.pinned_case(spec, case.params):
-            value = spec.launch(cpu_inputs, case.params)
+        with autotune_pin.pinned_case(spec, case.params), backend.presented() as present:
+            value = spec.launch(present(cpu_inputs), case.params)
+    except Exception as exc:  # the case's own failure, seen again: never lose its record over it
+        if not log.launches:
+            return None
+        raise NoLoweredModule(f"the case raised after {len(log.launches)} lowered launch(es), so no complete "
+                              f"run to replay: {type(exc).__name__}: {str(exc)[:300]}") from exc
     finally:
         backend.buffer_log = None
     outputs = {"out": value} if isinstance(value, torch.Tensor) else dict(value)
@@ -90,8 +111,12 @@ def write(out_dir: Path, backend: Any, spec: KernelSpec, case: Case, *, seed: in
             mask = spec.valid(name, case.params, ref[name].shape) if spec.valid else None
             if mask is not None:
                 arrays[f"valid.{name}"] = mask.to(torch.bool).expand(ref[name].shape).contiguous().numpy()
-    for name, text in log.modules.items():
-        (folder / name).write_text(text)
+    for name, text in log.modules.items():  # as the tier built it: with parity's stand-ins for library calls
+        module = prepare_module(text)
+        stand_ins = f"// parity: {STAND_IN_NOTE}\n" if module.mlir != text or module.c_source else ""
+        (folder / name).write_text(stand_ins + module.mlir)
+        if module.c_source:
+            (folder / name.replace(".mlir", ".c")).write_text(module.c_source)
     np.savez_compressed(folder / "inputs.npz", **arrays)
     (folder / "repro_lowered.py").write_text(render(spec, case, log, mapped, spec.tolerance_for(case.params)))
     return folder
@@ -99,10 +124,11 @@ def write(out_dir: Path, backend: Any, spec: KernelSpec, case: Case, *, seed: in
 
 def render(spec: KernelSpec, case: Case, log: BufferLog, outputs: Mapping[str, Any], tol: Any) -> str:
     from parity.backends.ascend.cpu_build import MEMREF_COPY_C, PASSES
+    from parity.backends.ascend.cpu_softfloat import BF16_BUILTINS_LL
 
     tolerance = tol.as_dict()
     return template.render(
         "lowered_script", f"{spec.name} [{case.id}] on ascend-lowered",
-        passes=literal(list(PASSES)), memref_copy_c=repr(MEMREF_COPY_C),
+        passes=literal(list(PASSES)), memref_copy_c=repr(MEMREF_COPY_C), bf16_builtins_ll=repr(BF16_BUILTINS_LL),
         launches=literal([list(launch) for launch in log.launches]), outputs=literal(dict(outputs)),
         tolerance=literal({k: tolerance[k] for k in ("rtol", "atol", "max_err_ratio")}))

@@ -214,9 +214,9 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
     try:
         dev_inputs = inp.to_device(cpu_inputs, backend.device)
         # what the launcher allocates itself starts as NaN too, on run tiers (parity.run.prefill)
-        with CompileCounter() as counter, backend_scope(backend.name), \
+        with CompileCounter() as counter, backend_scope(backend.name), backend.presented() as present, \
                 prefill.launcher_allocations(backend.mode) as filled:
-            dev_outputs = _launch_pinned(spec, case, dev_inputs, backend, record)
+            dev_outputs = _launch_pinned(spec, case, present(dev_inputs), backend, record)
         record["launcher_allocs_filled"] = filled.count if filled is not None else None
         outputs = {k: v.detach().cpu() for k, v in dev_outputs.items()}
     except Exception as exc:  # a kernel or compiler error is a result, not a crash of the suite

@@ -113,19 +113,45 @@ def _memref_words(address: int, numel: int, rank: int) -> tuple[list[Any], list[
     return values, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, *([ctypes.c_int64] * 2 * rank)]
 
 
+def pointer_extent(value: Any) -> tuple[int, int] | None:
+    """(address, bytes from it to the end of its storage) of what Triton takes as a pointer, else None.
+
+    A torch tensor, or a duck-typed pointer Triton also accepts (`data_ptr()` and `dtype`), such as
+    FlagGems' StridedBuffer over a tensor (`_base`); the extent of a bare typed pointer is unknown (0).
+    """
+    import torch
+
+    from parity.backends.ascend.lowered_device import host_tensor
+
+    value = host_tensor(value)  # a tensor that says npu is CPU memory underneath
+    if not (hasattr(value, "data_ptr") and hasattr(value, "dtype")):
+        return None
+    address = int(value.data_ptr())
+    base = value if isinstance(value, torch.Tensor) else host_tensor(getattr(value, "_base", None))
+    if not isinstance(base, torch.Tensor):
+        return address, 0
+    storage = base.untyped_storage()
+    return address, max(storage.data_ptr() + storage.nbytes() - address, 0)
+
+
 def _tensor_words(value: Any, arg: Arg, index: int) -> tuple[list[Any], list[Any]]:
     import torch
 
-    if not isinstance(value, torch.Tensor):
+    from parity.backends.ascend.lowered_device import host_tensor
+
+    value = host_tensor(value)
+    extent = pointer_extent(value)
+    if extent is None:
         raise LoweringUnsupported(f"argument {index}: the kernel takes a memref<?x{arg.type}>, the launch passed "
                                   f"{type(value).__name__}")
-    if value.device.type != "cpu":
-        raise LoweringUnsupported(f"argument {index}: ascend-lowered runs on CPU tensors, got {value.device}")
-    element = value.element_size()
+    device = getattr(value, "device", torch.device("cpu"))
+    if isinstance(value, torch.Tensor) and device.type != "cpu":
+        raise LoweringUnsupported(f"argument {index}: ascend-lowered runs on CPU tensors, got {device}")
+    element = value.dtype.itemsize
     if ELEMENT_BYTES.get(arg.type, element) != element:
         raise LoweringUnsupported(f"argument {index}: memref<?x{arg.type}> for a {value.dtype} tensor")
-    available = value.untyped_storage().nbytes() // element - value.storage_offset()
-    return _memref_words(value.data_ptr(), max(available, 1), arg.rank)
+    address, available = extent
+    return _memref_words(address, max(available // element, 1), arg.rank)
 
 
 def _scalar_words(value: Any, arg: Arg, index: int) -> tuple[list[Any], list[Any]]:

@@ -3,7 +3,8 @@
 ttadapter is what triton-adapter makes of a kernel (Linalg-level MLIR, upstream dialects only;
 Ascend specifics ride as attributes). ascendnpu-ir 1.2.0 is LLVM 19, so `mlir-opt-19`,
 `mlir-translate-19` and `llc-19` lower it to x86 code; a C compiler links the object with a
-strided `memrefCopy` (the one symbol MLIR's runner utils would otherwise provide).
+strided `memrefCopy` (the one symbol MLIR's runner utils would otherwise provide) and the bf16
+soft-float builtins the host's libgcc may lack (parity.backends.ascend.cpu_softfloat).
 
 Builds are cached under parity's own cache dir by a hash of the IR, the pipeline and the tools,
 so a warm run never rebuilds. A module the pipeline cannot lower is cached too, as the reason
@@ -21,13 +22,15 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from parity.backends.ascend.cpu_library import define_library_calls
+from parity.backends.ascend.cpu_build_errors import LoweringUnsupported
+from parity.backends.ascend.cpu_library import c_stand_ins, define_library_calls, undefined_calls
+from parity.backends.ascend.cpu_softfloat import BF16_BUILTINS_LL
 
 LLVM_MAJOR = 19
 APT_INSTALL = f"apt-get install -y mlir-{LLVM_MAJOR}-tools llvm-{LLVM_MAJOR} gcc"
 TOOL_TIMEOUT_S = 300.0
 # one change here must invalidate every cached build
-PIPELINE_VERSION = "4"
+PIPELINE_VERSION = "8"
 
 # arith on tensors (named_ops=True, as the NPU path emits) -> linalg -> loops -> LLVM; math ops
 # LLVM has no intrinsic for (erf, atan2, ...) become libm calls; cf goes to LLVM after memref and
@@ -49,6 +52,9 @@ PASSES = (
 # Ascend attributes whose values need Ascend's own dialects to parse (#hacc.x<...>, #hivm.y<...>)
 _ASCEND_ATTR_RE = re.compile(r"\b(?:hacc|hivm|annotation)\.\w+ = #(?:hacc|hivm|annotation)\.\w+<[^>]*>,? ?")
 _HACC_UNIT_RE = re.compile(r"\bhacc\.entry,? ?")
+# `tl.debug_barrier()`: the host runs one program at a time and each program's ops in order, so every
+# store before the barrier is visible to every load after it; a barrier orders nothing here
+BARRIER_RE = re.compile(r"^[ \t]*gpu\.barrier[ \t]*\n", re.M)
 _ERROR_RE = re.compile(r"error: (.*)")
 
 # the runner-utils symbol the lowered code calls for strided memref.copy, and nothing else
@@ -69,12 +75,6 @@ void memrefCopy(int64_t es, Unranked *src, Unranked *dst) {
   copy_dim(es, r, 0, s->rest, s->rest + r, t->rest + r, s->data + s->offset * es, t->data + t->offset * es);
 }
 """
-
-
-class LoweringUnsupported(RuntimeError):
-    """The pipeline cannot lower or run this module (an op or a type): the case is skipped, with this reason."""
-
-    parity_skip = True
 
 
 @dataclass(frozen=True)
@@ -130,11 +130,41 @@ def entry_name(ir_text: str) -> str:
 
 def library_calls(ir_text: str) -> list[str]:
     """Functions the module declares without a body: bishengir supplies them on the NPU path."""
-    return sorted(set(re.findall(r"func\.func\s+private\s+@([\w$.]+)\([^{\n]*$", ir_text, re.M)))
+    from parity.backends.ascend.cpu_library import declarations
+
+    return declarations(ir_text)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What the tier builds from one captured module: the MLIR with parity's stand-ins, and their C part."""
+
+    mlir: str
+    c_source: str  # "" when the module needs no C stand-in
+
+
+def prepare_module(ir_text: str) -> Prepared:
+    """The module with parity's stand-ins for bishengir's library calls (parity.backends.ascend.cpu_library).
+
+    Raises LoweringUnsupported naming the tier limit for a call no stand-in can take.
+    """
+    defined = define_library_calls(ir_text)
+    external = undefined_calls(defined)
+    if external:
+        raise LoweringUnsupported(
+            f"ascend-lowered tier limit lowered-library-call: the module calls {', '.join(external)}, which "
+            "triton-adapter leaves to bishengir's library and which has no CPU definition here (parity defines "
+            "triton_cumsum_*, triton_sort, triton_gather, scalar triton_print_* and fp32/fp16 __hmf_* only)")
+    return Prepared(defined, c_stand_ins(defined))
 
 
 def strip_ascend_attributes(text: str) -> str:
     return _HACC_UNIT_RE.sub("", _ASCEND_ATTR_RE.sub("", text))
+
+
+def drop_barriers(text: str) -> str:
+    """The module without its `gpu.barrier`s (BARRIER_RE says why that is exact on the host)."""
+    return BARRIER_RE.sub("", text)
 
 
 @dataclass(frozen=True)
@@ -162,16 +192,10 @@ def build(ir_text: str, tools: Tools, root: Path | None = None) -> Built:
         raise LoweringUnsupported(refused.read_text())
     folder.mkdir(parents=True, exist_ok=True)
     _atomic_write(mlir_path, ir_text.encode())
-    external = library_calls(define_library_calls(ir_text))
-    if external:
-        reason = (f"the module calls {', '.join(external)}, declared but not defined: triton-adapter leaves these "
-                  "ops to bishengir's library, and parity has no CPU definition of these (only of triton_cumsum_*)")
-        _atomic_write(refused, reason.encode())
-        raise LoweringUnsupported(reason)
     with tempfile.TemporaryDirectory(prefix="parity-lowered-", dir=folder) as tmp:
         work = Path(tmp)
         try:
-            _lower(define_library_calls(ir_text), tools, work, _runtime_object(tools, root))
+            _lower(prepare_module(ir_text), tools, work, _runtime_object(tools, root))
         except LoweringUnsupported as exc:
             _atomic_write(refused, str(exc).encode())
             raise
@@ -179,31 +203,39 @@ def build(ir_text: str, tools: Tools, root: Path | None = None) -> Built:
     return Built(so_path, mlir_path, key, cached=False)
 
 
-def _lower(ir_text: str, tools: Tools, work: Path, runtime_obj: Path) -> None:
+def _lower(module: Prepared, tools: Tools, work: Path, runtime_objs: list[Path]) -> None:
     source = work / "kernel.ttadapter.mlir"
-    source.write_text(strip_ascend_attributes(ir_text))
+    source.write_text(drop_barriers(strip_ascend_attributes(module.mlir)))
     llvm_mlir = work / "kernel.llvm.mlir"
     _tool("mlir-opt", [tools.mlir_opt, str(source), *PASSES, "-o", str(llvm_mlir)])
     llvm_mlir.write_text(strip_ascend_attributes(llvm_mlir.read_text()))
     _tool("mlir-translate", [tools.mlir_translate, "--mlir-to-llvmir", str(llvm_mlir), "-o", str(work / "kernel.ll")])
     _tool("llc", [tools.llc, "-O2", "--relocation-model=pic", "-filetype=obj", str(work / "kernel.ll"),
                   "-o", str(work / "kernel.o")])
-    _tool("link", [tools.cc, "-shared", "-fPIC", "-o", str(work / "kernel.so"), str(work / "kernel.o"),
-                   str(runtime_obj), "-lm"])
+    objects = [str(work / "kernel.o"), *(str(obj) for obj in runtime_objs)]
+    if module.c_source:  # the module's scalar device prints and triton-ascend libdevice calls
+        (work / "prints.c").write_text(module.c_source)
+        _tool("cc", [tools.cc, "-O2", "-fPIC", "-c", str(work / "prints.c"), "-o", str(work / "prints.o")])
+        objects.append(str(work / "prints.o"))
+    _tool("link", [tools.cc, "-shared", "-fPIC", "-o", str(work / "kernel.so"), *objects, "-lm"])
 
 
-def _runtime_object(tools: Tools, root: Path) -> Path:
-    """memrefCopy, compiled once per cache dir."""
-    digest = hashlib.sha256(f"{tools.cc}\n{MEMREF_COPY_C}".encode()).hexdigest()[:16]
-    obj = root / f"memref_copy-{digest}.o"
-    if obj.exists():
-        return obj
+def _runtime_object(tools: Tools, root: Path) -> list[Path]:
+    """memrefCopy (C) and the bf16 builtins (LLVM IR, built by the kernel's own llc), once per cache dir."""
+    digest = hashlib.sha256(f"{tools.fingerprint()}\n{MEMREF_COPY_C}\n{BF16_BUILTINS_LL}".encode()).hexdigest()[:16]
+    objs = [root / f"memref_copy-{digest}.o", root / f"bf16_builtins-{digest}.o"]
+    if all(obj.exists() for obj in objs):
+        return objs
     with tempfile.TemporaryDirectory(prefix="parity-rt-", dir=root) as tmp:
-        source = Path(tmp) / "memref_copy.c"
+        source, ll = Path(tmp) / "memref_copy.c", Path(tmp) / "bf16_builtins.ll"
         source.write_text(MEMREF_COPY_C)
+        ll.write_text(BF16_BUILTINS_LL)
         _tool("cc", [tools.cc, "-O2", "-fPIC", "-c", str(source), "-o", str(Path(tmp) / "rt.o")])
-        os.replace(Path(tmp) / "rt.o", obj)
-    return obj
+        _tool("llc", [tools.llc, "-O2", "--relocation-model=pic", "-filetype=obj", str(ll), "-o",
+                      str(Path(tmp) / "bf16.o")])
+        os.replace(Path(tmp) / "rt.o", objs[0])
+        os.replace(Path(tmp) / "bf16.o", objs[1])
+    return objs
 
 
 def _tool(stage: str, cmd: list[str]) -> None:

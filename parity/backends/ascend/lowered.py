@@ -13,6 +13,9 @@ accesses, loop-carried values, reductions and dots as lowered) computes the righ
 x86 against fp64. It checks nothing of bishengir (HFusion, HIVM, UB planning,
 multi-buffering, the cube/vector split), nor the NPU's own arithmetic: it is not "works on
 Ascend". A module the pipeline cannot lower or call is skipped with the op or type named.
+
+Libraries see the same NPU as on ascend-compile (a `torch.npu` for the arch, tensors that say `npu`,
+parity.backends.ascend.lowered_device), so each takes its Ascend path, on the memory computed here.
 """
 
 from __future__ import annotations
@@ -69,12 +72,15 @@ class AscendLoweredBackend(Backend):
     # triton-ascend's specializations are counted by ascend-compile through the same frontend; here every
     # swept value would also run on the CPU, for no new fact
     excluded_tests: ClassVar[tuple[str, ...]] = ("test_specialization",)
+    # the device type launches see: CPU memory that says "npu", as on ascend-compile
+    launch_device_type: ClassVar[str] = "npu"
 
     def __init__(self) -> None:
         super().__init__()
         self.arch = DEFAULT_ASCEND_ARCH
         self._reason: str | None = None
         self._driver: Any = None
+        self._undo_torch: Any = None
         self.tools: Any = None
         # a test hook: rewrites each captured module before it is lowered (the planted-fault control)
         self.rewrite_ir: Callable[[str], str] | None = None
@@ -108,8 +114,24 @@ class AscendLoweredBackend(Backend):
 
         # this tier's compiled kernels hold ttadapter text, not NPU binaries: never share Triton's cache
         os.environ["TRITON_CACHE_DIR"] = str((cache_root() / "triton").resolve())
+        from parity.backends.ascend import lowered_device
+
         self._driver = ascend_driver.install(self.arch)
         _install_cpu_path(self, self._driver)
+        # torch.npu names the target before any spec module (a library) imports, as on ascend-compile
+        self._undo_torch = lowered_device.install(self.arch)
+
+    def restore(self) -> None:
+        """Undo torch.npu (the triton driver stays; one arch per process)."""
+        if self._undo_torch is not None:
+            self._undo_torch()
+            self._undo_torch = None
+
+    def presented(self) -> Any:
+        """Launches see an NPU: tensors that say `npu` over the CPU memory the kernels run on."""
+        from parity.backends.ascend import lowered_device
+
+        return lowered_device.presented()
 
     def unavailable(self) -> str | None:
         return self._reason if self._driver is None else None
@@ -127,8 +149,9 @@ class AscendLoweredBackend(Backend):
         function = getattr(ctypes.CDLL(str(built.so_path.resolve())), signature.name)
         return LoweredKernel(name, text, built.so_path, built.mlir_path, signature, function)
 
-    def write_repro_extras(self, out_dir: Path, spec: Any, case: Any, *, seed: int, cache: Any) -> Path:
-        """lowered/ beside repro.py: the captured modules, their buffers, and a script that rebuilds and runs them."""
+    def write_repro_extras(self, out_dir: Path, spec: Any, case: Any, *, seed: int, cache: Any) -> Path | None:
+        """lowered/ beside repro.py: the captured modules, their buffers, and a script that rebuilds and runs them
+        (None when the case fails before any lowered module runs: repro.py stands alone)."""
         from parity.repro import lowered_repro
 
         return lowered_repro.write(out_dir, self, spec, case, seed=seed, cache=cache)

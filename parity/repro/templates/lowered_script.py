@@ -25,6 +25,8 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 PASSES = None  # @parity: passes
 MEMREF_COPY_C = None  # @parity: memref_copy_c
+# the soft-float bf16 builtins (__truncsfbf2) the host's libgcc may lack, built by the same llc
+BF16_BUILTINS_LL = None  # @parity: bf16_builtins_ll
 # per launch: (module file, entry, grid, arguments); an argument is ("scratch", rank), ("tensor", key, rank)
 # or ("scalar", ctypes type name, value)
 LAUNCHES = None  # @parity: launches
@@ -32,6 +34,8 @@ LAUNCHES = None  # @parity: launches
 OUTPUTS = None  # @parity: outputs
 TOLERANCE = None  # @parity: tolerance
 ATTR_RE = re.compile(r"\b(?:hacc|hivm|annotation)\.\w+ = #(?:hacc|hivm|annotation)\.\w+<[^>]*>,? ?")
+# tl.debug_barrier: one program runs at a time here, each program's ops in order, so it orders nothing
+BARRIER_RE = re.compile(r"^[ \t]*gpu\.barrier[ \t]*\n", re.M)
 
 
 def tool(name):
@@ -48,7 +52,7 @@ def run(cmd):
 
 
 def build(mlir_file, work):
-    text = ATTR_RE.sub("", open(os.path.join(HERE, mlir_file)).read())
+    text = BARRIER_RE.sub("", ATTR_RE.sub("", open(os.path.join(HERE, mlir_file)).read()))
     src, low = os.path.join(work, "k.mlir"), os.path.join(work, "k.llvm.mlir")
     open(src, "w").write(text)
     run([tool("mlir-opt"), src, *PASSES, "-o", low])
@@ -58,9 +62,15 @@ def build(mlir_file, work):
     run([tool("llc"), "-O2", "--relocation-model=pic", "-filetype=obj", os.path.join(work, "k.ll"),
          "-o", os.path.join(work, "k.o")])
     open(os.path.join(work, "rt.c"), "w").write(MEMREF_COPY_C)
+    open(os.path.join(work, "bf16.ll"), "w").write(BF16_BUILTINS_LL)
+    run([tool("llc"), "-O2", "--relocation-model=pic", "-filetype=obj", os.path.join(work, "bf16.ll"),
+         "-o", os.path.join(work, "bf16.o")])
+    sources = [os.path.join(work, "k.o"), os.path.join(work, "bf16.o"), os.path.join(work, "rt.c")]
+    prints = os.path.join(HERE, mlir_file[:-len(".mlir")] + ".c")  # parity's stand-in for tl.device_print
+    if os.path.exists(prints):
+        sources.append(prints)
     so = os.path.join(work, mlir_file + ".so")
-    run([os.environ.get("CC", "cc"), "-shared", "-fPIC", "-O2", "-o", so, os.path.join(work, "k.o"),
-         os.path.join(work, "rt.c"), "-lm"])
+    run([os.environ.get("CC", "cc"), "-shared", "-fPIC", "-O2", "-o", so, *sources, "-lm"])
     return ctypes.CDLL(so)
 
 
