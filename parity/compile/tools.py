@@ -323,6 +323,8 @@ def compile_records(backend: str, spec: KernelSpec, case: Case,
         record.update(suite="compile", compiles=1, compile={k: compile_.get(k) for k in COMPILE_KEYS},
                       expected_compile_error=expected.pattern if expected else None)
         record["timing"]["compile_s"] = compile_.get("seconds")
+        if compile_.get("fit"):  # the configs that fit, for an overflow (parity.fit)
+            record["fit"] = compile_["fit"]
         record["status"], record["reason"] = judge(compile_, expected)
         # an Ascend-only extension is named as such (ascend_only), never as a misspelt tl. function
         diagnosis = (mistakes.diagnose(compile_.get("message"), spec.kernels)

@@ -140,6 +140,8 @@ class AscendCompileBackend(Backend):
 
         ct.clear_jit_caches(spec.kernels)
         from parity.compile.keep_going import keep_going
+        from parity.fit import hook as fit_hook
+        from parity.fit import tiers as fit_tiers
 
         recorder = self._driver.recorder = Recorder(progress)
         launch_failure = None
@@ -150,6 +152,7 @@ class AscendCompileBackend(Backend):
         except Exception as exc:  # compile errors are already on their attempt; keep anything else
             launch_failure = error_text(exc)
         records = [self._as_compile(spec, a.as_json()) for a in recorder.attempts]
+        fit_hook.attach(records, [a.source for a in recorder.attempts], spec.kernels, fit_tiers.ascend(self._driver))
         explained = any(not r["ok"] or r["launch_error"] for r in records)
         if launch_failure and not explained:
             # the launcher failed outside any compile (its own Python, or a check before compiling)

@@ -1,0 +1,110 @@
+"""Where a compile tier calls in: after a case's launch, every overflowing compile gets its `fit`.
+
+The tier hands over its compile dicts with the (source, target, options) each was compiled from and a
+FitTier that says how to probe one candidate and what counts as an overflow. Compiles of one kernel and
+heuristic variant share one search. `PARITY_NO_FIT=1` (the `--no-fit` option) turns it off.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from parity.fit import cache, candidates, search
+from parity.fit.probe import kernel_text, named_constants
+
+OVERFLOW_KINDS = ("ub_overflow", "cc_overflow", "cbuf_overflow", "out_of_resources")
+
+
+@dataclass(frozen=True)
+class FitTier:
+    name: str  # the tier, e.g. "ascend-compile"
+    arch: str
+    unit: str  # "bits" (Ascend's buffers) or "bytes" (CUDA's shared memory)
+    capacity: int | None
+    # the compile-option changes worth trying, given the failing compile's options
+    offers: Callable[[Mapping[str, Any]], dict[str, list[Any]]]
+    # (source, target, options, config) -> outcome, run in a forked child
+    probe: Callable[[Any, Any, Mapping[str, Any], Mapping[str, Any]], dict[str, Any]]
+
+
+def disabled() -> bool:
+    return os.environ.get("PARITY_NO_FIT", "") not in ("", "0")
+
+
+def overflowed(compile_: Mapping[str, Any]) -> bool:
+    kind = compile_.get("error_kind") or ""
+    return kind in OVERFLOW_KINDS or kind.endswith("_overflow")
+
+
+def autotune_configs(kernels: Iterable[Any], kernel: str) -> list[dict[str, Any]]:
+    """The autotune configs of the kernel named `kernel`, as flat dicts (kwargs plus warps and stages)."""
+    from parity.compile.counter import kernel_name
+    from parity.compile.tools import autotuners
+
+    found = []
+    for tuner in autotuners([k for k in kernels if kernel_name(k) == kernel]):
+        for config in tuner.configs:
+            flat = dict(config.kwargs)
+            flat.update({k: getattr(config, k) for k in ("num_warps", "num_stages") if getattr(config, k, None)})
+            found.append(flat)
+    return found
+
+
+def _project(config: Mapping[str, Any], keys: Iterable[str]) -> str:
+    return candidates.label({k: config[k] for k in keys if k in config})
+
+
+def search_one(failing: Mapping[str, Any], source: tuple[Any, Any, Mapping[str, Any]], siblings: Sequence[Mapping[str, Any]],
+               kernels: Iterable[Any], tier: FitTier) -> dict[str, Any]:
+    """The fit of one overflowing compile; `siblings` are the case's other compiles of the kernel and variant."""
+    t0 = time.monotonic()
+    src, target, options = source
+    named = named_constants(src)
+    own = autotune_configs(kernels, failing["kernel"])
+    own_keys = sorted({k for c in own for k in c if k not in ("num_warps", "num_stages")})
+    offers = tier.offers(options)
+    base = {k: v for k, v in named.items() if candidates.is_block_name(k)}
+    base.update({k: options[k] for k in offers if k in options})
+    # the case's own launch compiled these already, on this tier and arch: proof enough
+    known = {_project(s["config"], own_keys): _outcome(s, tier) for s in siblings if s.get("config") and own_keys}
+    text, signature = kernel_text(src), repr(sorted(named.items())) + repr(sorted(src.signature.items()))
+
+    def key(config: Mapping[str, Any]) -> str:
+        return cache.probe_key(tier.name, tier.arch, text, signature, config)
+
+    done = search.run_search(
+        candidates.ordered(own, base, offers), lambda c: tier.probe(src, target, options, c),
+        known=known, cached=lambda c: cache.read(key(c)), remember=lambda c, o: cache.write(key(c), o),
+        label=lambda c: _project(c, own_keys) if own_keys and set(own_keys) <= set(c) else "derived:" + candidates.label(c))
+    fitting = [c for c, o in done if o.get("ok")]
+    cap = None if own else search.launcher_cap(base, fitting, candidates.block_keys(base))
+    need = failing.get("ub_bits") if tier.unit == "bits" else failing.get("shared_bytes")
+    return search.fit_record(done, tier.arch, tier.unit, tier.capacity, need, cap, time.monotonic() - t0)
+
+
+def _outcome(compile_: Mapping[str, Any], tier: FitTier) -> dict[str, Any]:
+    used = compile_.get("ub_bits") if tier.unit == "bits" else compile_.get("shared_bytes")
+    return {"ok": bool(compile_.get("ok")) and not compile_.get("launch_error"), "used": used,
+            "of": tier.capacity, "error_kind": compile_.get("error_kind")}
+
+
+def attach(compiles: Sequence[dict[str, Any]], sources: Sequence[tuple[Any, Any, Mapping[str, Any]] | None],
+           kernels: Iterable[Any], tier: FitTier) -> None:
+    """Give every overflowing compile its `fit`; one search per kernel and variant, shared by its compiles."""
+    if disabled():
+        return
+    kernels = list(kernels)
+    answers: dict[str, dict[str, Any]] = {}
+    for compile_, source in zip(compiles, sources, strict=True):
+        if source is None or not overflowed(compile_):
+            continue
+        group = compile_["kernel"] + repr(sorted((compile_.get("variant") or {}).items()))
+        if group not in answers:
+            siblings = [c for c in compiles if c["kernel"] == compile_["kernel"]
+                        and c.get("variant") == compile_.get("variant")]
+            answers[group] = search_one(compile_, source, siblings, kernels, tier)
+        compile_["fit"] = answers[group]
