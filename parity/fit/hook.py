@@ -58,8 +58,8 @@ def _project(config: Mapping[str, Any], keys: Iterable[str]) -> str:
     return candidates.label({k: config[k] for k in keys if k in config})
 
 
-def search_one(failing: Mapping[str, Any], source: tuple[Any, Any, Mapping[str, Any]], siblings: Sequence[Mapping[str, Any]],
-               kernels: Iterable[Any], tier: FitTier) -> dict[str, Any]:
+def search_one(failing: Mapping[str, Any], source: tuple[Any, Any, Mapping[str, Any]],
+               siblings: Sequence[Mapping[str, Any]], kernels: Iterable[Any], tier: FitTier) -> dict[str, Any]:
     """The fit of one overflowing compile; `siblings` are the case's other compiles of the kernel and variant."""
     t0 = time.monotonic()
     src, target, options = source
@@ -76,10 +76,13 @@ def search_one(failing: Mapping[str, Any], source: tuple[Any, Any, Mapping[str, 
     def key(config: Mapping[str, Any]) -> str:
         return cache.probe_key(tier.name, tier.arch, text, signature, config)
 
+    def label(config: Mapping[str, Any]) -> str:  # an autotune config matches the case's compile of it
+        own_config = own_keys and set(own_keys) <= set(config)
+        return _project(config, own_keys) if own_config else "derived:" + candidates.label(config)
+
     done = search.run_search(
         candidates.ordered(own, base, offers), lambda c: tier.probe(src, target, options, c),
-        known=known, cached=lambda c: cache.read(key(c)), remember=lambda c, o: cache.write(key(c), o),
-        label=lambda c: _project(c, own_keys) if own_keys and set(own_keys) <= set(c) else "derived:" + candidates.label(c))
+        known=known, cached=lambda c: cache.read(key(c)), remember=lambda c, o: cache.write(key(c), o), label=label)
     fitting = [c for c, o in done if o.get("ok")]
     cap = None if own else search.launcher_cap(base, fitting, candidates.block_keys(base))
     need = failing.get("ub_bits") if tier.unit == "bits" else failing.get("shared_bytes")

@@ -49,7 +49,8 @@ def run_search(candidates: Sequence[Mapping[str, Any]], probe: Callable[[Mapping
             batch, pending = pending[:WORKERS], pending[WORKERS:]
             answers: list[Outcome | None] = [known.get(label(c)) or cached(c) for c in batch]
             todo = [i for i, a in enumerate(answers) if a is None]
-            for i, outcome in zip(todo, pool.map(lambda i: _isolated(probe, batch[i]), todo), strict=True):
+            for i, outcome in zip(todo, pool.map(lambda c: _isolated(probe, c), [batch[i] for i in todo]),
+                                  strict=True):
                 remember(batch[i], outcome)
                 answers[i] = outcome
             done += [(dict(c), a) for c, a in zip(batch, answers, strict=True) if a is not None]
@@ -59,7 +60,8 @@ def run_search(candidates: Sequence[Mapping[str, Any]], probe: Callable[[Mapping
 def fit_record(done: Sequence[tuple[Mapping[str, Any], Outcome]], arch: str, unit: str, capacity: int | None,
                failing_need: int | None, cap: str | None, search_s: float) -> dict[str, Any]:
     """The `fit` record (results contract): the fitting configs with their need, or the smallest need."""
-    fitting = [{"config": dict(c), "used": o.get("used"), "of": o.get("of") or capacity} for c, o in done if o.get("ok")]
+    fitting = [{"config": dict(c), "used": o.get("used"), "of": o.get("of") or capacity}
+               for c, o in done if o.get("ok")]
     needs = [o["used"] for _, o in done if o.get("ok") is False and o.get("used")]
     if failing_need:
         needs.append(failing_need)
