@@ -2,7 +2,7 @@
 
 A config is a flat dict of constexpr values and compile options, as a record's `config` shows it.
 First the kernel's own autotune configs, then configs derived from the one that overflowed: each
-power-of-two block-size constexpr halved (down to MIN_BLOCK), and the option changes the tier offers
+block-size constexpr (power of two, or multiple of 32) halved down to MIN_BLOCK, and the option changes the tier offers
 (fewer pipeline stages on CUDA, auto multi-buffer off on Ascend), largest tile first.
 """
 
@@ -30,20 +30,28 @@ def _pow2(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 2 and value & (value - 1) == 0
 
 
+def _halvable(value: Any) -> bool:
+    """A power of two, or a multiple of 2·MIN_BLOCK (the GDN port's LARGE_BLOCK_T = 1216 = 76·16)."""
+    return _pow2(value) or (isinstance(value, int) and not isinstance(value, bool) and value > 0
+                            and value % (2 * MIN_BLOCK) == 0)
+
+
 def block_keys(config: Mapping[str, Any]) -> list[str]:
     """The constexprs of `config` a search may halve."""
-    return sorted(k for k, v in config.items() if is_block_name(k) and _pow2(v))
+    return sorted(k for k, v in config.items() if is_block_name(k) and _halvable(v))
 
 
 def tile(config: Mapping[str, Any], keys: Sequence[str]) -> int:
     """The tile a config asks for: the product of its block sizes (1 where it sets none)."""
-    return math.prod(int(config[k]) for k in keys if _pow2(config.get(k)))
+    return math.prod(int(config[k]) for k in keys if _halvable(config.get(k)))
 
 
 def halvings(value: int) -> list[int]:
-    """value, value/2, ... down to MIN_BLOCK (or value itself when it is already smaller)."""
+    """value, value/2, ... down to MIN_BLOCK (or value itself when it is already smaller); a value that is
+    not a power of two only while its half stays a multiple of MIN_BLOCK."""
     out = [value]
-    while len(out) <= MAX_HALVINGS and out[-1] // 2 >= MIN_BLOCK:
+    while len(out) <= MAX_HALVINGS and out[-1] // 2 >= MIN_BLOCK and out[-1] % 2 == 0 and (
+            _pow2(out[-1]) or (out[-1] // 2) % MIN_BLOCK == 0):
         out.append(out[-1] // 2)
     return out
 
