@@ -31,6 +31,11 @@ class FitTier:
     probe: Callable[[Any, Any, Mapping[str, Any], Mapping[str, Any]], dict[str, Any]]
 
 
+def turn_off() -> None:
+    """--no-fit: an environment variable, so xdist workers and forked compile children see it too."""
+    os.environ["PARITY_NO_FIT"] = "1"
+
+
 def disabled() -> bool:
     return os.environ.get("PARITY_NO_FIT", "") not in ("", "0")
 

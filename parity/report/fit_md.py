@@ -90,7 +90,7 @@ def autotune_fit_tables(records: Sequence[Mapping[str, Any]], env: Mapping[str, 
     sections = []
     for kernel, by_config in sorted(cells.items()):
         archs = sorted({a for per_arch in by_config.values() for a in per_arch})
-        rows = [[md_escape(label, 300), *(_cell(per_arch[a]) if a in per_arch else "" for a in archs)]
+        rows = [[md_escape(label, 300), *(md_escape(_cell(per_arch[a])) if a in per_arch else "" for a in archs)]
                 for label, per_arch in by_config.items()]
         fit_everywhere = sum(1 for row in rows if all(cell == "fits" for cell in row[1:]))
         body = (f"{fit_everywhere} of {len(rows)} autotune configs fit on every arch listed.\n\n"
