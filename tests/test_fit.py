@@ -132,7 +132,7 @@ def test_report_and_issue_show_what_fits_and_the_cap():
     record = _record("Ascend910B3", {}, False, 2621696, fit)
     (title, body), = fit_md.fit_sections([record, dict(record)], {})
     assert title == "Configs that fit (the fit advisor)" and body.count("gems\\_mm") == 1
-    assert "1 of 4 searched fit Ascend910B3" in body and "BLOCK\\_SIZE <= 16384" in body
+    assert "1 of 4 searched fit Ascend910B3" in body and "BLOCK\\_SIZE \\<= 16384" in body
     text = "\n".join(fit_md.issue_paragraph(record))
     assert "`BLOCK_SIZE=16384`" in text and "cap it in the launcher: BLOCK_SIZE <= 16384" in text
     assert fit_md.issue_paragraph({"fit": None}) == []

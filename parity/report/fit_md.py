@@ -33,7 +33,7 @@ def fit_answer(fit: Mapping[str, Any]) -> str:
         smallest = fit.get("smallest_need")
         need = f"; the smallest need found is {smallest:,} {fit['unit']}" if smallest else ""
         return f"none of {fit['searched']} searched fits {fit['arch']}{need}"
-    shown = "; ".join(f"`{config_text(f['config'])}` ({need_text(fit, f['used'], f['of'])})"
+    shown = "; ".join(f"{config_text(f['config'])} ({need_text(fit, f['used'], f['of'])})"
                       for f in fit["fitting"][:SHOWN])
     more = f" and {len(fit['fitting']) - SHOWN} more" if len(fit["fitting"]) > SHOWN else ""
     return f"{len(fit['fitting'])} of {fit['searched']} searched fit {fit['arch']}: {shown}{more}"
