@@ -77,9 +77,8 @@ def derived(failing: Mapping[str, Any], offers: Mapping[str, Sequence[Any]]) -> 
     for values in itertools.product(*(halvings(int(failing[k])) for k in keys)):
         blocks = dict(zip(keys, values, strict=True))
         for rank, change in enumerate(option_variants(failing, offers)):
-            config = {**failing, **blocks, **change}
-            if config != dict(failing):
-                found.append((-tile(config, keys), rank, config))
+            if change or blocks != {k: failing[k] for k in keys}:  # an option is shown only where it changed
+                found.append((-tile(blocks, keys), rank, {**blocks, **change}))
     found.sort(key=lambda item: (item[0], item[1]))
     return [config for _, _, config in found[:MAX_DERIVED]]
 
@@ -90,9 +89,10 @@ def ordered(autotune: Iterable[Mapping[str, Any]], failing: Mapping[str, Any],
     own = [dict(c) for c in autotune]
     keys = sorted({k for c in own for k in block_keys(c)})
     own.sort(key=lambda c: -tile(c, keys))
-    seen: list[dict[str, Any]] = []
-    for config in [*own, *derived(failing, offers)]:
-        if config not in seen:
+    seen: list[dict[str, Any]] = list(own)
+    for config in derived(failing, offers):
+        covered = any(all(o.get(k) == v for k, v in config.items()) for o in own)  # an autotune config already
+        if not covered and config not in seen:
             seen.append(config)
     return seen
 
