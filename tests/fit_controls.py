@@ -36,13 +36,14 @@ def test_the_planted_kernels_only_fitting_tile_is_found_and_each_fit_compiled(ba
     inputs = PLANTED_FIT.make_inputs(case.params, None)
     compiles = backend.compile_case(PLANTED_FIT, case, inputs)
     failing = [c for c in compiles if c["error_kind"] == "out_of_resources"]
-    assert failing and failing[0]["shared_bytes"] == 131072
+    assert failing and failing[0]["shared_bytes"] == 196608
     fit = failing[0]["fit"]
     assert fit["arch"] == "sm_86" and fit["unit"] == "bytes" and fit["search_s"] < 120
-    assert fit["fitting"], f"no fitting config found: {fit}"
-    assert fit["fitting"][0]["config"] == {"BK": 128, "BM": 128}  # launched at num_stages=2, unchanged
-    # the only fitting tile is BM=128, BK=128; every claim has the shared memory its compile reported
-    assert all(f["config"]["BM"] == 128 and f["config"]["BK"] == 128 for f in fit["fitting"])
+    # at the launch's four stages the one tile that fits is BM=128, BK=128 (fewer stages are shown as such)
+    same_stages = [f["config"] for f in fit["fitting"] if "num_stages" not in f["config"]]
+    assert same_stages == [{"BK": 128, "BM": 128}], fit
+    assert {"BK": 128, "BM": 256, "num_stages": 3} not in [f["config"] for f in fit["fitting"]]  # 131,072 B
+    # every claim carries the shared memory its own compile reported
     assert all(f["used"] and f["used"] <= f["of"] == 101376 for f in fit["fitting"])
     assert fit["cap"] == "BM <= 128 (it passed 256)"  # no autotune list: the launcher must cap BM
 

@@ -1,8 +1,9 @@
 """A planted kernel for the fit advisor's control: its only fitting tile is a specific smaller one.
 
-On sm_86 (101,376 B of shared memory per block) BM=256 needs 131,072 B at any stage count; BM=128
-at two stages needs 65,536 B; the static asserts refuse BK below 128 and BM below 128, so every config
-that fits has BM=128, BK=128, and the search must find it by halving BM, not BK.
+On sm_86 (101,376 B of shared memory per block), launched at four stages, BM=256 needs 196,608 B and
+BM=128 98,304 B (BM=256 fits only at two stages, 65,536 B); the static asserts refuse BK and BM below
+128, so at the launch's own stage count the one tile that fits is BM=128, BK=128: the search must find
+it by halving BM, not BK.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def planted_fit_kernel(a, c, K, BM: tl.constexpr, BK: tl.constexpr):
 
 def _launch(inputs, p):
     c = torch.zeros(p["BM"] * p["BM"])
-    planted_fit_kernel[(1,)](inputs["a"], c, p["K"], BM=p["BM"], BK=128, num_stages=2, num_warps=8)
+    planted_fit_kernel[(1,)](inputs["a"], c, p["K"], BM=p["BM"], BK=128, num_stages=4, num_warps=8)
     return {"c": c}
 
 
