@@ -24,9 +24,10 @@ CONTROLS = Path(__file__).with_name("fit_controls.py")
 # --- candidates ---------------------------------------------------------------------------------
 
 def test_block_keys_are_tiles_never_problem_sizes():
-    config = {"BLOCK_SIZE": 32768, "BT": 16, "LARGE_BLOCK_T": 1216, "HEAD_DIM": 128, "D": 64, "K": 128,
+    config = {"BLOCK_SIZE": 32768, "BT": 64, "BV": 64, "LARGE_BLOCK_T": 1216, "HEAD_DIM": 128, "D": 64, "K": 128,
               "BLOCK_M": 3, "IS_CAUSAL": True, "XBLOCK": 1024}
-    assert candidates.block_keys(config) == ["BLOCK_SIZE", "BT", "LARGE_BLOCK_T", "XBLOCK"]
+    # fla's BT is the chunk size all kernels of the algorithm share: never a tile to halve
+    assert candidates.block_keys(config) == ["BLOCK_SIZE", "BV", "LARGE_BLOCK_T", "XBLOCK"]
     assert candidates.halvings(128) == [128, 64, 32, 16]
     assert candidates.halvings(1216) == [1216, 608, 304]  # 152 is no multiple of 16
     assert candidates.halvings(16) == [16]

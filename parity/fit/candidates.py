@@ -14,9 +14,10 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-# block-size constexprs by name: BLOCK, BLOCK_M, BLOCK_SIZE_N, XBLOCK, TILE_K, and fla's two-letter BT/BK/BV;
-# HEAD_DIM, D or K are problem sizes, and halving one computes another problem, so they are never touched
-BLOCK_NAME_RE = re.compile(r"^(\w*BLOCK\w*|\w*TILE\w*|B[A-Z])$")
+# block-size constexprs by name: BLOCK, BLOCK_M, BLOCK_SIZE_N, XBLOCK, TILE_K, and fla's BK/BV/BM/BN tiles.
+# HEAD_DIM, D or K are problem sizes, and fla's BT (and BC) is the chunk size every kernel of a chunked
+# algorithm must share: halving one of those computes another problem, so they are never touched
+BLOCK_NAME_RE = re.compile(r"^(\w*BLOCK\w*|\w*TILE\w*|B[KVMN])$")
 MIN_BLOCK = 16  # tl.dot wants every dimension >= 16; a vector block below it is rarely what a porter wants
 MAX_HALVINGS = 4
 MAX_DERIVED = 40

@@ -79,4 +79,4 @@ def launcher_cap(failing: Mapping[str, Any], fitting: Sequence[Mapping[str, Any]
         values = [int(c[key]) for c in fitting if key in c and c[key] != failing.get(key)]
         if values and all(int(c.get(key, 0)) <= int(failing[key]) for c in fitting):
             caps.append(f"{key} <= {max(values)} (it passed {failing[key]})")
-    return "; ".join(caps) or None
+    return " or ".join(caps) or None
