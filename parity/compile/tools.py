@@ -164,8 +164,20 @@ def autotuners(kernels: Iterable[Any]) -> list[Any]:
 
 
 def autotune_keys(kernels: Iterable[Any]) -> set[str]:
-    """The meta-parameters any autotune config of these kernels sets."""
-    return {key for tuner in autotuners(kernels) for config in tuner.configs for key in config.kwargs}
+    """The meta-parameters any autotune config of these kernels sets, and the compile options its configs
+    vary beyond warps and stages (triton-ascend's bishengir knobs: set_workspace_multibuffer, ...)."""
+    keys = set()
+    for tuner in autotuners(kernels):
+        keys |= {key for config in tuner.configs for key in config.kwargs}
+        keys |= varied_options(tuner.configs)
+    return keys
+
+
+def varied_options(configs: Sequence[Any]) -> set[str]:
+    """Compile options (Config.all_kwargs() beyond kwargs) whose value differs between the configs."""
+    options = [{k: repr(v) for k, v in (c.all_kwargs() if hasattr(c, "all_kwargs") else {}).items()
+                if k not in c.kwargs and k not in AUTOTUNE_OPTIONS} for c in configs]
+    return {k for k in {k for o in options for k in o} if len({o.get(k) for o in options}) > 1}
 
 
 def clear_jit_caches(kernels: Iterable[Any]) -> None:

@@ -48,12 +48,14 @@ def overflowed(compile_: Mapping[str, Any]) -> bool:
 def autotune_configs(kernels: Iterable[Any], kernel: str) -> list[dict[str, Any]]:
     """The autotune configs of the kernel named `kernel`, as flat dicts (kwargs plus warps and stages)."""
     from parity.compile.counter import kernel_name
-    from parity.compile.tools import autotuners
+    from parity.compile.tools import autotuners, varied_options
 
     found = []
     for tuner in autotuners([k for k in kernels if kernel_name(k) == kernel]):
+        knobs = varied_options(tuner.configs)  # triton-ascend's bishengir options, where the configs vary them
         for config in tuner.configs:
             flat = dict(config.kwargs)
+            flat.update({k: v for k, v in config.all_kwargs().items() if k in knobs})
             flat.update({k: getattr(config, k) for k in ("num_warps", "num_stages") if getattr(config, k, None)})
             found.append(flat)
     return found
