@@ -85,7 +85,8 @@ def autotune_fit_tables(records: Sequence[Mapping[str, Any]], env: Mapping[str, 
         comp = r.get("compile") or {}
         if r.get("backend") != "ascend-compile" or not comp.get("config"):
             continue
-        label = config_text({k: v for k, v in comp["config"].items() if k not in LAUNCH_KEYS})
+        # sorted: a compile's config lists its keys in no fixed order (a set of autotune keys)
+        label = config_text({k: comp["config"][k] for k in sorted(comp["config"]) if k not in LAUNCH_KEYS})
         cells[r["kernel"]][label].setdefault(_arch(r, env), []).append(comp)
     sections = []
     for kernel, by_config in sorted(cells.items()):
