@@ -106,6 +106,31 @@ def test_hook_searches_once_per_kernel_and_names_the_launchers_cap(monkeypatch, 
     assert "fit" not in off[0]
 
 
+def test_a_case_compile_counts_only_for_the_autotune_config_it_compiled(monkeypatch, tmp_path):
+    """Configs that differ only in stages are distinct: the case's failing stages=7 compile is no proof that
+    stages=3 fails, nor its fitting stages=3 compile that stages=7 fits."""
+    monkeypatch.setenv("PARITY_CACHE_DIR", str(tmp_path))
+    configs = [SimpleNamespace(kwargs={"BLOCK": 64}, num_warps=4, num_stages=s, all_kwargs=lambda: {}) for s in (3, 7)]
+    kernel = SimpleNamespace(keys=["n"], configs=configs, fn=SimpleNamespace(fn=None))  # an Autotuner over a jit
+    monkeypatch.setattr("parity.compile.counter.kernel_name", lambda k: "k")
+    fn = SimpleNamespace(arg_names=["x", "BLOCK"], src="def k(): pass", __name__="k")
+    src = SimpleNamespace(fn=fn, constants={"BLOCK": 64}, signature={"x": "*fp16"})
+    probed = []
+
+    def probe(src_, target, options, config):
+        probed.append(config)
+        return {"ok": False, "used": None, "of": None, "error_kind": "out_of_resources"}
+
+    tier = hook.FitTier("cuda-compile", "sm_90", "bytes", 232448, lambda options: {}, probe)
+    compiles = [{"kernel": "k", "variant": {}, "config": {"BLOCK": 64, "num_warps": 4, "num_stages": s}, "ok": ok,
+                 "error_kind": None if ok else "out_of_resources", "shared_bytes": b}
+                for s, ok, b in ((3, True, 100000), (7, False, 300000))]
+    hook.attach(compiles, [None, (src, None, {"num_stages": 7})], [kernel], tier)
+    fitting = [f["config"] for f in compiles[1]["fit"]["fitting"]]
+    assert fitting == [{"BLOCK": 64, "num_warps": 4, "num_stages": 3}]
+    assert {"BLOCK": 64, "num_warps": 4, "num_stages": 3} not in probed  # the case compiled it already
+
+
 # --- the report ---------------------------------------------------------------------------------
 
 def _record(arch, config, ok, ub_bits=None, fit=None):

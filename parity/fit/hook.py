@@ -57,7 +57,8 @@ def autotune_configs(kernels: Iterable[Any], kernel: str) -> list[dict[str, Any]
             flat = dict(config.kwargs)
             flat.update({k: v for k, v in config.all_kwargs().items() if k in knobs})
             flat.update({k: getattr(config, k) for k in ("num_warps", "num_stages") if getattr(config, k, None)})
-            found.append(flat)
+            if flat not in found:  # a library's tuner above triton's lists the same configs again
+                found.append(flat)
     return found
 
 
@@ -72,12 +73,14 @@ def search_one(failing: Mapping[str, Any], source: tuple[Any, Any, Mapping[str, 
     src, target, options = source
     named = named_constants(src)
     own = autotune_configs(kernels, failing["kernel"])
-    own_keys = sorted({k for c in own for k in c if k not in ("num_warps", "num_stages")})
+    # every key an autotune config sets, warps and stages too: configs that differ only in stages are distinct
+    own_keys = sorted({k for c in own for k in c})
     offers = tier.offers(options)
     base = {k: v for k, v in named.items() if candidates.is_block_name(k)}
     base.update({k: options[k] for k in offers if k in options})
     # the case's own launch compiled these already, on this tier and arch: proof enough
-    known = {_project(s["config"], own_keys): _outcome(s, tier) for s in siblings if s.get("config") and own_keys}
+    known = {_project(s["config"], own_keys): _outcome(s, tier) for s in siblings
+             if s.get("config") and own_keys and set(own_keys) <= set(s["config"])}
     text, signature = kernel_text(src), repr(sorted(named.items())) + repr(sorted(src.signature.items()))
 
     def key(config: Mapping[str, Any]) -> str:
