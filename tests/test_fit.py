@@ -65,6 +65,15 @@ def test_only_successful_compiles_are_fitting_claims_and_the_search_stops_once_e
     assert record["smallest_need"] is None and record["searched"] == len(done)
 
 
+def test_past_its_budget_the_search_compiles_nothing_but_keeps_what_the_case_compiled():
+    def never(config):
+        raise AssertionError("compiled past the budget")
+
+    known = {repr({"BLOCK": 64}): {"ok": True, "used": 64000, "of": 64000, "error_kind": None}}
+    done = search.run_search([{"BLOCK": 128}, {"BLOCK": 64}, {"BLOCK": 32}], never, known=known, budget_s=0)
+    assert [(c["BLOCK"], o["ok"]) for c, o in done] == [(64, True)]
+
+
 def test_none_fits_gives_the_smallest_need():
     done = search.run_search([{"BLOCK": 256}, {"BLOCK": 128}], _probe)
     record = search.fit_record(done, "Ascend910B3", "bits", 64000, 300000, None, 0.1)

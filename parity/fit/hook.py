@@ -29,6 +29,8 @@ class FitTier:
     offers: Callable[[Mapping[str, Any]], dict[str, list[Any]]]
     # (source, target, options, config) -> outcome, run in a forked child
     probe: Callable[[Any, Any, Mapping[str, Any], Mapping[str, Any]], dict[str, Any]]
+    # time.monotonic() by which the search must be done: the case's own timeout, less a margin
+    deadline: float | None = None
 
 
 def turn_off() -> None:
@@ -90,9 +92,11 @@ def search_one(failing: Mapping[str, Any], source: tuple[Any, Any, Mapping[str, 
         own_config = own_keys and set(own_keys) <= set(config)
         return _project(config, own_keys) if own_config else "derived:" + candidates.label(config)
 
+    budget_s = search.BUDGET_S if tier.deadline is None else min(search.BUDGET_S, tier.deadline - time.monotonic())
     done = search.run_search(
         candidates.ordered(own, base, offers), lambda c: tier.probe(src, target, options, c),
-        known=known, cached=lambda c: cache.read(key(c)), remember=lambda c, o: cache.write(key(c), o), label=label)
+        known=known, cached=lambda c: cache.read(key(c)), remember=lambda c, o: cache.write(key(c), o), label=label,
+        budget_s=budget_s)
     fitting = [c for c, o in done if o.get("ok")]
     cap = None if own else search.launcher_cap(base, fitting, candidates.block_keys(base))
     need = failing.get("ub_bits") if tier.unit == "bits" else failing.get("shared_bytes")

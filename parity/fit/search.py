@@ -45,10 +45,11 @@ def run_search(candidates: Sequence[Mapping[str, Any]], probe: Callable[[Mapping
     done: list[tuple[dict[str, Any], Outcome]] = []
     pending = list(candidates)
     with ThreadPoolExecutor(WORKERS) as pool:
-        while pending and sum(1 for _, o in done if o.get("ok")) < enough and time.monotonic() - t0 < budget_s:
+        while pending and sum(1 for _, o in done if o.get("ok")) < enough:
             batch, pending = pending[:WORKERS], pending[WORKERS:]
             answers: list[Outcome | None] = [known.get(label(c)) or cached(c) for c in batch]
-            todo = [i for i, a in enumerate(answers) if a is None]
+            # answers the case or the cache already has cost nothing; compiles stop at the budget
+            todo = [i for i, a in enumerate(answers) if a is None] if time.monotonic() - t0 < budget_s else []
             for i, outcome in zip(todo, pool.map(lambda c: _isolated(probe, c), [batch[i] for i in todo]),
                                   strict=True):
                 remember(batch[i], outcome)

@@ -20,9 +20,14 @@ def cuda_offers(options: Mapping[str, Any]) -> dict[str, list[Any]]:
     return {"num_stages": list(range(stages - 1, 0, -1))[:2]} if stages > 1 else {}
 
 
-def ascend(driver: Any) -> FitTier:
+SEARCH_MARGIN_S = 50.0  # left of a case's timeout when its search stops starting compiles (a probe: 40 s)
+
+
+def ascend(driver: Any, case_started: float, case_timeout_s: float) -> FitTier:
+    """The search runs inside the case's compile child, so it stops in time for the case's own timeout."""
     return FitTier("ascend-compile", driver.arch.name, "bits", driver.arch.ub_bits, ascend_offers,
-                   lambda src, target, options, config: ascend_probe(driver, src, target, options, config))
+                   lambda src, target, options, config: ascend_probe(driver, src, target, options, config),
+                   deadline=case_started + case_timeout_s - SEARCH_MARGIN_S)
 
 
 def cuda(backend: Any, original_compile: Any) -> FitTier:
