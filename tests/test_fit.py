@@ -157,7 +157,7 @@ def test_autotune_table_shows_a_config_that_fits_one_arch_but_not_another():
     (title, body), = fit_md.autotune_fit_tables(records, {})
     assert title == "Autotune configs that fit: gems_mm"
     assert body.startswith("1 of 2 autotune configs fit on every arch listed.")
-    assert "ub\\_overflow in 1/1 cases (needs 2,000,000 bits)" in body
+    assert "ub\\_overflow in 1/1 compiles (needs 2,000,000 bits)" in body
 
 
 def test_report_and_issue_show_what_fits_and_the_cap():

@@ -75,7 +75,7 @@ def _cell(outcomes: Sequence[Mapping[str, Any]]) -> str:
     worst = max((c.get("ub_bits") or 0 for c in outcomes), default=0)
     kinds = sorted({str(c.get("error_kind")) for c in outcomes if not c.get("ok")})
     need = f" (needs {worst:,} bits)" if worst else ""
-    return f"{', '.join(kinds)} in {len(outcomes) - fits}/{len(outcomes)} cases{need}"
+    return f"{', '.join(kinds)} in {len(outcomes) - fits}/{len(outcomes)} compiles{need}"
 
 
 def autotune_fit_tables(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any]) -> list[tuple[str, str]]:
