@@ -58,6 +58,8 @@ LIBRARIES = (
                 ("mojo_opset",)),
     LibraryInfo("gdn-tri-inverse (GDN NPU port)", "gdn-tri-inverse", "https://github.com/huawei-csl/gdn-tri-inverse",
                 ("gdn_tri_inverse", "sgl_kernel_npu"), ("gdn_npu",)),
+    LibraryInfo("fa-test (hongziqi)", "fa-test", "https://github.com/hongziqi/fa-test", ("fa_test_npu", "fa_test_gpu"),
+                ("fa_test",)),
 )
 
 # an API the backend lacks: a missing attribute/module/name inside triton, or an argument it cannot take
