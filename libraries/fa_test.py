@@ -187,7 +187,7 @@ def _our_flash(inputs: Params, p: Params) -> Any:
     from kernels.attention.flash import flash_attention_fwd
 
     q, k, v = (inputs[n].transpose(1, 2).contiguous() for n in ("q", "k", "v"))
-    return lambda: flash_attention_fwd(q, k, v, p["causal"], grid="per_block")
+    return lambda: flash_attention_fwd(q, k, v, p["causal"], scale=SM_SCALE, grid="per_block")
 
 
 # --- cases: both masks and every head dim the NPU launcher accepts; S1 a multiple of 512 (see the doc) --
