@@ -66,4 +66,7 @@ GDN_NPU = LibraryAdapter("gdn-tri-inverse (GDN NPU port)", "gdn-tri-inverse",
                          "https://github.com/huawei-csl/gdn-tri-inverse", ("gdn_tri_inverse", "sgl_kernel_npu"),
                          ("gdn_npu",))
 
-ADAPTERS = (FLA, LIGER, FLAG_GEMS, MOJO_OPSET, GDN_NPU)
+FA_TEST = LibraryAdapter("fa-test (hongziqi)", "fa-test", "https://github.com/hongziqi/fa-test",
+                         ("fa_test_npu", "fa_test_gpu"), ("fa_test",))
+
+ADAPTERS = (FLA, LIGER, FLAG_GEMS, MOJO_OPSET, GDN_NPU, FA_TEST)

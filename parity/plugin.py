@@ -71,6 +71,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--seed", type=parse_seed, default=0, help="base seed of every input (default 0)")
     group.addoption("--results-dir", default=None, help="where results go (default reports/<backend>)")
     group.addoption("--no-ref-cache", action="store_true", help="recompute fp64 references")
+    group.addoption("--no-fit", action="store_true", help="compile tiers: no search for configs that fit (parity.fit)")
     # flags, not `--perf [MODE]`: an optional value would swallow a following test path
     group.addoption("--perf", action="store_const", const="largest", default=None, dest="perf",
                     help="after the accuracy pass, time each kernel's perf cases (the sizes users run; else its "
@@ -182,6 +183,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if _is_engine_selftest(config):
         return
     configure_began = time.time()
+    if config.getoption("--no-fit"):
+        from parity.fit.hook import turn_off
+        turn_off()
     backend = get_backend(config.getoption("--backend"))
     set_current_backend(backend.name)  # launchers ask parity.current_backend(); one backend per process
     arch_option = backend.arch_option  # compile tiers name their target (--cuda-arch, ...)

@@ -169,8 +169,20 @@ def autotuners(kernels: Iterable[Any]) -> list[Any]:
 
 
 def autotune_keys(kernels: Iterable[Any]) -> set[str]:
-    """The meta-parameters any autotune config of these kernels sets."""
-    return {key for tuner in autotuners(kernels) for config in tuner.configs for key in config.kwargs}
+    """The meta-parameters any autotune config of these kernels sets, and the compile options its configs
+    vary beyond warps and stages (triton-ascend's bishengir knobs: set_workspace_multibuffer, ...)."""
+    keys = set()
+    for tuner in autotuners(kernels):
+        keys |= {key for config in tuner.configs for key in config.kwargs}
+        keys |= varied_options(tuner.configs)
+    return keys
+
+
+def varied_options(configs: Sequence[Any]) -> set[str]:
+    """Compile options (Config.all_kwargs() beyond kwargs) whose value differs between the configs."""
+    options = [{k: repr(v) for k, v in (c.all_kwargs() if hasattr(c, "all_kwargs") else {}).items()
+                if k not in c.kwargs and k not in AUTOTUNE_OPTIONS} for c in configs]
+    return {k for k in {k for o in options for k in o} if len({o.get(k) for o in options}) > 1}
 
 
 def clear_jit_caches(kernels: Iterable[Any]) -> None:
@@ -314,6 +326,8 @@ def compile_records(backend: str, spec: KernelSpec, case: Case,
         record.update(suite="compile", compiles=1, compile={k: compile_.get(k) for k in COMPILE_KEYS},
                       expected_compile_error=expected.pattern if expected else None)
         record["timing"]["compile_s"] = compile_.get("seconds")
+        if compile_.get("fit"):  # the configs that fit, for an overflow (parity.fit)
+            record["fit"] = compile_["fit"]
         record["status"], record["reason"] = judge(compile_, expected)
         # an Ascend-only extension is named as such (ascend_only), never as a misspelt tl. function
         diagnosis = (mistakes.diagnose(compile_.get("message"), spec.kernels)

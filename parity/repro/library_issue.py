@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from parity.report.fit_md import issue_paragraph
 from parity.report.tables import fmt_num, md_escape, table
 from parity.repro.owner import RULE
 
@@ -45,6 +46,7 @@ def render_library_issue(finding: Mapping[str, Any], record: Mapping[str, Any], 
     if comp.get("ub_bits") and comp.get("ub_limit_bits"):
         parts += [f"UB: requires {comp['ub_bits']} bits while {comp['ub_limit_bits']} bits are available; "
                   f"config `{comp.get('config') or {}}`, variant `{comp.get('variant') or {}}`.", ""]
+    parts += issue_paragraph(record)  # the configs that fit (parity.fit)
     m = record.get("metrics") or {}
     if record.get("status") == "failed" and m:
         rows = [[name, md_escape(fmt_num(m.get(name)))] for name in METRICS]

@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -143,8 +144,11 @@ class AscendCompileBackend(Backend):
         from parity.compile.device_tensors import launch_on_target
         from parity.run.runner import error_text
 
+        started = time.monotonic()  # the fit search stops in time for the case's timeout (parity.fit.tiers)
         ct.clear_jit_caches(spec.kernels)
         from parity.compile.keep_going import keep_going
+        from parity.fit import hook as fit_hook
+        from parity.fit import tiers as fit_tiers
 
         recorder = self._driver.recorder = Recorder(progress)
         launch_failure = None
@@ -155,6 +159,8 @@ class AscendCompileBackend(Backend):
         except Exception as exc:  # compile errors are already on their attempt; keep anything else
             launch_failure = error_text(exc)
         records = [self._as_compile(spec, a.as_json()) for a in recorder.attempts]
+        fit_hook.attach(records, [a.source for a in recorder.attempts], spec.kernels,
+                        fit_tiers.ascend(self._driver, started, self.timeout_s))
         explained = any(not r["ok"] or r["launch_error"] for r in records)
         if launch_failure and not explained:
             # the launcher failed outside any compile (its own Python, or a check before compiling)

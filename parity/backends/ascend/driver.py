@@ -53,11 +53,13 @@ class Attempt:
     cached: bool = True  # False once a stage ran: the on-disk cache did not answer
     grid: list[int] | None = None
     launch_error: str | None = None
+    source: Any = field(default=None, repr=False, compare=False)  # (src, target, options), for parity.fit
 
     def as_json(self) -> dict[str, Any]:
         from parity.compile.tools import plain
 
         data = dict(self.__dict__)
+        data.pop("source")
         data["constants"] = {str(k): plain(v) for k, v in self.constants.items()}
         data["options"] = {str(k): plain(v) for k, v in self.options.items()}
         return data
@@ -152,6 +154,7 @@ def _observe_compile(driver: CompileOnlyNPUDriver) -> Callable[..., Any]:
         fn = getattr(src, "fn", None)
         name = getattr(fn, "__name__", getattr(src, "name", "?"))
         attempt = Attempt(name, dict(getattr(src, "constants", {}) or {}), dict(options or {}), time.perf_counter())
+        attempt.source = (src, target, options) if fn is not None else None
         recorder = driver.recorder
         recorder.attempts.append(attempt)
         recorder.save()

@@ -40,6 +40,8 @@ from parity.compile.tools import (
     trim_message,
     variant_and_config,
 )
+from parity.fit import hook as fit_hook
+from parity.fit import tiers as fit_tiers
 from parity.run.fork import run_forked, wants_fork
 from parity.seams.device import present_driver
 from parity.seams.jit import add_stages, compile_function
@@ -92,10 +94,11 @@ class CompileLog:
     by_hash: dict[str, dict[str, Any]] = field(default_factory=dict)
     stage: str | None = None  # last stage finished by the compile running in this process
     progress_path: str | None = None  # the child appends each finished stage here
+    sources: dict[int, Any] = field(default_factory=dict)  # id(compile dict) -> (src, target, options), parity.fit
 
     def begin(self, variant_keys: list[str], config_keys: set[str]) -> None:
         self.variant_keys, self.config_keys = variant_keys, config_keys
-        self.compiles, self.by_hash = [], {}
+        self.compiles, self.by_hash, self.sources = [], {}, {}
 
     def any_failed(self) -> bool:
         return any(not c["ok"] or c["launch_error"] for c in self.compiles)
@@ -327,6 +330,7 @@ class CudaCompileBackend(Backend):
                 return compile_call(original, src, target, options, _env_vars)
             record = backend._new_record(fn, src, options or {})
             log.compiles.append(record)
+            log.sources[id(record)] = (src, target, options or {})
             t0 = time.perf_counter()
             fd, log.progress_path = tempfile.mkstemp(prefix="parity-stages-")
             os.close(fd)
@@ -401,6 +405,8 @@ class CudaCompileBackend(Backend):
                 raise
         finally:
             clear_jit_caches(spec.kernels)
+        fit_hook.attach(log.compiles, [log.sources.get(id(c)) for c in log.compiles], spec.kernels,
+                        fit_tiers.cuda(self, self._saved[2]))
         return [dict(c) for c in self.log.compiles]
 
     def env(self) -> dict[str, Any]:
