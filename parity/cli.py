@@ -122,7 +122,9 @@ def report(dirs: Sequence[Path], out: Path, perf_ratio: float) -> str:
     if summary_path:
         with open(summary_path, "a", encoding="utf-8") as fh:
             fh.write(divergence_report.step_summary(columns, records, divs) + "\n")
-    return divergence_report.headline(columns, divs)
+    from parity.report import verdict
+
+    return verdict.render_text(verdict.build(columns, records)) + "\n" + divergence_report.headline(columns, divs)
 
 
 def parse_ratio(value: str) -> float:

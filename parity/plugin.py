@@ -395,11 +395,18 @@ def _perf_pass(state: ParitySession, records: list[dict[str, Any]]) -> None:
                   use_perf_cases=at_perf_sizes)
 
 
+def _env_of(state: ParitySession) -> dict[str, Any]:
+    try:  # the env.json written beside REPORT.md names the arch the verdict speaks of
+        return json.loads((state.results_dir / "env.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {"backend": state.backend.name}
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     state = session_of(config)
     if state is None or not state.is_controller or not state.records:
         return
     from parity.report import backend_md as report
     terminalreporter.section(f"parity: {state.backend.name} ({state.level})")
-    terminalreporter.write_line(report.terminal_summary(state.records))
+    terminalreporter.write_line(report.terminal_summary(state.records, _env_of(state)))
     terminalreporter.write_line(f"report: {state.results_dir / 'REPORT.md'}")

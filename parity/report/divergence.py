@@ -140,7 +140,7 @@ def gather(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], Facts]
             elif mode == "run" and status in (*NUMERIC_PASS, *NUMERIC_FAIL):
                 f.compiled = True  # it ran, so it compiled
         c = r.get("compile")
-        if c:
+        if c and status != "skipped":  # a config the Autotuner drops while another fits is no failure
             if c.get("ok") is False:
                 f.compiled, f.error_kind = False, c.get("error_kind") or "error"
                 f.compile_error = f"{f.error_kind}: {c.get('message') or ''}".strip()
