@@ -176,6 +176,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if _is_engine_selftest(config):
         return
     configure_began = time.time()
+    from parity.report.notes import BLOCK_PTR_FILTER
+    config.addinivalue_line("filterwarnings", BLOCK_PTR_FILTER)  # said once in the terminal summary instead
     backend = get_backend(config.getoption("--backend"))
     set_current_backend(backend.name)  # launchers ask parity.current_backend(); one backend per process
     arch_option = getattr(backend, "arch_option", None)  # compile tiers name their target (--cuda-arch, ...)
@@ -201,6 +203,9 @@ def pytest_configure(config: pytest.Config) -> None:
     except SpecError as exc:
         raise pytest.UsageError(str(exc)) from None
     final_dir = Path(config.getoption("--results-dir") or Path("reports") / backend.name)
+    if final_dir.exists() and not final_dir.is_dir():
+        raise pytest.UsageError(f"--results-dir {final_dir} is a file, not a directory; name a directory "
+                                f"(it is created), e.g. --results-dir reports/{backend.name}")
     results_dir = rundir.staging_dir(final_dir)
     state = ParitySession(backend=backend, level=config.getoption("--level"), seed=config.getoption("--seed"),
                           results_dir=results_dir, final_dir=final_dir, specs=specs, worker=worker,
@@ -409,4 +414,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     from parity.report import backend_md as report
     terminalreporter.section(f"parity: {state.backend.name} ({state.level})")
     terminalreporter.write_line(report.terminal_summary(state.records, _env_of(state)))
+    from parity.report.notes import block_ptr_note
+    note = block_ptr_note(state.specs)
+    if note:
+        terminalreporter.write_line(note)
     terminalreporter.write_line(f"report: {state.results_dir / 'REPORT.md'}")
