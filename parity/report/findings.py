@@ -17,7 +17,7 @@ BAD = ("failed", "error", "crashed", "xpassed")
 _KEY_PATTERNS = (
     re.compile(r"ub overflow, requires \d+ bits while \d+ bits available", re.I),
     re.compile(r"out of resource[s]?:?.*", re.I),
-    re.compile(r"(?:error|Error|ERROR)\b[:!]\s*\S.*"),  # "error: <what>" with something after it
+    re.compile(r"\b(?:error|Error|ERROR)\b[:!]\s*\S.*"),  # "error: <what>" with something after it
     re.compile(r"\b\w*(?:Error|Exception)\b:\s*\S.*"),
     re.compile(r"assert(?:ion)?\b.*failed.*", re.I),
     re.compile(r"grid should be less than \d+!?"),
