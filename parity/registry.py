@@ -177,7 +177,8 @@ def module_name(item: str) -> str:
     except ValueError:
         relative = None
     if not path.exists():
-        raise SpecError(f"--kernels {item}: no such file ({path})")
+        raise SpecError(f"--kernels {item}: no such file ({path}); pass a file that exists under the working "
+                        "directory, or a dotted module name importable from PYTHONPATH")
     if not path.is_file() or relative is None:
         raise SpecError(f"--kernels {item}: not a module file under the working directory; pass a dotted "
                         f"module name importable from PYTHONPATH, e.g. --kernels {path.stem} with "
