@@ -75,8 +75,9 @@ def result(check: str, records: Sequence[Mapping[str, Any]], column: str, link_p
     if bad:
         first = bad[0]
         refs = ", ".join(f"#{number[f.ident]}" for f in bad if f.ident in number)
-        return Result("✗", f"{check} ✗ {fnd.owner_words(first.owner)}" + (f" ({refs})" if refs else ""),
-                      tuple(groups))
+        why = fnd.clip(first.owner.get("evidence") or first.key, 70)
+        return Result("✗", f"{check} ✗ {fnd.owner_words(first.owner)}" + (f": {why}" if why else "")
+                      + (f" ({refs})" if refs else ""), tuple(groups))
     if not ran:
         why = next((r.get("reason") for r in scored if r.get("reason")), None) or "no case ran"
         declined = next((r["declined"] for r in scored if r.get("declined")), None)
