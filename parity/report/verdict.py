@@ -21,20 +21,21 @@ class Check:
     """What one tier checks, as the verdict names it."""
 
     target: str  # the column it belongs to
-    name: str  # short, with {arch} / {device} filled from env.json
+    name: str  # with {arch} / {device} filled from env.json
     order: int  # position inside the target's cell
+    short: str = ""  # the terminal's word for it
     device: bool = False  # runs on the hardware itself
 
 
 # the tiers as the reports describe them (Backend names as recorded in results); a tier not listed is
 # shown under its own name
 CHECKS: dict[str, Check] = {
-    "interpret": Check("NVIDIA (Triton)", "interpreter computes fp64 answer", 1),
-    "cuda-compile": Check("NVIDIA (Triton)", "builds for {arch}", 0),
-    "cuda": Check("NVIDIA (Triton)", "GPU arithmetic on {device}", 2, device=True),
-    "ascend-compile": Check("Ascend (triton-ascend)", "builds for {arch}", 0),
-    "ascend-lowered": Check("Ascend (triton-ascend)", "lowering computes fp64 answer", 1),
-    "ascend": Check("Ascend (triton-ascend)", "NPU arithmetic on {device}", 2, device=True),
+    "interpret": Check("NVIDIA (Triton)", "interpreter computes fp64 answer", 1, "interpreter"),
+    "cuda-compile": Check("NVIDIA (Triton)", "builds for {arch}", 0, "build"),
+    "cuda": Check("NVIDIA (Triton)", "GPU arithmetic on {device}", 2, "GPU run", device=True),
+    "ascend-compile": Check("Ascend (triton-ascend)", "builds for {arch}", 0, "build"),
+    "ascend-lowered": Check("Ascend (triton-ascend)", "lowering computes fp64 answer", 1, "lowering"),
+    "ascend": Check("Ascend (triton-ascend)", "NPU arithmetic on {device}", 2, "NPU run", device=True),
 }
 DEVICE_CHECKS = {"NVIDIA (Triton)": "GPU arithmetic", "Ascend (triton-ascend)": "NPU arithmetic"}
 NOT_CHECKABLE = ("No tier here sees the hardware's own arithmetic, timing or launch-time limits without the "
@@ -43,7 +44,7 @@ NOT_CHECKABLE = ("No tier here sees the hardware's own arithmetic, timing or lau
 
 
 def check_of(backend: str) -> Check:
-    return CHECKS.get(backend, Check(backend, backend, 9))
+    return CHECKS.get(backend, Check(backend, backend, 9, backend))
 
 
 def check_name(backend: str, env: Mapping[str, Any]) -> str:
@@ -59,6 +60,7 @@ class Result:
     mark: str  # "✓", "✗", "–" (not checked), "…" (interrupted)
     text: str  # the check's name with its result in words
     findings: tuple[fnd.Finding, ...] = ()
+    refs: str = ""  # "#1, #3": the findings table's rows
 
 
 def result(check: str, records: Sequence[Mapping[str, Any]], column: str, link_prefix: str,
@@ -72,25 +74,29 @@ def result(check: str, records: Sequence[Mapping[str, Any]], column: str, link_p
     known = f", {sum(len(f.cases) for f in expected)} known and expected" if expected else ""
     if any(r["status"] == "interrupted" for r in scored) and not bad:
         return Result("…", f"{check}: interrupted, not finished", tuple(groups))
+    refs = ", ".join(f"#{number[f.ident]}" for f in (bad or expected) if f.ident in number)
     if bad:
         first = bad[0]
-        refs = ", ".join(f"#{number[f.ident]}" for f in bad if f.ident in number)
         why = fnd.clip(first.owner.get("evidence") or first.key, 70)
         return Result("✗", f"{check} ✗ {fnd.owner_words(first.owner)}" + (f": {why}" if why else "")
-                      + (f" ({refs})" if refs else ""), tuple(groups))
+                      + (f" ({refs})" if refs else ""), tuple(groups), refs)
     if not ran:
         why = next((r.get("reason") for r in scored if r.get("reason")), None) or "no case ran"
         declined = next((r["declined"] for r in scored if r.get("declined")), None)
         if declined:
             why = f"declined by {declined['library']}"
         return Result("–", f"{check}: not checked ({fnd.clip(why, 60)})", tuple(groups))
-    return Result("✓", f"{check} ✓{known}", tuple(groups))
+    if all(r.get("expected_compile_error") and (r.get("compile") or {}).get("ok") is False for r in ran):
+        return Result("✓", f"{check}: rejected as the spec expects ✓{known}", tuple(groups), refs)  # a probe
+    return Result("✓", f"{check} ✓{known}", tuple(groups), refs)
 
 
 @dataclass(frozen=True)
 class Verdict:
     targets: list[str]
     rows: list[tuple[str, list[str]]]  # kernel, one cell per target
+    short_rows: list[tuple[str, list[str]]]  # the same in the terminal's words
+    legend: list[str]  # what each terminal word stands for
     findings: list[fnd.Finding]  # numbered in order: the failing ones first, then the expected ones
     missing: dict[str, str]  # target -> the device check no column provides
 
@@ -105,27 +111,33 @@ def build(columns: Sequence[Any], records: Mapping[str, Sequence[Mapping[str, An
     ordered = sorted(all_findings, key=lambda f: (f.outcome == "expected", f.kernel, f.column))
     number = {f.ident: i + 1 for i, f in enumerate(ordered)}
     kernels = sorted({r["kernel"] for c in cols for r in records.get(c.label, ())})
-    rows = []
+    rows, short_rows, legend = [], [], {}
     for kernel in kernels:
-        cells = []
+        cells, shorts = [], []
         for target in targets:
-            parts = []
+            parts, short = [], []
             for c in sorted((c for c in cols if check_of(c.backend).target == target),
                             key=lambda c: check_of(c.backend).order):
                 recs = [r for r in records.get(c.label, ()) if r["kernel"] == kernel]
                 if not recs:
                     continue
                 name = check_name(c.backend, c.env) + (f" [{c.label}]" if c.label != c.backend else "")
-                parts.append(result(name, recs, c.label, c.link_prefix, number).text)
+                res = result(name, recs, c.label, c.link_prefix, number)
+                parts.append(res.text)
+                word = check_of(c.backend).short + (f"@{c.label}" if c.label != c.backend else "")
+                legend[word] = f"{word} = {name.split(' [')[0]} ({c.label})"
+                short.append(f"{word} {res.mark}" + (f" {res.refs}" if res.refs and res.mark == "✗" else ""))
             device = DEVICE_CHECKS.get(target)
             if device and not any(check_of(c.backend).device and check_of(c.backend).target == target
                                   for c in cols):
                 parts.append(f"{device}: not checked")
             cells.append(" / ".join(parts) if parts else "–")
+            shorts.append(" · ".join(short) or "–")
         rows.append((kernel, cells))
+        short_rows.append((kernel, shorts))
     missing = {t: DEVICE_CHECKS[t] for t in targets if t in DEVICE_CHECKS and not any(
         check_of(c.backend).device and check_of(c.backend).target == t for c in cols)}
-    return Verdict(targets, rows, ordered, missing)
+    return Verdict(targets, rows, short_rows, list(legend.values()), ordered, missing)
 
 
 def _finding_row(i: int, f: fnd.Finding, key_limit: int) -> list[str]:
@@ -172,18 +184,23 @@ def render_md(v: Verdict, key_limit: int = 160) -> str:
 
 
 def render_text(v: Verdict, width: int = 110) -> str:
-    """The verdict for a terminal: one line per kernel and target, cut at a clause."""
-    lines = []
-    for kernel, cells in v.rows:
-        lines.append(kernel)
-        for target, cell in zip(v.targets, cells, strict=True):
-            for i, part in enumerate(cell.split(" / ")):  # one check a line: each fits a terminal
-                lines.append(fnd.clip(f"  {target if i == 0 else ' ' * len(target)}  {part}", width))
+    """The verdict for a terminal: a kernel × target table in short words, then the findings, one line each."""
+    from tabulate import tabulate
+
+    lines = [tabulate([[k, *cells] for k, cells in v.short_rows], headers=["kernel", *v.targets],
+                      tablefmt="simple"), ""]
+    lines += [fnd.clip("; ".join(v.legend) + "; ✗ #n: finding n below", width)] if v.legend else []
     for f in [f for f in v.findings if f.outcome != "expected"]:
         n = v.findings.index(f) + 1
-        lines.append(fnd.clip(f"  #{n} {f.kernel} [{f.column}] {fnd.cases_text(f, 30)}: {f.key}", width))
-        if f.draft:
-            lines.append(f"      draft: {f.draft}")
+        head = f"#{n} {f.kernel} [{f.column}] {fnd.cases_text(f, 30)}: {fnd.owner_words(f.owner)}"
+        lines.append(fnd.clip(head, width))
+        if f.key:
+            lines.append("    " + fnd.clip(f.key, width - 4))
+        if f.draft or f.repro:
+            lines.append(f"    {f.draft or f.repro}")
+    expected = sum(len(f.cases) for f in v.findings if f.outcome == "expected")
+    if expected:
+        lines.append(f"{expected} result(s) fail as declared known divergences (expected; why and link in the report)")
     if v.missing:
         lines.append(f"not checked by any tier here: {', '.join(v.missing.values())} (needs the device)")
     return "\n".join(lines)
