@@ -160,12 +160,10 @@ def timing_totals(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
 def render_report(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any],
                   extra_sections: Sequence[tuple[str, str]] = ()) -> str:
     """The whole REPORT.md for one backend."""
-    counts = status_counts(records)
     backend = env.get("backend", "?")
-    headline = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
     parts = [f"# parity report: {backend}", "",
              "## Does each kernel port?", "", verdict_section(records, env), "",
-             f"{count_line(records)}: {headline or 'none'}.", "",
+             count_line(records), "",
              *([f"**What a pass here means:** {env['scope']}.", ""] if env.get("scope") else []),
              "## Environment", "", env_section(env), "",
              "## Summary by kernel", "",
@@ -232,13 +230,15 @@ def session_phases(phases: Mapping[str, float]) -> list[str]:
             "launcher around it, e.g. nox, come after).", "", table(rows, ["session phase", "seconds (wall)"]), ""]
 
 
-COUNT_NOTE = ("one result per case, and per config on the compile tiers (pytest's line counts test items, "
-              "which group a case's configs); xfailed results are known divergences, not scored")
+COUNT_NOTE = ("A result is one case, or one config of a case on the compile tiers; pytest's own summary counts "
+              "test items, which group a case's configs. xfailed results are known divergences: counted, never "
+              "scored.")
 
 
 def count_line(records: Sequence[Mapping[str, Any]]) -> str:
     """What REPORT.md, DIVERGENCE.md and the terminal count, said the same way in each."""
-    return f"{len(records)} results ({COUNT_NOTE})"
+    counts = ", ".join(f"{n} {s}" for s, n in status_counts(records).items() if n)
+    return f"{len(records)} results: {counts or 'none'}. {COUNT_NOTE}"
 
 
 def _column(env: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> Any:
@@ -266,8 +266,7 @@ def terminal_summary(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any
         rows.append([kernel, len(recs), c["passed"], c["failed"] + c["error"] + c["crashed"],
                      c["xfailed"], c["xpassed"], c["skipped"], fmt_num(worst)])
     col = _column(env or {}, records)
-    counts = ", ".join(f"{n} {s}" for s, n in status_counts(records).items() if n)
     return "\n".join([verdict.render_text(verdict.build([col], {col.label: records})), "",
                       tabulate(rows, headers=["kernel", "results", "pass", "fail", "xfail (known)", "xpass", "skip",
                                               "worst err/tol"], tablefmt="simple"),
-                      f"{count_line(records)}: {counts}."])
+                      count_line(records)])

@@ -86,7 +86,7 @@ def divergence_table(divs: Sequence[Divergence]) -> str:
 def count_line(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:
     """The same count as each tier's REPORT.md and terminal summary, per results dir."""
     per = "; ".join(f"{c.label}: {len(records.get(c.label, ()))}" for c in columns)
-    return f"Results, {COUNT_NOTE}: {per}."
+    return f"Results per dir, as each tier's REPORT.md and terminal count them: {per}. {COUNT_NOTE}"
 
 
 def headline(columns: Sequence[Column], divs: Sequence[Divergence]) -> str:
