@@ -17,8 +17,8 @@ BLOCK_PTR_FILTER = "ignore:tl.make_block_ptr is deprecated:UserWarning"
 def _source(kernel: Any) -> str:
     fn = getattr(kernel, "fn", kernel)  # Autotuner / Heuristics wrap the JITFunction
     fn = getattr(fn, "fn", fn)
-    try:
-        return inspect.getsource(fn)
+    try:  # the whole module: the block pointer may sit in a @triton.jit helper the kernel calls
+        return inspect.getsource(inspect.getmodule(fn) or fn)
     except (OSError, TypeError):
         return str(getattr(kernel, "src", ""))
 
@@ -35,7 +35,7 @@ def deprecates_block_ptr() -> bool:
 
 def block_ptr_note(specs: Iterable[Any]) -> str | None:
     """One line naming the kernels that use tl.make_block_ptr, where this triton deprecates it."""
-    users = sorted({s.name for s in specs for k in s.kernels if "make_block_ptr" in _source(k)})
+    users = sorted({s.name for s in specs for k in s.kernels if "tl.make_block_ptr(" in _source(k)})
     if not users or not deprecates_block_ptr():
         return None
     shown = ", ".join(users[:6]) + (f" and {len(users) - 6} more" if len(users) > 6 else "")
