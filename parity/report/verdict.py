@@ -126,7 +126,9 @@ def build(columns: Sequence[Any], records: Mapping[str, Sequence[Mapping[str, An
                 parts.append(res.text)
                 word = check_of(c.backend).short + (f"@{c.label}" if c.label != c.backend else "")
                 legend[word] = f"{word} = {name.split(' [')[0]} ({c.label})"
-                short.append(f"{word} {res.mark}" + (f" {res.refs}" if res.refs and res.mark == "✗" else ""))
+                n_known = sum(len(f.cases) for f in res.findings if f.outcome == "expected")
+                short.append(f"{word} {res.mark}" + (f" {res.refs}" if res.refs and res.mark == "✗" else "")
+                             + (f" ({n_known} known)" if n_known else ""))
             device = DEVICE_CHECKS.get(target)
             if device and not any(check_of(c.backend).device and check_of(c.backend).target == target
                                   for c in cols):
@@ -189,7 +191,8 @@ def render_text(v: Verdict, width: int = 110) -> str:
 
     lines = [tabulate([[k, *cells] for k, cells in v.short_rows], headers=["kernel", *v.targets],
                       tablefmt="simple"), ""]
-    lines += [fnd.clip("; ".join(v.legend) + "; ✗ #n: finding n below", width)] if v.legend else []
+    lines += ["  " + fnd.clip(item, width - 2) for item in v.legend]
+    lines += ["  ✗ #n: finding n below; (k known): k results fail as declared, expected"] if v.legend else []
     for f in [f for f in v.findings if f.outcome != "expected"]:
         n = v.findings.index(f) + 1
         head = f"#{n} {f.kernel} [{f.column}] {fnd.cases_text(f, 30)}: {fnd.owner_words(f.owner)}"
