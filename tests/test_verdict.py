@@ -119,8 +119,12 @@ def test_known_divergences_are_marked_expected_with_why_and_link_even_from_reaso
 def test_xfailed_cases_never_show_a_worst_error_in_the_terminal():
     recs = [rec("interpret", "interpret", "matmul", "a", "passed"),
             rec("interpret", "interpret", "matmul", "b", "xfailed", reason="known divergence: bf16 dot")]
+    recs[1]["reason"] += "; observed: output 'c': err_ratio 5e+11 > 0.005"
     text = backend_md.terminal_summary(recs, {"backend": "interpret"})
     assert "5e+11" not in text and "0.1" in text
+    column = Column("interpret", "interpret", "interpret", {})
+    assert "5e+11" not in backend_md.render_report(recs, {"backend": "interpret"})
+    assert "5e+11" not in divergence_md.render([column], {"interpret": recs}, [], None)
     recs[1]["status"] = "failed"  # planted: the same metrics, now scored
     assert "5e+11" in backend_md.terminal_summary(recs, {"backend": "interpret"})
 
