@@ -192,7 +192,8 @@ def render_text(v: Verdict, width: int = 110) -> str:
     lines = [tabulate([[k, *cells] for k, cells in v.short_rows], headers=["kernel", *v.targets],
                       tablefmt="simple"), ""]
     lines += ["  " + fnd.clip(item, width - 2) for item in v.legend]
-    lines += ["  ✗ #n: finding n below; (k known): k results fail as declared, expected"] if v.legend else []
+    if v.findings:
+        lines.append("  ✗ #n: finding n below; (k known): k results fail as declared, expected")
     for f in [f for f in v.findings if f.outcome != "expected"]:
         n = v.findings.index(f) + 1
         head = f"#{n} {f.kernel} [{f.column}] {fnd.cases_text(f, 30)}: {fnd.owner_words(f.owner)}"
