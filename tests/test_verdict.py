@@ -56,6 +56,11 @@ def test_key_line_takes_the_compilers_verdict_and_never_ends_at_a_colon():
         "AssertionError: mismatch"
 
 
+def test_key_line_of_a_frontend_error_is_the_reason_after_the_caret_with_its_position():
+    message = "at 12:4:\ndef k(x):\n    o = tl.arange(0, 37)\n        ^\narange's range must be a power of 2"
+    assert findings.key_line(message) == "at 12:4: arange's range must be a power of 2"
+
+
 def test_clip_cuts_at_a_sentence_not_mid_word():
     text = "The kernel needs more UB than the arch has. It asked for 3145728 bits of 1572864 available."
     cut = findings.clip(text, 60)
