@@ -114,7 +114,7 @@ def test_known_divergences_are_marked_expected_with_why_and_link_even_from_reaso
     assert findings.known_of(old_style) == {"reason": "masked load below the base", "link": LINK}
     cols, records = columns_and_records([old_style])
     v = verdict.build(cols, records)
-    assert "✓, 1 known and expected" in dict(v.rows)["gdn_h"][1]
+    assert "⚠ 1 of 1 fail as known and expected (#1)" in dict(v.rows)["gdn_h"][1]
     text = verdict.render_md(v)
     assert "### Known and expected" in text and f"[why]({LINK})" in text
     expected = backend_md.expected_failure_rows(records["ascend-compile"])
@@ -172,3 +172,18 @@ def test_misspelt_kernel_and_module_names_get_a_suggestion_and_paths_a_plain_no_
         registry.build(["kernels.basics.softmx"])
     with pytest.raises(SpecError, match="no such file"):
         registry.build(["kernels/basics/nope.py"])
+
+
+def test_a_tier_limit_is_never_the_kernels_failure_and_a_planted_kernel_failure_is():
+    limit = {"who": "tier", "name": "Triton interpreter", "evidence": "bf16 dot on raw bits", "provisional": False,
+             "settle": None, "limit": "interp-bf16-dot", "also": []}
+    known = rec("interpret", "interpret", "mm", "bf16", "xfailed", owner=limit,
+                reason=f"known divergence: bf16 dot ({LINK}); observed: x")
+    passed = rec("interpret", "interpret", "mm", "fp32", "passed")
+    col = Column("interpret", "interpret", "interpret", {})
+    cell = dict(verdict.build([col], {"interpret": [known, passed]}).rows)["mm"][0]
+    assert "interpreter computes fp64 answer ✓, 1 not checkable by this tier (#1)" in cell
+    author = {**limit, "who": "author", "name": "kernel author", "evidence": "non-power-of-2 tl.arange, line 12"}
+    planted = rec("interpret", "interpret", "mm", "fp16", "failed", owner=author, reason="x")
+    cell = dict(verdict.build([col], {"interpret": [known, passed, planted]}).rows)["mm"][0]
+    assert "✗ needs a change in the kernel: non-power-of-2 tl.arange, line 12" in cell

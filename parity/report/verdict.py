@@ -37,6 +37,7 @@ CHECKS: dict[str, Check] = {
     "ascend-lowered": Check("Ascend (triton-ascend)", "lowering computes fp64 answer", 1, "lowering"),
     "ascend": Check("Ascend (triton-ascend)", "NPU arithmetic on {device}", 2, "NPU run", device=True),
 }
+TIER_OWNERS = ("tier", "environment")
 DEVICE_CHECKS = {"NVIDIA (Triton)": "GPU arithmetic", "Ascend (triton-ascend)": "NPU arithmetic"}
 NOT_CHECKABLE = ("No tier here sees the hardware's own arithmetic, timing or launch-time limits without the "
                  "device itself: a `{checks}` entry says \"not checked\" until a results dir from that device "
@@ -69,17 +70,25 @@ def result(check: str, records: Sequence[Mapping[str, Any]], column: str, link_p
     scored = [r for r in records if r.get("suite") in (None, "accuracy", "compile")]
     ran = [r for r in scored if r["status"] not in ("skipped", "interrupted")]
     groups = fnd.group(scored, column, link_prefix)
-    bad = [f for f in groups if f.outcome != "expected"]
-    expected = [f for f in groups if f.outcome == "expected"]
-    known = f", {sum(len(f.cases) for f in expected)} known and expected" if expected else ""
+    # a failure (known or not) that triage gives to the tier or the environment says nothing about the kernel
+    limits = [f for f in groups if f.owner.get("who") in TIER_OWNERS]
+    bad = [f for f in groups if f.outcome != "expected" and f not in limits]
+    expected = [f for f in groups if f.outcome == "expected" and f not in limits]
+    n_limit = sum(len(f.cases) for f in limits)
+    limit_refs = ", ".join(f"#{number[f.ident]}" for f in limits if f.ident in number)
+    limit = f", {n_limit} not checkable by this tier ({limit_refs})" if limits else ""
+    n_known = sum(len(f.cases) for f in expected)
+    known = f", and {n_known} of {len(ran)} fail as known and expected" if expected else ""
     if any(r["status"] == "interrupted" for r in scored) and not bad:
         return Result("…", f"{check}: interrupted, not finished", tuple(groups))
     refs = ", ".join(f"#{number[f.ident]}" for f in (bad or expected) if f.ident in number)
+    if not bad and not expected and len(ran) == n_limit and ran:
+        return Result("–", f"{check}: not checkable by this tier ({limit_refs})", tuple(groups), limit_refs)
     if bad:
         first = bad[0]
         why = fnd.clip(first.owner.get("evidence") or first.key, 70)
         return Result("✗", f"{check} ✗ {fnd.owner_words(first.owner)}" + (f": {why}" if why else "")
-                      + (f" ({refs})" if refs else ""), tuple(groups), refs)
+                      + (f" ({refs})" if refs else "") + known + limit, tuple(groups), refs)
     if not ran:
         why = next((r.get("reason") for r in scored if r.get("reason")), None) or "no case ran"
         declined = next((r["declined"] for r in scored if r.get("declined")), None)
@@ -87,8 +96,11 @@ def result(check: str, records: Sequence[Mapping[str, Any]], column: str, link_p
             why = f"declined by {declined['library']}"
         return Result("–", f"{check}: not checked ({fnd.clip(why, 60)})", tuple(groups))
     if all(r.get("expected_compile_error") and (r.get("compile") or {}).get("ok") is False for r in ran):
-        return Result("✓", f"{check}: rejected as the spec expects ✓{known}", tuple(groups), refs)  # a probe
-    return Result("✓", f"{check} ✓{known}", tuple(groups), refs)
+        return Result("✓", f"{check}: rejected as the spec expects ✓", tuple(groups), refs)  # a probe
+    if expected:  # not a failure of the run, but the kernel does not work there as it stands
+        return Result("⚠", f"{check} ⚠ {n_known} of {len(ran)} fail as known and expected ({refs}){limit}",
+                      tuple(groups), refs)
+    return Result("✓", f"{check} ✓{limit}", tuple(groups), refs)
 
 
 @dataclass(frozen=True)
@@ -125,10 +137,12 @@ def build(columns: Sequence[Any], records: Mapping[str, Sequence[Mapping[str, An
                 res = result(name, recs, c.label, c.link_prefix, number)
                 parts.append(res.text)
                 word = check_of(c.backend).short + (f"@{c.label}" if c.label != c.backend else "")
-                legend[word] = f"{word} = {name.split(' [')[0]} ({c.label})"
-                n_known = sum(len(f.cases) for f in res.findings if f.outcome == "expected")
+                legend[(word, c.label)] = f"{word} = {name.split(' [')[0]} ({c.label})"
+                n_known = 0 if res.mark == "–" else sum(
+                    len(f.cases) for f in res.findings if f.outcome == "expected" and f.owner.get("who") not in
+                    TIER_OWNERS)
                 short.append(f"{word} {res.mark}" + (f" {res.refs}" if res.refs and res.mark == "✗" else "")
-                             + (f" ({n_known} known)" if n_known else ""))
+                             + (f" {n_known} known" if n_known else ""))
             device = DEVICE_CHECKS.get(target)
             if device and not any(check_of(c.backend).device and check_of(c.backend).target == target
                                   for c in cols):
@@ -166,9 +180,10 @@ def render_md(v: Verdict, key_limit: int = 160) -> str:
         return "No records to judge."
     parts = [table([[md_escape(k), *(md_escape(c, 600) for c in cells)] for k, cells in v.rows],
                    ["kernel", *v.targets]), ""]
-    parts += ["✓: every case that ran passed (known and expected divergences are counted apart, see below); "
-              "✗: at least one case failed, with whose change it is and its finding number; "
-              "not checked: no results dir here runs that check.", ""]
+    parts += ["✓: every case that ran passed. ⚠: the cases that fail are known and expected (declared in the "
+              "spec with a public source): the kernel does not work there as it stands, but nothing new broke. "
+              "✗: a case failed, with whose change it is and its finding number. "
+              "Not checked: no results dir here runs that check.", ""]
     if v.missing:
         parts += [NOT_CHECKABLE.format(checks="` / `".join(v.missing.values())), ""]
     bad = [f for f in v.findings if f.outcome != "expected"]
@@ -193,7 +208,8 @@ def render_text(v: Verdict, width: int = 110) -> str:
                       tablefmt="simple"), ""]
     lines += ["  " + fnd.clip(item, width - 2) for item in v.legend]
     if v.findings:
-        lines.append("  ✗ #n: finding n below; (k known): k results fail as declared, expected")
+        lines.append("  ✗ #n: finding n below; ⚠ k known: k results fail as declared (expected, why and link "
+                     "in the report)")
     for f in [f for f in v.findings if f.outcome != "expected"]:
         n = v.findings.index(f) + 1
         head = f"#{n} {f.kernel} [{f.column}] {fnd.cases_text(f, 30)}: {fnd.owner_words(f.owner)}"
