@@ -13,7 +13,7 @@ from parity.report.findings import clip, key_line, message_of
 from parity.report.perf_md import perf_section
 from parity.report.tables import fmt_num, md_escape, table
 
-STATUS_ORDER = ("passed", "failed", "error", "crashed", "xfailed", "xpassed", "skipped")
+STATUS_ORDER = ("passed", "failed", "error", "crashed", "xfailed", "xpassed", "skipped", "interrupted")
 ENV_KEYS = ("backend", "device_name", "device_count", "target_arch", "copy_gbps", "xdist_workers", "python", "torch",
             "triton", "triton_ascend", "torch_npu", "cann", "ascendnpu_ir", "driver", "git_commit", "level", "seed")
 
@@ -264,9 +264,9 @@ def terminal_summary(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any
         c = status_counts(recs)
         worst = worst_err_over_tol(recs)  # xfailed cases are not scored, as in REPORT.md
         rows.append([kernel, len(recs), c["passed"], c["failed"] + c["error"] + c["crashed"],
-                     c["xfailed"], c["xpassed"], c["skipped"], fmt_num(worst)])
+                     c["xfailed"], c["xpassed"], c["skipped"] + c["interrupted"], fmt_num(worst)])
     col = _column(env or {}, records)
     return "\n".join([verdict.render_text(verdict.build([col], {col.label: records})), "",
-                      tabulate(rows, headers=["kernel", "results", "pass", "fail", "xfail (known)", "xpass", "skip",
+                      tabulate(rows, headers=["kernel", "results", "pass", "fail", "xfail (known)", "xpass", "skip/cut",
                                               "worst err/tol"], tablefmt="simple"),
                       count_line(records)])
