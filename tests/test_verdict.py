@@ -187,3 +187,17 @@ def test_a_tier_limit_is_never_the_kernels_failure_and_a_planted_kernel_failure_
     planted = rec("interpret", "interpret", "mm", "fp16", "failed", owner=author, reason="x")
     cell = dict(verdict.build([col], {"interpret": [known, passed, planted]}).rows)["mm"][0]
     assert "✗ needs a change in the kernel: non-power-of-2 tl.arange, line 12" in cell
+
+
+def test_a_results_dir_that_is_a_file_is_one_clear_error(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    target = tmp_path / "results"
+    target.write_text("")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "suites", "--backend=interpret", "--kernels=vector_add",
+                           f"--results-dir={target}", "-q", "-p", "no:cacheprovider"], capture_output=True,
+                          text=True, env={**os.environ, "TRITON_INTERPRET": "1"}, timeout=300, check=False)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 4 and "is a file, not a directory" in output and "INTERNALERROR" not in output
