@@ -64,11 +64,12 @@ def summary_table(columns: Sequence[Column], records: Mapping[str, Sequence[Mapp
 
 def divergence_table(divs: Sequence[Divergence]) -> str:
     """One row per kernel and distinct divergence: identical ones over several cases are counted, not repeated."""
-    groups: dict[tuple[str, str], list[Divergence]] = {}
+    groups: dict[tuple[str, str, str], list[Divergence]] = {}
     for d in divs:
-        groups.setdefault((d.kernel, findings.key_line(d.summary)), []).append(d)
+        head, _, rest = d.summary.partition(": ")  # "compiles on a; not on b" + the first error
+        groups.setdefault((d.kernel, head, findings.key_line(rest)), []).append(d)
     rows = []
-    for (kernel, key), group in groups.items():
+    for (kernel, head, key), group in groups.items():
         d = group[0]
         cases = [g.case or "all cases" for g in group]
         shown = findings.clip(", ".join(cases), 90)
@@ -76,8 +77,7 @@ def divergence_table(divs: Sequence[Divergence]) -> str:
                             for label, text in d.cells.items())
         links = " ".join(f"[{md_escape(label)}]({path})" for label, path in d.repros.items())
         known = f" (known: {md_escape(findings.clip(d.known, 140), 160)})" if d.known else ""
-        head, _, _ = d.summary.partition(": ")
-        what = findings.clip(f"{head}: {key}" if key and key not in head else head, 220)
+        what = findings.clip(f"{head}: {key}" if key else head, 220)
         rows.append([md_escape(kernel), md_escape(f"{len(group)}: {shown}" if len(group) > 1 else shown, 120),
                      md_escape(what, 240) + known, cells, links])
     return table(rows, ["kernel", "cases", "what differs (key line)", "per backend", "repro"])

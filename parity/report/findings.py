@@ -26,7 +26,7 @@ _KEY_PATTERNS = (
 _ANNOUNCE = re.compile(r"(?:error|failed)\s*:?\s*$", re.I)
 _SOURCE_LINE = re.compile(r"^\s*(?:\d+\s*[|:]|[~^]+\s*$|@triton|def |tl\.|\w+\s*=\s*tl\.)")
 _ARRAY = re.compile(r"(?:tensor|array)\(\[|\[\s*-?\d+\.\d+(?:e[+-]\d+)?,\s*-?\d")
-_FRONTEND_AT = re.compile(r"^(?:[\w.]+: )?at (\d+:\d+):")
+_FRONTEND_AT = re.compile(r"\bat (\d+:\d+):")
 UNSCORED = "fails the fp64 check, as declared (not scored)"
 _KNOWN_IN_REASON = re.compile(r"known divergence: (?P<reason>.+?) \((?P<link>https?://[^\s)]+)\)")
 
@@ -55,13 +55,12 @@ def key_line(message: str | None) -> str:
     A line that only announces an error ("[ConvertLinalgRToBinary] encounters error:") is joined
     with the next line that says something, so the row never ends at a colon.
     """
-    from parity.report.compile_sections import headline
-
-    frontend = headline(message)  # Triton's frontend quotes the source with a caret: keep what follows it
-    if frontend and frontend != message:
-        where = _FRONTEND_AT.match(str(message).strip())
-        text = " ".join(frontend.split())
-        return f"at {where[1]}: {text}" if where and not text.startswith("at ") else text
+    raw = str(message or "").strip().splitlines()
+    carets = [i for i, ln in enumerate(raw) if ln.strip() == "^"]
+    if carets and carets[-1] < len(raw) - 1:  # Triton's frontend: source, a caret, then the reason
+        where = _FRONTEND_AT.search(raw[0])
+        reason = " ".join(ln.strip() for ln in raw[carets[-1] + 1:])
+        return f"at {where[1]}: {reason}" if where else reason
     lines = _lines(message or "")
     if not lines:
         return ""
