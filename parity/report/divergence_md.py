@@ -133,5 +133,5 @@ def step_summary(columns: Sequence[Column], records: Mapping[str, Sequence[Mappi
     rows = [[k, counts[k]] for k in KINDS]
     return "\n".join(["## parity: does each kernel port?", "",
                       verdict.render_md(verdict.build(columns, records), key_limit=100), "",
-                      headline(columns, divs), "",
+                      count_line(columns, records), "", headline(columns, divs), "",
                       summary_table(columns, records), "", table(rows, ["kind", "count"]), ""])
