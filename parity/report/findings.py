@@ -136,6 +136,8 @@ def owner_words(owner: Mapping[str, Any]) -> str:
     words = OWNER_WORDS.get(who, str(who)).format(name=owner.get("name") or who)
     if owner.get("line"):
         words += f", {owner['line']}"
+    if owner.get("also"):
+        words += f" (drafts also for {', '.join(owner['also'])})"
     if owner.get("provisional"):
         words += " (provisional" + (f"; settled by {owner['settle']}" if owner.get("settle") else "") + ")"
     return words
