@@ -400,22 +400,11 @@ def _perf_pass(state: ParitySession, records: list[dict[str, Any]]) -> None:
                   use_perf_cases=at_perf_sizes)
 
 
-def _env_of(state: ParitySession) -> dict[str, Any]:
-    try:  # the env.json written beside REPORT.md names the arch the verdict speaks of
-        return json.loads((state.results_dir / "env.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {"backend": state.backend.name}
-
-
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     state = session_of(config)
     if state is None or not state.is_controller or not state.records:
         return
-    from parity.report import backend_md as report
+    from parity.report import terminal
     terminalreporter.section(f"parity: {state.backend.name} ({state.level})")
-    terminalreporter.write_line(report.terminal_summary(state.records, _env_of(state)))
-    from parity.report.notes import block_ptr_note
-    note = block_ptr_note(state.specs)
-    if note:
-        terminalreporter.write_line(note)
+    terminalreporter.write_line(terminal.text(state.records, state.results_dir, state.backend.name, state.specs))
     terminalreporter.write_line(f"report: {state.results_dir / 'REPORT.md'}")
