@@ -201,3 +201,16 @@ def test_a_results_dir_that_is_a_file_is_one_clear_error(tmp_path):
                           text=True, env={**os.environ, "TRITON_INTERPRET": "1"}, timeout=300, check=False)
     output = proc.stdout + proc.stderr
     assert proc.returncode == 4 and "is a file, not a directory" in output and "INTERNALERROR" not in output
+
+
+def test_the_block_pointer_note_names_the_kernels_that_use_one_and_no_other():
+    from parity import registry
+    from parity.report import notes
+
+    _, specs = registry.build(["block_ptr_tile", "vector_add"])
+    note = notes.block_ptr_note(specs)
+    if not notes.deprecates_block_ptr():
+        assert note is None  # this triton does not warn: nothing to say
+        return
+    assert "block_ptr_tile" in note and "vector_add" not in note and "make_tensor_descriptor" in note
+    assert notes.block_ptr_note([s for s in specs if s.name == "vector_add"]) is None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 BLOCK_PTR_FILTER = "ignore:tl.make_block_ptr is deprecated:UserWarning"
@@ -25,10 +26,10 @@ def _source(kernel: Any) -> str:
 
 def deprecates_block_ptr() -> bool:
     """Whether the installed triton warns on tl.make_block_ptr (upstream 3.8 and later)."""
-    try:
+    try:  # the file, not the function: the interpreter patches tl's builtins while it runs
         import triton.language.core as core
 
-        return "deprecated" in inspect.getsource(core.make_block_ptr)
+        return "make_block_ptr is deprecated" in Path(core.__file__).read_text(encoding="utf-8")
     except Exception:  # no triton, or a build without sources: nothing to say
         return False
 
