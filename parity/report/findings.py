@@ -163,10 +163,8 @@ class Finding:
 
     @property
     def draft(self) -> str | None:
-        if not self.repro:
-            return None
-        name = DRAFTS.get(self.owner.get("who") or "", "ISSUE.md")
-        return f"{self.repro}/{name}"
+        name = DRAFTS.get(self.owner.get("who") or "")
+        return f"{self.repro}/{name}" if self.repro and name else None  # undecided: the repro dir only
 
 
 def _outcome(record: Mapping[str, Any]) -> str | None:

@@ -212,10 +212,10 @@ def render_text(v: Verdict, width: int = 110) -> str:
                      "in the report)")
     for f in [f for f in v.findings if f.outcome != "expected"]:
         n = v.findings.index(f) + 1
-        head = f"#{n} {f.kernel} [{f.column}] {fnd.cases_text(f, 30)}: {fnd.owner_words(f.owner)}"
-        lines.append(fnd.clip(head, width))
+        lines.append(fnd.clip(f"#{n} {f.kernel} [{f.column}]: {fnd.owner_words(f.owner)}", width))
         if f.key:
             lines.append("    " + fnd.clip(f.key, width - 4))
+        lines.append("    " + fnd.clip(fnd.cases_text(f, 50), width - 4))
         if f.draft or f.repro:
             lines.append(f"    {f.draft or f.repro}")
     expected = sum(len(f.cases) for f in v.findings if f.outcome == "expected")
