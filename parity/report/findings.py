@@ -132,7 +132,7 @@ def owner_of(record: Mapping[str, Any]) -> dict[str, Any]:
 def owner_words(owner: Mapping[str, Any]) -> str:
     who = owner.get("who")
     if who is None:
-        return "owner undecided (no triage on these records)"
+        return "owner undecided"
     words = OWNER_WORDS.get(who, str(who)).format(name=owner.get("name") or who)
     if owner.get("line"):
         words += f", {owner['line']}"

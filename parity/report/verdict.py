@@ -182,7 +182,8 @@ def render_md(v: Verdict, key_limit: int = 160) -> str:
                    ["kernel", *v.targets]), ""]
     parts += ["✓: every case that ran passed. ⚠: the cases that fail are known and expected (declared in the "
               "spec with a public source): the kernel does not work there as it stands, but nothing new broke. "
-              "✗: a case failed, with whose change it is and its finding number. "
+              "✗: a case failed, with whose change it is and its finding number (\"owner undecided\": no "
+              "triage has named one for these records). "
               "Not checked: no results dir here runs that check.", ""]
     if v.missing:
         parts += [NOT_CHECKABLE.format(checks="` / `".join(v.missing.values())), ""]
