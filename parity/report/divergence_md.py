@@ -122,7 +122,8 @@ def render(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[str
     for kind in KINDS:
         group = [d for d in divs if d.kind == kind]
         if group:
-            parts += [f"### {kind} ({len(group)})", "", f"{KIND_NOTES[kind]}.", "", divergence_table(group), ""]
+            parts += [f"### {kind} ({len(group)})", "", f"{KIND_NOTES[kind]}. Identical divergences over several "
+                      "cases are one row; `cases` counts them.", "", divergence_table(group), ""]
     return "\n".join(parts)
 
 
