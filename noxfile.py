@@ -78,6 +78,19 @@ if shutil.which("npu-smi"):
 nox.options.sessions.append("report")
 
 
+def quiet_missing_uv() -> None:
+    """Without uv, nox logs `uv binary not found.` at every session while it probes for it; parity's
+    sessions use virtualenv, so answer the probe once here: no uv (nox.virtualenv's public HAS_UV/UV)."""
+    import nox.virtualenv as venv
+    from packaging.version import Version  # a dependency of nox
+
+    if shutil.which(os.environ.get("UV") or "uv") is None:
+        venv.HAS_UV, venv.UV, venv.UV_VERSION = False, "uv", Version("0.0")
+
+
+quiet_missing_uv()
+
+
 def index_reachable(url: str) -> bool:
     """Whether the index's host resolves; an unreachable one costs pip minutes of retries."""
     host = urlparse(url).hostname

@@ -1,7 +1,7 @@
 """parity: one set of Triton kernels, every backend, compared with fp64.
 
 The public API for kernel authors: describe a kernel as a KernelSpec and list it
-in a module-level SPECS; see README.md ("Bring your own kernels").
+in a module-level SPECS; see README.md ("Bring your own kernel").
 """
 
 from parity import known

@@ -52,6 +52,8 @@ def read_env(d: Path) -> dict[str, Any]:
 
 def load_dir(d: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """env.json and the records of one results dir, with errors that name the dir and the fix."""
+    if d.is_file():
+        raise CliError(f"{d}: is a file; pass the results dir that holds it, e.g. {d.parent}")
     if not d.is_dir():
         raise CliError(f"{d}: no such directory; pass a results dir such as reports/interpret")
     if not has_results(d):
@@ -75,11 +77,12 @@ def load_dirs(dirs: Sequence[Path]) -> list[tuple[Path, dict[str, Any], list[dic
             continue
         if not records:
             warnings.warn(f"{d}/{MERGED_NAME}: skipped, it holds no records (the run that wrote it selected "
-                          "no cases, e.g. `--kernels probes` on a run tier: probes are compile-only)", stacklevel=2)
+                          "no cases, or was stopped before the first one finished)", stacklevel=2)
             continue
         loaded.append((d, env, records))
     if not loaded:
-        raise CliError(f"none of {', '.join(str(d) for d in dirs)} holds a readable record; see the warnings above")
+        raise CliError(f"none of {', '.join(str(d) for d in dirs)} holds a readable record (see the warnings "
+                       "above); run a tier into it first, e.g. `nox -s interpret`, or pass a dir that has results")
     return loaded
 
 
@@ -125,7 +128,9 @@ def report(dirs: Sequence[Path], out: Path, perf_ratio: float) -> str:
     if summary_path:
         with open(summary_path, "a", encoding="utf-8") as fh:
             fh.write(divergence_report.step_summary(columns, records, divs) + "\n")
-    return divergence_report.headline(columns, divs)
+    from parity.report import verdict
+
+    return verdict.render_text(verdict.build(columns, records)) + "\n" + divergence_report.headline(columns, divs)
 
 
 def parse_ratio(value: str) -> float:

@@ -186,6 +186,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("--no-fit"):
         from parity.fit.hook import turn_off
         turn_off()
+    from parity.report.notes import BLOCK_PTR_FILTER
+    config.addinivalue_line("filterwarnings", BLOCK_PTR_FILTER)  # said once in the terminal summary instead
     backend = get_backend(config.getoption("--backend"))
     set_current_backend(backend.name)  # launchers ask parity.current_backend(); one backend per process
     arch_option = backend.arch_option  # compile tiers name their target (--cuda-arch, ...)
@@ -214,6 +216,9 @@ def pytest_configure(config: pytest.Config) -> None:
     except SpecError as exc:
         raise pytest.UsageError(str(exc)) from None
     final_dir = Path(config.getoption("--results-dir") or Path("reports") / backend.name)
+    if final_dir.exists() and not final_dir.is_dir():
+        raise pytest.UsageError(f"--results-dir {final_dir} is a file, not a directory; name a directory "
+                                f"(it is created), e.g. --results-dir reports/{backend.name}")
     results_dir = rundir.staging_dir(final_dir)
     state = ParitySession(backend=backend, level=config.getoption("--level"), seed=config.getoption("--seed"),
                           results_dir=results_dir, final_dir=final_dir, specs=specs, worker=worker,
@@ -416,7 +421,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     state = session_of(config)
     if state is None or not state.is_controller or not state.records:
         return
-    from parity.report import backend_md as report
+    from parity.report import terminal
     terminalreporter.section(f"parity: {state.backend.name} ({state.level})")
-    terminalreporter.write_line(report.terminal_summary(state.records))
+    terminalreporter.write_line(terminal.text(state.records, state.results_dir, state.backend.name, state.specs))
     terminalreporter.write_line(f"report: {state.results_dir / 'REPORT.md'}")

@@ -7,6 +7,7 @@ use exactly this path; they have no private way in.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 import pkgutil
@@ -74,8 +75,11 @@ class Registry:
         for name in names:
             hits = [s for s in self._specs.values() if name in (s.name, s.family)]
             if not hits:
-                raise SpecError(f"unknown kernel or family {name!r}; kernels: {', '.join(sorted(self._specs))}; "
-                                f"families: {', '.join(self.families())}")
+                close = difflib.get_close_matches(name, [*self._specs, *self.families()], n=3)
+                guess = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
+                raise SpecError(f"unknown kernel or family {name!r}; {guess}kernels: "
+                                f"{', '.join(sorted(self._specs))}; families: {', '.join(self.families())}; "
+                                "a module (examples.user_kernels.l2norm) or a .py file path is taken too")
             chosen.update((s.name, s) for s in hits)
         return list(chosen.values())
 
@@ -134,11 +138,26 @@ def import_error_message(name: str, exc: BaseException) -> str:
         top = exc.name.split(".")[0]
         return (f"it needs the package {top!r}, which is not installed here ({exc}); install it into this "
                 f"session's environment (`pip install {top}`, or add it to the nox session)")
+    if isinstance(exc, ModuleNotFoundError) and exc.name:
+        close = _close_modules(exc.name)
+        if close:
+            return f"no module {exc.name!r}; did you mean {' or '.join(repr(c) for c in close)}?"
     if isinstance(exc, ImportError):
         return (f"cannot import it ({exc}); the module must be importable from the working directory or "
                 "PYTHONPATH, as a dotted name (e.g. examples.user_kernels.l2norm)")
     return (f"importing it raised {type(exc).__name__}: {exc} (at {_user_frame(exc)}); fix the module "
             f"(`python -c 'import {name}'` shows the traceback)")
+
+
+def _close_modules(missing: str) -> list[str]:
+    """Modules beside a missing dotted name whose names are close to it (a misspelt last part)."""
+    parent, _, last = missing.rpartition(".")
+    try:
+        path = importlib.import_module(parent).__path__ if parent else None
+    except Exception:  # the parent is missing or broken too: nothing to suggest from
+        return []
+    names = [i.name for i in pkgutil.iter_modules(path)]
+    return [f"{parent}.{n}" if parent else n for n in difflib.get_close_matches(last, names, n=3)]
 
 
 def _is_part_of(missing: str, name: str) -> bool:
@@ -163,6 +182,9 @@ def module_name(item: str) -> str:
         relative = path.with_suffix("").relative_to(Path.cwd())
     except ValueError:
         relative = None
+    if not path.exists():
+        raise SpecError(f"--kernels {item}: no such file ({path}); pass a file that exists under the working "
+                        "directory, or a dotted module name importable from PYTHONPATH")
     if not path.is_file() or relative is None:
         raise SpecError(f"--kernels {item}: not a module file under the working directory; pass a dotted "
                         f"module name importable from PYTHONPATH, e.g. --kernels {path.stem} with "

@@ -93,7 +93,8 @@ def test_report_merges_machines_and_names_every_kind(tmp_path, monkeypatch):
         rows = [r for r in block.splitlines() if r.startswith("|")]
         cells = {len(re.findall(r"(?<!\\)\|", r)) for r in rows}
         assert len(cells) <= 1, block
-    assert summary.read_text().startswith("# earlier step\n") and "parity: divergences" in summary.read_text()
+    step = summary.read_text()
+    assert step.startswith("# earlier step\n") and "parity: does each kernel port?" in step
     assert (out.parent / "divergence.png").exists() or "No heatmap" in text
 
 

@@ -9,10 +9,11 @@ from typing import Any
 from tabulate import tabulate
 
 from parity.report.err_tol import worst_err_over_tol
+from parity.report.findings import clip, key_line, message_of
 from parity.report.perf_md import perf_section
 from parity.report.tables import fmt_num, md_escape, table
 
-STATUS_ORDER = ("passed", "failed", "error", "crashed", "xfailed", "xpassed", "skipped")
+STATUS_ORDER = ("passed", "failed", "error", "crashed", "xfailed", "xpassed", "skipped", "interrupted")
 ENV_KEYS = ("backend", "device_name", "device_count", "target_arch", "copy_gbps", "xdist_workers", "python", "torch",
             "triton", "triton_ascend", "torch_npu", "cann", "ascendnpu_ir", "driver", "git_commit", "level", "seed")
 
@@ -36,7 +37,7 @@ def summary_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
     for kernel, recs in by_kernel(records).items():
         counts = status_counts(recs)
         worst = worst_err_over_tol(recs)
-        ratios = [r["metrics"]["err_ratio"] for r in recs if r.get("metrics")]
+        ratios = [r["metrics"]["err_ratio"] for r in recs if r.get("metrics") and r["status"] != "xfailed"]
         compiles = [r["compiles"] for r in recs if r.get("compiles") is not None]
         rows.append([kernel, len(recs), *(counts[s] for s in STATUS_ORDER),
                      fmt_num(max(ratios, key=lambda x: float(x)) if ratios else None),
@@ -61,7 +62,8 @@ def failure_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
         repro = f"[repro]({r['repro']})" if r.get("repro") else ""
         rows.append([r["kernel"], md_escape(r["case"], 80), r["status"], fmt_num(m.get("max_abs_err")),
                      fmt_num(m.get("err_ratio")), fmt_num(m.get("mismatch_frac")), m.get("nan_count", ""),
-                     md_escape(m.get("worst_index")), md_escape(m.get("region")), md_escape(r.get("reason"), 240),
+                     md_escape(m.get("worst_index")), md_escape(m.get("region")),
+                     md_escape(clip(key_line(message_of(r)) or r.get("reason") or "", 240), 250),
                      repro])
     return rows
 
@@ -81,20 +83,21 @@ MISTAKE_HEADERS = ["kernel", "case", "where", "what is wrong", "code", "write in
 
 
 def expected_failure_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
-    """xfailed cases with why they are expected and where that is documented."""
+    """xfailed cases, identical ones as one row: why they are expected and where that is documented."""
+    from parity.report.findings import cases_text, group
+
     rows = []
-    for r in records:
-        if r["status"] != "xfailed":
+    for f in group(records, ""):
+        if f.outcome != "expected":
             continue
-        known = r.get("known_divergence") or {}
-        observed = (r.get("reason") or "").partition("; observed: ")[2] or r.get("reason")
+        known = f.known or {}
         link = f"[link]({known['link']})" if known.get("link") else ""
-        rows.append([r["kernel"], md_escape(r["case"], 80), md_escape(known.get("reason"), 200), link,
-                     md_escape(observed, 200)])
+        rows.append([f.kernel, md_escape(cases_text(f), 120), md_escape(clip(known.get("reason") or "", 200), 210),
+                     link, md_escape(clip(f.key, 200), 210)])
     return rows
 
 
-EXPECTED_HEADERS = ["kernel", "case", "why expected", "link", "observed"]
+EXPECTED_HEADERS = ["kernel", "cases", "why expected", "link", "observed (key line)"]
 
 
 FAILURE_HEADERS = ["kernel", "case", "status", "max_abs_err", "err_ratio", "mismatch_frac", "nan_count",
@@ -157,11 +160,10 @@ def timing_totals(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
 def render_report(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any],
                   extra_sections: Sequence[tuple[str, str]] = ()) -> str:
     """The whole REPORT.md for one backend."""
-    counts = status_counts(records)
     backend = env.get("backend", "?")
-    headline = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
     parts = [f"# parity report: {backend}", "",
-             f"{len(records)} results: {headline or 'none'}.", "",
+             "## Does each kernel port?", "", verdict_section(records, env), "",
+             count_line(records), "",
              *([f"**What a pass here means:** {env['scope']}.", ""] if env.get("scope") else []),
              "## Environment", "", env_section(env), "",
              "## Summary by kernel", "",
@@ -229,12 +231,43 @@ def session_phases(phases: Mapping[str, float]) -> list[str]:
             "launcher around it, e.g. nox, come after).", "", table(rows, ["session phase", "seconds (wall)"]), ""]
 
 
-def terminal_summary(records: Sequence[Mapping[str, Any]]) -> str:
+COUNT_NOTE = ("A result is one case, or one config of a case on the compile tiers; pytest's own summary counts "
+              "test items, which group a case's configs. xfailed results are known divergences: counted, never "
+              "scored.")
+
+
+def count_line(records: Sequence[Mapping[str, Any]]) -> str:
+    """What REPORT.md, DIVERGENCE.md and the terminal count, said the same way in each."""
+    counts = ", ".join(f"{n} {s}" for s, n in status_counts(records).items() if n)
+    return f"{len(records)} results: {counts or 'none'}. {COUNT_NOTE}"
+
+
+def _column(env: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> Any:
+    from parity.report.divergence import Column
+
+    backend = env.get("backend") or (records[0]["backend"] if records else "?")
+    return Column(backend, backend, records[0].get("mode", "") if records else "", env, "")
+
+
+def verdict_section(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any]) -> str:
+    from parity.report import verdict
+
+    col = _column(env, records)
+    return verdict.render_md(verdict.build([col], {col.label: records}))
+
+
+def terminal_summary(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any] | None = None) -> str:
+    """The verdict lines, then per kernel the counts; worst err/tol over scored cases only."""
+    from parity.report import verdict
+
     rows = []
     for kernel, recs in by_kernel(records).items():
         c = status_counts(recs)
-        ratios = [float(r["metrics"]["err_ratio"]) for r in recs if r.get("metrics")]
+        worst = worst_err_over_tol(recs)  # xfailed cases are not scored, as in REPORT.md
         rows.append([kernel, len(recs), c["passed"], c["failed"] + c["error"] + c["crashed"],
-                     c["xfailed"] + c["xpassed"], c["skipped"], fmt_num(max(ratios) if ratios else None)])
-    return tabulate(rows, headers=["kernel", "cases", "pass", "fail", "xfail/xpass", "skip", "worst err_ratio"],
-                    tablefmt="simple")
+                     c["xfailed"], c["xpassed"], c["skipped"] + c["interrupted"], fmt_num(worst)])
+    col = _column(env or {}, records)
+    return "\n".join([verdict.render_text(verdict.build([col], {col.label: records})), "",
+                      tabulate(rows, headers=["kernel", "results", "pass", "fail", "xfail (known)", "xpass", "skip/cut",
+                                              "worst err/tol"], tablefmt="simple"),
+                      count_line(records)])

@@ -114,18 +114,21 @@ UB_HEADERS = ["kernel", "jit function", "variant", "config", "cases", "status", 
 
 
 def failure_rows(records: Iterable[Record]) -> list[list[Any]]:
-    """Each compile that failed, with the compiler's own (trimmed) message."""
+    """Compiles that failed, identical ones (same kernel, outcome and key line) as one row with a count."""
+    from parity.report.findings import cases_text, clip, group
+
+    compiles = compile_records(records)
+    by_case = {(r["kernel"], str(r["case"])): r for r in compiles}
     rows = []
-    for r in compile_records(records):
-        c = r["compile"]
-        if r["status"] not in BAD and r["status"] != "xfailed":
-            continue
-        rows.append([r["kernel"], md_escape(r["case"], 90), r["status"], c.get("error_kind") or "",
-                     _stage(r), md_escape(headline(c.get("message")) or r.get("reason"), 300)])
+    for f in group(compiles, ""):
+        first = by_case[(f.kernel, f.cases[0])]
+        c = first["compile"]
+        rows.append([f.kernel, md_escape(cases_text(f), 140), first["status"], c.get("error_kind") or "",
+                     _stage(first), md_escape(clip(f.key, 240), 260), f"[repro]({f.repro})" if f.repro else ""])
     return rows
 
 
-FAILURE_HEADERS = ["kernel", "case", "status", "error kind", "stage reached", "message"]
+FAILURE_HEADERS = ["kernel", "cases", "status", "error kind", "stage reached", "compiler's key line", "repro"]
 
 
 def expected_error_rows(records: Iterable[Record]) -> list[list[Any]]:
@@ -175,7 +178,9 @@ def compile_sections(records: Sequence[Record]) -> list[tuple[str, str]]:
                          "UB the BiShengIR planner asked for, against the arch's limit.\n\n"
                          + table(ub, UB_HEADERS)))
     fails = failure_rows(records)
-    sections.append(("Compile failures", table(fails, FAILURE_HEADERS) if fails else "None."))
+    sections.append(("Compile failures", "Identical failures of a kernel (same outcome, same key line of the "
+                     "compiler's message) are one row; `cases` counts them. xfailed rows are known divergences.\n\n"
+                     + table(fails, FAILURE_HEADERS) if fails else "None."))
     probes = expected_error_rows(records)
     if probes:
         sections.append(("Expected compile errors", "What each probe's compiler said on this backend.\n\n"

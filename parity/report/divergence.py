@@ -64,6 +64,7 @@ class Facts:
     baseline_ms: float | None = None
     roof_pct: float | None = None  # share of the machine's own measured roofline (perf pass)
     repro: str | None = None
+    known: str | None = None  # the declared known divergence of a failed compile (compile tiers)
 
 
 @dataclass(frozen=True)
@@ -140,8 +141,12 @@ def gather(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], Facts]
             elif mode == "run" and status in (*NUMERIC_PASS, *NUMERIC_FAIL):
                 f.compiled = True  # it ran, so it compiled
         c = r.get("compile")
-        if c:
+        if c and status != "skipped":  # a config the Autotuner drops while another fits is no failure
             if c.get("ok") is False:
+                if status == "xfailed":
+                    from parity.report.findings import known_of
+
+                    f.known = (known_of(r) or {}).get("reason") or f.known
                 f.compiled, f.error_kind = False, c.get("error_kind") or "error"
                 f.compile_error = f"{f.error_kind}: {c.get('message') or ''}".strip()
                 if c.get("ub_bits"):
@@ -193,10 +198,12 @@ def compile_divergence(kernel: str, case: str, per: Mapping[str, tuple[Column, F
     if not ok or not bad:
         return None
     first = per[bad[0]][1].compile_error or ""
+    known = [per[c][1].known for c in bad]
     return Divergence("compile", kernel, case, f"compiles on {', '.join(ok)}; not on {', '.join(bad)}: {first}",
                       {c: "compiled" if f.compiled else f"failed: {f.compile_error}" for c, (_, f) in per.items()
                        if f.compiled is not None},
-                      {c: link for c, (col, f) in per.items() if (link := _link(col, f)) and f.compiled is False})
+                      {c: link for c, (col, f) in per.items() if (link := _link(col, f)) and f.compiled is False},
+                      known=known[0] if all(known) else None)
 
 
 def launch_divergence(kernel: str, case: str, per: Mapping[str, tuple[Column, Facts]]) -> Divergence | None:

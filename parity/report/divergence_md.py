@@ -10,8 +10,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from parity.report import perf_cross
-from parity.report.backend_md import ENV_KEYS, fmt_num, md_escape, table
+from parity.report import findings, perf_cross, verdict
+from parity.report.backend_md import COUNT_NOTE, ENV_KEYS, fmt_num, md_escape, table
 from parity.report.divergence import KINDS, RUN_MODES, Column, Divergence
 from parity.report.err_tol import worst_err_over_tol
 
@@ -40,7 +40,7 @@ def kernel_cell(records: Sequence[Mapping[str, Any]]) -> str:
     """One kernel on one column: pass counts, worst err/tol, compile counts."""
     run = [r for r in records if r.get("mode") in RUN_MODES and (r.get("suite") or "accuracy") == "accuracy"
            and r["status"] != "skipped"]
-    comp = [r for r in records if r.get("compile")]
+    comp = [r for r in records if r.get("compile") and r["status"] != "skipped"]  # dropped configs: skipped
     parts = []
     if run:
         c = Counter(r["status"] for r in run)
@@ -63,14 +63,30 @@ def summary_table(columns: Sequence[Column], records: Mapping[str, Sequence[Mapp
 
 
 def divergence_table(divs: Sequence[Divergence]) -> str:
-    rows = []
+    """One row per kernel and distinct divergence: identical ones over several cases are counted, not repeated."""
+    groups: dict[tuple[str, str, str], list[Divergence]] = {}
     for d in divs:
-        cells = "<br>".join(f"**{md_escape(label)}**: {md_escape(text, 120)}" for label, text in d.cells.items())
+        head, _, rest = d.summary.partition(": ")  # "compiles on a; not on b" + the first error
+        groups.setdefault((d.kernel, head, findings.key_line(rest)), []).append(d)
+    rows = []
+    for (kernel, head, key), group in groups.items():
+        d = group[0]
+        cases = [g.case or "all cases" for g in group]
+        shown = findings.clip(", ".join(cases), 90)
+        cells = "<br>".join(f"**{md_escape(label)}**: {md_escape(findings.clip(findings.key_line(text), 110), 130)}"
+                            for label, text in d.cells.items())
         links = " ".join(f"[{md_escape(label)}]({path})" for label, path in d.repros.items())
-        known = f" (known: {md_escape(d.known, 160)})" if d.known else ""
-        rows.append([md_escape(d.kernel), md_escape(d.case or "all cases", 80), md_escape(d.summary, 300) + known,
-                     cells, links])
-    return table(rows, ["kernel", "case", "what differs", "per backend", "repro"])
+        known = f" (known: {md_escape(findings.clip(d.known, 140), 160)})" if d.known else ""
+        what = findings.clip(f"{head}: {key}" if key else head, 220)
+        rows.append([md_escape(kernel), md_escape(f"{len(group)}: {shown}" if len(group) > 1 else shown, 120),
+                     md_escape(what, 240) + known, cells, links])
+    return table(rows, ["kernel", "cases", "what differs (key line)", "per backend", "repro"])
+
+
+def count_line(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:
+    """The same count as each tier's REPORT.md and terminal summary, per results dir."""
+    per = "; ".join(f"{c.label}: {len(records.get(c.label, ()))}" for c in columns)
+    return f"Results per dir, as each tier's REPORT.md and terminal count them: {per}. {COUNT_NOTE}"
 
 
 def headline(columns: Sequence[Column], divs: Sequence[Divergence]) -> str:
@@ -84,7 +100,9 @@ def render(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[str
            divs: Sequence[Divergence], image: str | None, image_note: str | None = None,
            perf_image: str | None = None) -> str:
     """The whole DIVERGENCE.md."""
-    parts = ["# parity: divergence report", "", headline(columns, divs), "",
+    parts = ["# parity: does each kernel port?", "",
+             verdict.render_md(verdict.build(columns, records)), "",
+             "## What was counted", "", count_line(columns, records), "", headline(columns, divs), "",
              "## Environments", "", env_table(columns), "",
              "## Summary by kernel × backend", "",
              "`n/m pass` counts fp64 checks; `err/tol` is REPORT.md's: the worst |out − ref| / (atol + rtol·|ref|) "
@@ -104,7 +122,8 @@ def render(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[str
     for kind in KINDS:
         group = [d for d in divs if d.kind == kind]
         if group:
-            parts += [f"### {kind} ({len(group)})", "", f"{KIND_NOTES[kind]}.", "", divergence_table(group), ""]
+            parts += [f"### {kind} ({len(group)})", "", f"{KIND_NOTES[kind]}. Identical divergences over several "
+                      "cases are one row; `cases` counts them.", "", divergence_table(group), ""]
     return "\n".join(parts)
 
 
@@ -113,5 +132,7 @@ def step_summary(columns: Sequence[Column], records: Mapping[str, Sequence[Mappi
     """The short form for $GITHUB_STEP_SUMMARY: headline, summary table, counts by kind."""
     counts = Counter(d.kind for d in divs)
     rows = [[k, counts[k]] for k in KINDS]
-    return "\n".join(["## parity: divergences", "", headline(columns, divs), "",
+    return "\n".join(["## parity: does each kernel port?", "",
+                      verdict.render_md(verdict.build(columns, records), key_limit=100), "",
+                      count_line(columns, records), "", headline(columns, divs), "",
                       summary_table(columns, records), "", table(rows, ["kind", "count"]), ""])

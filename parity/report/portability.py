@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from parity.report.findings import clip, key_line, message_of
 from parity.report.tables import md_escape, table
 
 BAD = ("failed", "error", "crashed", "xpassed")
@@ -63,7 +64,8 @@ def _verdict(records: Sequence[Mapping[str, Any]]) -> str:
         first = bad[0]
         owner = first.get("finding_of")  # the library's own finding (parity.repro.owner), named as such
         whose = f"{library_label(owner)} finding: " if owner else ""
-        return f"{whose}{_finding(first)} ({len(bad)}/{len(records)}): {md_escape(first.get('reason'), 110)}"
+        key = clip(key_line(message_of(first)) or str(first.get("reason") or ""), 110)
+        return f"{whose}{_finding(first)} ({len(bad)}/{len(records)}): {md_escape(key, 120)}"
     passed = sum(r["status"] == "passed" for r in records)
     xfailed = sum(r["status"] == "xfailed" for r in records)
     declined = [r["declined"] for r in records if r.get("declined")]

@@ -1,0 +1,209 @@
+"""Findings: failing (or expected) records grouped, so identical failures read as one row.
+
+A group is one kernel on one results dir with one outcome, one owner and one key line (the
+compiler's own line that says what went wrong); its configs are counted, not repeated. Pure
+functions of records; the key line is picked from the message, never a source or array dump.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+BAD = ("failed", "error", "crashed", "xpassed")
+# lines that carry the verdict of a compiler or a check, best first
+_KEY_PATTERNS = (
+    re.compile(r"ub overflow, requires \d+ bits while \d+ bits available", re.I),
+    re.compile(r"out of resource[s]?:?.*", re.I),
+    re.compile(r"\b(?:error|Error|ERROR)\b[:!]\s*\S.*"),  # "error: <what>" with something after it
+    re.compile(r"\b\w*(?:Error|Exception)\b:\s*\S.*"),
+    re.compile(r"assert(?:ion)?\b.*failed.*", re.I),
+    re.compile(r"grid should be less than \d+!?"),
+)
+# a line that only announces that an error follows ("[Pass] encounters error:")
+_ANNOUNCE = re.compile(r"(?:error|failed)\s*:?\s*$", re.I)
+_SOURCE_LINE = re.compile(r"^\s*(?:\d+\s*[|:]|[~^]+\s*$|@triton|def |tl\.|\w+\s*=\s*tl\.)")
+_ARRAY = re.compile(r"(?:tensor|array)\(\[|\[\s*-?\d+\.\d+(?:e[+-]\d+)?,\s*-?\d")
+_FRONTEND_AT = re.compile(r"\bat (\d+:\d+):")
+UNSCORED = "fails the fp64 check, as declared (not scored)"
+_KNOWN_IN_REASON = re.compile(r"known divergence: (?P<reason>.+?) \((?P<link>https?://[^\s)]+)\)")
+
+
+def clip(text: str, limit: int) -> str:
+    """At most `limit` characters, cut after a sentence (or a clause, or a word), never mid-word."""
+    text = " ".join(str(text).split())
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    for stop in (". ", "; ", " / ", ": ", ", ", " "):
+        cut = head.rfind(stop)
+        if cut > limit // 3:
+            return head[: cut + (1 if stop.strip() in (".", ";") else 0)].rstrip(" ,:") + " …"
+    return head + "…"
+
+
+def _lines(message: str) -> list[str]:
+    return [ln.strip() for ln in str(message).splitlines() if ln.strip() and not _SOURCE_LINE.match(ln)
+            and not _ARRAY.search(ln)]
+
+
+def key_line(message: str | None) -> str:
+    """The line of a compiler or check message that says what went wrong (its first line otherwise).
+
+    A line that only announces an error ("[ConvertLinalgRToBinary] encounters error:") is joined
+    with the next line that says something, so the row never ends at a colon.
+    """
+    raw = str(message or "").strip().splitlines()
+    carets = [i for i, ln in enumerate(raw) if ln.strip() == "^"]
+    if carets and carets[-1] < len(raw) - 1:  # Triton's frontend: source, a caret, then the reason
+        where = _FRONTEND_AT.search(raw[0])
+        reason = " ".join(ln.strip() for ln in raw[carets[-1] + 1:])
+        return f"at {where[1]}: {reason}" if where else reason
+    lines = _lines(message or "")
+    if not lines:
+        return ""
+    for pattern in _KEY_PATTERNS:
+        for i, ln in enumerate(lines):
+            found = pattern.search(ln)
+            if found:
+                return _completed(lines, i, found.group(0).strip())
+    return _completed(lines, 0, lines[0])
+
+
+def _completed(lines: Sequence[str], i: int, text: str) -> str:
+    if _ANNOUNCE.search(text):
+        following = next((ln for ln in lines[i + 1:] if not _ANNOUNCE.search(ln)), None)
+        return f"{text} {following}" if following else f"{text} (the compiler printed nothing after it)"
+    return text
+
+
+def known_of(record: Mapping[str, Any]) -> dict[str, str] | None:
+    """The record's known divergence {reason, link}: the field, or (results written before every tier
+    carried the field) the `known divergence: <reason> (<link>)` note in its reason."""
+    known = record.get("known_divergence")
+    if known:
+        return {"reason": str(known.get("reason") or ""), "link": str(known.get("link") or "")}
+    found = _KNOWN_IN_REASON.search(str(record.get("reason") or ""))
+    return {"reason": found["reason"], "link": found["link"]} if found else None
+
+
+def observed(record: Mapping[str, Any]) -> str:
+    """What the case did, without the known-divergence note put in front of it."""
+    reason = str(record.get("reason") or "")
+    return reason.partition("; observed: ")[2] or reason
+
+
+def message_of(record: Mapping[str, Any]) -> str:
+    compile_ = record.get("compile") or {}
+    return str(compile_.get("message") or compile_.get("launch_error") or observed(record))
+
+
+OWNER_WORDS = {
+    "author": "needs a change in the kernel",
+    "library": "{name} finding",
+    "triton": "Triton bug",
+    "triton-ascend": "triton-ascend bug",
+    "tier": "limit of this tier ({name}), not the kernel's",
+    "environment": "environment ({name}), not the kernel's",
+}
+DRAFTS = {"author": "AUTHOR.md", "library": "ISSUE.md", "triton": "ISSUE.md", "triton-ascend": "ISSUE.md",
+          "tier": "TIER.md", "environment": "TIER.md"}
+
+
+def owner_of(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The record's owner (parity.triage's `owner` field); without one, what parity.repro.owner and the
+    record say today: the library's finding, a diagnosed kernel mistake, else undecided."""
+    owner = record.get("owner")
+    if owner:
+        return dict(owner)
+    lib = record.get("finding_of")
+    if lib:
+        return {"who": "library", "name": lib.get("name", "the library"), "evidence": lib.get("why", ""),
+                "provisional": False, "settle": None}
+    diagnosis = record.get("diagnosis")
+    if diagnosis:
+        return {"who": "author", "name": "kernel author", "evidence": diagnosis.get("what", ""),
+                "provisional": False, "settle": None, "line": diagnosis.get("line")}
+    return {"who": None, "name": "", "evidence": "", "provisional": True, "settle": None}
+
+
+def owner_words(owner: Mapping[str, Any]) -> str:
+    who = owner.get("who")
+    if who is None:
+        return "owner undecided"
+    words = OWNER_WORDS.get(who, str(who)).format(name=owner.get("name") or who)
+    if owner.get("line"):
+        words += f", {owner['line']}"
+    if owner.get("also"):
+        words += f" (drafts also for {', '.join(owner['also'])})"
+    if owner.get("provisional"):
+        words += " (provisional" + (f"; settled by {owner['settle']}" if owner.get("settle") else "") + ")"
+    return words
+
+
+@dataclass
+class Finding:
+    """Identical outcomes of one kernel on one results dir."""
+
+    kernel: str
+    column: str
+    outcome: str  # "failed", "expected", ...
+    owner: dict[str, Any]
+    key: str
+    cases: list[str] = field(default_factory=list)
+    repro: str | None = None  # one repro dir of the group, relative to the report
+    known: dict[str, str] | None = None
+    total: int = 0  # cases of the kernel on this column
+
+    @property
+    def ident(self) -> tuple[Any, ...]:
+        return (self.kernel, self.column, self.outcome, self.owner.get("who"), self.key)
+
+    @property
+    def draft(self) -> str | None:
+        name = DRAFTS.get(self.owner.get("who") or "")
+        return f"{self.repro}/{name}" if self.repro and name else None  # undecided: the repro dir only
+
+
+def _outcome(record: Mapping[str, Any]) -> str | None:
+    status = record["status"]
+    if status == "xfailed":
+        return "expected"
+    return status if status in BAD else None
+
+
+def group(records: Iterable[Mapping[str, Any]], column: str, link_prefix: str = "") -> list[Finding]:
+    """The failing and expected records of one column as findings, in kernel order."""
+    out: dict[tuple[Any, ...], Finding] = {}
+    totals: dict[str, int] = {}
+    for r in records:
+        if r.get("suite") not in (None, "accuracy", "compile") or r["status"] == "skipped":
+            continue
+        totals[r["kernel"]] = totals.get(r["kernel"], 0) + 1
+        outcome = _outcome(r)
+        if outcome is None:
+            continue
+        owner, known = owner_of(r), known_of(r) if outcome == "expected" else None
+        # an expected numeric failure is not scored: its error figures are never shown
+        key = UNSCORED if outcome == "expected" and r.get("metrics") else key_line(message_of(r))
+        ident = (r["kernel"], outcome, owner.get("who"), owner.get("name"), key, (known or {}).get("link"))
+        f = out.get(ident)
+        if f is None:
+            f = out[ident] = Finding(r["kernel"], column, outcome, owner, key, known=known)
+        f.cases.append(str(r["case"]))
+        if f.repro is None and r.get("repro"):
+            f.repro = f"{link_prefix}{r['repro']}"
+    for f in out.values():
+        f.total = totals.get(f.kernel, len(f.cases))
+    return sorted(out.values(), key=lambda f: (f.kernel, f.outcome == "expected", -len(f.cases)))
+
+
+def cases_text(f: Finding, limit: int = 70) -> str:
+    """`3 of 16: BT=16, BT=32, …` — the count, and as many case ids as fit."""
+    head = f"{len(f.cases)} of {f.total}" if f.total else str(len(f.cases))
+    if len(f.cases) == f.total and f.total > 1:
+        return f"all {f.total}"
+    shown = clip(", ".join(sorted(f.cases)), limit)
+    return f"{head}: {shown}"

@@ -1,0 +1,25 @@
+"""The terminal summary at the end of a run: the verdict, the counts, and the run-level notes, once."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from parity.report.backend_md import terminal_summary
+from parity.report.notes import block_ptr_note
+
+
+def read_env(results_dir: Path, backend: str) -> dict[str, Any]:
+    """env.json beside REPORT.md (it names the arch the verdict speaks of); the backend alone without it."""
+    try:
+        env = json.loads((results_dir / "env.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {"backend": backend}
+    return env if isinstance(env, dict) else {"backend": backend}
+
+
+def text(records: Sequence[dict[str, Any]], results_dir: Path, backend: str, specs: Iterable[Any]) -> str:
+    note = block_ptr_note(specs)
+    return terminal_summary(records, read_env(results_dir, backend)) + (f"\n{note}" if note else "")

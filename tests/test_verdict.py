@@ -1,0 +1,216 @@
+"""The porting verdict, grouped findings and one count, from synthetic records; each with a planted failure."""
+
+from __future__ import annotations
+
+import pytest
+
+from parity import cli
+from parity.report import backend_md, divergence_md, findings, heatmap, verdict
+from parity.report.divergence import Column
+from parity.run.record import empty_record
+
+TOL = {"rtol": 1e-3, "atol": 1e-5, "max_err_ratio": None, "reason": "test"}
+UB = "ub overflow, requires 3145728 bits while 1572864 bits available"
+ANNOUNCED = ("loc(\"x.py\":12:3): error: failed to legalize\n[ConvertLinalgRToBinary] encounters error:\n"
+             "'hivm.hir.vbrc' op operand #0 must be ranked tensor")
+LINK = "https://github.com/Ascend/triton-ascend/issues/2332"
+
+
+def rec(backend, mode, kernel, case, status, **extra):
+    r = empty_record(backend, mode, kernel, case, {})
+    r.update(status=status, suite="compile" if mode == "compile" else "accuracy", tolerance=TOL)
+    if mode != "compile":
+        r["metrics"] = {"err_ratio": 1e-4 if status == "passed" else 0.5, "max_abs_err": 1e-4,
+                        "max_tol_ratio": 0.1 if status == "passed" else 5e11}
+    r.update(extra)
+    return r
+
+
+def failed_compile(case, message=UB, **extra):
+    return rec("ascend-compile", "compile", "gdn_h", case, "failed", repro=f"repros/gdn_h__{case}",
+               compile={"ok": False, "error_kind": "ub_overflow", "message": message}, **extra)
+
+
+def columns_and_records(ascend_records):
+    cols = [Column("interpret", "interpret", "interpret", {}),
+            Column("cuda-compile", "cuda-compile", "compile", {"target_arch": "sm_90"}),
+            Column("ascend-compile", "ascend-compile", "compile", {"target_arch": "Ascend910B3"}, "ascend-compile/")]
+    records = {
+        "interpret": [rec("interpret", "interpret", "gdn_h", "T=64", "passed"),
+                      rec("interpret", "interpret", "vadd", "N=1", "passed")],
+        "cuda-compile": [rec("cuda-compile", "compile", "gdn_h", "BT=64", "passed", compile={"ok": True}),
+                         rec("cuda-compile", "compile", "vadd", "N=1", "passed", compile={"ok": True})],
+        "ascend-compile": [*ascend_records,
+                           rec("ascend-compile", "compile", "vadd", "N=1", "passed", compile={"ok": True})],
+    }
+    return cols, records
+
+
+def test_key_line_takes_the_compilers_verdict_and_never_ends_at_a_colon():
+    assert findings.key_line(f"  12 | b = tl.load(p)\n{UB} | at loc(x)") == UB
+    line = findings.key_line(ANNOUNCED)
+    assert line.startswith("error: failed to legalize") and not line.endswith(":")
+    alone = findings.key_line("[ConvertLinalgRToBinary] encounters error:")
+    assert "printed nothing after it" in alone
+    assert findings.key_line("tensor([[0.1000, 0.2000], [0.3, 0.4]])\nAssertionError: mismatch") == \
+        "AssertionError: mismatch"
+
+
+def test_key_line_of_a_frontend_error_is_the_reason_after_the_caret_with_its_position():
+    message = "at 12:4:\ndef k(x):\n    o = tl.arange(0, 37)\n        ^\narange's range must be a power of 2"
+    assert findings.key_line(message) == "at 12:4: arange's range must be a power of 2"
+
+
+def test_clip_cuts_at_a_sentence_not_mid_word():
+    text = "The kernel needs more UB than the arch has. It asked for 3145728 bits of 1572864 available."
+    cut = findings.clip(text, 60)
+    assert cut == "The kernel needs more UB than the arch has. …"
+    assert findings.clip("short", 60) == "short"
+
+
+def test_identical_failures_are_one_finding_with_a_count_and_a_planted_other_is_not():
+    recs = [failed_compile(f"BT={bt}") for bt in (16, 32, 64)]
+    recs.append(failed_compile("BT=128", message="error: 'tt.dot' op operand type mismatch"))  # planted: differs
+    groups = findings.group(recs, "ascend-compile")
+    assert [len(f.cases) for f in groups] == [3, 1]
+    assert groups[0].key == UB and findings.cases_text(groups[0]).startswith("3 of 4: BT=16")
+
+
+def test_verdict_names_each_check_and_target_and_what_is_not_checked():
+    cols, records = columns_and_records([failed_compile("BT=64"),
+                                         rec("ascend-compile", "compile", "gdn_h", "BT=16", "passed",
+                                             compile={"ok": True})])
+    v = verdict.build(cols, records)
+    assert v.targets == ["NVIDIA (Triton)", "Ascend (triton-ascend)"]
+    rows = dict(v.rows)
+    nvidia, ascend = rows["gdn_h"]
+    assert "builds for sm_90 ✓" in nvidia and "interpreter computes fp64 answer ✓" in nvidia
+    assert "GPU arithmetic: not checked" in nvidia
+    assert "builds for Ascend910B3 ✗" in ascend and "owner undecided" in ascend and "(#1)" in ascend
+    assert rows["vadd"][1] == "builds for Ascend910B3 ✓ / NPU arithmetic: not checked"
+    text = verdict.render_md(v)
+    assert "No tier here sees the hardware's own arithmetic" in text and text.count("No tier here") == 1
+    assert "[repro](ascend-compile/repros/gdn_h__BT=64)" in text
+
+
+def test_owner_field_is_rendered_with_its_draft():
+    owned = failed_compile("BT=64", owner={"who": "triton-ascend", "name": "triton-ascend", "evidence":
+                                           "upstream builds it; only the Ascend lowering rejects it",
+                                           "provisional": False, "settle": None, "limit": None, "also": []})
+    tier = failed_compile("BT=32", message="error: no hivmc here",
+                          owner={"who": "tier", "name": "ascend-compile host toolchain", "evidence": "no CANN",
+                                 "provisional": True, "settle": "nox -s ascend", "limit": "no-hivmc", "also": []})
+    cols, records = columns_and_records([owned, tier])
+    text = verdict.render_md(verdict.build(cols, records))
+    assert "triton-ascend bug" in text and "gdn_h__BT=64/ISSUE.md" in text
+    assert "limit of this tier (ascend-compile host toolchain)" in text and "gdn_h__BT=32/TIER.md" in text
+    assert "settled by nox -s ascend" in text
+
+
+def test_known_divergences_are_marked_expected_with_why_and_link_even_from_reason_text():
+    old_style = failed_compile("BT=64")
+    old_style.update(status="xfailed", reason=f"known divergence: masked load below the base ({LINK}); "
+                                              f"observed: {UB}")
+    assert findings.known_of(old_style) == {"reason": "masked load below the base", "link": LINK}
+    cols, records = columns_and_records([old_style])
+    v = verdict.build(cols, records)
+    assert "⚠ 1 of 1 fail as known and expected (#1)" in dict(v.rows)["gdn_h"][1]
+    text = verdict.render_md(v)
+    assert "### Known and expected" in text and f"[why]({LINK})" in text
+    expected = backend_md.expected_failure_rows(records["ascend-compile"])
+    assert expected[0][2] and LINK in expected[0][3]  # why expected and link filled
+
+
+def test_xfailed_cases_never_show_a_worst_error_in_the_terminal():
+    recs = [rec("interpret", "interpret", "matmul", "a", "passed"),
+            rec("interpret", "interpret", "matmul", "b", "xfailed", reason="known divergence: bf16 dot")]
+    recs[1]["reason"] += "; observed: output 'c': err_ratio 5e+11 > 0.005"
+    text = backend_md.terminal_summary(recs, {"backend": "interpret"})
+    assert "5e+11" not in text and "0.1" in text
+    column = Column("interpret", "interpret", "interpret", {})
+    assert "5e+11" not in backend_md.render_report(recs, {"backend": "interpret"})
+    assert "5e+11" not in divergence_md.render([column], {"interpret": recs}, [], None)
+    recs[1]["status"] = "failed"  # planted: the same metrics, now scored
+    assert "5e+11" in backend_md.terminal_summary(recs, {"backend": "interpret"})
+
+
+def test_the_three_reports_state_the_same_count():
+    cols, records = columns_and_records([failed_compile("BT=64")])
+    recs = records["ascend-compile"]
+    line = backend_md.count_line(recs)
+    assert line in backend_md.render_report(recs, {"backend": "ascend-compile"})
+    assert line in backend_md.terminal_summary(recs, {"backend": "ascend-compile"})
+    assert f"ascend-compile: {len(recs)}" in divergence_md.render(cols, records, [], None)
+
+
+def test_heatmap_does_not_call_an_autotuner_dropped_config_a_compile_failure():
+    dropped = rec("cuda-compile", "compile", "gdn_h", "cfg2", "skipped",
+                  reason="the Autotuner drops this config, another one fits: out of resources",
+                  compile={"ok": False, "error_kind": "out_of_resources"})
+    fits = rec("cuda-compile", "compile", "gdn_h", "cfg1", "passed", compile={"ok": True})
+    g = heatmap.grid(["cuda-compile"], {"cuda-compile": [fits, dropped]})
+    assert g.marks == [["ok"]]
+    dropped["status"] = "failed"  # planted: no config fits
+    assert heatmap.grid(["cuda-compile"], {"cuda-compile": [fits, dropped]}).marks == [["C"]]
+
+
+def test_report_of_a_file_says_so(tmp_path, capsys):
+    f = tmp_path / "results.jsonl"
+    f.write_text("")
+    assert cli.main(["report", str(f), "--out", str(tmp_path / "D.md")]) == 2
+    err = capsys.readouterr().err
+    assert "is a file" in err and "INTERNALERROR" not in err
+
+
+def test_misspelt_kernel_and_module_names_get_a_suggestion_and_paths_a_plain_no_such_file():
+    from parity import registry
+    from parity.spec import SpecError
+
+    with pytest.raises(SpecError, match="did you mean 'vector_add'"):
+        registry.build(["vector_ad"])
+    with pytest.raises(SpecError, match=r"did you mean 'kernels\.basics\.softmax'"):
+        registry.build(["kernels.basics.softmx"])
+    with pytest.raises(SpecError, match="no such file"):
+        registry.build(["kernels/basics/nope.py"])
+
+
+def test_a_tier_limit_is_never_the_kernels_failure_and_a_planted_kernel_failure_is():
+    limit = {"who": "tier", "name": "Triton interpreter", "evidence": "bf16 dot on raw bits", "provisional": False,
+             "settle": None, "limit": "interp-bf16-dot", "also": []}
+    known = rec("interpret", "interpret", "mm", "bf16", "xfailed", owner=limit,
+                reason=f"known divergence: bf16 dot ({LINK}); observed: x")
+    passed = rec("interpret", "interpret", "mm", "fp32", "passed")
+    col = Column("interpret", "interpret", "interpret", {})
+    cell = dict(verdict.build([col], {"interpret": [known, passed]}).rows)["mm"][0]
+    assert "interpreter computes fp64 answer ✓, 1 not checkable by this tier (#1)" in cell
+    author = {**limit, "who": "author", "name": "kernel author", "evidence": "non-power-of-2 tl.arange, line 12"}
+    planted = rec("interpret", "interpret", "mm", "fp16", "failed", owner=author, reason="x")
+    cell = dict(verdict.build([col], {"interpret": [known, passed, planted]}).rows)["mm"][0]
+    assert "✗ needs a change in the kernel: non-power-of-2 tl.arange, line 12" in cell
+
+
+def test_a_results_dir_that_is_a_file_is_one_clear_error(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    target = tmp_path / "results"
+    target.write_text("")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "suites", "--backend=interpret", "--kernels=vector_add",
+                           f"--results-dir={target}", "-q", "-p", "no:cacheprovider"], capture_output=True,
+                          text=True, env={**os.environ, "TRITON_INTERPRET": "1"}, timeout=300, check=False)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 4 and "is a file, not a directory" in output and "INTERNALERROR" not in output
+
+
+def test_the_block_pointer_note_names_the_kernels_that_use_one_and_no_other():
+    from parity import registry
+    from parity.report import notes
+
+    _, specs = registry.build(["block_ptr_tile", "vector_add"])
+    note = notes.block_ptr_note(specs)
+    if not notes.deprecates_block_ptr():
+        assert note is None  # this triton does not warn: nothing to say
+        return
+    assert "block_ptr_tile" in note and "vector_add" not in note and "make_tensor_descriptor" in note
+    assert notes.block_ptr_note([s for s in specs if s.name == "vector_add"]) is None
