@@ -51,7 +51,7 @@ def _np(t: torch.Tensor) -> np.ndarray:
 
 
 def arrays_of(cap: Captured, embed_reference: bool) -> dict[str, np.ndarray]:
-    arrays = {slot.key: _np(slot.initial) for slot in cap.slots}
+    arrays = cap.buffer_arrays()
     arrays.update({f"input.{k}": _np(v) for k, v in cap.inputs.items() if isinstance(v, torch.Tensor)})
     arrays.update({f"valid.{k}": _np(v) for k, v in cap.valid.items()})
     if not embed_reference:
@@ -103,11 +103,10 @@ def render_script(cap: Captured, title: str) -> tuple[str, dict[str, np.ndarray]
                          modules=sources.modules).text().rstrip(),
         params=literal(cap.params),
         tolerance=literal({k: cap.tolerance[k] for k in ("rtol", "atol", "max_err_ratio")}),
-        tensors="{" + ", ".join(f"{s.key!r}: {s.spec_literal}" for s in cap.slots) + "}",
+        **cap.script_fields(),
         input_dtypes=literal({k: str(v.dtype).split(".")[-1] for k, v in cap.inputs.items()
                               if isinstance(v, torch.Tensor)}),
         scalar_inputs=literal(scalars),
-        outputs=literal({k: [slot, list(shape)] for k, (slot, shape) in cap.outputs.items()}),
         launches="\n".join(launch_lines(cap.launches)),
         reference_call=(f"{reference.entry}(fp64_inputs, PARAMS)" if reference is not None
                         else "saved_reference(data)"),
