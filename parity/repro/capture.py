@@ -151,7 +151,8 @@ def _live_storages(device: str) -> list[torch.Tensor]:
     """Every tensor alive in this process on `device`: where a pointer table's addresses may point."""
     import gc
 
-    return [o for o in gc.get_objects() if isinstance(o, torch.Tensor) and str(o.device) == device
+    # type(), not isinstance: isinstance asks each object its __class__, which wakes lazy deprecated modules
+    return [o for o in gc.get_objects() if issubclass(type(o), torch.Tensor) and str(o.device) == device
             and o.untyped_storage().nbytes()]
 
 

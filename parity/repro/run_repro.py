@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from parity.repro import owner, prelaunch, template
+from parity.repro import owner, prelaunch, template, verify
 from parity.repro.author import author_reason, render_author
 from parity.repro.capture import Captured, Launch, LaunchRecorder, NoLaunch, ReproError, capture_case
 from parity.repro.issue import TRACKERS, render_issue
@@ -216,6 +216,7 @@ def attach(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, *
             _no_repro(record, exc, finding, spec, case, backend, results_dir)
     except (ReproError, SourceError, OSError, RuntimeError, ValueError, TypeError) as exc:
         _no_repro(record, exc, finding, spec, case, backend, results_dir)
+    verify.finalize(record, results_dir, results_dir / REPROS_DIR / case_filename(spec.name, case.id))
     timing = record.setdefault("timing", {})
     timing["repro_s"] = time.perf_counter() - t0
 
