@@ -3,7 +3,7 @@
 A repro that exits 0 standalone (the failure lived outside the recorded launches: a launcher's
 own step after the kernel, an environment variable of the run), or that crashes differently,
 would send its reader a false bug. So, once a folder is written, its script runs once with
-`sys.executable` in a new process, cwd the folder, with no parity on PYTHONPATH and a time limit.
+`sys.executable` in a new process, cwd the folder, with no parity on its path and a time limit.
 It is kept when it exits 1 and prints the FAIL line of the kind the record holds; otherwise the
 folder (script and draft) is removed, the record keeps its verdict and `repro_error` says why.
 A folder the record does not name (half written before a raise) is removed too, so every folder
@@ -16,7 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,11 +44,15 @@ def script_of(folder: Path) -> Path | None:
     return next((folder / name for name in SCRIPTS if (folder / name).is_file()), None)
 
 
-def standalone_env(environ: Mapping[str, str]) -> dict[str, str]:
-    """The environment minus PYTHONPATH entries from which `import parity` would succeed."""
+def standalone_env(environ: Mapping[str, str], search_path: Sequence[str] = ()) -> dict[str, str]:
+    """The environment with PYTHONPATH set to its own entries and `search_path`'s (this process's
+    sys.path: where a library a prelaunch repro calls was found), minus every entry from which
+    `import parity` would succeed and those of the interpreter's own installation."""
     env = dict(environ)
-    paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    kept = [p for p in paths if not (Path(p) / "parity" / "__init__.py").is_file()]
+    own = tuple(str(Path(p).resolve()) for p in {sys.prefix, sys.base_prefix})
+    paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p] + [p for p in search_path if p]
+    kept = [p for p in dict.fromkeys(paths) if not (Path(p) / "parity" / "__init__.py").is_file()
+            and not str(Path(p).resolve()).startswith(own)]
     if kept:
         env["PYTHONPATH"] = os.pathsep.join(kept)
     else:
@@ -56,11 +60,25 @@ def standalone_env(environ: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
+def module_roots() -> list[str]:
+    """Where this process's top-level modules came from, including ones loaded by file path (a library
+    a prelaunch repro calls): what a user's environment would put on the path."""
+    roots = []
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None)
+        if "." in name or not path:
+            continue
+        path = Path(path)
+        roots.append(str(path.parent.parent if path.name == "__init__.py" else path.parent))
+    return roots
+
+
 def run_fresh(script: Path, timeout_s: float = VERIFY_TIMEOUT_S) -> Outcome:
     """Run the script as a user would: `python <script>` from its folder, in a process of its own."""
+    env = standalone_env(os.environ, [*sys.path, *module_roots()])
     try:
-        done = subprocess.run([sys.executable, script.name], cwd=script.parent, env=standalone_env(os.environ),
-                              capture_output=True, text=True, timeout=timeout_s, check=False)
+        done = subprocess.run([sys.executable, script.name], cwd=script.parent, env=env, capture_output=True,
+                              text=True, timeout=timeout_s, check=False)
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
         return Outcome(None, out)
@@ -92,17 +110,22 @@ def why_not(record: Mapping[str, Any], outcome: Outcome, timeout_s: float = VERI
     if not compile_failed and record.get("status") == "error":
         if not _launch_raised(fail):
             return f"gives a wrong result where the record raised ({record.get('reason')}): {tail}"
-        kind = raised_kind(record)
-        if kind and kind not in outcome.output:
-            return f"raises, but not the record's {kind}: {tail}"
+        kinds = raised_kinds(record)
+        if kinds and not any(kind in outcome.output for kind in kinds):
+            return f"raises, but not the record's {' / '.join(kinds)}: {tail}"
     return None
 
 
-def raised_kind(record: Mapping[str, Any]) -> str | None:
-    """The exception class a run record's reason names ("triton.compiler.errors.CompilationError: ..." gives
-    CompilationError), or None where the reason names none."""
-    head = str(record.get("reason") or "").split(":", 1)[0].strip().rsplit(".", 1)[-1]
-    return head if head.isidentifier() and head[0].isupper() else None
+def raised_kinds(record: Mapping[str, Any]) -> list[str]:
+    """The exception classes a run record's reason leads with: "triton.compiler.errors.CompilationError: ..."
+    gives [CompilationError], a forked child's "ForkedCaseError: TypeError: ..." both; [] where it names none."""
+    kinds = []
+    for head in str(record.get("reason") or "").split(": ")[:4]:
+        name = head.strip().rsplit(".", 1)[-1]
+        if not (name.isidentifier() and name[0].isupper()):
+            break
+        kinds.append(name)
+    return kinds
 
 
 def finalize(record: dict[str, Any], results_dir: Path, written: Path | None = None,
