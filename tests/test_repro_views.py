@@ -196,3 +196,10 @@ def test_verify_hides_parity_from_the_script(tmp_path):
     env = verify.standalone_env({"PYTHONPATH": os.pathsep.join([str(root), "/work/libs"]), "HOME": "/h"})
     assert env == {"PYTHONPATH": "/work/libs", "HOME": "/h"}
     assert "PYTHONPATH" not in verify.standalone_env({"PYTHONPATH": str(root)})
+
+
+def test_a_hang_reproduces_only_a_record_that_timed_out(tmp_path):
+    folder = _folder_with(tmp_path, "import time\ntime.sleep(30)\n")
+    record = {"status": "error", "reason": "timeout: Timeout (>900.0s) from pytest-timeout.", "repro": "repros/k__case"}
+    verify.finalize(record, tmp_path, folder, timeout_s=3)
+    assert folder.is_dir() and record["repro"] == "repros/k__case"
