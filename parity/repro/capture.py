@@ -53,7 +53,9 @@ class Buffer:
     live: torch.Tensor  # holds the storage, so its memory cannot be reused by another tensor mid-capture
     address: int
     nbytes: int
-    snapshot: torch.Tensor  # uint8 CPU copy of the whole storage before the first launch that reached it
+    # uint8 CPU copy of the whole storage before the first launch that reached it (a repro's case is shrunk,
+    # so this is small; a storage of GBs would be copied whole here, though only `kept` is written)
+    snapshot: torch.Tensor
     reach: tuple[int, int]  # byte range of the storage that views and pointers reach
     whole: bool = False  # reached through a pointer table: how far the kernel reads from it is unknown
 
@@ -90,9 +92,9 @@ class TensorSlot:
 
 @dataclass
 class PointerTable:
-    """An integer tensor argument whose values are addresses: each one as (buffer, byte offset in the
-    kept range), or the value itself where it is no address (0); `unresolved` lists the addresses that
-    lie in no storage of this run, which a repro cannot rebuild."""
+    """An integer tensor argument whose values are addresses: each one as (buffer, byte offset from its
+    storage's start), or the value itself where it is no address (0); `unresolved` lists the addresses
+    that lie in no storage of this run, which a repro cannot rebuild."""
 
     key: str
     entries: list[Any]
