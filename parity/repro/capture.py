@@ -1,7 +1,11 @@
 """Launch capture: run a case once while recording every Triton launch, its grid and its tensors.
 
 Patches `run` on the JIT and interpreter classes (and keeps only an Autotuner's final launch),
-so a repro can replay exactly the launches the failing run made.
+so a repro can replay exactly the launches the failing run made. Tensors are captured by storage:
+each storage the launches reach is one buffer (its bytes before the first launch that reached it),
+each tensor argument and each checked output a view of one (dtype, shape, strides, storage offset),
+and an integer argument holding addresses a table of references into buffers, which the repro
+fills with its own tensors' addresses.
 """
 
 from __future__ import annotations
@@ -32,22 +36,69 @@ class NoLaunch(ReproError):
 
 # ---------------------------------------------------------------- launch capture
 
+# user-space addresses on x86-64 and aarch64 lie in [4 GiB, 256 TiB): an 8-byte integer tensor whose
+# nonzero values all do is read as a table of pointers (indices and seeds hardly ever all do)
+ADDRESS_RANGE = (1 << 32, 1 << 48)
+POINTER_DTYPES = (torch.int64, torch.uint64)
+POINTER_TABLE_MAX_NUMEL = 1 << 16
+WHOLE_STORAGE_MAX_BYTES = 64 << 20  # storages up to this are kept whole; larger ones keep what views reach
+ALIGN_BYTES = 256  # a kept byte range starts on this boundary, so pointer alignment (Triton's % 16) survives
+
+
+@dataclass
+class Buffer:
+    """One storage the recorded launches reach (as a tensor argument, or through a pointer table)."""
+
+    key: str
+    live: torch.Tensor  # holds the storage, so its memory cannot be reused by another tensor mid-capture
+    address: int
+    nbytes: int
+    # uint8 CPU copy of the whole storage before the first launch that reached it (a repro's case is shrunk,
+    # so this is small; a storage of GBs would be copied whole here, though only `kept` is written)
+    snapshot: torch.Tensor
+    reach: tuple[int, int]  # byte range of the storage that views and pointers reach
+    whole: bool = False  # reached through a pointer table: how far the kernel reads from it is unknown
+
+    def extend(self, lo: int, hi: int) -> None:
+        self.reach = (min(self.reach[0], lo), max(self.reach[1], hi))
+
+    @property
+    def kept(self) -> tuple[int, int]:
+        """The byte range the repro rebuilds: the whole storage unless it is large and views reach less."""
+        if self.whole or self.nbytes <= WHOLE_STORAGE_MAX_BYTES:
+            return 0, self.nbytes
+        return self.reach[0] // ALIGN_BYTES * ALIGN_BYTES, self.reach[1]
+
+    def initial(self) -> torch.Tensor:
+        lo, hi = self.kept
+        return self.snapshot[lo:hi]
+
 
 @dataclass
 class TensorSlot:
-    """One distinct tensor seen by the recorded launches, with its value before the first one."""
+    """One distinct tensor argument: a view (dtype, shape, strides, storage offset) of a Buffer."""
 
     key: str
-    live: torch.Tensor  # held so its memory cannot be reused by another tensor mid-capture
-    initial: torch.Tensor  # CPU copy of the storage span it covers
+    buffer: Buffer
     dtype: str
     shape: tuple[int, ...]
     stride: tuple[int, ...]
-    contiguous: bool
+    offset: int  # storage offset, in elements, from the storage's start
 
-    @property
-    def spec_literal(self) -> str:
-        return literal((self.dtype, self.shape, self.stride, self.contiguous))
+    def view_literal(self) -> str:
+        """(buffer, dtype, shape, stride, offset in elements from the kept range's start) for repro.py."""
+        return literal(view_spec(self.buffer, self.dtype, self.shape, self.stride, self.offset))
+
+
+@dataclass
+class PointerTable:
+    """An integer tensor argument whose values are addresses: each one as (buffer, byte offset from its
+    storage's start), or the value itself where it is no address (0); `unresolved` lists the addresses
+    that lie in no storage of this run, which a repro cannot rebuild."""
+
+    key: str
+    entries: list[Any]
+    unresolved: list[int]
 
 
 @dataclass
@@ -59,16 +110,52 @@ class Launch:
     warmup: bool
 
 
-def _identity(t: torch.Tensor) -> tuple[Any, ...]:
-    return (t.data_ptr(), str(t.dtype), tuple(t.shape), tuple(t.stride()), t.device.type)
+def view_spec(buffer: Buffer, dtype: str, shape: tuple[int, ...], stride: tuple[int, ...],
+              offset: int) -> tuple[Any, ...]:
+    size = torch.empty((), dtype=getattr(torch, dtype)).element_size()
+    return (buffer.key, dtype, shape, stride, offset - buffer.kept[0] // size)
 
 
-def _span(t: torch.Tensor) -> torch.Tensor:
-    """The elements of t's storage that t can reach, as a flat CPU copy."""
-    if t.is_contiguous():
-        return t.detach().reshape(-1).cpu().clone()
-    n = 1 + sum((s - 1) * st for s, st in zip(t.shape, t.stride(), strict=True)) if t.numel() else 0
-    return t.detach().as_strided((n,), (1,), t.storage_offset()).cpu().clone()
+def _storage(t: torch.Tensor) -> tuple[str, int, int]:
+    storage = t.untyped_storage()
+    return str(t.device), storage.data_ptr(), storage.nbytes()
+
+
+def _byte_reach(t: torch.Tensor) -> tuple[int, int]:
+    """Bytes of its storage that t's elements cover (start inclusive, end exclusive)."""
+    size = t.element_size()
+    start = t.storage_offset() * size
+    if t.numel() == 0:
+        return start, start
+    last = sum((s - 1) * st for s, st in zip(t.shape, t.stride(), strict=True))
+    return start, start + (last + 1) * size
+
+
+def _snapshot(t: torch.Tensor) -> torch.Tensor:
+    """Every byte of t's storage, as a flat uint8 CPU copy."""
+    storage = t.untyped_storage()
+    flat = torch.empty(0, dtype=torch.uint8, device=t.device).set_(storage, 0, (storage.nbytes(),), (1,))
+    return flat.detach().cpu().clone()
+
+
+def _addresses(t: torch.Tensor) -> list[int] | None:
+    """t's values when t reads as a table of addresses (see ADDRESS_RANGE), else None."""
+    if t.dtype not in POINTER_DTYPES or not 0 < t.numel() <= POINTER_TABLE_MAX_NUMEL:
+        return None
+    values = t.detach().cpu().contiguous().view(torch.int64).reshape(-1).tolist()
+    lo, hi = ADDRESS_RANGE
+    if not any(values) or not all(v == 0 or lo <= v < hi for v in values):
+        return None
+    return values
+
+
+def _live_storages(device: str) -> list[torch.Tensor]:
+    """Every tensor alive in this process on `device`: where a pointer table's addresses may point."""
+    import gc
+
+    # type(), not isinstance: isinstance asks each object its __class__, which wakes lazy deprecated modules
+    return [o for o in gc.get_objects() if issubclass(type(o), torch.Tensor) and str(o.device) == device
+            and o.untyped_storage().nbytes()]
 
 
 @dataclass
@@ -76,21 +163,65 @@ class LaunchRecorder:
     """Context manager: records every Triton launch (and warmup) made inside it.
 
     Patches `run` on the JIT and interpreter classes. Inside an Autotuner only its
-    last launch is kept: the ones before it are the benchmark runs.
+    last launch is kept: the ones before it are the benchmark runs. Tensors are recorded by
+    storage: each argument is a view of a Buffer, so views that share memory (a transposed state,
+    a slice, an expanded weight) share it in the repro too; an integer argument holding addresses
+    is recorded as references to the buffers they point into (a PointerTable).
     """
 
     launches: list[Launch] = field(default_factory=list)
-    slots: dict[tuple[Any, ...], TensorSlot] = field(default_factory=dict)
+    buffers: dict[tuple[str, int, int], Buffer] = field(default_factory=dict)
+    views: dict[tuple[Any, ...], TensorSlot] = field(default_factory=dict)
+    pointers: dict[str, PointerTable] = field(default_factory=dict)
     _undo: list[Callable[[], None]] = field(default_factory=list)
 
+    def buffer(self, t: torch.Tensor) -> Buffer:
+        ident = _storage(t)
+        found = self.buffers.get(ident)
+        if found is None:
+            found = Buffer(key=f"b{len(self.buffers)}", live=t, address=ident[1], nbytes=ident[2],
+                           snapshot=_snapshot(t), reach=_byte_reach(t))
+            self.buffers[ident] = found
+        return found
+
     def tensor(self, t: torch.Tensor) -> str:
-        ident = _identity(t)
-        slot = self.slots.get(ident)
+        buf = self.buffer(t)
+        buf.extend(*_byte_reach(t))
+        dtype = str(t.dtype).split(".")[-1]
+        ident = (buf.key, dtype, tuple(t.shape), tuple(t.stride()), t.storage_offset())
+        slot = self.views.get(ident)
         if slot is None:
-            slot = TensorSlot(key=f"t{len(self.slots)}", live=t, initial=_span(t), dtype=str(t.dtype).split(".")[-1],
-                              shape=tuple(t.shape), stride=tuple(t.stride()), contiguous=t.is_contiguous())
-            self.slots[ident] = slot
+            slot = TensorSlot(f"t{len(self.views)}", buf, dtype, ident[2], ident[3], ident[4])
+            self.views[ident] = slot
+            values = _addresses(t)
+            if values is not None:
+                self.pointers[slot.key] = self._table(slot.key, values, str(t.device))
         return f"T[{slot.key!r}]"
+
+    def _owner(self, address: int, device: str) -> Buffer | None:
+        return next((b for (dev, _, _), b in self.buffers.items()
+                     if dev == device and b.address <= address < b.address + b.nbytes), None)
+
+    def _table(self, key: str, values: list[int], device: str) -> PointerTable:
+        entries: list[Any] = []
+        unresolved: list[int] = []
+        live: list[torch.Tensor] | None = None
+        for value in values:
+            buf = self._owner(value, device) if value else None
+            if buf is None and value:
+                if live is None:  # a weight the launcher only passes by address: find its tensor
+                    live = _live_storages(device)
+                t = next((o for o in live if o.untyped_storage().data_ptr() <= value
+                          < o.untyped_storage().data_ptr() + o.untyped_storage().nbytes()), None)
+                buf = self.buffer(t) if t is not None else None
+            if buf is None:
+                entries.append(value)
+                if value:
+                    unresolved.append(value)
+                continue
+            buf.whole = True
+            entries.append((buf, value - buf.address))
+        return PointerTable(key, entries, unresolved)
 
     def value(self, v: Any) -> str:
         if isinstance(v, torch.Tensor):
@@ -139,13 +270,14 @@ class LaunchRecorder:
             undo()
         self._undo.clear()
 
-    def slot_of(self, t: torch.Tensor) -> TensorSlot | None:
-        """The captured tensor an output lives in: the same one, or a same-sized view of it."""
-        slot = self.slots.get(_identity(t))
-        if slot is not None:
-            return slot
-        return next((s for s in self.slots.values() if s.live.data_ptr() == t.data_ptr() and s.contiguous
-                     and t.is_contiguous() and s.live.numel() == t.numel() and str(t.dtype).endswith(s.dtype)), None)
+    def output_view(self, name: str, t: torch.Tensor) -> TensorSlot | None:
+        """The output as a view of a buffer the launches reached (any strides and offset), or None."""
+        buf = self.buffers.get(_storage(t))
+        if buf is None:
+            return None
+        buf.extend(*_byte_reach(t))
+        return TensorSlot(name, buf, str(t.dtype).split(".")[-1], tuple(t.shape), tuple(t.stride()),
+                          t.storage_offset())
 
 
 # ---------------------------------------------------------------- one captured case
@@ -159,13 +291,44 @@ class Captured:
     params: dict[str, Any]
     launches: list[Launch]
     slots: list[TensorSlot]
-    outputs: dict[str, tuple[str, tuple[int, ...]]]  # output name -> (slot key, shape)
+    outputs: dict[str, TensorSlot]  # output name -> its view of a buffer
     inputs: dict[str, Any]  # the spec's CPU inputs, for the reference
     reference: dict[str, torch.Tensor]
     valid: dict[str, torch.Tensor]
     tolerance: dict[str, Any]
     error: str | None
     metrics: dict[str, Any] | None = None  # the captured run against the reference (worst output)
+    pointers: list[PointerTable] = field(default_factory=list)
+
+    @property
+    def buffers(self) -> list[Buffer]:
+        found = {id(s.buffer): s.buffer for s in [*self.slots, *self.outputs.values()]}
+        for table in self.pointers:
+            found.update({id(e[0]): e[0] for e in table.entries if isinstance(e, tuple)})
+        return sorted(found.values(), key=lambda b: int(b.key[1:]))
+
+    def buffer_arrays(self) -> dict[str, Any]:
+        """inputs.npz's bytes of each buffer before the first launch, keyed by buffer."""
+        return {b.key: b.initial().numpy() for b in self.buffers}
+
+    def script_fields(self) -> dict[str, str]:
+        """repro.py's BUFFERS, TENSORS, POINTERS, UNRESOLVED_POINTERS and OUTPUTS, as source text."""
+        tables = {t.key: [[e[0].key, e[1] - e[0].kept[0]] if isinstance(e, tuple) else e for e in t.entries]
+                  for t in self.pointers}
+        return {
+            "buffers": literal({b.key: b.kept[1] - b.kept[0] for b in self.buffers}),
+            "tensors": "{" + ", ".join(f"{s.key!r}: {s.view_literal()}" for s in self.slots) + "}",
+            "pointers": literal(tables),
+            "unresolved_pointers": literal({t.key: [hex(v) for v in t.unresolved] for t in self.pointers
+                                            if t.unresolved}),
+            "outputs": "{" + ", ".join(f"{n!r}: {v.view_literal()}" for n, v in self.outputs.items()) + "}",
+        }
+
+    @property
+    def unresolved(self) -> list[str]:
+        """One line per pointer table with addresses that lie in no storage of this run."""
+        return [f"{t.key} holds {len(t.unresolved)} address(es) in no tensor of the run "
+                f"({', '.join(hex(v) for v in t.unresolved[:4])})" for t in self.pointers if t.unresolved]
 
 
 def _as_outputs(value: Any) -> dict[str, torch.Tensor]:
@@ -194,15 +357,15 @@ def capture_case(spec: KernelSpec, case: Case, backend: Any, *, seed: int, cache
     if not rec.launches:
         raise NoLaunch(f"{spec.name}[{case.id}]: no Triton launch was recorded"
                          + (f" before the error ({error})" if error else "") + "; nothing to reproduce", raised)
-    mapped: dict[str, tuple[str, tuple[int, ...]]] = {}
+    mapped: dict[str, TensorSlot] = {}
     for name, tensor in outputs.items():
         if name not in ref:
             continue
-        slot = rec.slot_of(tensor)
-        if slot is None:
-            raise ReproError(f"{spec.name}: output {name!r} is not a buffer any kernel launch received (the "
+        view = rec.output_view(name, tensor)
+        if view is None:
+            raise ReproError(f"{spec.name}: output {name!r} lies in no storage any kernel launch reached (the "
                              "launcher computes it afterwards), so a launch-only repro cannot check it")
-        mapped[name] = (slot.key, tuple(tensor.shape))
+        mapped[name] = view
     valid = {}
     for name, r in ref.items():
         mask = spec.valid(name, case.params, r.shape) if spec.valid else None
@@ -213,6 +376,6 @@ def capture_case(spec: KernelSpec, case: Case, backend: Any, *, seed: int, cache
     if error is None and set(ref) <= set(outputs):
         cpu_outputs = {k: v.detach().cpu() for k, v in outputs.items()}
         metrics = worst_of(compare_outputs(spec, case, cpu_outputs, ref, tol)).as_dict()
-    return Captured(spec=spec, params=dict(case.params), launches=rec.launches, slots=list(rec.slots.values()),
+    return Captured(spec=spec, params=dict(case.params), launches=rec.launches, slots=list(rec.views.values()),
                     outputs=mapped, inputs=dict(cpu_inputs), reference=ref, valid=valid, tolerance=tol.as_dict(),
-                    error=error, metrics=metrics)
+                    error=error, metrics=metrics, pointers=list(rec.pointers.values()))

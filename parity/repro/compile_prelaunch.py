@@ -41,6 +41,9 @@ def attach_compile_tier(record: dict[str, Any], spec: KernelSpec, case: Case, ba
         record["repro_error"] = "the launcher did not raise again in-process"
         return
     record.update(_draft(record, spec, case, raised, backend, results_dir, seed))
+    from parity.repro import verify
+
+    verify.finalize(record, results_dir)  # kept only where repro.py fails standalone as the record did
 
 
 def in_child(record: Mapping[str, Any], spec: KernelSpec, case: Case, backend: Any, results_dir: Path,

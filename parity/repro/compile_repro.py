@@ -345,6 +345,10 @@ def _attach_all(records: Sequence[dict[str, Any]], spec: Any, case: Any, backend
             _write_one(record, entries[found[index]], spec, backend, results_dir, "" if nth == 1 else f"-{nth}")
         except Exception as exc:  # any stage of one repro: the record keeps its verdict
             record["repro_error"] = f"{type(exc).__name__}: {exc}"[:600]
+    from parity.repro import verify
+
+    for record in failing:  # kept only where repro.py fails standalone as the record did
+        verify.finalize(record, results_dir)
     seconds = (time.perf_counter() - t0) / max(len(failing), 1)
     for record in failing:
         record.setdefault("timing", {})["repro_s"] = round(seconds, 3)

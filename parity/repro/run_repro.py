@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from parity.backends import backend_class
-from parity.repro import owner, prelaunch, template
+from parity.repro import owner, prelaunch, template, verify
 from parity.repro.author import author_reason, render_author
 from parity.repro.capture import Captured, Launch, LaunchRecorder, NoLaunch, ReproError, capture_case
 from parity.repro.issue import render_issue
@@ -52,7 +52,7 @@ def _np(t: torch.Tensor) -> np.ndarray:
 
 
 def arrays_of(cap: Captured, embed_reference: bool) -> dict[str, np.ndarray]:
-    arrays = {slot.key: _np(slot.initial) for slot in cap.slots}
+    arrays = cap.buffer_arrays()
     arrays.update({f"input.{k}": _np(v) for k, v in cap.inputs.items() if isinstance(v, torch.Tensor)})
     arrays.update({f"valid.{k}": _np(v) for k, v in cap.valid.items()})
     if not embed_reference:
@@ -104,11 +104,10 @@ def render_script(cap: Captured, title: str) -> tuple[str, dict[str, np.ndarray]
                          modules=sources.modules).text().rstrip(),
         params=literal(cap.params),
         tolerance=literal({k: cap.tolerance[k] for k in ("rtol", "atol", "max_err_ratio")}),
-        tensors="{" + ", ".join(f"{s.key!r}: {s.spec_literal}" for s in cap.slots) + "}",
+        **cap.script_fields(),
         input_dtypes=literal({k: str(v.dtype).split(".")[-1] for k, v in cap.inputs.items()
                               if isinstance(v, torch.Tensor)}),
         scalar_inputs=literal(scalars),
-        outputs=literal({k: [slot, list(shape)] for k, (slot, shape) in cap.outputs.items()}),
         launches="\n".join(launch_lines(cap.launches)),
         reference_call=(f"{reference.entry}(fp64_inputs, PARAMS)" if reference is not None
                         else "saved_reference(data)"),
@@ -266,7 +265,7 @@ def _locate(record: dict[str, Any], cap: Captured | None) -> None:
     from parity.triage.where import locate
 
     output = (record.get("metrics") or {}).get("output")
-    shape = cap.outputs.get(output, (None, None))[1] if output else None
+    shape = cap.outputs[output].shape if output in cap.outputs else None
     try:
         record["where"] = locate(record, cap.launches[-1], shape)
     except Exception as exc:  # where it fails is a hint; the verdict stands without it
@@ -313,6 +312,8 @@ def _attach(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, 
             _no_repro(record, exc, finding, spec, case, backend, results_dir)
     except Exception as exc:  # any stage: shrinking, capture, the script, the drafts (an MLIR error too)
         _no_repro(record, exc, finding, spec, case, backend, results_dir)
+    # kept only where it fails in a fresh process the way the record did (parity.repro.verify)
+    verify.finalize(record, results_dir, results_dir / REPROS_DIR / case_filename(spec.name, case.id))
 
 
 def _attach_prelaunch(record: dict[str, Any], spec: KernelSpec, shrunk: Case, exc: NoLaunch, backend: Any, *,
