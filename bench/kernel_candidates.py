@@ -13,6 +13,8 @@ on the specs' own perf-case inputs, with the NaN prefill of outputs off as in th
 - tril_mask: the perf case (B=4, T=65536, H=16, BT=64, bf16) as before (one [BT, BT] tile per chunk
   and head) and as a row stream for several rows-per-program and warp counts, each as a share of
   a device copy of the same bytes (the perf pass's roof).
+- attention: flash_attention_tma at its perf cases (B=4, T=8192, H=32, D=128, bf16, causal and not)
+  beside SDPA, pinned to each candidate config in turn (the autotune list, and tiles beyond it).
 Nothing is quoted from another run; the script stops starting rows after --budget-s seconds.
 """
 
@@ -37,7 +39,8 @@ GDN = ("gdn_chunk_local_cumsum", "gdn_chunk_scaled_dot_kkt", "gdn_recompute_w_u"
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--only", default="gdn,tril_mask", help="groups: gdn, tril_mask (default both)")
+    p.add_argument("--only", default="tril_mask,gdn,attention",
+                   help="groups, in order: tril_mask, gdn, attention (default all three)")
     p.add_argument("--kernels", default=",".join(GDN), help="GDN specs to time, in order")
     p.add_argument("--budget-s", type=float, default=300.0, help="start no row after this many seconds")
     p.add_argument("--json", type=Path, default=None, help="write the rows here after each one")
@@ -150,6 +153,53 @@ def tril_rows() -> Iterator[dict[str, Any]]:
             yield row
 
 
+# (BM, BN, num_stages, num_warps) beyond the autotune list
+ATTENTION_EXTRA = ((128, 128, 4, 8), (128, 64, 2, 8), (128, 64, 5, 8), (128, 128, 3, 4), (64, 128, 3, 4))
+
+
+def attention_rows() -> Iterator[dict[str, Any]]:
+    import torch
+    import triton
+
+    from parity import registry
+    from parity.run.autotune_pin import autotuners
+    from parity.run.perf_case import device_inputs
+
+    _, (spec,) = registry.build(["flash_attention_tma"])
+    (tuner,) = autotuners([spec.kernel])
+    listed = list(tuner.configs)
+    candidates = listed + [triton.Config({"BM": bm, "BN": bn}, num_stages=st, num_warps=w)
+                           for bm, bn, st, w in ATTENTION_EXTRA]
+    for case in spec.perf_cases:
+        yield from attention_case(spec, case, device_inputs(spec, case, 0, "cuda")[0], tuner, listed, candidates)
+        torch.cuda.empty_cache()
+
+
+def attention_case(spec: Any, case: Any, inputs: Any, tuner: Any, listed: list[Any],
+                   candidates: list[Any]) -> Iterator[dict[str, Any]]:
+    from kernels.attention import flash_tma
+    from parity.inputs import unfilled
+
+    p = case.params
+    sdpa_ms = bench_ms(lambda: spec.baseline(inputs, p))
+    for config in candidates:
+        row = {"group": "attention", "kernel": spec.name, "case": f"{case.id} {config}", "baseline_ms": sdpa_ms,
+               "listed": config in listed}
+        try:
+            tuner.configs, tuner.cache = [config], {}
+            with unfilled():
+                row["ms"] = bench_ms(lambda: flash_tma.flash_attention_tma(inputs["q"], inputs["k"], inputs["v"],
+                                                                           p["causal"]))
+            row["speed_vs_sdpa"] = sdpa_ms / row["ms"]
+            if spec.flops:
+                row["tflops"] = spec.flops(p) / row["ms"] / 1e9
+        except Exception as exc:
+            row["error"] = "".join(traceback.format_exception_only(type(exc), exc)).strip()[-300:]
+        finally:
+            tuner.configs, tuner.cache = listed, {}
+        yield row
+
+
 def line(row: dict[str, Any]) -> str:
     if "error" in row:
         return f"{row['kernel']:<28} {row['case'][:60]:<60} error: {row['error'][:140]}"
@@ -159,6 +209,8 @@ def line(row: dict[str, Any]) -> str:
     if row.get("before_ms") is not None:
         figures.append(f"before {row['before_ms']:.4f} ms ({row['before_ms'] / row['peer_ms']:.3f}x)"
                        if row.get("peer_ms") else f"before {row['before_ms']:.4f} ms")
+    if row.get("speed_vs_sdpa") is not None:
+        figures.append(f"SDPA {row['baseline_ms']:.4f} ms ({row['speed_vs_sdpa']:.3f}x SDPA's speed)")
     if row.get("pct_of_copy") is not None:
         figures.append(f"{row['pct_of_copy']:.1f}% of copy ({row['copy_ms']:.4f} ms)"
                        + ("" if row.get("exact", True) else " WRONG OUTPUT"))
@@ -171,14 +223,15 @@ def main(argv: list[str] | None = None) -> None:
 
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}", flush=True)
     groups = [g.strip() for g in a.only.split(",")]
-    sources: list[Callable[[], Iterator[dict[str, Any]]]] = []
-    if "tril_mask" in groups:
-        sources.append(tril_rows)
-    if "gdn" in groups:
-        sources.append(lambda: gdn_rows([k.strip() for k in a.kernels.split(",")]))
+    sources: dict[str, Callable[[], Iterator[dict[str, Any]]]] = {
+        "tril_mask": tril_rows, "attention": attention_rows,
+        "gdn": lambda: gdn_rows([k.strip() for k in a.kernels.split(",")])}
+    unknown = [g for g in groups if g not in sources]
+    if unknown:
+        raise SystemExit(f"--only: unknown group(s) {unknown}; choose from {sorted(sources)}")
     t0, rows = time.perf_counter(), []
-    for source in sources:
-        for row in source():
+    for group in groups:
+        for row in sources[group]():
             row["at_s"] = round(time.perf_counter() - t0, 1)
             rows.append(row)
             print(line(row), flush=True)
