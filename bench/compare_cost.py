@@ -42,6 +42,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--repeat", type=int, default=3, help="timed repetitions per case (the minimum counts)")
     p.add_argument("--profile", action="store_true", help="print the top functions by own time")
     p.add_argument("--threads", type=int, default=1, help="torch threads (an xdist worker gets one core)")
+    p.add_argument("--synthetic", type=int, nargs="*", default=(),
+                   help="also time outputs of these sizes (elements): randn fp64 reference, bf16-rounded output")
     return p.parse_args(argv)
 
 
@@ -105,15 +107,32 @@ def prepared(kernels: str, level: str) -> list[tuple[str, Callable[[Any], Any]]]
     return out
 
 
-def timed(cases: list[tuple[str, Callable[[Any], Any]]], compare_fn: Any, repeat: int) -> dict[str, float]:
-    figures = {}
+def synthetic(sizes: list[int]) -> list[tuple[str, Callable[[Any], Any]]]:
+    import torch
+
+    from parity.spec import Tolerance
+
+    out = []
+    for n in sizes:
+        ref = torch.randn(n, generator=torch.Generator().manual_seed(n), dtype=torch.float64)
+        bf16 = ref.to(torch.bfloat16)
+        tol = Tolerance(rtol=1.6e-2, atol=1e-5)
+        out.append((f"synthetic n={n} bf16", lambda fn, bf16=bf16, ref=ref, tol=tol: fn(bf16, ref, tol)))
+    return out
+
+
+def timed(cases: list[tuple[str, Callable[[Any], Any]]], impls: list[tuple[str, Any]],
+          repeat: int) -> dict[str, dict[str, float]]:
+    """{impl: {case: best seconds}}; the implementations take turns on each case, so a busy host
+    slows them alike."""
+    figures: dict[str, dict[str, float]] = {name: {} for name, _ in impls}
     for label, run in cases:
-        best = float("inf")
         for _ in range(repeat):
-            t0 = time.perf_counter()
-            run(compare_fn)
-            best = min(best, time.perf_counter() - t0)
-        figures[label] = best
+            for name, fn in impls:
+                t0 = time.perf_counter()
+                run(fn)
+                elapsed = time.perf_counter() - t0
+                figures[name][label] = min(figures[name].get(label, float("inf")), elapsed)
     return figures
 
 
@@ -124,12 +143,12 @@ def main(argv: list[str] | None = None) -> None:
     from parity.run import compare
 
     torch.set_num_threads(a.threads)
-    cases = prepared(a.kernels, a.level)
+    cases = (prepared(a.kernels, a.level) if a.kernels else []) + synthetic(a.synthetic)
     print(f"{len(cases)} case(s) of {a.kernels} ({a.level}), {a.threads} thread(s), min of {a.repeat}")
     impls = [("now", compare.compare)]
     if a.before:
         impls.insert(0, (f"at {a.before}", compare_at(a.before).compare))
-    results = {name: timed(cases, fn, a.repeat) for name, fn in impls}
+    results = timed(cases, impls, a.repeat)
     for name, figures in results.items():
         top = sorted(figures.items(), key=lambda kv: -kv[1])[:5]
         print(f"{name:>14}: {sum(figures.values()):.3f} s in all; slowest: "

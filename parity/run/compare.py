@@ -104,20 +104,22 @@ def compare(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, dims: Sequence
     ref = ref.detach().to(device=device, dtype=torch.float64)
     if valid is not None:
         valid = valid.to(device=out.device, dtype=torch.bool).expand_as(out)
+    if out.numel() == 0:
+        return _compare_nonfinite(out, ref, tol, dims, valid, name)
     diff = out - ref  # finite exactly where both are (an fp64 overflow of finite values takes the full path)
-    if bool(torch.isfinite(diff).all()):
-        return _compare_finite(out, ref, diff, tol, dims, valid, name)
-    return _compare_nonfinite(out, ref, tol, dims, valid, name)
+    return _compare_finite(out, ref, diff, tol, dims, valid, name)
 
 
 def _compare_finite(out: torch.Tensor, ref: torch.Tensor, diff: torch.Tensor, tol: Tolerance,
                     dims: Sequence[str] | None, valid: torch.Tensor | None, name: str) -> Metrics:
     """compare() where every element is finite (nearly every case): the same metrics in about half
-    the passes over the data, no masked copies, and one transfer of the scalars (one sync on a device).
+    the passes over the data, no masked copies, and one transfer of the scalars (one sync on a device);
+    where some element is not finite, the full path instead.
 
     Elements outside `valid` are zeroed rather than dropped; every statistic here is a max of
     non-negative values or a sum, which zeros leave as they are.
     """
+    all_finite = torch.isfinite(diff).all()
     abs_diff = diff.abs_()
     abs_ref = ref.abs()
     bound = abs_ref * tol.rtol + tol.atol  # atol + rtol·|ref|
@@ -126,18 +128,20 @@ def _compare_finite(out: torch.Tensor, ref: torch.Tensor, diff: torch.Tensor, to
         bad &= valid
         abs_diff = abs_diff.masked_fill(~valid, 0.0)
         abs_ref = abs_ref.masked_fill(~valid, 0.0)
-    n = int(valid.sum()) if valid is not None else out.numel()
     rel = torch.where(abs_ref != 0, abs_diff / abs_ref, 0.0)
     if tol.atol > 0:  # every bound is positive
         over = abs_diff / bound
     else:
         over = torch.where(bound > 0, abs_diff / bound.clamp_min(1e-300),
                            torch.where(abs_diff != 0, float("inf"), 0.0))
-    if n == 0:
-        return _metrics(name, dims, out, ref, tol, bad, None, 0, [0.0] * 6, abs_diff)
-    scalars = torch.stack([abs_diff.max(), rel.max(), over.max(), abs_ref.square().sum(), abs_diff.square().sum(),
-                           bad.sum(dtype=torch.float64)]).tolist()
-    return _metrics(name, dims, out, ref, tol, bad, None, n, scalars, abs_diff)
+    kept = valid.sum(dtype=torch.float64) if valid is not None else torch.tensor(float(out.numel()), device=out.device,
+                                                                                    dtype=torch.float64)
+    finite, n, *scalars = torch.stack([
+        all_finite.double(), kept, abs_diff.max(), rel.max(), over.max(), abs_ref.square().sum(),
+        abs_diff.square().sum(), bad.sum(dtype=torch.float64)]).tolist()
+    if not finite:
+        return _compare_nonfinite(out, ref, tol, dims, valid, name)
+    return _metrics(name, dims, out, ref, tol, bad, None, int(n), scalars, abs_diff)
 
 
 def _metrics(name: str, dims: Sequence[str] | None, out: torch.Tensor, ref: torch.Tensor, tol: Tolerance,
