@@ -15,6 +15,7 @@ on the specs' own perf-case inputs, with the NaN prefill of outputs off as in th
   a device copy of the same bytes (the perf pass's roof).
 - attention: flash_attention_tma at its perf cases (B=4, T=8192, H=32, D=128, bf16, causal and not)
   beside SDPA, pinned to each candidate config in turn (the autotune list, and tiles beyond it).
+- chunk_h: gdn_chunk_fwd_h's perf cases beside fla, pinned to each candidate config likewise.
 Nothing is quoted from another run; the script stops starting rows after --budget-s seconds.
 """
 
@@ -40,7 +41,7 @@ GDN = ("gdn_chunk_local_cumsum", "gdn_chunk_scaled_dot_kkt", "gdn_recompute_w_u"
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--only", default="tril_mask,gdn,attention",
-                   help="groups, in order: tril_mask, gdn, attention (default all three)")
+                   help="groups, in order: tril_mask, gdn, attention, chunk_h (default the first three)")
     p.add_argument("--kernels", default=",".join(GDN), help="GDN specs to time, in order")
     p.add_argument("--budget-s", type=float, default=300.0, help="start no row after this many seconds")
     p.add_argument("--json", type=Path, default=None, help="write the rows here after each one")
@@ -153,46 +154,59 @@ def tril_rows() -> Iterator[dict[str, Any]]:
             yield row
 
 
-# (BM, BN, num_stages, num_warps) beyond the autotune list
+# configs beyond each autotune list: (BM, BN, num_stages, num_warps) for attention, (BV, num_warps,
+# num_stages) for chunk_fwd_h (fla's own list on Hopper: BV 32/64, 2 or 4 warps, 2-4 stages)
 ATTENTION_EXTRA = ((128, 128, 4, 8), (128, 64, 2, 8), (128, 64, 5, 8), (128, 128, 3, 4), (64, 128, 3, 4))
+CHUNK_H_EXTRA = ((32, 2, 2), (32, 2, 3), (32, 2, 4), (64, 2, 3), (32, 4, 2), (32, 4, 4), (64, 4, 3))
 
 
-def attention_rows() -> Iterator[dict[str, Any]]:
-    import torch
+def extra_configs(name: str) -> list[Any]:
     import triton
+
+    if name == "flash_attention_tma":
+        return [triton.Config({"BM": bm, "BN": bn}, num_stages=st, num_warps=w) for bm, bn, st, w in ATTENTION_EXTRA]
+    return [triton.Config({"BV": bv}, num_warps=w, num_stages=st) for bv, w, st in CHUNK_H_EXTRA]
+
+
+def sweep_rows(name: str) -> Iterator[dict[str, Any]]:
+    """The spec's launch pinned to each candidate config in turn, beside its baseline or peer."""
+    import torch
 
     from parity import registry
     from parity.run.autotune_pin import autotuners
     from parity.run.perf_case import device_inputs
 
-    _, (spec,) = registry.build(["flash_attention_tma"])
+    _, (spec,) = registry.build([name])
     (tuner,) = autotuners([spec.kernel])
     listed = list(tuner.configs)
-    candidates = listed + [triton.Config({"BM": bm, "BN": bn}, num_stages=st, num_warps=w)
-                           for bm, bn, st, w in ATTENTION_EXTRA]
+    candidates = listed + extra_configs(name)
     for case in spec.perf_cases:
-        yield from attention_case(spec, case, device_inputs(spec, case, 0, "cuda")[0], tuner, listed, candidates)
+        yield from sweep_case(spec, case, device_inputs(spec, case, 0, "cuda")[0], tuner, listed, candidates)
         torch.cuda.empty_cache()
 
 
-def attention_case(spec: Any, case: Any, inputs: Any, tuner: Any, listed: list[Any],
-                   candidates: list[Any]) -> Iterator[dict[str, Any]]:
-    from kernels.attention import flash_tma
+def sweep_case(spec: Any, case: Any, inputs: Any, tuner: Any, listed: list[Any],
+               candidates: list[Any]) -> Iterator[dict[str, Any]]:
+    from parity.context import backend_scope
     from parity.inputs import unfilled
 
     p = case.params
-    sdpa_ms = bench_ms(lambda: spec.baseline(inputs, p))
+    with unfilled(), backend_scope("cuda"):
+        if spec.peer is not None and spec.peer.unavailable() is None:
+            other, other_ms = "peer", bench_ms(spec.peer.prepare(inputs, p))
+        else:
+            other, other_ms = "baseline", bench_ms(lambda: spec.baseline(inputs, p))
     for config in candidates:
-        row = {"group": "attention", "kernel": spec.name, "case": f"{case.id} {config}", "baseline_ms": sdpa_ms,
+        row = {"group": "sweep", "kernel": spec.name, "case": f"{case.id} {config}", f"{other}_ms": other_ms,
                "listed": config in listed}
         try:
             tuner.configs, tuner.cache = [config], {}
-            with unfilled():
-                row["ms"] = bench_ms(lambda: flash_tma.flash_attention_tma(inputs["q"], inputs["k"], inputs["v"],
-                                                                           p["causal"]))
-            row["speed_vs_sdpa"] = sdpa_ms / row["ms"]
-            if spec.flops:
-                row["tflops"] = spec.flops(p) / row["ms"] / 1e9
+            with unfilled(), backend_scope("cuda"):
+                row["ms"] = bench_ms(lambda: spec.launch(inputs, p))
+            if other == "peer":
+                row["vs_peer"] = row["ms"] / other_ms
+            else:
+                row["speed_vs_sdpa"] = other_ms / row["ms"]
         except Exception as exc:
             row["error"] = "".join(traceback.format_exception_only(type(exc), exc)).strip()[-300:]
         finally:
@@ -204,7 +218,7 @@ def line(row: dict[str, Any]) -> str:
     if "error" in row:
         return f"{row['kernel']:<28} {row['case'][:60]:<60} error: {row['error'][:140]}"
     figures = [f"{row['ms']:.4f} ms"]
-    if row.get("peer_ms") is not None:
+    if row.get("peer_ms") is not None and row.get("vs_peer") is not None:
         figures.append(f"fla {row['peer_ms']:.4f} ms ({row['vs_peer']:.3f}x fla's time)")
     if row.get("before_ms") is not None:
         figures.append(f"before {row['before_ms']:.4f} ms ({row['before_ms'] / row['peer_ms']:.3f}x)"
@@ -224,7 +238,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}", flush=True)
     groups = [g.strip() for g in a.only.split(",")]
     sources: dict[str, Callable[[], Iterator[dict[str, Any]]]] = {
-        "tril_mask": tril_rows, "attention": attention_rows,
+        "tril_mask": tril_rows, "attention": lambda: sweep_rows("flash_attention_tma"),
+        "chunk_h": lambda: sweep_rows("gdn_chunk_fwd_h"),
         "gdn": lambda: gdn_rows([k.strip() for k in a.kernels.split(",")])}
     unknown = [g for g in groups if g not in sources]
     if unknown:
