@@ -80,6 +80,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--perf-all", action="store_const", const="all", dest="perf",
                     help="like --perf, for every passing case")
     group.addoption("--no-perf", action="store_const", const="off", dest="perf", help="never time cases")
+    group.addoption("--retune", action="store_true",
+                    help="autotune every perf case afresh instead of reusing the picks earlier runs stored")
     group.addoption("--cuda-arch", type=parse_cuda_arch, default=None,
                     help="cuda-compile target SM: 80, 86, 89 or 90 (default 90)")
     group.addoption("--ascend-arch", type=parse_ascend_arch, default=None,
@@ -101,6 +103,7 @@ class ParitySession:
     unavailable: str | None = None
     ref_cache: ReferenceCache = field(default_factory=ReferenceCache)
     perf: str = "off"  # parity.run.perf.PERF_MODES
+    retune: bool = False  # --retune: the perf pass ignores stored autotune picks (parity.run.pick_cache)
     workers: int = 0  # xdist workers, so a report can say when timings shared a device
     writer: ResultWriter | None = None
     records: list[dict[str, Any]] = field(default_factory=list)
@@ -229,6 +232,7 @@ def pytest_configure(config: pytest.Config) -> None:
         timed = backend.mode == "run" and backend.times_kernels
         perf_option = "largest" if timed and state.level == "full" else "off"
     state.perf = perf_option
+    state.retune = bool(config.getoption("retune"))
     state.workers = int(getattr(config.option, "numprocesses", 0) or 0)
     if state.is_controller:
         # the last complete results stay in place until this run has its own (rundir.promote)
@@ -414,7 +418,7 @@ def _perf_pass(state: ParitySession, records: list[dict[str, Any]]) -> None:
     # perf sizes only where a device times them; an explicit --perf on interpret times accuracy cases
     at_perf_sizes = state.backend.mode == "run" and state.backend.times_kernels
     perf_pass.run(cases, records, state.backend, seed=state.seed, mode=state.perf, specs=state.specs,
-                  use_perf_cases=at_perf_sizes)
+                  use_perf_cases=at_perf_sizes, retune=state.retune)
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 import torch
 
 from parity.run.compare import compare, describe_region, worst_of
@@ -105,3 +106,41 @@ def test_tol_ratio_measures_each_element_against_its_own_bound():
     assert not worse.passed and worse.max_tol_ratio > 1
     exact = compare(ref + torch.tensor([0.0, 1e-9], dtype=torch.float64), ref, Tolerance(rtol=0.0, atol=0.0))
     assert not exact.passed and exact.max_tol_ratio == float("inf")
+
+
+def _agree(a, b) -> None:
+    """Same metrics; sums may round differently in the last bits (another summation order)."""
+    da, db = a.as_dict(), b.as_dict()
+    for key in da:
+        if isinstance(da[key], float) and isinstance(db[key], float):
+            assert da[key] == pytest.approx(db[key], rel=1e-9, abs=0.0), key
+        else:
+            assert da[key] == db[key], key
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_finite_fast_path_gives_the_metrics_of_the_full_path(seed):
+    """compare() takes a short path where everything is finite; the full path (NaN and infinities
+    handled apart, masked copies) is the definition it must agree with, valid masks and atol=0 too."""
+    from parity.run.compare import _compare_nonfinite
+
+    gen = torch.Generator().manual_seed(seed)
+    ref = torch.randn(4, 33, 5, generator=gen, dtype=torch.float64)
+    ref[0, :3] = 0.0  # zeros: no relative error there, and a zero bound where atol is 0
+    out = (ref + 1e-3 * torch.randn(ref.shape, generator=gen, dtype=torch.float64)).float()
+    out[1, 7, 2] += 0.5 * seed  # one clear mismatch from seed 1 on
+    valid = torch.rand(4, 33, 1, generator=gen) > 0.3 if seed % 2 else None
+    for tol in (Tolerance(rtol=1e-3, atol=1e-5), Tolerance(rtol=1e-2, atol=0.0),
+                Tolerance(rtol=0.0, atol=1e-6, max_err_ratio=0.005)):
+        fast = compare(out, ref, tol, ("b", "t", "h"), valid, "o")
+        full = _compare_nonfinite(out.double(), ref, tol, ("b", "t", "h"),
+                                  valid.expand_as(ref) if valid is not None else None, "o")
+        _agree(fast, full)
+
+
+def test_negative_control_the_agreement_check_sees_a_metric_that_moved():
+    ref = torch.linspace(-1, 1, 50, dtype=torch.float64)
+    a = compare(ref.float(), ref, Tolerance(rtol=1e-3, atol=1e-5))
+    b = compare((ref * 1.001).float(), ref, Tolerance(rtol=1e-3, atol=1e-5))
+    with pytest.raises(AssertionError):
+        _agree(a, b)

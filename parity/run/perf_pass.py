@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from parity.backends.base import Backend
-from parity.run import perf, roofline
+from parity.run import perf, pick_cache, roofline
 from parity.run.faults import is_sticky_device_error
 from parity.run.perf_case import run_perf_case
 from parity.run.runner import error_text, measure_case
@@ -48,9 +48,23 @@ def perf_case_plan(specs: Sequence[KernelSpec], use_perf_cases: bool) -> list[tu
 
 def run(cases: Mapping[tuple[str, str], tuple[KernelSpec, Case]], records: list[dict[str, Any]], backend: Backend,
         *, seed: int, mode: str, specs: Sequence[KernelSpec] = (), use_perf_cases: bool = False,
-        progress: Progress = _stderr, roof_probe: RoofProbe = probe_roof) -> int:
+        progress: Progress = _stderr, roof_probe: RoofProbe = probe_roof, retune: bool = False) -> int:
     """Fill `perf` of the chosen passing accuracy records in place and append the perf-case records;
-    returns how many cases were timed. `cases` maps (kernel, case id) to the spec and case that ran."""
+    returns how many cases were timed. `cases` maps (kernel, case id) to the spec and case that ran.
+    Autotuners reuse the picks earlier runs stored (parity.run.pick_cache) unless `retune`."""
+    store = pick_cache.store_for(backend, retune=retune)
+    with pick_cache.reusing_picks(store):
+        done = _run(cases, records, backend, seed=seed, mode=mode, specs=specs, use_perf_cases=use_perf_cases,
+                    progress=progress, roof_probe=roof_probe, store=store)
+    if store.reused or store.tuned:
+        progress(f"parity perf: autotune picks reused {store.reused}, tuned {store.tuned}"
+                 + (" (--retune)" if retune else ""))
+    return done
+
+
+def _run(cases: Mapping[tuple[str, str], tuple[KernelSpec, Case]], records: list[dict[str, Any]], backend: Backend,
+         *, seed: int, mode: str, specs: Sequence[KernelSpec], use_perf_cases: bool, progress: Progress,
+         roof_probe: RoofProbe, store: pick_cache.PickStore) -> int:
     plan = perf_case_plan(specs, use_perf_cases) if mode != "off" else []
     with_perf_cases = {spec.name for spec, _ in plan}
     chosen = _chosen_accuracy(cases, records, mode, skip=with_perf_cases)
@@ -65,9 +79,10 @@ def run(cases: Mapping[tuple[str, str], tuple[KernelSpec, Case]], records: list[
     progress(f"parity perf: timing {total} case(s) alone on {backend.device} ({len(plan)} at perf sizes)"
              + (f"; not timed (KernelSpec.timed=False): {', '.join(untimed)}" if untimed else ""))
     for spec, case in plan:
-        t0 = time.perf_counter()
+        t0, before = time.perf_counter(), store.counts()
         record = run_perf_case(spec, case, backend, seed=seed, roof=roof, declined=declined.get(spec.name))
         record["timing"]["perf_s"] = time.perf_counter() - t0
+        _note_picks(record, before, store)
         records.append(record)
         done += 1
         progress(f"parity perf [{done}/{total}] {spec.name}[{case.id}] {_line(record)}")
@@ -75,7 +90,7 @@ def run(cases: Mapping[tuple[str, str], tuple[KernelSpec, Case]], records: list[
             progress(f"parity perf: stopped, the device context is poisoned: {record['reason']}")
             return done
     for spec, case, record in chosen:
-        t0 = time.perf_counter()
+        t0, before = time.perf_counter(), store.counts()
         try:
             record["perf"] = with_roof(measure_case(spec, case, backend, seed=seed), spec, case, roof)
             record["perf"]["device"] = backend.device  # one device, one timed case at a time
@@ -86,11 +101,19 @@ def run(cases: Mapping[tuple[str, str], tuple[KernelSpec, Case]], records: list[
                 progress(f"parity perf: stopped, the device context is poisoned: {reason}")
                 break
         record.setdefault("timing", {})["perf_s"] = time.perf_counter() - t0
+        _note_picks(record, before, store)
         done += 1
         ms = record["perf"].get("ms")
         progress(f"parity perf [{done}/{total}] {spec.name}[{case.id}] "
                  + (f"{ms:.4f} ms" if ms is not None else f"error: {record['perf']['error'][:120]}"))
     return done
+
+
+def _note_picks(record: dict[str, Any], before: Mapping[str, int], store: pick_cache.PickStore) -> None:
+    """perf.autotune: how many autotune picks this case reused from earlier runs and how many it tuned."""
+    delta = {k: v - before[k] for k, v in store.counts().items()}
+    if any(delta.values()) and isinstance(record.get("perf"), dict):
+        record["perf"]["autotune"] = delta
 
 
 def declined_ops(records: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:

@@ -20,6 +20,7 @@ from typing import Any
 from parity.backends.base import Backend
 from parity.context import backend_scope
 from parity.run.autotune_pin import autotuners, pinned_case
+from parity.run.pick_cache import PickStore, store_for, tuning_key
 from parity.spec import Case, KernelSpec
 
 Seen = dict[int, tuple[Any, tuple[Any, ...], dict[str, Any]]]  # id(tuner) -> (tuner, args, kwargs)
@@ -74,17 +75,22 @@ def arguments_seen(spec: KernelSpec) -> Iterator[Seen]:
         yield seen
 
 
-def compile_configs(tuner: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[int, int]:
-    """Compile, without launching, every config the autotuner would time for these arguments;
-    (compiled, failed). A config that does not build is the autotuner's to skip, not ours to report."""
+def compile_configs(tuner: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                    store: PickStore | None = None) -> tuple[int, int]:
+    """Compile, without launching, every config the autotuner would time for these arguments (only the
+    pick, where `store` holds one for them: the perf pass will launch that alone); (compiled, failed).
+    A config that does not build is the autotuner's to skip, not ours to report."""
+    stored = store.lookup(tuner, tuning_key(tuner, args, kwargs)) if store is not None else None
     tuner.nargs = dict(zip(tuner.arg_names, args, strict=False))  # what the tuner's pruning reads
     try:
-        configs = tuner.prune_configs(kwargs)
+        configs = [stored] if stored is not None else tuner.prune_configs(kwargs)
     finally:
         tuner.nargs = None
+    if stored is None and len(configs) <= 1:
+        configs = []  # one config is launched untimed: the perf pass compiles it as it runs
     kwargs = {k: v for k, v in kwargs.items() if k != "warmup"}  # warm-up sets it itself
     done = failed = 0
-    for config in configs if len(configs) > 1 else ():
+    for config in configs:
         try:
             tuner.fn.warmup(*args, **kwargs, **config.all_kwargs())
             done += 1
@@ -94,13 +100,15 @@ def compile_configs(tuner: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -
 
 
 def perf_configs(spec: KernelSpec, backend: Backend, *, seed: int, cases: Sequence[Case],
-                 part: tuple[int, int] = (0, 1)) -> dict[str, Any]:
+                 part: tuple[int, int] = (0, 1), retune: bool = False) -> dict[str, Any]:
     """Warm this worker's share of the spec's warmable perf cases: the autotuners j with j % n == i, in
-    the order the launch reaches them; what was compiled, and the seconds it took."""
+    the order the launch reaches them; what was compiled, and the seconds it took. Where an earlier run
+    stored a tuner's pick (parity.run.pick_cache) and `retune` is off, only the pick is compiled."""
     from parity.run.perf_case import device_inputs
     from parity.run.runner import memory_skip
 
     t0 = time.perf_counter()
+    store = store_for(backend, retune=retune)
     compiled = failed = 0
     errors: list[str] = []
     for case in warmable(spec, cases):
@@ -114,7 +122,7 @@ def perf_configs(spec: KernelSpec, backend: Backend, *, seed: int, cases: Sequen
                 backend.synchronize()
                 mine = list(seen.values())[part[0]::part[1]]  # the tuners have all their configs back here
                 for tuner, args, kwargs in mine:
-                    done, bad = compile_configs(tuner, args, kwargs)
+                    done, bad = compile_configs(tuner, args, kwargs, store)
                     compiled, failed = compiled + done, failed + bad
         except Exception as exc:  # the perf pass will meet and report the same error itself
             errors.append(f"{case.id}: {type(exc).__name__}: {str(exc)[:200]}")
