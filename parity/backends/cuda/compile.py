@@ -406,7 +406,7 @@ class CudaCompileBackend(Backend):
         finally:
             clear_jit_caches(spec.kernels)
         fit_hook.attach(log.compiles, [log.sources.get(id(c)) for c in log.compiles], spec.kernels,
-                        fit_tiers.cuda(self, self._saved[2]))
+                        fit_tiers.cuda(self, compile_function().original))
         return [dict(c) for c in self.log.compiles]
 
     def env(self) -> dict[str, Any]:
