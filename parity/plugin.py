@@ -1,8 +1,7 @@
-"""The pytest plugin: options, the session object, parametrization and the end-of-run hooks."""
+"""The pytest plugin: the session object, parametrization and the end-of-run hooks (options: parity.options)."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -12,81 +11,19 @@ from typing import Any
 
 import pytest
 
-from parity.backends import BACKENDS, Backend, get_backend
+from parity.backends import Backend, get_backend
 from parity.context import set_current_backend
+from parity.options import pytest_addoption  # noqa: F401  (a pytest hook: pytest finds it here)
 from parity.paths import point_triton_at, triton_cache_dir
 from parity.repro import outputs_store
 from parity.run import rundir
 from parity.run.record import MERGED_NAME, ResultWriter, atomic_write_text, merge_parts, read_records, write_results
 from parity.run.refcache import ReferenceCache
 from parity.run.wallclock import SessionClock, process_start
-from parity.spec import LEVELS, Case, KernelSpec, SpecError, validate_cases, validate_compile_cases
+from parity.spec import Case, KernelSpec, SpecError, validate_cases, validate_compile_cases
 
 STATE_KEY = pytest.StashKey["ParitySession"]()
 WORKER_STOP_S = 15.0  # how long an interrupted run's controller waits for its workers' last records
-
-
-def parse_backend(value: str) -> str:
-    if value not in BACKENDS:
-        raise argparse.ArgumentTypeError(f"unknown backend {value!r}; valid: {', '.join(BACKENDS)}")
-    return value
-
-
-def parse_level(value: str) -> str:
-    if value not in LEVELS:
-        raise argparse.ArgumentTypeError(f"unknown level {value!r}; valid: {', '.join(LEVELS)}")
-    return value
-
-
-def parse_seed(value: str) -> int:
-    try:
-        seed = int(value, 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--seed takes an integer, got {value!r}") from None
-    if seed < 0:
-        raise argparse.ArgumentTypeError(f"--seed must be >= 0, got {seed}")
-    return seed
-
-
-def parse_cuda_arch(value: str) -> int:
-    from parity.backends.cuda.compile import parse_cuda_arch as parse
-
-    return parse(value)
-
-
-def parse_ascend_arch(value: str) -> str:
-    from parity.backends.ascend.arch import parse_ascend_arch as parse
-
-    return parse(value)
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("parity", "parity: Triton kernel portability")
-    group.addoption("--backend", type=parse_backend, default="interpret",
-                    help=f"where kernels run: {', '.join(BACKENDS)} (default: interpret)")
-    group.addoption("--level", type=parse_level, default="quick",
-                    help="case set: quick or full (default quick; the cuda and ascend nox sessions pass full)")
-    group.addoption("--kernels", default="",
-                    help="comma-separated kernel names, families, or importable modules with SPECS")
-    group.addoption("--seed", type=parse_seed, default=0, help="base seed of every input (default 0)")
-    group.addoption("--results-dir", default=None, help="where results go (default reports/<backend>)")
-    group.addoption("--no-ref-cache", action="store_true", help="recompute fp64 references")
-    group.addoption("--no-fit", action="store_true", help="compile tiers: no search for configs that fit (parity.fit)")
-    # flags, not `--perf [MODE]`: an optional value would swallow a following test path
-    group.addoption("--perf", action="store_const", const="largest", default=None, dest="perf",
-                    help="after the accuracy pass, time each kernel's perf cases (the sizes users run; else its "
-                         "largest passing case per dtype) beside its torch baseline and peer, alone on the device "
-                         "(the default on run tiers at level full)")
-    group.addoption("--perf-all", action="store_const", const="all", dest="perf",
-                    help="like --perf, for every passing case")
-    group.addoption("--no-perf", action="store_const", const="off", dest="perf", help="never time cases")
-    group.addoption("--retune", action="store_true",
-                    help="autotune every perf case afresh instead of reusing the picks earlier runs stored")
-    group.addoption("--cuda-arch", type=parse_cuda_arch, default=None,
-                    help="cuda-compile target SM: 80, 86, 89 or 90 (default 90)")
-    group.addoption("--ascend-arch", type=parse_ascend_arch, default=None,
-                    help="ascend-compile target: Ascend910B1, Ascend910B2, Ascend910B3 or Ascend910B4 "
-                         "(default Ascend910B3)")
 
 
 @dataclass

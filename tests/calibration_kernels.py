@@ -26,7 +26,6 @@ from parity import KernelSpec
 from parity.spec import Case
 
 UT = "third_party/ascend/unittest/pytest_ut"
-DEFAULT_GIT = "/work/.mirror/Ascend+triton-ascend/repo"
 # the module-level imports the kernels use, as a user porting them would write them: the NPU-only modules
 # (triton.language.extra.cann) fall back to what the installed Triton has, so upstream sees the plain names
 HEADER = ("import triton\nimport triton.language as tl\n"
@@ -40,8 +39,8 @@ def upstream_file(name: str) -> str | None:
     src = os.environ.get("PARITY_TRITON_ASCEND_SRC")
     if src and (Path(src) / UT / name).is_file():
         return (Path(src) / UT / name).read_text(encoding="utf-8")
-    git = os.environ.get("PARITY_TRITON_ASCEND_GIT", DEFAULT_GIT)
-    if not Path(git).is_dir():
+    git = os.environ.get("PARITY_TRITON_ASCEND_GIT")  # a git dir (a bare clone or a checkout's .git)
+    if not git or not Path(git).is_dir():
         return None
     done = subprocess.run(["git", "--git-dir", git, "show", f"HEAD:{UT}/{name}"], capture_output=True, text=True,
                           check=False)

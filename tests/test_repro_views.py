@@ -193,8 +193,9 @@ def test_verify_removes_a_half_written_folder_no_record_names(tmp_path):
 
 def test_verify_hides_parity_from_the_script(tmp_path):
     root = Path(__file__).resolve().parents[1]
-    env = verify.standalone_env({"PYTHONPATH": os.pathsep.join([str(root), "/work/libs"]), "HOME": "/h"})
-    assert env == {"PYTHONPATH": "/work/libs", "HOME": "/h"}
+    libs = "/opt/site-libs"  # another library path on PYTHONPATH: kept
+    env = verify.standalone_env({"PYTHONPATH": os.pathsep.join([str(root), libs]), "HOME": "/h"})
+    assert env == {"PYTHONPATH": libs, "HOME": "/h"}
     assert "PYTHONPATH" not in verify.standalone_env({"PYTHONPATH": str(root)})
 
 

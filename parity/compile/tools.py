@@ -119,7 +119,7 @@ def trim_message(text: str, limit: int = MESSAGE_LIMIT) -> str:
     if len(text) <= limit:
         return text
     head = text.splitlines()[0][: limit // 4]
-    from parity.triage.reasons import key_line
+    from parity.reasons import key_line
 
     key = key_line(text)[: limit // 3]  # the compiler's own `error:` line, wherever the dumps put it
     if key and key not in head and key not in text[-(limit - len(head) - 3):]:

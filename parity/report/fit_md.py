@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from parity.backends import backend_class
 from parity.report.tables import md_escape, table
 
 SHOWN = 3  # fitting configs per finding in a table cell
@@ -83,7 +84,8 @@ def autotune_fit_tables(records: Sequence[Mapping[str, Any]], env: Mapping[str, 
     cells: dict[str, dict[str, dict[str, list[Mapping[str, Any]]]]] = defaultdict(lambda: defaultdict(dict))
     for r in records:
         comp = r.get("compile") or {}
-        if r.get("backend") != "ascend-compile" or not comp.get("config"):
+        tier = backend_class(str(r.get("backend")))
+        if not (tier.target == "ascend" and tier.mode == "compile") or not comp.get("config"):
             continue
         # sorted: a compile's config lists its keys in no fixed order (a set of autotune keys)
         label = config_text({k: comp["config"][k] for k in sorted(comp["config"]) if k not in LAUNCH_KEYS})

@@ -285,7 +285,7 @@ def _tier_limit(record: dict[str, Any], verdict: Mapping[str, Any], spec: Kernel
         f"{record.get('reason')}"
     out_dir = results_dir / REPROS_DIR / case_filename(spec.name, case.id)
     out_dir.mkdir(parents=True, exist_ok=True)
-    command = ("TRITON_INTERPRET=1 " if backend.name == "interpret" else "") + \
+    command = ("TRITON_INTERPRET=1 " if backend.mode == "interpret" else "") + \
         f"pytest suites --backend={backend.name} -k '{spec.name}'"
     (out_dir / "TIER.md").write_text(render_tier(record, backend.name, command), encoding="utf-8")
     record["repro"] = out_dir.relative_to(results_dir).as_posix()

@@ -152,19 +152,15 @@ def after_run(store: PickStore, tuner: Any, key: Any) -> None:
 
 @contextlib.contextmanager
 def reusing_picks(store: PickStore) -> Iterator[PickStore]:
-    """Inside, every Autotuner (subclasses that call Autotuner.run too) consults and fills `store`."""
-    from triton.runtime.autotuner import Autotuner
+    """Inside, every Autotuner (subclasses that call Autotuner.run too) consults and fills `store`: a layer
+    on the Autotuner.run seam (parity.seams.jit)."""
+    from parity.seams.jit import autotuner_run
 
-    original_run = Autotuner.run
-
-    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
-        key = before_run(store, self, args, kwargs)
-        out = original_run(self, *args, **kwargs)
-        after_run(store, self, key)
+    def run(inner: Any, tuner: Any, *args: Any, **kwargs: Any) -> Any:
+        key = before_run(store, tuner, args, kwargs)
+        out = inner(tuner, *args, **kwargs)
+        after_run(store, tuner, key)
         return out
 
-    Autotuner.run = run  # type: ignore[method-assign]
-    try:
+    with autotuner_run().layer(run):
         yield store
-    finally:
-        Autotuner.run = original_run  # type: ignore[method-assign]

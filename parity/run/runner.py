@@ -74,7 +74,7 @@ def _as_outputs(spec: KernelSpec, value: Any) -> dict[str, torch.Tensor]:
 
 def error_text(exc: BaseException, limit: int = 600) -> str:
     """The exception's last lines (compilers put the useful part at the end), and where it was raised."""
-    from parity.triage.reasons import key_line
+    from parity.reasons import key_line
 
     text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
     if len(text) > limit:  # the compiler's own key line first (its `error:`), then the tail, never a dump alone

@@ -19,11 +19,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from parity.backends import backend_class
 from parity.triage.limits import failure_text, is_numeric, matching_limit
 
 FAILING = ("failed", "error", "crashed", "xfailed")
-UPSTREAM = ("interpret", "cuda", "cuda-compile")  # upstream Triton's tiers
-ASCEND = ("ascend", "ascend-compile", "ascend-lowered")
 CONFIG_KINDS = ("ub_overflow", "cc_overflow", "out_of_resources")
 CRASH_KINDS = ("crash", "timeout")
 # an internal assertion of a compiler: its own bug whatever the kernel (an invalid kernel gets a diagnostic)
@@ -41,13 +40,24 @@ def make_owner(who: str, name: str, evidence: str, *, provisional: bool = False,
 
 
 def family(tier: str) -> str:
-    return "ascend" if tier.startswith("ascend") else "upstream"
+    """The compiler family a tier's verdict speaks for: its vendor draft's tracker (Backend.tracker)."""
+    return backend_class(tier).tracker
+
+
+def interpreted(tier: str) -> bool:
+    return backend_class(tier).mode == "interpret"
+
+
+def runs_upstream(tier: str) -> bool:
+    """A tier where upstream Triton's compiled kernel computes on a device (the GPU)."""
+    cls = backend_class(tier)
+    return cls.mode == "run" and cls.tracker == "triton"
 
 
 def vendor_of(tier: str) -> tuple[str, str]:
-    if tier == "interpret":
+    if interpreted(tier):
         return "triton", "Triton interpreter"
-    return ("triton-ascend", "triton-ascend") if family(tier) == "ascend" else ("triton", "Triton")
+    return ("triton-ascend", "triton-ascend") if family(tier) == "triton-ascend" else ("triton", "Triton")
 
 
 def is_failing(record: Mapping[str, Any]) -> bool:
@@ -71,7 +81,7 @@ def _same_way(mine: Mapping[str, Any], other: Mapping[str, Any]) -> bool:
 
 
 def settle_run(tier: str) -> str:
-    if family(tier) == "ascend":
+    if family(tier) == "triton-ascend":
         return "the same case on interpret (nox -s interpret) and cuda-compile, then `python -m parity.cli report`"
     return ("the same case on ascend-lowered or ascend-compile (nox -s ascend-lowered), then "
             "`python -m parity.cli report`")
@@ -149,7 +159,7 @@ def same_way_elsewhere(record: Mapping[str, Any], others: Mapping[str, Mapping[s
     compiler, or the reference tier (two tiers of one compiler failing alike share its frontend)."""
     tier = str(record.get("backend"))
     return sorted(t for t, r in others.items() if _same_way(record, r) and not _explained(r)
-                  and (family(t) != family(tier) or "interpret" in (t, tier)))
+                  and (family(t) != family(tier) or (interpreted(t) or interpreted(tier))))
 
 
 def _explained(record: Mapping[str, Any]) -> bool:
@@ -161,7 +171,7 @@ def _explained(record: Mapping[str, Any]) -> bool:
 
 
 def _ascend_only(record: Mapping[str, Any], text: str, tier: str) -> bool:
-    if family(tier) == "ascend":
+    if family(tier) == "triton-ascend":
         return False
     from parity.compile.ascend_only import ASCEND_ONLY_OPTIONS, language_finding
 
@@ -177,21 +187,21 @@ def _odd_one_out(record: Mapping[str, Any], others: Mapping[str, Mapping[str, An
     mine = family(tier)
     other_pass = sorted(t for t, r in others.items() if family(t) != mine and _passes(r))
     if not other_pass:
-        if tier == "interpret":  # the interpreter against a compiled upstream tier of its own family
-            compiled = sorted(t for t, r in others.items() if t in ("cuda",) and _passes(r))
+        if interpreted(tier):  # the interpreter against a compiled upstream tier of its own family
+            compiled = sorted(t for t, r in others.items() if runs_upstream(t) and _passes(r))
             if compiled and is_numeric(record):
                 return make_owner("triton", "Triton interpreter",
                                   f"{', '.join(compiled)} gives the reference's values; only the interpreter differs"
                                   f"{_where(record)}")
         return None
-    if tier == "interpret":
+    if interpreted(tier):
         if not is_numeric(record) and not record.get("status") == "crashed":
             return None  # an interpreter error on code a compiler takes: the compilers check less than it does
         return make_owner("triton", "Triton interpreter",
                           f"{', '.join(other_pass)} pass{'es' if len(other_pass) == 1 else ''}; only the interpreter "
                           f"differs{_where(record)}")
     who, name = vendor_of(tier)
-    if mine == "upstream" and not is_numeric(record) and not (kind in CRASH_KINDS or comp_stage(record)):
+    if mine == "triton" and not is_numeric(record) and not (kind in CRASH_KINDS or comp_stage(record)):
         # upstream's frontend rejecting what triton-ascend accepts is a language difference, not a bug
         return make_owner("author", "kernel author",
                           f"upstream Triton's frontend rejects the kernel ({_key(failure_text(record))}) while "
@@ -210,7 +220,7 @@ def comp_stage(record: Mapping[str, Any]) -> str | None:
 def _provisional(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], tier: str,
                  kind: str | None) -> dict[str, Any]:
     seen = f" (other tiers seen: {', '.join(sorted(others))})" if others else " (no other tier's record of this case)"
-    if tier == "interpret":
+    if interpreted(tier):
         return make_owner("author", "kernel author",
                           "fails under Triton's interpreter, whose semantics are the reference" + seen,
                           provisional=True, settle=settle_run(tier))
@@ -227,12 +237,12 @@ def _owner_of_link(link: str, tier: str) -> tuple[str, str]:
     if "triton-ascend" in link or "Ascend" in link:
         return "triton-ascend", "triton-ascend"
     if "triton-lang/triton/" in link:
-        return vendor_of(tier) if family(tier) == "upstream" else ("triton", "Triton")
+        return vendor_of(tier) if family(tier) == "triton" else ("triton", "Triton")
     return "author", "kernel author"
 
 
 def _key(text: str) -> str:
     """The message's key line, for one-line evidence."""
-    from parity.triage.reasons import key_line
+    from parity.reasons import key_line
 
     return key_line(text)[:160]

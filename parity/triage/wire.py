@@ -6,7 +6,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from parity.triage import evidence, interrupt
+import parity.triage.evidence as evidence
+import parity.triage.interrupt as interrupt
 from parity.triage.decide import decide
 from parity.triage.libraries import library_for, library_rule
 

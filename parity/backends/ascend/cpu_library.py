@@ -26,6 +26,7 @@ import math
 import re
 
 from parity.backends.ascend.cpu_build_errors import LoweringUnsupported
+from parity.backends.ascend.cpu_sort_gather import shape_select
 
 # element types whose scan the stand-in declines, with the limit: no meaning of triton-ascend's to follow
 DECLINED_CUMSUM = {
@@ -56,20 +57,6 @@ def define_library_calls(ir_text: str) -> str:
     return define_sort_gather(_CUMSUM_DECL.sub(define, ir_text))
 
 
-def _shape_select(shape: list[int], p: str = "") -> list[str]:
-    """%{p}n = shape[dim] and %{p}inner = prod(shape[dim+1:]) for a runtime %d, by a select chain."""
-    lines = [f"%{p}n_last = arith.constant {shape[-1]} : index", f"%{p}in_last = arith.constant 1 : index"]
-    n_prev, in_prev = f"%{p}n_last", f"%{p}in_last"
-    for i in range(len(shape) - 1):
-        lines += [f"%{p}ci{i} = arith.constant {i} : index", f"%{p}is{i} = arith.cmpi eq, %d, %{p}ci{i} : index",
-                  f"%{p}sz{i} = arith.constant {shape[i]} : index",
-                  f"%{p}inn{i} = arith.constant {math.prod(shape[i + 1:])} : index",
-                  f"%{p}n{i} = arith.select %{p}is{i}, %{p}sz{i}, {n_prev} : index",
-                  f"%{p}in{i} = arith.select %{p}is{i}, %{p}inn{i}, {in_prev} : index"]
-        n_prev, in_prev = f"%{p}n{i}", f"%{p}in{i}"
-    return [*lines, f"%{p}n = arith.addi {n_prev}, %c0 : index", f"%{p}inner = arith.addi {in_prev}, %c0 : index"]
-
-
 def cumsum_definition(name: str, type_text: str) -> str | None:
     """`name(x, dim, reverse)`: an inclusive scan of a static-shape tensor; None for shapes it cannot take."""
     found = _TENSOR.fullmatch(type_text)
@@ -86,7 +73,7 @@ def cumsum_definition(name: str, type_text: str) -> str | None:
             f"%df = memref.collapse_shape %dst {group} : {memref} into {flat}",
             "%c0 = arith.constant 0 : index", "%c1 = arith.constant 1 : index",
             f"%total = arith.constant {math.prod(shape)} : index", "%d = arith.index_cast %dim : i32 to index",
-            *_shape_select(shape),
+            *shape_select(shape),
             "%ni = arith.muli %n, %inner : index", "%outer = arith.divui %total, %ni : index",
             "%nm1 = arith.subi %n, %c1 : index",
             f"%zero = arith.constant {'0.000000e+00' if is_float else '0'} : {elem}",

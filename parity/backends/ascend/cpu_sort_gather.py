@@ -22,6 +22,20 @@ _TENSOR = re.compile(r"tensor<((?:\d+x)+)(\w+)>")
 FLOATS = ("f16", "bf16", "f32", "f64")
 
 
+def shape_select(shape: list[int], p: str = "") -> list[str]:
+    """%{p}n = shape[dim] and %{p}inner = prod(shape[dim+1:]) for a runtime %d, by a select chain."""
+    lines = [f"%{p}n_last = arith.constant {shape[-1]} : index", f"%{p}in_last = arith.constant 1 : index"]
+    n_prev, in_prev = f"%{p}n_last", f"%{p}in_last"
+    for i in range(len(shape) - 1):
+        lines += [f"%{p}ci{i} = arith.constant {i} : index", f"%{p}is{i} = arith.cmpi eq, %d, %{p}ci{i} : index",
+                  f"%{p}sz{i} = arith.constant {shape[i]} : index",
+                  f"%{p}inn{i} = arith.constant {math.prod(shape[i + 1:])} : index",
+                  f"%{p}n{i} = arith.select %{p}is{i}, %{p}sz{i}, {n_prev} : index",
+                  f"%{p}in{i} = arith.select %{p}is{i}, %{p}inn{i}, {in_prev} : index"]
+        n_prev, in_prev = f"%{p}n{i}", f"%{p}in{i}"
+    return [*lines, f"%{p}n = arith.addi {n_prev}, %c0 : index", f"%{p}inner = arith.addi {in_prev}, %c0 : index"]
+
+
 def _parse(type_text: str) -> tuple[list[int], str] | None:
     found = _TENSOR.fullmatch(type_text)
     return ([int(s) for s in found.group(1).rstrip("x").split("x")], found.group(2)) if found else None
@@ -36,7 +50,6 @@ def _flat(name: str, value: str, shape: list[int], elem: str) -> list[str]:
 
 
 def sort_definition(name: str, type_text: str) -> str | None:
-    from parity.backends.ascend.cpu_library import _shape_select
 
     parsed = _parse(type_text)
     if parsed is None:
@@ -50,7 +63,7 @@ def sort_definition(name: str, type_text: str) -> str | None:
             f"%df = memref.collapse_shape %dst {group} : {memref} into {flat}",
             "%c0 = arith.constant 0 : index", "%c1 = arith.constant 1 : index",
             f"%total = arith.constant {math.prod(shape)} : index", "%d = arith.index_cast %dim : i64 to index",
-            *_shape_select(shape), "%ni = arith.muli %n, %inner : index", "%outer = arith.divui %total, %ni : index",
+            *shape_select(shape), "%ni = arith.muli %n, %inner : index", "%outer = arith.divui %total, %ni : index",
             "%nm1 = arith.subi %n, %c1 : index",
             "scf.for %a = %c0 to %outer step %c1 {", "  scf.for %i = %c0 to %inner step %c1 {",
             "    scf.for %p = %c0 to %n step %c1 {", "      scf.for %q = %c0 to %nm1 step %c1 {",
@@ -70,7 +83,6 @@ def sort_definition(name: str, type_text: str) -> str | None:
 
 
 def gather_definition(name: str, src_type: str, index_type: str, out_type: str) -> str | None:
-    from parity.backends.ascend.cpu_library import _shape_select
 
     src, index, out = _parse(src_type), _parse(index_type), _parse(out_type)
     if src is None or index is None or out is None or out[0] != index[0] or out[1] != src[1] \
@@ -84,7 +96,7 @@ def gather_definition(name: str, src_type: str, index_type: str, out_type: str) 
             f"%of = memref.collapse_shape %dst {o_group} : {o_memref} into memref<{math.prod(i_shape)}x{elem}>",
             "%c0 = arith.constant 0 : index", "%c1 = arith.constant 1 : index",
             f"%total = arith.constant {math.prod(i_shape)} : index", "%d = arith.index_cast %axis : i32 to index",
-            *_shape_select(s_shape, "s"), *_shape_select(i_shape, "x"),
+            *shape_select(s_shape, "s"), *shape_select(i_shape, "x"),
             "%xni = arith.muli %xn, %xinner : index",
             "scf.for %f = %c0 to %total step %c1 {",
             "  %a = arith.divui %f, %xni : index", "  %rem = arith.remui %f, %xni : index",
