@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from parity.reasons import key_line
 from parity.triage import decide, plan_drafts
 from parity.triage import limits as lim
 from parity.triage.evidence import others_for, sibling_dirs
-from parity.reasons import key_line
 from parity.triage.wire import retriage
 
 
@@ -210,3 +210,15 @@ def test_a_dead_run_process_is_not_a_compiler_verdict_but_a_dead_compiler_is():
     assert decide(died, {})["who"] == "author" and decide(died, {})["provisional"]
     crash = compiled("cuda-compile", False, "Segmentation fault", "crash", None)
     assert decide(crash, {})["who"] == "triton" and not decide(crash, {})["provisional"]
+
+
+def test_a_sibling_results_dir_of_another_schema_is_no_evidence_and_no_raise(tmp_path):
+    from parity.triage.evidence import others_for, sibling_dirs
+
+    own, other = tmp_path / "interpret", tmp_path / "old-tier"
+    own.mkdir()
+    other.mkdir()
+    (other / "results.jsonl").write_text('{"schema": 999, "backend": "cuda", "kernel": "k", "case": "n=1"}\n')
+    record = {"backend": "interpret", "kernel": "k", "case": "n=1", "status": "failed"}
+    assert sibling_dirs(own) == [other]
+    assert others_for(record, sibling_dirs(own)) == {}

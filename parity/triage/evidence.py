@@ -51,7 +51,7 @@ def records_in(directory: Path) -> dict[tuple[str, str], list[dict[str, Any]]]:
     path = directory / RESULTS
     try:
         return _index(str(path), path.stat().st_mtime)
-    except OSError:
+    except Exception:  # unreadable, or written by another parity's schema: evidence we cannot use, not a raise
         return {}
 
 
