@@ -87,15 +87,19 @@ def test_upstream_language_restrictions_are_the_authors_not_tritons():
 
 
 def test_tier_limits_are_the_tiers_and_get_a_note_not_a_draft():
-    bf16 = compiled("ascend-lowered", False, "undefined symbol: __truncsfbf2")
-    bf16.update(status="error", compile=None)
-    owner = decide(bf16, {})
-    assert owner["who"] == "tier" and owner["limit"] == "lowered-truncsfbf2"
+    declined = compiled("ascend-lowered", False, "ascend-lowered tier limit lowered-cumsum-i1: tl.cumsum over a "
+                        "boolean (i1) tile")
+    declined.update(status="error", compile=None)
+    owner = decide(declined, {})
+    assert owner["who"] == "tier" and owner["limit"] == "lowered-cumsum-i1"
     assert plan_drafts({"owner": owner}).kind == "tier"
+    # the tier now ships the bf16 builtins the host lacks: that limit has retired itself
+    assert not next(x for x in lim.LIMITS if x.id == "lowered-truncsfbf2").holds()
+    # a wrong cumsum on the lowered tier alone is no tier limit (its stand-in follows triton-ascend): provisional
     cumsum = numeric("ascend-lowered")
     owner = decide(cumsum, {}, "b = tl.cumsum(x, 0)")
-    assert owner["who"] == "tier" and owner["limit"] == "lowered-cumsum-stand-in"
-    # negative control: the same wrong values under the interpreter make it the kernel's, whatever the stand-in
+    assert owner["who"] != "tier" and owner["provisional"]
+    # negative control: the same wrong values under the interpreter make it the kernel's
     assert decide(cumsum, {"interpret": numeric("interpret")}, "b = tl.cumsum(x, 0)")["who"] == "author"
 
 

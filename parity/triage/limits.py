@@ -166,10 +166,13 @@ def _host_lacks_truncsfbf2() -> bool | None:
     return not hasattr(lib, "__truncsfbf2")
 
 
-def _cumsum_stand_in() -> bool | None:
+def _tier_lacks_bf16_builtins() -> bool | None:
+    """The host lacks them and the tier's runtime does not supply its own (parity.backends.ascend.cpu_softfloat)."""
     import importlib.util
 
-    return importlib.util.find_spec("parity.backends.ascend.cpu_library") is not None
+    if importlib.util.find_spec("parity.backends.ascend.cpu_softfloat") is not None:
+        return False
+    return _host_lacks_truncsfbf2()
 
 
 def _installed_version() -> str:
@@ -189,7 +192,9 @@ def _cached_probe(limit_id: str, probe: Callable[[], bool | None]) -> bool | Non
     from parity.paths import cache_root
 
     path = cache_root() / "triage-probes" / "verdicts.json"
-    key = f"{limit_id} @ {_installed_version()}"
+    # the probe's name is in the key: a parity that answers a limit another way (the tier now supplies what
+    # the host lacks) must not read an older parity's verdict
+    key = f"{limit_id} ({getattr(probe, '__qualname__', '')}) @ {_installed_version()}"
     try:
         known = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -232,11 +237,14 @@ LIMITS: tuple[TierLimit, ...] = (
     TierLimit("lowered-truncsfbf2", ("ascend-lowered",), "tier", "ascend-lowered host toolchain",
               "the host's libgcc lacks the soft-float bf16 builtins a lowered module with bf16 arithmetic needs",
               "https://gcc.gnu.org/gcc-13/changes.html", message=r"undefined symbol: __(trunc|extend)\w*bf2",
-              probe=_host_lacks_truncsfbf2),
-    TierLimit("lowered-cumsum-stand-in", ("ascend-lowered",), "tier", "ascend-lowered cumsum stand-in",
-              "tl.cumsum runs on parity's own CPU stand-in for bishengir's scan, not on triton-ascend's",
-              "https://github.com/triton-lang/triton-ascend/issues/2334", source=r"tl\.cumsum|associative_scan",
-              probe=_cumsum_stand_in),
+              probe=_tier_lacks_bf16_builtins),
+    TierLimit("lowered-cumsum-i1", ("ascend-lowered",), "tier", "ascend-lowered cumsum stand-in",
+              "tl.cumsum over a boolean (i1) tile has no triton-ascend meaning to run on the CPU (bishengir "
+              "rejects it at compile time), so the tier declines it", "https://github.com/triton-lang/triton-ascend/issues/2334",
+              message=r"lowered-cumsum-i1"),
+    TierLimit("lowered-device-print-tensor", ("ascend-lowered",), "tier", "ascend-lowered stand-ins",
+              "tl.device_print of a tensor has no CPU stand-in (a scalar print has one)",
+              "https://gitcode.com/Ascend/AscendNPU-IR", message=r"lowered-device-print-tensor"),
     TierLimit("lowered-library-call", ("ascend-lowered",), "tier", "ascend-lowered stand-ins",
               "the module calls a bishengir library function the CPU tier has no definition of",
               "https://gitcode.com/Ascend/AscendNPU-IR", message=r"bodiless function|has no CPU definition"),
