@@ -305,7 +305,11 @@ def ascend_lowered(session: nox.Session) -> None:
     install(session, TORCH_CPU, *ASCEND_TOOLCHAIN, *RUNNER)
     # the tier's own controls: the basics pass here, a planted lowering fault fails here
     session.run("python", "-m", "pytest", "tests/test_ascend_lowered.py", "-q")
-    run_pytest(session, *pytest_args(session, "ascend-lowered", "-n", "2", *libraries(session)))
+    selected = libraries(session)
+    # a library's failing cases are its findings (results, REPORT.md), not a failed session: with libraries
+    # selected pytest's exit code 1 passes, as in the matrix sessions; anything else still fails
+    session.run(*pytest_args(session, "ascend-lowered", "-n", "2", *selected), interrupt_timeout=INTERRUPT_TIMEOUT_S,
+                terminate_timeout=TERMINATE_TIMEOUT_S, success_codes=[0, 1] if selected else [0])
 
 
 @nox.session
