@@ -11,20 +11,9 @@ import torch
 from parity import cli
 from parity.report import divergence
 from parity.repro import outputs_store as store
-from parity.run.record import empty_record
+from tests.synthetic_records import rec
 
-TOL = {"rtol": 1e-3, "atol": 1e-5, "max_err_ratio": None, "reason": "test"}
 UB_MESSAGE = "ub overflow, requires 3145728 bits while 1572864 bits available | at `loc(x)` <here>"
-
-
-def rec(backend, mode, kernel, case, status, **extra):
-    r = empty_record(backend, mode, kernel, case, {})
-    r.update(status=status, suite="compile" if mode == "compile" else "accuracy", tolerance=TOL)
-    if mode != "compile":
-        r["metrics"] = {"err_ratio": 1e-4 if status == "passed" else 0.5, "max_abs_err": 1e-4,
-                        "max_tol_ratio": 0.1 if status == "passed" else 500.0}
-    r.update(extra)
-    return r
 
 
 def compiled(ok, **extra):

@@ -6,6 +6,7 @@ import ast
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -209,12 +210,17 @@ def third_party_patches(source: str) -> list[int]:
     return lines
 
 
+def engine_lines(check: Callable[[str], list[int]], outside: set[str]) -> dict[str, list[int]]:
+    """Engine file (relative path) -> the lines `check` finds in it, for files outside the `outside` dirs."""
+    return {str(p.relative_to(PARITY)): lines for p in PARITY.rglob("*.py")
+            if not outside & set(p.parts) and (lines := check(p.read_text()))}
+
+
 def test_only_the_seams_patch_triton_and_torch():
     planted = "import triton.compiler\nfrom triton.runtime.jit import JITFunction\n" \
               "triton.compiler.compile = f\nJITFunction.run = g\nsetattr(JITFunction, 'x', 1)\nx = triton.y\n"
     assert third_party_patches(planted) == [3, 4, 5], "the check must catch a planted patch"
-    found = {str(p.relative_to(PARITY)): lines for p in PARITY.rglob("*.py")
-             if "seams" not in p.parts and "templates" not in p.parts and (lines := third_party_patches(p.read_text()))}
+    found = engine_lines(third_party_patches, outside={"seams", "templates"})
     assert found == {}, f"patch Triton and torch through parity.seams only: {found}"
 
 
@@ -249,8 +255,7 @@ def test_only_the_backends_compare_backend_names():
     planted = 'if backend == "interpret":\n    pass\nx = name.startswith("ascend")\ny = b in ("cuda", "ascend")\n' \
               'z = backend.mode == "interpret"\n'
     assert backend_name_tests(planted) == [1, 3, 4], "the check must catch a planted comparison"
-    found = {str(p.relative_to(PARITY)): lines for p in PARITY.rglob("*.py")
-             if not {"backends", "seams", "templates"} & set(p.parts) and (lines := backend_name_tests(p.read_text()))}
+    found = engine_lines(backend_name_tests, outside={"backends", "seams", "templates"})
     assert found == {}, f"ask the backend's facets (parity.backends.base.Backend) instead: {found}"
 
 
@@ -277,8 +282,7 @@ def test_the_engine_names_no_library():
 
     words = {w.lower() for a in ADAPTERS for w in (*a.packages, a.dist, a.name.split()[0])}
     assert library_mentions('import flag_gems\nx = "# FlagGems"\n', words) == [1, 2], "the check must catch a name"
-    found = {str(p.relative_to(PARITY)): lines for p in PARITY.rglob("*.py")
-             if "templates" not in p.parts and (lines := library_mentions(p.read_text(), words))}
+    found = engine_lines(lambda text: library_mentions(text, words), outside={"templates"})
     assert found == {}, f"ask the library's adapter (parity.library) instead of naming it: {found}"
 
 

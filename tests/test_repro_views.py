@@ -52,20 +52,22 @@ def _fixed_copy(folder: Path, tmp: Path, buggy: str, fixed: str) -> Path:
     return tmp
 
 
-@pytest.fixture(scope="module")
-def conv_state(tmp_path_factory):
-    results = tmp_path_factory.mktemp("conv")
-    record = _attach("planted_conv_state", results)
+def _kept_repro(tmp_path_factory, kernel: str, folder: str):
+    """The planted kernel's failing record and the repro folder parity kept for it."""
+    results = tmp_path_factory.mktemp(folder)
+    record = _attach(kernel, results)
     assert record.get("repro"), record.get("repro_error")
     return record, results / record["repro"]
+
+
+@pytest.fixture(scope="module")
+def conv_state(tmp_path_factory):
+    return _kept_repro(tmp_path_factory, "planted_conv_state", "conv")
 
 
 @pytest.fixture(scope="module")
 def lora(tmp_path_factory):
-    results = tmp_path_factory.mktemp("lora")
-    record = _attach("planted_lora_shrink", results)
-    assert record.get("repro"), record.get("repro_error")
-    return record, results / record["repro"]
+    return _kept_repro(tmp_path_factory, "planted_lora_shrink", "lora")
 
 
 # ---------------------------------------------------------------- capture by storage

@@ -1,0 +1,22 @@
+"""Synthetic result records for the report tests (DIVERGENCE.md, the porting verdict)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from parity.run.record import empty_record
+
+TOL = {"rtol": 1e-3, "atol": 1e-5, "max_err_ratio": None, "reason": "test"}
+
+
+def rec(backend: str, mode: str, kernel: str, case: str, status: str, *, failing_tol_ratio: float = 500.0,
+        **extra: Any) -> dict[str, Any]:
+    """One record: a compile record on a compile tier, else an accuracy record whose metrics pass or fail
+    (`failing_tol_ratio`: the worst err/tol of a failing one)."""
+    r = empty_record(backend, mode, kernel, case, {})
+    r.update(status=status, suite="compile" if mode == "compile" else "accuracy", tolerance=TOL)
+    if mode != "compile":
+        r["metrics"] = {"err_ratio": 1e-4 if status == "passed" else 0.5, "max_abs_err": 1e-4,
+                        "max_tol_ratio": 0.1 if status == "passed" else failing_tol_ratio}
+    r.update(extra)
+    return r
