@@ -149,6 +149,9 @@ def pytest_configure(config: pytest.Config) -> None:
         _share_cpu_threads(config)
         if not reason:
             backend.select_device(int(worker.lstrip("gw") or 0))
+        if backend.mode == "run":  # workers share one Triton cache: compile each binary in one of them
+            from parity.compile import once
+            once.install(triton_cache_dir(backend.name) / "compile-locks")
     try:
         from parity import registry
         requested = [k.strip() for k in config.getoption("--kernels").split(",")]

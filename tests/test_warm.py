@@ -15,6 +15,7 @@ import triton
 
 from parity.backends.base import Backend
 from parity.cases import product
+from parity.perfspec import Peer
 from parity.run import warm
 from tests import planted_autotune as planted
 
@@ -63,6 +64,22 @@ def test_a_config_that_does_not_build_is_counted_not_raised(monkeypatch):
 
     monkeypatch.setattr(planted.twice_kernel.fn, "warmup", warmup)
     assert warm.perf_configs(SPEC, FakeDevice(), seed=0, cases=CASES)["failed"] == 1
+
+
+def test_the_peers_autotuners_are_warmed_too(compiled, monkeypatch):
+    peer_calls: list[int] = []
+    monkeypatch.setattr(planted.peer_twice_kernel.fn, "warmup", lambda *a, **kw: peer_calls.append(kw["BLOCK"]))
+    spec = replace(SPEC, peer=Peer("planted-lib", planted.peer_prepare))
+    out = warm.perf_configs(spec, FakeDevice(), seed=0, cases=CASES)
+    assert out["configs"] == 2 + 3 and "errors" not in out
+    assert sorted(peer_calls) == [8, 64, 128] and len(planted.peer_twice_kernel.configs) == 3
+
+
+def test_negative_control_a_peer_that_is_unavailable_is_not_launched(compiled, monkeypatch):
+    peer_calls: list[int] = []
+    monkeypatch.setattr(planted.peer_twice_kernel.fn, "warmup", lambda *a, **kw: peer_calls.append(kw["BLOCK"]))
+    spec = replace(SPEC, peer=Peer("planted-lib", planted.peer_prepare, lambda: "not installed"))
+    assert warm.perf_configs(spec, FakeDevice(), seed=0, cases=CASES)["configs"] == 2 and peer_calls == []
 
 
 def test_workers_split_the_autotuners_in_the_order_the_launch_reaches_them(compiled):

@@ -5,7 +5,8 @@ of its time went to the autotuners compiling every config before timing it, one 
 one process. The accuracy workers run side by side, so a few of them compile those configs first: each
 launches each perf case once, pinned as the accuracy pass launches (parity.run.autotune_pin), which
 shows the arguments each autotuner gets, then compiles every config that autotuner would time with
-Triton's own warm-up (compile, no launch) into the Triton cache the whole run shares. The perf pass
+Triton's own warm-up (compile, no launch) into the Triton cache the whole run shares. The spec's peer
+(the library op its perf target compares with) is launched there too, so its autotuners warm alike. The perf pass
 then loads the binaries instead of compiling them; the autotuner still times every config itself,
 alone on the device, so the config it picks and the figures it reports do not change.
 """
@@ -99,6 +100,19 @@ def compile_configs(tuner: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
     return done, failed
 
 
+def launch_peer(spec: KernelSpec, dev_inputs: Any, params: Any) -> str | None:
+    """Run the spec's peer (fla for the GDN kernels) once, so its autotuners are seen and warmed too: cold,
+    the perf pass spent most of its time in the peer's autotuning compiles. Why it could not, or None."""
+    peer = spec.peer
+    if peer is None or peer.unavailable() is not None:
+        return None
+    try:
+        peer.prepare(dev_inputs, params)()
+    except Exception as exc:  # the perf pass times the peer itself and reports its error there
+        return f"{type(exc).__name__}: {str(exc)[:200]}"
+    return None
+
+
 def perf_configs(spec: KernelSpec, backend: Backend, *, seed: int, cases: Sequence[Case],
                  part: tuple[int, int] = (0, 1), retune: bool = False) -> dict[str, Any]:
     """Warm this worker's share of the spec's warmable perf cases: the autotuners j with j % n == i, in
@@ -119,7 +133,10 @@ def perf_configs(spec: KernelSpec, backend: Backend, *, seed: int, cases: Sequen
             with arguments_seen(spec) as seen, backend_scope(backend.name):
                 with pinned_case(spec, case.params):
                     spec.launch(dev_inputs, case.params)
+                    peer_error = launch_peer(spec, dev_inputs, case.params)
                 backend.synchronize()
+                if peer_error:
+                    errors.append(f"{case.id}: peer {peer_error}")
                 mine = list(seen.values())[part[0]::part[1]]  # the tuners have all their configs back here
                 for tuner, args, kwargs in mine:
                     done, bad = compile_configs(tuner, args, kwargs, store)
