@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from parity import cli
+from parity import cli, reasons
 from parity.report import backend_md, divergence_md, findings, heatmap, verdict
 from parity.report.divergence import Column
 from tests import synthetic_records
@@ -53,6 +53,27 @@ def test_key_line_takes_the_compilers_verdict_and_never_ends_at_a_colon():
 def test_key_line_of_a_frontend_error_is_the_reason_after_the_caret_with_its_position():
     message = "at 12:4:\ndef k(x):\n    o = tl.arange(0, 37)\n        ^\narange's range must be a power of 2"
     assert findings.key_line(message) == "at 12:4: arange's range must be a power of 2"
+
+
+# Triton's frontend error as parity records it: the helper's source first, the cause among the wrapper's args
+SOURCE_DUMP = ("CompilationError: def gelu_tanh(x):\\n    x_fp32 = x.to(tl.float32)\\n    return 0.5 * x * "
+               "(1 + tanh(x_fp32))\\n', <ast.BinOp object at 0x7f>, 'TypeError(\"unsupported operand type(s) for *: "
+               "\\'float\\' and \\'NoneType\\'\")' …\n               ^\nCompilationError('def gelu_tanh(x):\\n    "
+               "x_fp32 = x.to(tl.float32)\\n', <ast.BinOp object at 0x7f>, 'TypeError(\"unsupported operand type(s) "
+               "for *: \\'float\\' and \\'NoneType\\'\")') (raised at flag_gems/utils/libentry.py:721, in run)")
+
+
+def test_key_line_of_a_source_quoting_error_is_its_cause_and_a_plain_one_is_untouched():
+    cause = "TypeError: unsupported operand type(s) for *: 'float' and 'NoneType' (in gelu_tanh)"
+    assert reasons.key_line(SOURCE_DUMP) == cause
+    assert findings.key_line(SOURCE_DUMP) == cause
+    row = verdict.render_md(verdict.build(*columns_and_records(
+        [rec("ascend-compile", "compile", "gdn_h", "BT=64", "error", reason=SOURCE_DUMP)])))
+    assert f"`{cause}` |" in row and "def gelu_tanh" not in row  # the row ends with the cause
+    # control: an exception repr that wraps no source is not a cause, so the message's own line stays
+    plain = "RuntimeError: launch failed after ValueError('grid too large') on 2 blocks"
+    assert reasons.key_line(plain) == plain
+    assert findings.key_line(plain) == plain
 
 
 def test_clip_cuts_at_a_sentence_not_mid_word():

@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from parity.reasons import wrapped_cause
+
 BAD = ("failed", "error", "crashed", "xpassed")
 # lines that carry the verdict of a compiler or a check, best first
 _KEY_PATTERNS = (
@@ -55,6 +57,9 @@ def key_line(message: str | None) -> str:
     A line that only announces an error ("[ConvertLinalgRToBinary] encounters error:") is joined
     with the next line that says something, so the row never ends at a colon.
     """
+    cause = wrapped_cause(str(message or ""))  # a frontend error quoting a helper's source: its cause
+    if cause:
+        return cause
     raw = str(message or "").strip().splitlines()
     carets = [i for i, ln in enumerate(raw) if ln.strip() == "^"]
     if carets and carets[-1] < len(raw) - 1:  # Triton's frontend: source, a caret, then the reason

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from parity.report import findings as fnd
-from parity.report.tables import md_escape, table
+from parity.report.tables import md_code, md_escape, table
 
 
 @dataclass(frozen=True)
@@ -167,8 +167,7 @@ def _finding_row(i: int, f: fnd.Finding, key_limit: int) -> list[str]:
                                  f"[draft]({f.draft})" if f.draft and f.outcome != "expected" else "",
                                  f"[why]({link})" if link else "") if x)
     return [str(i), md_escape(f.kernel), md_escape(f.column), md_escape(fnd.cases_text(f), 200),
-            md_escape(what, 400), f"`{md_escape(fnd.clip(f.key, key_limit), 400).replace(chr(96), '')}`"
-            if f.key else "", repro]
+            md_escape(what, 400), md_code(fnd.clip(f.key, key_limit), 400), repro]
 
 
 FINDING_HEADERS = ["#", "kernel", "tier", "cases", "what, and whose", "compiler's key line", "repro"]
