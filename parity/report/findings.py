@@ -134,11 +134,24 @@ def owner_of(record: Mapping[str, Any]) -> dict[str, Any]:
     return {"who": None, "name": "", "evidence": "", "provisional": True, "settle": None}
 
 
+# a vendor owner's evidence starts so when a newer release of the same tier passes the case (parity.triage)
+FIXED = "fixed in {fixed}; upgrade"
+_FIXED = re.compile(r"^fixed in (\S+); upgrade")
+
+
+def fixed_in(owner: Mapping[str, Any] | None) -> str | None:
+    """The release that already fixes a vendor owner's bug, else None."""
+    found = _FIXED.match(str((owner or {}).get("evidence") or ""))
+    return found.group(1) if found and (owner or {}).get("who") in ("triton", "triton-ascend") else None
+
+
 def owner_words(owner: Mapping[str, Any]) -> str:
     who = owner.get("who")
     if who is None:
         return "owner undecided"
     words = OWNER_WORDS.get(who, str(who)).format(name=owner.get("name") or who)
+    if fixed_in(owner):
+        words += f", fixed in {fixed_in(owner)}; upgrade"
     if owner.get("line"):
         words += f", {owner['line']}"
     if owner.get("also"):
@@ -168,7 +181,7 @@ class Finding:
 
     @property
     def draft(self) -> str | None:
-        name = DRAFTS.get(self.owner.get("who") or "")
+        name = "TIER.md" if fixed_in(self.owner) else DRAFTS.get(self.owner.get("who") or "")
         return f"{self.repro}/{name}" if self.repro and name else None  # undecided: the repro dir only
 
 
