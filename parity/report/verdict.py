@@ -50,9 +50,19 @@ NOT_CHECKABLE = ("No tier here sees the hardware's own arithmetic, timing or lau
 # the owner in a cell's words (the findings below say it in full)
 OWNER_TAGS = {"author": "kernel fix", "library": "{name}", "triton": "Triton bug", "triton-ascend": "triton-ascend bug",
               "tier": "tier limit", "environment": "environment"}
-LEGEND = ("✓ every case that ran passed · ⚠ k known: k cases fail as declared in the spec (known and expected, "
-          "why and link below) · ✗ a case failed, with whose change it is (kernel fix, a library, Triton bug, "
-          "triton-ascend bug; `?`: provisional) and its finding number · – no case ran there")
+# each mark's meaning, said under the table for the marks that appear in it
+LEGEND = {"✓": "✓ every case that ran passed",
+          "⚠": "⚠ k known: k cases fail as declared in the spec (known and expected, why and link below)",
+          "✗": "✗ a case failed, with whose change it is (kernel fix, a library, Triton bug, triton-ascend bug) "
+               "and its finding number",
+          "?": "? the owner is provisional (the finding names the run that settles it)",
+          "–": "– no case ran there (REPORT.md says why)",
+          "…": "… interrupted before it finished"}
+
+
+def legend(cells: Sequence[str]) -> str:
+    text = " ".join(cells)
+    return " · ".join(words for mark, words in LEGEND.items() if mark in text)
 
 
 def check_of(backend: str) -> Check:
@@ -207,9 +217,6 @@ def build(columns: Sequence[Any], records: Mapping[str, Sequence[Mapping[str, An
     for target in targets:
         words = list(dict.fromkeys(f"{check_of(c.backend).short} = {check_name(c.backend, c.env)} ({c.backend})"
                                    for c in primary if check_of(c.backend).target == target))
-        device = DEVICE_CHECKS.get(target)
-        if device and not any(check_of(c.backend).device and check_of(c.backend).target == target for c in cols):
-            words.append(f"{device}: not checked")
         checked.append(f"{target}: {'; '.join(words)}")
     missing = {t: DEVICE_CHECKS[t] for t in targets if t in DEVICE_CHECKS and not any(
         check_of(c.backend).device and check_of(c.backend).target == t for c in cols)}
@@ -278,15 +285,15 @@ def render_md(v: Verdict, key_limit: int = 160) -> str:
     findings, as markdown."""
     if not v.rows:
         return "No records to judge."
-    parts = ["What each word checked:", "", *(f"- {md_escape(c, 300)}" for c in v.checked), "",
-             table([[md_escape(k), *(md_escape(c, 200) for c in cells)] for k, cells in v.rows],
-                   ["kernel", *v.targets]),
-             "", md_escape(LEGEND, 600) + ".", ""]
+    parts = ["What each word checked:", "", *(f"- {md_escape(c, 300)}" for c in v.checked), ""]
+    if v.missing:
+        parts += [NOT_CHECKABLE.format(checks=" and ".join(v.missing.values())), ""]
+    parts += [table([[md_escape(k), *(md_escape(c, 200) for c in cells)] for k, cells in v.rows],
+                    ["kernel", *v.targets]),
+              "", md_escape(legend([c for _, cells in v.rows for c in cells]), 600) + ".", ""]
     notes = versions_md(v)
     if notes:
         parts += [notes]
-    if v.missing:
-        parts += [NOT_CHECKABLE.format(checks=" and ".join(v.missing.values())), ""]
     bad = [f for f in v.findings if f.outcome != "expected"]
     expected = [f for f in v.findings if f.outcome == "expected"]
     if bad:
@@ -345,8 +352,11 @@ def render_text(v: Verdict, width: int = 100) -> str:
     from tabulate import tabulate
 
     lines = [ln for c in v.checked for ln in _wrap(c, width, "")]
+    if v.missing:
+        lines += _wrap(f"Not checked by any tier here: {' and '.join(v.missing.values())} (they need the device: "
+                       "`nox -s cuda` / `nox -s ascend`).", width, "")
     lines += [tabulate([[k, *cells] for k, cells in v.rows], headers=["kernel", *v.targets], tablefmt="simple"), ""]
-    lines += _wrap(LEGEND, width, "")
+    lines += _wrap(legend([c for _, cells in v.rows for c in cells]), width, "")
     lines += _versions_text(v, width)
     for f in [f for f in v.findings if f.outcome != "expected" and f.column not in v.matrix]:
         n = v.findings.index(f) + 1
@@ -361,6 +371,4 @@ def render_text(v: Verdict, width: int = 100) -> str:
     if expected:
         lines += _wrap(f"{expected} result(s) fail as declared known divergences (expected; why and link in "
                        "the report)", width, "")
-    if v.missing:
-        lines += _wrap(f"not checked by any tier here: {', '.join(v.missing.values())} (needs the device)", width, "")
     return "\n".join(lines)
