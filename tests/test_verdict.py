@@ -81,6 +81,8 @@ def test_clip_cuts_at_a_sentence_not_mid_word():
     cut = findings.clip(text, 60)
     assert cut == "The kernel needs more UB than the arch has. …"
     assert findings.clip("short", 60) == "short"
+    # a case id has no spaces: it is cut between parameters, never inside one
+    assert findings.clip("B=1,T=128,H=1,K=64,V=64,dtype=fp16", 30) == "B=1,T=128,H=1,K=64,V=64 …"
 
 
 def test_identical_failures_are_one_finding_with_a_count_and_a_planted_other_is_not():

@@ -39,7 +39,7 @@ def clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     head = text[: limit - 1]
-    for stop in (". ", "; ", " / ", ": ", ", ", " "):
+    for stop in (". ", "; ", " / ", ": ", ", ", " ", ","):  # "," last: between a case id's parameters
         cut = head.rfind(stop)
         if cut > limit // 3:
             return head[: cut + (1 if stop.strip() in (".", ";") else 0)].rstrip(" ,:") + " …"

@@ -360,9 +360,11 @@ def render_text(v: Verdict, width: int = 100) -> str:
     lines += _versions_text(v, width)
     for f in [f for f in v.findings if f.outcome != "expected" and f.column not in v.matrix]:
         n = v.findings.index(f) + 1
-        lines.append(fnd.clip(f"#{n} {f.kernel} [{dir_name(f.column)}] {owner_tag(f.owner)}: "
-                              f"{fnd.cases_text(f, width)}", width))
-        lines.append("    " + fnd.clip(fnd.owner_words(f.owner), width - 4))
+        head = f"#{n} {f.kernel} [{dir_name(f.column)}]: "
+        lines.append(fnd.clip(head + fnd.cases_text(f, max(20, width - len(head) - 10)), width))
+        evidence = f.owner.get("evidence")
+        lines += _wrap(fnd.owner_words(f.owner) + (f": {fnd.clip(evidence, width)}" if evidence else ""), width,
+                       "    ")[:2]
         if f.key:
             lines.append("    " + fnd.clip(f.key, width - 4))
         if f.draft or f.repro:
