@@ -276,7 +276,7 @@ def _finding_row(i: int, f: fnd.Finding, key_limit: int) -> list[str]:
     repro = " ".join(x for x in (f"[repro]({f.repro})" if f.repro else "",
                                  f"[draft]({f.draft})" if f.draft and f.outcome != "expected" else "",
                                  f"[why]({link})" if link else "") if x)
-    return [str(i), md_escape(f.kernel), md_escape(f.column), md_escape(fnd.cases_text(f), 200),
+    return [str(i), md_escape(f.kernel), md_escape(dir_name(f.column)), md_escape(fnd.cases_text(f), 200),
             md_escape(what, 400), md_code(fnd.clip(f.key, key_limit), 400), repro]
 
 
