@@ -44,9 +44,15 @@ CHECKS: dict[str, Check] = {
 }
 TIER_OWNERS = ("tier", "environment")
 DEVICE_CHECKS = {"NVIDIA (Triton)": "GPU arithmetic", "Ascend (triton-ascend)": "NPU arithmetic"}
+DEVICE_RUNS = {"NVIDIA (Triton)": "`nox -s cuda`", "Ascend (triton-ascend)": "`nox -s ascend`"}
 NOT_CHECKABLE = ("No tier here sees the hardware's own arithmetic, timing or launch-time limits without the "
-                 "device itself: {checks} stay unchecked until a results dir from that device "
-                 "(`nox -s cuda` / `nox -s ascend`) is added.")
+                 "device itself: {checks} {verb} unchecked until a results dir from that device ({runs}) is added.")
+
+
+def not_checkable(missing: Mapping[str, str]) -> str:
+    """What no tier here can check, said once."""
+    return NOT_CHECKABLE.format(checks=" and ".join(missing.values()), verb="stay" if len(missing) > 1 else "stays",
+                                runs=" / ".join(DEVICE_RUNS.get(t, t) for t in missing))
 # the owner in a cell's words (the findings below say it in full)
 OWNER_TAGS = {"author": "kernel fix", "library": "{name}", "triton": "Triton bug", "triton-ascend": "triton-ascend bug",
               "tier": "tier limit", "environment": "environment"}
@@ -287,7 +293,7 @@ def render_md(v: Verdict, key_limit: int = 160) -> str:
         return "No records to judge."
     parts = ["What each word checked:", "", *(f"- {md_escape(c, 300)}" for c in v.checked), ""]
     if v.missing:
-        parts += [NOT_CHECKABLE.format(checks=" and ".join(v.missing.values())), ""]
+        parts += [not_checkable(v.missing), ""]
     parts += [table([[md_escape(k), *(md_escape(c, 200) for c in cells)] for k, cells in v.rows],
                     ["kernel", *v.targets]),
               "", md_escape(legend([c for _, cells in v.rows for c in cells]), 600) + ".", ""]
@@ -353,8 +359,8 @@ def render_text(v: Verdict, width: int = 100) -> str:
 
     lines = [ln for c in v.checked for ln in _wrap(c, width, "")]
     if v.missing:
-        lines += _wrap(f"Not checked by any tier here: {' and '.join(v.missing.values())} (they need the device: "
-                       "`nox -s cuda` / `nox -s ascend`).", width, "")
+        lines += _wrap(f"Not checked by any tier here: {' and '.join(v.missing.values())} (needs the device: "
+                       f"{' / '.join(DEVICE_RUNS.get(t, t) for t in v.missing)}).", width, "")
     lines += [tabulate([[k, *cells] for k, cells in v.rows], headers=["kernel", *v.targets], tablefmt="simple"), ""]
     lines += _wrap(legend([c for _, cells in v.rows for c in cells]), width, "")
     lines += _versions_text(v, width)
@@ -363,8 +369,11 @@ def render_text(v: Verdict, width: int = 100) -> str:
         head = f"#{n} {f.kernel} [{dir_name(f.column)}]: "
         lines.append(fnd.clip(head + fnd.cases_text(f, max(20, width - len(head) - 10)), width))
         evidence = f.owner.get("evidence")
-        lines += _wrap(fnd.owner_words(f.owner) + (f": {fnd.clip(evidence, width)}" if evidence else ""), width,
-                       "    ")[:2]
+        words = fnd.owner_words({**f.owner, "provisional": False})
+        lines += _wrap(words + (f": {fnd.clip(evidence, width)}" if evidence else ""), width, "    ")[:2]
+        if f.owner.get("provisional"):
+            settle = f.owner.get("settle") or "another tier's run"
+            lines.append("    " + fnd.clip(f"provisional: settled by {settle}", width - 4))
         if f.key:
             lines.append("    " + fnd.clip(f.key, width - 4))
         if f.draft or f.repro:
