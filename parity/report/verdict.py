@@ -66,6 +66,11 @@ LEGEND = {"✓": "✓ every case that ran passed",
           "…": "… interrupted before it finished"}
 
 
+def _marked(v: Verdict) -> list[str]:
+    """Every text that carries a mark: the table's cells and the other releases' notes."""
+    return [c for _, cells in v.rows for c in cells] + [n.text for notes in v.versions.values() for n in notes.values()]
+
+
 def legend(cells: Sequence[str]) -> str:
     text = " ".join(cells)
     return " · ".join(words for mark, words in LEGEND.items() if mark in text)
@@ -296,7 +301,7 @@ def render_md(v: Verdict, key_limit: int = 160) -> str:
         parts += [not_checkable(v.missing), ""]
     parts += [table([[md_escape(k), *(md_escape(c, 200) for c in cells)] for k, cells in v.rows],
                     ["kernel", *v.targets]),
-              "", md_escape(legend([c for _, cells in v.rows for c in cells]), 600) + ".", ""]
+              "", md_escape(legend(_marked(v)), 600) + ".", ""]
     notes = versions_md(v)
     if notes:
         parts += [notes]
@@ -359,10 +364,10 @@ def render_text(v: Verdict, width: int = 100) -> str:
 
     lines = [ln for c in v.checked for ln in _wrap(c, width, "")]
     if v.missing:
-        lines += _wrap(f"Not checked by any tier here: {' and '.join(v.missing.values())} (needs the device: "
+        lines += _wrap(f"Not checked by any tier here: {' and '.join(v.missing.values())} (each needs its device: "
                        f"{' / '.join(DEVICE_RUNS.get(t, t) for t in v.missing)}).", width, "")
     lines += [tabulate([[k, *cells] for k, cells in v.rows], headers=["kernel", *v.targets], tablefmt="simple"), ""]
-    lines += _wrap(legend([c for _, cells in v.rows for c in cells]), width, "")
+    lines += _wrap(legend(_marked(v)), width, "")
     lines += _versions_text(v, width)
     for f in [f for f in v.findings if f.outcome != "expected" and f.column not in v.matrix]:
         n = v.findings.index(f) + 1
