@@ -66,14 +66,18 @@ LEGEND = {"✓": "✓ every case that ran passed",
           "…": "… interrupted before it finished"}
 
 
-def _marked(v: Verdict) -> list[str]:
-    """Every text that carries a mark: the table's cells and the other releases' notes."""
-    return [c for _, cells in v.rows for c in cells] + [n.text for notes in v.versions.values() for n in notes.values()]
+def _marked(v: Verdict) -> set[str]:
+    """The marks the table and the other releases' notes use ("?" where a failure's owner is provisional)."""
+    marks = set()
+    for r in [*v.results, *(n for notes in v.versions.values() for n in notes.values())]:
+        marks.add(r.mark)
+        if r.mark == "✗" and any(f.owner.get("provisional") for f in r.findings if f.outcome != "expected"):
+            marks.add("?")
+    return marks
 
 
-def legend(cells: Sequence[str]) -> str:
-    text = " ".join(cells)
-    return " · ".join(words for mark, words in LEGEND.items() if mark in text)
+def legend(marks: set[str]) -> str:
+    return " · ".join(words for mark, words in LEGEND.items() if mark in marks)
 
 
 def check_of(backend: str) -> Check:
@@ -162,6 +166,7 @@ class Verdict:
     main: dict[str, str]  # target -> the release the table speaks of, where the version matrix adds others
     versions: dict[str, dict[str, Result]]  # kernel -> "3.2.0" -> its checks on that release, folded
     matrix: frozenset[str]  # labels of the version matrix's columns
+    results: tuple[Result, ...] = ()  # every cell's checks, for the legend
 
 
 _REFS = re.compile(r"\s*#\d+(?:–\d+)?(?:, #\d+(?:–\d+)?)*")
@@ -202,7 +207,7 @@ def build(columns: Sequence[Any], records: Mapping[str, Sequence[Mapping[str, An
         return [r for r in records.get(c.label, ()) if r["kernel"] == kernel]
 
     main_release = {c.backend: str(triton_of(c)) for c in primary if triton_of(c)}
-    rows, versions = [], {}
+    rows, versions, every = [], {}, []
     for kernel in kernels:
         cells, on_main = [], {}
         for target in targets:
@@ -212,6 +217,7 @@ def build(columns: Sequence[Any], records: Mapping[str, Sequence[Mapping[str, An
             results = [result(w, recs(c, kernel), c.label, c.link_prefix, number) for w, c in zip(words, mine,
                                                                                                     strict=True)]
             on_main.update({c.backend: r for c, r in zip(mine, results, strict=True)})
+            every += results
             cells.append(" · ".join(r.text for r in results) or "–")
         rows.append((kernel, cells))
         per_release: dict[str, list[tuple[Result, Result | None]]] = {}
@@ -233,7 +239,8 @@ def build(columns: Sequence[Any], records: Mapping[str, Sequence[Mapping[str, An
         check_of(c.backend).device and check_of(c.backend).target == t for c in cols)}
     main = {check_of(c.backend).target: str(triton_of(c)) for c in primary
             if triton_of(c) and any(m.backend == c.backend for m in matrix)}
-    return Verdict(targets, rows, checked, ordered, missing, main, versions, frozenset(c.label for c in matrix))
+    return Verdict(targets, rows, checked, ordered, missing, main, versions, frozenset(c.label for c in matrix),
+                   tuple(every))
 
 
 def _release_notes(v: Verdict) -> tuple[list[str], dict[str, list[str]]]:
