@@ -277,8 +277,10 @@ def versions_md(v: Verdict) -> str:
     rows = [[md_escape(k), *(md_escape(fnd.clip(n, 90), 100) for n in notes)] for k, notes in sorted(differ.items())]
     if same:
         rows.append([f"the other {same} kernel(s)", *(f"as {_main_text(v)}" for _ in releases)])
+    reasons = [f"- {md_escape(r, 400)}" for r in release_reasons(v, 200)]
     return "\n".join([f"### Other Triton releases (the version matrix; the table above is {main})", "",
-                      table(rows, ["kernel", *(f"Triton {r}" for r in releases)]), ""])
+                      table(rows, ["kernel", *(f"Triton {r}" for r in releases)]), "",
+                      *(["Why, each reason once:", "", *reasons, ""] if reasons else [])])
 
 
 FINDING_HEADERS = ["#", "kernel", "tier", "cases", "what, and whose", "compiler's key line", "repro"]
@@ -344,7 +346,13 @@ def _versions_text(v: Verdict, width: int) -> list[str]:
     for kernel, notes in sorted(differ.items()):
         text = " · ".join(f"{r} {n}" for r, n in zip(releases, notes, strict=True))
         lines += _wrap(f"{kernel}: {text}", width)
-    # each distinct reason once, with the findings it stands for
+    for reason in release_reasons(v, width + width // 2):
+        lines += _wrap(reason, width)
+    return lines
+
+
+def release_reasons(v: Verdict, limit: int) -> list[str]:
+    """Each distinct reason the other releases fail for, once, with whose it is and the findings it stands for."""
     reasons: dict[tuple[str, str], tuple[list[str], list[int]]] = {}
     for f in v.findings:
         if f.column in v.matrix and f.outcome != "expected":
@@ -352,10 +360,11 @@ def _versions_text(v: Verdict, width: int) -> list[str]:
             tags, numbers = reasons.setdefault((release, gist(f.key)), ([], []))
             tags.append(owner_tag(f.owner))
             numbers.append(v.findings.index(f) + 1)
+    out = []
     for (release, why), (tags, numbers) in reasons.items():
         tag = "; ".join(t for t in dict.fromkeys(tags) if not (t.endswith("?") and t[:-1] in tags))
-        lines += _wrap(f"{release} {tag} ({refs_text(numbers)}): {fnd.clip(why, width + width // 2)}", width)
-    return lines
+        out.append(f"{release} {tag} ({refs_text(numbers)}): {fnd.clip(why, limit)}")
+    return out
 
 
 def dir_name(column: str) -> str:
