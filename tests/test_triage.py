@@ -271,3 +271,27 @@ def test_the_report_step_and_a_matrix_run_find_the_fix_in_the_newer_releases_res
     old["owner"] = decide(old, {})  # as if the newer dir had not been there at run time
     assert retriage_dirs(records, {label: tmp_path / label for label in dirs}) == 1
     assert old["owner"]["evidence"].startswith("fixed in 3.8.0; upgrade")
+
+
+def test_other_tiers_are_read_at_the_records_own_release_and_only_within_its_compiler_family(tmp_path):
+    from parity.run.record import empty_record
+    from parity.triage.evidence import others_for, others_in_dirs
+
+    def interp(status):
+        return {**empty_record("interpret", "interpret", "k", "N=8", {"N": 8}), **numeric("interpret", status=status)}
+
+    default, newest, old = interp("passed"), interp("failed"), interp("failed")
+    tagged = [("interpret", "3.8.0", default), ("interpret@triton-3.9.0", "3.9.0", newest),
+              ("interpret@triton-3.2.0", "3.2.0", old)]
+    on_39 = compiled("cuda-compile", False, "error: x", "mlir_error", "ttir")
+    assert others_in_dirs(on_39, "3.9.0", tagged)["interpret"] is newest  # the same release
+    assert others_in_dirs(on_39, "3.8.0", tagged)["interpret"] is default
+    # triton-ascend 3.2.0 is not upstream 3.2.0: an Ascend record reads the interpreter's default dir
+    assert others_in_dirs(numeric("ascend-lowered"), "3.2.0", tagged)["interpret"] is default
+    for label, version, r in tagged:  # the same from results dirs on disk (a run's own triage)
+        (tmp_path / label).mkdir()
+        (tmp_path / label / "env.json").write_text(json.dumps({"backend": "interpret", "triton": version}))
+        (tmp_path / label / "results.jsonl").write_text(json.dumps(r) + "\n")
+    dirs = sorted(tmp_path.iterdir())
+    assert others_for(on_39, dirs, "3.9.0")["interpret"]["status"] == "failed"
+    assert others_for(numeric("ascend-lowered"), dirs, "3.2.0")["interpret"]["status"] == "passed"

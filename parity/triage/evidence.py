@@ -71,16 +71,32 @@ def same_inputs(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
 def others_for(record: Mapping[str, Any], directories: Iterable[Path],
                version: str | None = None) -> dict[str, Mapping[str, Any]]:
     """tier → that tier's record of the same case (same inputs), from the given results dirs."""
-    out: dict[str, Mapping[str, Any]] = {}
+    best: dict[str, tuple[tuple[bool, bool, str], Mapping[str, Any]]] = {}
     version = installed_version() if version is None else version
-    # per tier, the dir built with this run's release first, then the tier's default dir, then the matrix's:
-    # a case compared across releases would blame the kernel for what a release changed
-    for directory in sorted(directories, key=lambda d: (dir_version(d) != version, "@" in d.name, d.name)):
+    for directory in directories:
         found = [r for r in records_in(directory).get(case_key(record), []) if same_inputs(record, r)]
         picked = worst(found)
-        if picked is not None and picked.get("backend") != record.get("backend"):
-            out.setdefault(str(picked.get("backend")), picked)
-    return out
+        if picked is None or picked.get("backend") == record.get("backend"):
+            continue
+        tier = str(picked.get("backend"))
+        rank = (not _same_release(record, tier, version, dir_version(directory)), "@" in directory.name,
+                directory.name)
+        if tier not in best or rank < best[tier][0]:
+            best[tier] = (rank, picked)
+    return {tier: picked for tier, (_, picked) in best.items()}
+
+
+def _same_release(record: Mapping[str, Any], tier: str, version: str | None, other: str | None) -> bool:
+    """Whether another tier's dir was built with this record's compiler release: per tier, that dir is the
+    evidence, then the tier's default dir, then the version matrix's (a case compared across releases would
+    blame the kernel for what a release changed). Only within one compiler family: triton-ascend 3.2.0 is
+    not upstream Triton 3.2.0."""
+    from parity.triage.decide import family
+
+    try:
+        return bool(version) and version == other and family(tier) == family(str(record.get("backend")))
+    except Exception:  # a tier this parity does not know: no preference
+        return False
 
 
 def others_in(record: Mapping[str, Any], all_records: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
@@ -106,7 +122,7 @@ def others_in_dirs(record: Mapping[str, Any], version: str | None,
             per.setdefault(str(r.get("backend")), []).append((label, other, r))
     out = {}
     for tier, found in per.items():
-        chosen = ([r for _, v, r in found if version and v == version]
+        chosen = ([r for _, v, r in found if _same_release(record, tier, version, v)]
                   or [r for label, _, r in found if label == tier] or [r for _, _, r in found])
         picked = worst(chosen)
         if picked is not None:
