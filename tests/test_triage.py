@@ -239,6 +239,10 @@ def test_a_compiler_crash_that_a_newer_release_passes_is_fixed_there_and_gets_no
     assert (owner["who"], owner["provisional"]) == ("triton", False)
     assert owner["evidence"].startswith("fixed in 3.8.0; upgrade") and "LinearLayout" in owner["evidence"]
     assert plan_drafts({"owner": owner}).kind == "tier"  # a note to upgrade, never a fresh ISSUE.md
+    from parity.triage.drafts import render_tier
+
+    note = render_tier({**old, "owner": owner}, "cuda-compile", "python repro.py")
+    assert "a Triton bug already fixed in 3.8.0: upgrade" in note and "do not file it" in note
     # negative controls: the newest release fails the same way (a live bug), or only an older one passes (a
     # regression): both are still drafted to Triton
     for versions in ({"3.9.0": compiled("cuda-compile", False, LINEAR_LAYOUT, "crash", "ttgir")},
