@@ -13,19 +13,55 @@ _ERROR = re.compile(r"(?:^|\s)error:\s*(.+)", re.IGNORECASE)
 _NOISE = re.compile(r"linalg\.yield|^\s*(?:note|warning|remark):|^\s*%[\w#]+ = |^\s*\^bb|^\s*[\[\]\d.,eE+\-\s]+$|"
                     r"^\s*(?:array|tensor)\(|tensor<[^>]*>.*tensor<[^>]*>.*tensor<", re.IGNORECASE)
 _EXC = re.compile(r"^\s*(?:[\w.]+\.)?(\w+(?:Error|Exception))(?::\s*|\(\s*['\"]?)(\S.*?)(?:['\"]?\))?$")
+# an exception written as its repr, e.g. the cause among a wrapper's args: TypeError("unsupported operand …")
+_REPR_START = re.compile(r"\b(\w+(?:Error|Exception))\(")
+_REPR_ARG = re.compile(r"""(["'])(.+?)(?<!\\)\1\s*[,)]""", re.DOTALL)
+# a message that is a kernel helper's source (Triton's CompilationError quotes the jit function it failed in)
+_SOURCE = re.compile(r"^\s*(?:def |@\w)")
+_DEF = re.compile(r"def (\w+)\(")
+
+
+def wrapped_cause(text: str) -> str | None:
+    """The cause inside an exception that quotes source: Triton's frontend raises
+    `CompilationError('def gelu_tanh(x): …', <ast node>, 'TypeError("unsupported operand …")')`, whose
+    first line is the helper's source; the line that says what went wrong is the TypeError among its args.
+    None when no exception in the text quotes source, or none names a cause."""
+    text = str(text or "")
+    wrapper, causes = None, []
+    for start in _REPR_START.finditer(text):
+        arg = _REPR_ARG.match(text, start.end())
+        if not arg:
+            continue
+        message = arg.group(2).replace("\\'", "'").replace('\\"', '"')
+        if _SOURCE.match(message):
+            wrapper = wrapper or _DEF.search(message)
+        else:
+            causes.append(f"{start.group(1)}: {' '.join(message.split())}")
+    if wrapper is None or not causes:
+        return None
+    return f"{causes[-1]} (in {wrapper.group(1)})"
+
+
+def _source_message(line: str) -> bool:
+    found = _EXC.match(line)
+    return bool(found and _SOURCE.match(found.group(2).strip("'\"")))
 
 
 def key_line(text: str) -> str:
-    """The line that says what is wrong: the first `error:` message that is not a type dump, else the last
-    exception line, else the first line that is not noise."""
+    """The line that says what is wrong: the first `error:` message that is not a type dump, else the cause a
+    source-quoting exception wraps, else the last exception line that is not source, else the first line
+    that is not noise."""
     lines = [line.strip() for line in str(text or "").splitlines() if line.strip()]
     for line in lines:
         found = _ERROR.search(line)
         if found and not _NOISE.search(found.group(1)):
             return found.group(1).strip()
+    cause = wrapped_cause(text)
+    if cause:
+        return cause
     for line in reversed(lines):
         found = _EXC.match(line)
-        if found and not _NOISE.search(line):
+        if found and not _NOISE.search(line) and not _source_message(line):
             return f"{found.group(1)}: {found.group(2).strip()}"
     clean = [line for line in lines if not _NOISE.search(line)]
     return (clean or lines or [""])[0]

@@ -226,3 +226,76 @@ def test_a_sibling_results_dir_of_another_schema_is_no_evidence_and_no_raise(tmp
     record = {"backend": "interpret", "kernel": "k", "case": "n=1", "status": "failed"}
     assert sibling_dirs(own) == [other]
     assert others_for(record, sibling_dirs(own)) == {}
+
+
+LINEAR_LAYOUT = ("crash in the code generator: python: lib/Tools/LinearLayout.cpp:562: Assertion "
+                 "`getTotalOutDimSize() == ...' failed.")
+
+
+def test_a_compiler_crash_that_a_newer_release_passes_is_fixed_there_and_gets_no_upstream_draft():
+    old = compiled("cuda-compile", False, LINEAR_LAYOUT, "crash", "ttgir")
+    newer = {"3.8.0": compiled("cuda-compile", True), "3.9.0": compiled("cuda-compile", True)}
+    owner = decide(old, {}, version="3.2.0", versions=newer)
+    assert (owner["who"], owner["provisional"]) == ("triton", False)
+    assert owner["evidence"].startswith("fixed in 3.8.0; upgrade") and "LinearLayout" in owner["evidence"]
+    assert plan_drafts({"owner": owner}).kind == "tier"  # a note to upgrade, never a fresh ISSUE.md
+    from parity.triage.drafts import render_tier
+
+    note = render_tier({**old, "owner": owner}, "cuda-compile", "python repro.py")
+    assert "a Triton bug already fixed in 3.8.0: upgrade" in note and "do not file it" in note
+    # negative controls: the newest release fails the same way (a live bug), or only an older one passes (a
+    # regression): both are still drafted to Triton
+    for versions in ({"3.9.0": compiled("cuda-compile", False, LINEAR_LAYOUT, "crash", "ttgir")},
+                     {"3.1.0": compiled("cuda-compile", True)}):
+        live = decide(old, {}, version="3.2.0", versions=versions)
+        assert live["who"] == "triton" and not live["evidence"].startswith("fixed in")
+        plan = plan_drafts({"owner": live})
+        assert (plan.kind, plan.trackers) == ("vendor", ["triton"])
+
+
+def test_the_report_step_and_a_matrix_run_find_the_fix_in_the_newer_releases_results_dir(tmp_path, monkeypatch):
+    import parity.triage.evidence as evidence
+    from parity.run.record import empty_record
+    from parity.triage import triage_record
+    from parity.triage.wire import retriage_dirs
+
+    dirs = {"cuda-compile": ("3.8.0", True), "cuda-compile@triton-3.2.0": ("3.2.0", False)}
+    records = {}
+    for label, (version, ok) in dirs.items():
+        (tmp_path / label).mkdir()
+        (tmp_path / label / "env.json").write_text(json.dumps({"backend": "cuda-compile", "triton": version}))
+        r = {**empty_record("cuda-compile", "compile", "k", "N=8", {"N": 8}),
+             **compiled("cuda-compile", ok, "" if ok else LINEAR_LAYOUT, None if ok else "crash", "ttgir")}
+        (tmp_path / label / "results.jsonl").write_text(json.dumps(r) + "\n")
+        records[label] = [r]
+    monkeypatch.setattr(evidence, "installed_version", lambda: "3.2.0")  # the matrix session's own triton
+    old = records["cuda-compile@triton-3.2.0"][0]
+    assert triage_record(old, family=None, kernels=(), results_dir=tmp_path / label)["evidence"].startswith(
+        "fixed in 3.8.0")
+    old["owner"] = decide(old, {})  # as if the newer dir had not been there at run time
+    assert retriage_dirs(records, {label: tmp_path / label for label in dirs}) == 1
+    assert old["owner"]["evidence"].startswith("fixed in 3.8.0; upgrade")
+
+
+def test_other_tiers_are_read_at_the_records_own_release_and_only_within_its_compiler_family(tmp_path):
+    from parity.run.record import empty_record
+    from parity.triage.evidence import others_for, others_in_dirs
+
+    def interp(status):
+        return {**empty_record("interpret", "interpret", "k", "N=8", {"N": 8}), **numeric("interpret", status=status)}
+
+    default, newest, old = interp("passed"), interp("failed"), interp("failed")
+    tagged = [("interpret", "3.8.0", default), ("interpret@triton-3.9.0", "3.9.0", newest),
+              ("interpret@triton-3.2.0", "3.2.0", old)]
+    on_39 = compiled("cuda-compile", False, "error: x", "mlir_error", "ttir")
+    assert others_in_dirs(on_39, "3.9.0", tagged)["interpret"] is newest  # the same release
+    assert others_in_dirs(on_39, "3.8.0", tagged)["interpret"] is default
+    # triton-ascend 3.2.0 is not upstream 3.2.0: an Ascend record reads the interpreter's default dir
+    assert others_in_dirs(numeric("ascend-lowered"), "3.2.0", tagged)["interpret"] is default
+    for label, version, r in tagged:  # the same from results dirs on disk (a run's own triage)
+        (tmp_path / label).mkdir()
+        (tmp_path / label / "env.json").write_text(json.dumps({"backend": "interpret", "triton": version}))
+        (tmp_path / label / "results.jsonl").write_text(json.dumps(r) + "\n")
+    dirs = sorted(tmp_path.iterdir())
+    assert others_for(on_39, dirs, "3.9.0")["interpret"]["status"] == "failed"
+    assert others_for(numeric("ascend-lowered"), dirs, "3.2.0")["interpret"]["status"] == "passed"

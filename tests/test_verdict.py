@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from parity import cli
+from parity import cli, reasons
 from parity.report import backend_md, divergence_md, findings, heatmap, verdict
 from parity.report.divergence import Column
 from tests import synthetic_records
@@ -55,11 +55,34 @@ def test_key_line_of_a_frontend_error_is_the_reason_after_the_caret_with_its_pos
     assert findings.key_line(message) == "at 12:4: arange's range must be a power of 2"
 
 
+# Triton's frontend error as parity records it: the helper's source first, the cause among the wrapper's args
+SOURCE_DUMP = ("CompilationError: def gelu_tanh(x):\\n    x_fp32 = x.to(tl.float32)\\n    return 0.5 * x * "
+               "(1 + tanh(x_fp32))\\n', <ast.BinOp object at 0x7f>, 'TypeError(\"unsupported operand type(s) for *: "
+               "\\'float\\' and \\'NoneType\\'\")' …\n               ^\nCompilationError('def gelu_tanh(x):\\n    "
+               "x_fp32 = x.to(tl.float32)\\n', <ast.BinOp object at 0x7f>, 'TypeError(\"unsupported operand type(s) "
+               "for *: \\'float\\' and \\'NoneType\\'\")') (raised at flag_gems/utils/libentry.py:721, in run)")
+
+
+def test_key_line_of_a_source_quoting_error_is_its_cause_and_a_plain_one_is_untouched():
+    cause = "TypeError: unsupported operand type(s) for *: 'float' and 'NoneType' (in gelu_tanh)"
+    assert reasons.key_line(SOURCE_DUMP) == cause
+    assert findings.key_line(SOURCE_DUMP) == cause
+    row = verdict.render_md(verdict.build(*columns_and_records(
+        [rec("ascend-compile", "compile", "gdn_h", "BT=64", "error", reason=SOURCE_DUMP)])))
+    assert f"`{cause}` |" in row and "def gelu_tanh" not in row  # the row ends with the cause
+    # control: an exception repr that wraps no source is not a cause, so the message's own line stays
+    plain = "RuntimeError: launch failed after ValueError('grid too large') on 2 blocks"
+    assert reasons.key_line(plain) == plain
+    assert findings.key_line(plain) == plain
+
+
 def test_clip_cuts_at_a_sentence_not_mid_word():
     text = "The kernel needs more UB than the arch has. It asked for 3145728 bits of 1572864 available."
     cut = findings.clip(text, 60)
     assert cut == "The kernel needs more UB than the arch has. …"
     assert findings.clip("short", 60) == "short"
+    # a case id has no spaces: it is cut between parameters, never inside one
+    assert findings.clip("B=1,T=128,H=1,K=64,V=64,dtype=fp16", 30) == "B=1,T=128,H=1,K=64,V=64 …"
 
 
 def test_identical_failures_are_one_finding_with_a_count_and_a_planted_other_is_not():
@@ -78,10 +101,12 @@ def test_verdict_names_each_check_and_target_and_what_is_not_checked():
     assert v.targets == ["NVIDIA (Triton)", "Ascend (triton-ascend)"]
     rows = dict(v.rows)
     nvidia, ascend = rows["gdn_h"]
-    assert "builds for sm_90 ✓" in nvidia and "interpreter computes fp64 answer ✓" in nvidia
-    assert "GPU arithmetic: not checked" in nvidia
-    assert "builds for Ascend910B3 ✗" in ascend and "owner undecided" in ascend and "(#1)" in ascend
-    assert rows["vadd"][1] == "builds for Ascend910B3 ✓ / NPU arithmetic: not checked"
+    assert nvidia == "build ✓ · interp ✓" and ascend == "build ✗ undecided #1"
+    assert rows["vadd"][1] == "build ✓"
+    nv_checked, asc_checked = v.checked  # what each word checked, said once above the table
+    assert "build = builds for sm_90" in nv_checked and "interp = the interpreter computes" in nv_checked
+    assert v.missing == {"NVIDIA (Triton)": "GPU arithmetic", "Ascend (triton-ascend)": "NPU arithmetic"}
+    assert "build = builds for Ascend910B3" in asc_checked and "not checked" not in nv_checked
     text = verdict.render_md(v)
     assert "No tier here sees the hardware's own arithmetic" in text and text.count("No tier here") == 1
     assert "[repro](ascend-compile/repros/gdn_h__BT=64)" in text
@@ -108,7 +133,7 @@ def test_known_divergences_are_marked_expected_with_why_and_link_even_from_reaso
     assert findings.known_of(old_style) == {"reason": "masked load below the base", "link": LINK}
     cols, records = columns_and_records([old_style])
     v = verdict.build(cols, records)
-    assert "⚠ 1 of 1 fail as known and expected (#1)" in dict(v.rows)["gdn_h"][1]
+    assert dict(v.rows)["gdn_h"][1] == "build ⚠ 1 known"
     text = verdict.render_md(v)
     assert "### Known and expected" in text and f"[why]({LINK})" in text
     expected = backend_md.expected_failure_rows(records["ascend-compile"])
@@ -133,7 +158,8 @@ def test_the_three_reports_state_the_same_count():
     recs = records["ascend-compile"]
     line = backend_md.count_line(recs)
     assert line in backend_md.render_report(recs, {"backend": "ascend-compile"})
-    assert line in backend_md.terminal_summary(recs, {"backend": "ascend-compile"})
+    terminal = backend_md.terminal_summary(recs, {"backend": "ascend-compile"})
+    assert line in " ".join(terminal.split())  # the same sentence, wrapped at 100 columns
     assert f"ascend-compile: {len(recs)}" in divergence_md.render(cols, records, [], None)
 
 
@@ -176,11 +202,12 @@ def test_a_tier_limit_is_never_the_kernels_failure_and_a_planted_kernel_failure_
     passed = rec("interpret", "interpret", "mm", "fp32", "passed")
     col = Column("interpret", "interpret", "interpret", {})
     cell = dict(verdict.build([col], {"interpret": [known, passed]}).rows)["mm"][0]
-    assert "interpreter computes fp64 answer ✓, 1 not checkable by this tier (#1)" in cell
+    assert cell == "interp ✓, 1 tier limit #1"
     author = {**limit, "who": "author", "name": "kernel author", "evidence": "non-power-of-2 tl.arange, line 12"}
     planted = rec("interpret", "interpret", "mm", "fp16", "failed", owner=author, reason="x")
-    cell = dict(verdict.build([col], {"interpret": [known, passed, planted]}).rows)["mm"][0]
-    assert "✗ needs a change in the kernel: non-power-of-2 tl.arange, line 12" in cell
+    v = verdict.build([col], {"interpret": [known, passed, planted]})
+    assert dict(v.rows)["mm"][0] == "interp ✗ kernel fix #1, 1 tier limit #2"
+    assert "needs a change in the kernel — non-power-of-2 tl.arange, line 12" in verdict.render_md(v)
 
 
 def test_a_results_dir_that_is_a_file_is_one_clear_error(tmp_path):
@@ -208,3 +235,43 @@ def test_the_block_pointer_note_names_the_kernels_that_use_one_and_no_other():
         return
     assert "block_ptr_tile" in note and "vector_add" not in note and "make_tensor_descriptor" in note
     assert notes.block_ptr_note([s for s in specs if s.name == "vector_add"]) is None
+
+
+def matrix_columns(old_status):
+    """The shared kernels' tiers at the default pin (3.8.0) plus the version matrix's dirs at 3.2.0 and 3.9.0."""
+    fixed = {"who": "triton", "name": "Triton", "provisional": False, "settle": None, "limit": None, "also": [],
+             "evidence": "fixed in 3.8.0; upgrade: cuda-compile with Triton 3.2.0 fails (LinearLayout)"}
+    crash = {"ok": False, "error_kind": "crash", "message": "LinearLayout.cpp:562: Assertion `x' failed."}
+    cols, records = columns_and_records([rec("ascend-compile", "compile", "gdn_h", "BT=64", "passed",
+                                             compile={"ok": True})])
+    for c in cols:
+        c.env["triton"] = "3.8.0"
+    for version, status in (("3.2.0", old_status), ("3.9.0", "passed")):
+        for backend, mode in (("interpret", "interpret"), ("cuda-compile", "compile")):
+            label = f"{backend}@triton-{version}"
+            cols.append(Column(label, backend, mode, {"triton": version, "target_arch": "sm_90"}, f"{label}/"))
+            records[label] = [rec(backend, mode, "vadd", "N=1", "passed", compile={"ok": True}),
+                              rec(backend, mode, "gdn_h", "BT=64", "passed", compile={"ok": True})]
+        if status != "passed":
+            records[f"cuda-compile@triton-{version}"][1].update(
+                status=status, owner=fixed, compile=crash, repro="repros/gdn_h__BT=64")
+    return cols, records
+
+
+def test_the_version_matrix_folds_into_one_note_per_kernel_and_every_terminal_line_fits():
+    v = verdict.build(*matrix_columns("failed"))
+    assert v.targets == ["NVIDIA (Triton)", "Ascend (triton-ascend)"]
+    assert dict(v.rows)["gdn_h"] == ["build ✓ · interp ✓", "build ✓"]  # the table speaks of the default pin
+    text = verdict.render_text(v)
+    assert max(len(line) for line in text.splitlines()) <= 100
+    assert "gdn_h: 3.2.0 build ✗ Triton bug, fixed in 3.8.0 #1 · 3.9.0 as 3.8.0" in text
+    assert "3.2.0 Triton bug, fixed in 3.8.0 (#1): Assertion `x' failed." in text
+    md = verdict.render_md(v)
+    table_lines = [line for line in md.splitlines() if line.startswith("|")]
+    assert "@triton" not in md.split("### Other Triton releases")[0]
+    assert max(len(line) for line in table_lines[:5]) <= 120
+    other = next(line for line in table_lines if "the other 1 kernel(s)" in line)
+    assert other.count("as NVIDIA (Triton) 3.8.0") == 2  # vadd: same on both releases, one row for the rest
+    # negative control: the same matrix passing everywhere leaves nothing to note for gdn_h
+    passing = verdict.build(*matrix_columns("passed"))
+    assert "gdn_h:" not in verdict.render_text(passing) and "fixed in 3.8.0" not in verdict.render_md(passing)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -268,6 +269,6 @@ def terminal_summary(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any
                      c["xfailed"], c["xpassed"], c["skipped"] + c["interrupted"], fmt_num(worst)])
     col = _column(env or {}, records)
     return "\n".join([verdict.render_text(verdict.build([col], {col.label: records})), "",
-                      tabulate(rows, headers=["kernel", "results", "pass", "fail", "xfail (known)", "xpass", "skip/cut",
-                                              "worst err/tol"], tablefmt="simple"),
-                      count_line(records)])
+                      tabulate(rows, headers=["kernel", "results", "pass", "fail", "known", "xpass", "skip",
+                                              "err/tol"], tablefmt="simple"),
+                      textwrap.fill(count_line(records), 100, break_long_words=False)])

@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from parity.reasons import wrapped_cause
+
 BAD = ("failed", "error", "crashed", "xpassed")
 # lines that carry the verdict of a compiler or a check, best first
 _KEY_PATTERNS = (
@@ -37,7 +39,7 @@ def clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     head = text[: limit - 1]
-    for stop in (". ", "; ", " / ", ": ", ", ", " "):
+    for stop in (". ", "; ", " / ", ": ", ", ", " ", ","):  # "," last: between a case id's parameters
         cut = head.rfind(stop)
         if cut > limit // 3:
             return head[: cut + (1 if stop.strip() in (".", ";") else 0)].rstrip(" ,:") + " …"
@@ -55,6 +57,9 @@ def key_line(message: str | None) -> str:
     A line that only announces an error ("[ConvertLinalgRToBinary] encounters error:") is joined
     with the next line that says something, so the row never ends at a colon.
     """
+    cause = wrapped_cause(str(message or ""))  # a frontend error quoting a helper's source: its cause
+    if cause:
+        return cause
     raw = str(message or "").strip().splitlines()
     carets = [i for i, ln in enumerate(raw) if ln.strip() == "^"]
     if carets and carets[-1] < len(raw) - 1:  # Triton's frontend: source, a caret, then the reason
@@ -129,11 +134,24 @@ def owner_of(record: Mapping[str, Any]) -> dict[str, Any]:
     return {"who": None, "name": "", "evidence": "", "provisional": True, "settle": None}
 
 
+# a vendor owner's evidence starts so when a newer release of the same tier passes the case (parity.triage)
+FIXED = "fixed in {fixed}; upgrade"
+_FIXED = re.compile(r"^fixed in (\S+); upgrade")
+
+
+def fixed_in(owner: Mapping[str, Any] | None) -> str | None:
+    """The release that already fixes a vendor owner's bug, else None."""
+    found = _FIXED.match(str((owner or {}).get("evidence") or ""))
+    return found.group(1) if found and (owner or {}).get("who") in ("triton", "triton-ascend") else None
+
+
 def owner_words(owner: Mapping[str, Any]) -> str:
     who = owner.get("who")
     if who is None:
         return "owner undecided"
     words = OWNER_WORDS.get(who, str(who)).format(name=owner.get("name") or who)
+    if fixed_in(owner):
+        words += f", fixed in {fixed_in(owner)}; upgrade"
     if owner.get("line"):
         words += f", {owner['line']}"
     if owner.get("also"):
@@ -163,7 +181,7 @@ class Finding:
 
     @property
     def draft(self) -> str | None:
-        name = DRAFTS.get(self.owner.get("who") or "")
+        name = "TIER.md" if fixed_in(self.owner) else DRAFTS.get(self.owner.get("who") or "")
         return f"{self.repro}/{name}" if self.repro and name else None  # undecided: the repro dir only
 
 

@@ -19,6 +19,15 @@ def md_escape(value: Any, limit: int = 160) -> str:
     return text
 
 
+def md_code(value: Any, limit: int = 160) -> str:
+    """Text as a code span inside a GFM table cell: a code span shows backslash escapes literally, so only
+    the pipe (which GFM reads before the span) is escaped and backticks are dropped."""
+    text = " ".join(str(value or "").replace("`", "'").split())
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return f"`{text.replace('|', chr(92) + '|')}`" if text else ""
+
+
 def fmt_num(value: Any, digits: int = 3) -> str:
     if value is None:
         return ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,4 +23,5 @@ def read_env(results_dir: Path, backend: str) -> dict[str, Any]:
 
 def text(records: Sequence[dict[str, Any]], results_dir: Path, backend: str, specs: Iterable[Any]) -> str:
     note = block_ptr_note(specs)
+    note = textwrap.fill(note, 100, break_long_words=False, break_on_hyphens=False) if note else None
     return terminal_summary(records, read_env(results_dir, backend)) + (f"\n{note}" if note else "")

@@ -2,18 +2,23 @@
 
 It answers a porting user's question first: does kernel X work on NVIDIA and on Ascend, and if not,
 whose change is it (the kernel's, the library's, a compiler's, a tier's limit)? Owners come from the
-records (parity.triage's `owner`; parity.findings.owner_of falls back where there is none). Pure
-functions: columns and records in, markdown or plain text out.
+records (parity.triage's `owner`; parity.findings.owner_of falls back where there is none). A cell names
+each check in one word (the line above the table says what the word checked), so a row fits a terminal;
+the results dirs of the version matrix (reports/<tier>@triton-<v>) fold into one note per kernel below
+the table. Pure functions: columns and records in, markdown or plain text out.
 """
 
 from __future__ import annotations
 
+import re
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from parity.report import findings as fnd
-from parity.report.tables import md_escape, table
+from parity.report.tables import md_code, md_escape, table
+from parity.report.versions import split_columns, triton_of, version_key
 
 
 @dataclass(frozen=True)
@@ -23,25 +28,56 @@ class Check:
     target: str  # the column it belongs to
     name: str  # with {arch} / {device} filled from env.json
     order: int  # position inside the target's cell
-    short: str = ""  # the terminal's word for it
+    short: str = ""  # the cell's word for it
     device: bool = False  # runs on the hardware itself
 
 
 # the tiers as the reports describe them (Backend names as recorded in results); a tier not listed is
 # shown under its own name
 CHECKS: dict[str, Check] = {
-    "interpret": Check("NVIDIA (Triton)", "interpreter computes fp64 answer", 1, "interpreter"),
+    "interpret": Check("NVIDIA (Triton)", "the interpreter computes the fp64 answer", 1, "interp"),
     "cuda-compile": Check("NVIDIA (Triton)", "builds for {arch}", 0, "build"),
-    "cuda": Check("NVIDIA (Triton)", "GPU arithmetic on {device}", 2, "GPU run", device=True),
+    "cuda": Check("NVIDIA (Triton)", "GPU arithmetic on {device}", 2, "GPU", device=True),
     "ascend-compile": Check("Ascend (triton-ascend)", "builds for {arch}", 0, "build"),
-    "ascend-lowered": Check("Ascend (triton-ascend)", "lowering computes fp64 answer", 1, "lowering"),
-    "ascend": Check("Ascend (triton-ascend)", "NPU arithmetic on {device}", 2, "NPU run", device=True),
+    "ascend-lowered": Check("Ascend (triton-ascend)", "the lowering computes the fp64 answer", 1, "lowered"),
+    "ascend": Check("Ascend (triton-ascend)", "NPU arithmetic on {device}", 2, "NPU", device=True),
 }
 TIER_OWNERS = ("tier", "environment")
 DEVICE_CHECKS = {"NVIDIA (Triton)": "GPU arithmetic", "Ascend (triton-ascend)": "NPU arithmetic"}
+DEVICE_RUNS = {"NVIDIA (Triton)": "`nox -s cuda`", "Ascend (triton-ascend)": "`nox -s ascend`"}
 NOT_CHECKABLE = ("No tier here sees the hardware's own arithmetic, timing or launch-time limits without the "
-                 "device itself: a `{checks}` entry says \"not checked\" until a results dir from that device "
-                 "(`nox -s cuda` / `nox -s ascend`) is added.")
+                 "device itself: {checks} {verb} unchecked until a results dir from that device ({runs}) is added.")
+
+
+def not_checkable(missing: Mapping[str, str]) -> str:
+    """What no tier here can check, said once."""
+    return NOT_CHECKABLE.format(checks=" and ".join(missing.values()), verb="stay" if len(missing) > 1 else "stays",
+                                runs=" / ".join(DEVICE_RUNS.get(t, t) for t in missing))
+# the owner in a cell's words (the findings below say it in full)
+OWNER_TAGS = {"author": "kernel fix", "library": "{name}", "triton": "Triton bug", "triton-ascend": "triton-ascend bug",
+              "tier": "tier limit", "environment": "environment"}
+# each mark's meaning, said under the table for the marks that appear in it
+LEGEND = {"✓": "✓ every case that ran passed",
+          "⚠": "⚠ k known: k cases fail as declared in the spec (known and expected, why and link below)",
+          "✗": "✗ a case failed, with whose change it is (kernel fix, a library, Triton bug, triton-ascend bug) "
+               "and its finding number",
+          "?": "? the owner is provisional (the finding names the run that settles it)",
+          "–": "– no case ran there (REPORT.md says why)",
+          "…": "… interrupted before it finished"}
+
+
+def _marked(v: Verdict) -> set[str]:
+    """The marks the table and the other releases' notes use ("?" where a failure's owner is provisional)."""
+    marks = set()
+    for r in [*v.results, *(n for notes in v.versions.values() for n in notes.values())]:
+        marks.add(r.mark)
+        if r.mark == "✗" and any(f.owner.get("provisional") for f in r.findings if f.outcome != "expected"):
+            marks.add("?")
+    return marks
+
+
+def legend(marks: set[str]) -> str:
+    return " · ".join(words for mark, words in LEGEND.items() if mark in marks)
 
 
 def check_of(backend: str) -> Check:
@@ -54,106 +90,200 @@ def check_name(backend: str, env: Mapping[str, Any]) -> str:
     return check_of(backend).name.format(arch=arch, device=device)
 
 
+def owner_tag(owner: Mapping[str, Any]) -> str:
+    who = owner.get("who")
+    if who is None:
+        return "undecided"
+    name = str(owner.get("name") or who).split(" (")[0]  # "fla (flash-linear-attention)": fla
+    tag = OWNER_TAGS.get(who, str(who)).format(name=name)
+    fixed = fnd.fixed_in(owner)
+    return tag + (f", fixed in {fixed}" if fixed else "") + ("?" if owner.get("provisional") else "")
+
+
+def refs_text(numbers: Sequence[int]) -> str:
+    """#3, #5–7: the finding numbers, runs joined."""
+    runs: list[list[int]] = []
+    for n in sorted(set(numbers)):
+        if runs and n == runs[-1][-1] + 1:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    return ", ".join(f"#{r[0]}" if len(r) == 1 else f"#{r[0]}–{r[-1]}" for r in runs)
+
+
 @dataclass(frozen=True)
 class Result:
-    """One kernel on one column."""
+    """One check of one kernel on one results dir."""
 
-    mark: str  # "✓", "✗", "–" (not checked), "…" (interrupted)
-    text: str  # the check's name with its result in words
+    mark: str  # "✓", "⚠", "✗", "–" (not checked), "…" (interrupted)
+    text: str  # the check's word, its mark and, for a failure, whose and which findings
     findings: tuple[fnd.Finding, ...] = ()
-    refs: str = ""  # "#1, #3": the findings table's rows
+    why: str = ""  # why nothing ran ("–")
 
 
-def result(check: str, records: Sequence[Mapping[str, Any]], column: str, link_prefix: str,
+def result(word: str, records: Sequence[Mapping[str, Any]], column: str, link_prefix: str,
            number: Mapping[tuple[Any, ...], int]) -> Result:
     """One check's verdict over one kernel's records on one column; `number` maps a finding's ident to its row."""
     scored = [r for r in records if r.get("suite") in (None, "accuracy", "compile")]
     ran = [r for r in scored if r["status"] not in ("skipped", "interrupted")]
-    groups = fnd.group(scored, column, link_prefix)
+    groups = tuple(fnd.group(scored, column, link_prefix))
     # a failure (known or not) that triage gives to the tier or the environment says nothing about the kernel
     limits = [f for f in groups if f.owner.get("who") in TIER_OWNERS]
     bad = [f for f in groups if f.outcome != "expected" and f not in limits]
     expected = [f for f in groups if f.outcome == "expected" and f not in limits]
+
+    def refs(fs: Sequence[fnd.Finding]) -> str:
+        return refs_text([number[f.ident] for f in fs if f.ident in number])
+
     n_limit = sum(len(f.cases) for f in limits)
-    limit_refs = ", ".join(f"#{number[f.ident]}" for f in limits if f.ident in number)
-    limit = f", {n_limit} not checkable by this tier ({limit_refs})" if limits else ""
     n_known = sum(len(f.cases) for f in expected)
-    known = f", and {n_known} of {len(ran)} fail as known and expected" if expected else ""
+    limit = f", {n_limit} tier limit {refs(limits)}".rstrip() if limits else ""
+    known = f", {n_known} known" if expected else ""
     if any(r["status"] == "interrupted" for r in scored) and not bad:
-        return Result("…", f"{check}: interrupted, not finished", tuple(groups))
-    refs = ", ".join(f"#{number[f.ident]}" for f in (bad or expected) if f.ident in number)
-    if not bad and not expected and len(ran) == n_limit and ran:
-        return Result("–", f"{check}: not checkable by this tier ({limit_refs})", tuple(groups), limit_refs)
+        return Result("…", f"{word} … interrupted", groups)
     if bad:
-        first = bad[0]
-        why = fnd.clip(first.owner.get("evidence") or first.key, 70)
-        return Result("✗", f"{check} ✗ {fnd.owner_words(first.owner)}" + (f": {why}" if why else "")
-                      + (f" ({refs})" if refs else "") + known + limit, tuple(groups), refs)
+        tags = list(dict.fromkeys(owner_tag(f.owner) for f in bad))
+        tags = [t for t in tags if not (t.endswith("?") and t[:-1] in tags)]  # settled beside provisional: once
+        return Result("✗", f"{word} ✗ {'; '.join(tags)} {refs(bad)}".rstrip() + known + limit, groups)
     if not ran:
         why = next((r.get("reason") for r in scored if r.get("reason")), None) or "no case ran"
         declined = next((r["declined"] for r in scored if r.get("declined")), None)
-        if declined:
-            why = f"declined by {declined['library']}"
-        return Result("–", f"{check}: not checked ({fnd.clip(why, 60)})", tuple(groups))
-    if all(r.get("expected_compile_error") and (r.get("compile") or {}).get("ok") is False for r in ran):
-        return Result("✓", f"{check}: rejected as the spec expects ✓", tuple(groups), refs)  # a probe
+        return Result("–", f"{word} –", groups, f"declined by {declined['library']}" if declined else str(why))
+    if not expected and len(ran) == n_limit:
+        return Result("–", f"{word} – tier limit {refs(limits)}".rstrip(), groups, "a limit of this tier")
     if expected:  # not a failure of the run, but the kernel does not work there as it stands
-        return Result("⚠", f"{check} ⚠ {n_known} of {len(ran)} fail as known and expected ({refs}){limit}",
-                      tuple(groups), refs)
-    return Result("✓", f"{check} ✓{limit}", tuple(groups), refs)
+        return Result("⚠", f"{word} ⚠ {n_known} known{limit}", groups)
+    return Result("✓", f"{word} ✓{limit}", groups)  # a probe passes when rejected as its spec expects
 
 
 @dataclass(frozen=True)
 class Verdict:
     targets: list[str]
     rows: list[tuple[str, list[str]]]  # kernel, one cell per target
-    short_rows: list[tuple[str, list[str]]]  # the same in the terminal's words
-    legend: list[str]  # what each terminal word stands for
+    checked: list[str]  # per target, what each word in its cells checked
     findings: list[fnd.Finding]  # numbered in order: the failing ones first, then the expected ones
     missing: dict[str, str]  # target -> the device check no column provides
+    main: dict[str, str]  # target -> the release the table speaks of, where the version matrix adds others
+    versions: dict[str, dict[str, Result]]  # kernel -> "3.2.0" -> its checks on that release, folded
+    matrix: frozenset[str]  # labels of the version matrix's columns
+    results: tuple[Result, ...] = ()  # every cell's checks, for the legend
+
+
+_REFS = re.compile(r"\s*#\d+(?:–\d+)?(?:, #\d+(?:–\d+)?)*")
+SAME = "="
+
+
+def _fold(results: Sequence[tuple[Result, Result | None]], main: str) -> Result:
+    """The checks of one kernel on one other release, as one result: only those that differ from the same
+    check on the table's release (`main`), each with its mark."""
+    changed = [(r, m) for r, m in results
+               if m is None or (r.mark, _REFS.sub("", r.text)) != (m.mark, _REFS.sub("", m.text))]
+    if not changed:
+        return Result(SAME, f"as {main}")
+    if all(r.mark == "–" for r, _ in changed):
+        why = fnd.clip(changed[0][0].why, 70)
+        return Result("–", f"not checked ({why})" if why else "not checked")
+    marks = [r.mark for r, _ in changed]
+    worst = next((m for m in ("✗", "…", "⚠", "–") if m in marks), "✓")
+    return Result(worst, "; ".join(r.text for r, _ in changed), tuple(f for r, _ in changed for f in r.findings))
 
 
 def build(columns: Sequence[Any], records: Mapping[str, Sequence[Mapping[str, Any]]]) -> Verdict:
     """The verdict over columns (parity.report.divergence.Column: label, backend, env, link_prefix)."""
-    cols = sorted(columns, key=lambda c: (list(CHECKS).index(c.backend) if c.backend in CHECKS else 99,
-                                          c.label))
+    cols = sorted(columns, key=lambda c: (check_of(c.backend).target, check_of(c.backend).order, c.label))
+    primary, _ = split_columns(cols)
+    main_labels = {c.label for c in primary}
+    matrix = [c for c in cols if c.label not in main_labels]
     targets = list(dict.fromkeys(check_of(c.backend).target for c in cols))
     targets.sort(key=lambda t: list(DEVICE_CHECKS).index(t) if t in DEVICE_CHECKS else 9)
-    all_findings = [f for c in cols for f in fnd.group(records.get(c.label, ()), c.label, c.link_prefix)]
-    ordered = sorted(all_findings, key=lambda f: (f.outcome == "expected", f.kernel, f.column))
+    all_findings = [(c.label not in main_labels, f) for c in cols
+                    for f in fnd.group(records.get(c.label, ()), c.label, c.link_prefix)]
+    ordered = [f for _, f in sorted(all_findings, key=lambda mf: (mf[1].outcome == "expected", mf[0],
+                                                                  mf[1].kernel, mf[1].column))]
     number = {f.ident: i + 1 for i, f in enumerate(ordered)}
     kernels = sorted({r["kernel"] for c in cols for r in records.get(c.label, ())})
-    rows, short_rows, legend = [], [], {}
+
+    def recs(c: Any, kernel: str) -> list[Mapping[str, Any]]:
+        return [r for r in records.get(c.label, ()) if r["kernel"] == kernel]
+
+    main_release = {c.backend: str(triton_of(c)) for c in primary if triton_of(c)}
+    rows, versions, every = [], {}, []
     for kernel in kernels:
-        cells, shorts = [], []
+        cells, on_main = [], {}
         for target in targets:
-            parts, short = [], []
-            for c in sorted((c for c in cols if check_of(c.backend).target == target),
-                            key=lambda c: check_of(c.backend).order):
-                recs = [r for r in records.get(c.label, ()) if r["kernel"] == kernel]
-                if not recs:
-                    continue
-                name = check_name(c.backend, c.env) + (f" [{c.label}]" if c.label != c.backend else "")
-                res = result(name, recs, c.label, c.link_prefix, number)
-                parts.append(res.text)
-                word = check_of(c.backend).short + (f"@{c.label}" if c.label != c.backend else "")
-                legend[(word, c.label)] = f"{word} = {name.split(' [')[0]} ({c.label})"
-                n_known = 0 if res.mark == "–" else sum(
-                    len(f.cases) for f in res.findings if f.outcome == "expected" and f.owner.get("who") not in
-                    TIER_OWNERS)
-                short.append(f"{word} {res.mark}" + (f" {res.refs}" if res.refs and res.mark == "✗" else "")
-                             + (f" {n_known} known" if n_known else ""))
-            device = DEVICE_CHECKS.get(target)
-            if device and not any(check_of(c.backend).device and check_of(c.backend).target == target
-                                  for c in cols):
-                parts.append(f"{device}: not checked")
-            cells.append(" / ".join(parts) if parts else "–")
-            shorts.append(" · ".join(short) or "–")
+            mine = [c for c in primary if check_of(c.backend).target == target and recs(c, kernel)]
+            shared = {c.backend for c in mine if sum(x.backend == c.backend for x in mine) > 1}
+            words = [check_of(c.backend).short + (f"@{c.label}" if c.backend in shared else "") for c in mine]
+            results = [result(w, recs(c, kernel), c.label, c.link_prefix, number) for w, c in zip(words, mine,
+                                                                                                    strict=True)]
+            on_main.update({c.backend: r for c, r in zip(mine, results, strict=True)})
+            every += results
+            cells.append(" · ".join(r.text for r in results) or "–")
         rows.append((kernel, cells))
-        short_rows.append((kernel, shorts))
+        per_release: dict[str, list[tuple[Result, Result | None]]] = {}
+        for c in matrix:
+            if recs(c, kernel):
+                per_release.setdefault(str(triton_of(c)), []).append(
+                    (result(check_of(c.backend).short, recs(c, kernel), c.label, c.link_prefix, number),
+                     on_main.get(c.backend)))
+        if per_release:
+            main = next((main_release[c.backend] for c in matrix if c.backend in main_release), "the table")
+            versions[kernel] = {v: _fold(rs, main)
+                                for v, rs in sorted(per_release.items(), key=lambda i: version_key(i[0]))}
+    checked = []
+    for target in targets:
+        words = list(dict.fromkeys(f"{check_of(c.backend).short} = {check_name(c.backend, c.env)} ({c.backend})"
+                                   for c in primary if check_of(c.backend).target == target))
+        checked.append(f"{target}: {'; '.join(words)}")
     missing = {t: DEVICE_CHECKS[t] for t in targets if t in DEVICE_CHECKS and not any(
         check_of(c.backend).device and check_of(c.backend).target == t for c in cols)}
-    return Verdict(targets, rows, short_rows, list(legend.values()), ordered, missing)
+    main = {check_of(c.backend).target: str(triton_of(c)) for c in primary
+            if triton_of(c) and any(m.backend == c.backend for m in matrix)}
+    return Verdict(targets, rows, checked, ordered, missing, main, versions, frozenset(c.label for c in matrix),
+                   tuple(every))
+
+
+def _release_notes(v: Verdict) -> tuple[list[str], dict[str, list[str]]]:
+    """(the releases the matrix adds, kernel -> one note per release), kernels that differ from the table only."""
+    releases = sorted({r for notes in v.versions.values() for r in notes}, key=version_key)
+    differ = {k: [notes.get(r, Result("–", "not run")).text for r in releases]
+              for k, notes in v.versions.items() if any(n.mark != SAME for n in notes.values())}
+    return releases, differ
+
+
+def _main_text(v: Verdict) -> str:
+    return ", ".join(f"{t} {r}" for t, r in v.main.items()) or "the default pin"
+
+
+# the wrappers around a message that the same failure gets on different tiers ("InterpreterError:
+# NotImplementedError('…')", "at 19:15: …"), and where it was raised: the reason without them
+_WRAPPER = re.compile(r"^(?:at \d+:\d+:\s*|\w+(?:Error|Exception)(?::\s*|\(\s*[\"']?))+")
+_RAISED_AT = re.compile(r"\s*\(raised at [^)]*\)")
+
+
+def gist(key: str) -> str:
+    """A key line's message without its exception wrappers, position and tail, for grouping one reason."""
+    text = _WRAPPER.sub("", _RAISED_AT.sub("", key)).split(" … ")[0]
+    return text.strip(" '\")") or key
+
+
+def versions_md(v: Verdict) -> str:
+    """Other releases (the version matrix) as one note per kernel that differs, and a count of the rest."""
+    releases, differ = _release_notes(v)
+    if not releases:
+        return ""
+    main = _main_text(v)
+    same = len(v.versions) - len(differ)
+    rows = [[md_escape(k), *(md_escape(fnd.clip(n, 90), 100) for n in notes)] for k, notes in sorted(differ.items())]
+    if same:
+        rows.append([f"the other {same} kernel(s)", *(f"as {_main_text(v)}" for _ in releases)])
+    reasons = [f"- {md_escape(r, 400)}" for r in release_reasons(v, 200)]
+    return "\n".join([f"### Other Triton releases (the version matrix; the table above is {main})", "",
+                      table(rows, ["kernel", *(f"Triton {r}" for r in releases)]), "",
+                      *(["Why, each reason once:", "", *reasons, ""] if reasons else [])])
+
+
+FINDING_HEADERS = ["#", "kernel", "tier", "cases", "what, and whose", "compiler's key line", "repro"]
 
 
 def _finding_row(i: int, f: fnd.Finding, key_limit: int) -> list[str]:
@@ -166,27 +296,24 @@ def _finding_row(i: int, f: fnd.Finding, key_limit: int) -> list[str]:
     repro = " ".join(x for x in (f"[repro]({f.repro})" if f.repro else "",
                                  f"[draft]({f.draft})" if f.draft and f.outcome != "expected" else "",
                                  f"[why]({link})" if link else "") if x)
-    return [str(i), md_escape(f.kernel), md_escape(f.column), md_escape(fnd.cases_text(f), 200),
-            md_escape(what, 400), f"`{md_escape(fnd.clip(f.key, key_limit), 400).replace(chr(96), '')}`"
-            if f.key else "", repro]
-
-
-FINDING_HEADERS = ["#", "kernel", "tier", "cases", "what, and whose", "compiler's key line", "repro"]
+    return [str(i), md_escape(f.kernel), md_escape(dir_name(f.column)), md_escape(fnd.cases_text(f), 200),
+            md_escape(what, 400), md_code(fnd.clip(f.key, key_limit), 400), repro]
 
 
 def render_md(v: Verdict, key_limit: int = 160) -> str:
-    """The verdict table, what no tier here checks, and the numbered findings, as markdown."""
+    """What was checked, the verdict table, the other releases, what no tier here checks, and the numbered
+    findings, as markdown."""
     if not v.rows:
         return "No records to judge."
-    parts = [table([[md_escape(k), *(md_escape(c, 600) for c in cells)] for k, cells in v.rows],
-                   ["kernel", *v.targets]), ""]
-    parts += ["✓: every case that ran passed. ⚠: the cases that fail are known and expected (declared in the "
-              "spec with a public source): the kernel does not work there as it stands, but nothing new broke. "
-              "✗: a case failed, with whose change it is and its finding number (\"owner undecided\": no "
-              "triage has named one for these records). "
-              "Not checked: no results dir here runs that check.", ""]
+    parts = ["What each word checked:", "", *(f"- {md_escape(c, 300)}" for c in v.checked), ""]
     if v.missing:
-        parts += [NOT_CHECKABLE.format(checks="` / `".join(v.missing.values())), ""]
+        parts += [not_checkable(v.missing), ""]
+    parts += [table([[md_escape(k), *(md_escape(c, 200) for c in cells)] for k, cells in v.rows],
+                    ["kernel", *v.targets]),
+              "", md_escape(legend(_marked(v)), 600) + ".", ""]
+    notes = versions_md(v)
+    if notes:
+        parts += [notes]
     bad = [f for f in v.findings if f.outcome != "expected"]
     expected = [f for f in v.findings if f.outcome == "expected"]
     if bad:
@@ -201,27 +328,79 @@ def render_md(v: Verdict, key_limit: int = 160) -> str:
     return "\n".join(parts)
 
 
-def render_text(v: Verdict, width: int = 110) -> str:
-    """The verdict for a terminal: a kernel × target table in short words, then the findings, one line each."""
+def _wrap(text: str, width: int, indent: str = "  ") -> list[str]:
+    """Lines of at most `width` columns, broken between words (nothing is cut)."""
+    return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent + "  ",
+                         break_long_words=False, break_on_hyphens=False) or [indent]
+
+
+def _versions_text(v: Verdict, width: int) -> list[str]:
+    releases, differ = _release_notes(v)
+    if not releases:
+        return []
+    main = _main_text(v)
+    same = len(v.versions) - len(differ)
+    lines = _wrap(f"Other Triton releases ({', '.join(releases)}; the table is {main}): "
+                  + (f"{same} kernel(s) as on the table" if same else "every kernel differs somewhere")
+                  + ("; these differ:" if differ else "."), width, "")
+    for kernel, notes in sorted(differ.items()):
+        text = " · ".join(f"{r} {n}" for r, n in zip(releases, notes, strict=True))
+        lines += _wrap(f"{kernel}: {text}", width)
+    for reason in release_reasons(v, width + width // 2):
+        lines += _wrap(reason, width)
+    return lines
+
+
+def release_reasons(v: Verdict, limit: int) -> list[str]:
+    """Each distinct reason the other releases fail for, once, with whose it is and the findings it stands for."""
+    reasons: dict[tuple[str, str], tuple[list[str], list[int]]] = {}
+    for f in v.findings:
+        if f.column in v.matrix and f.outcome != "expected":
+            release = f.column.rsplit("@triton-", 1)[-1]
+            tags, numbers = reasons.setdefault((release, gist(f.key)), ([], []))
+            tags.append(owner_tag(f.owner))
+            numbers.append(v.findings.index(f) + 1)
+    out = []
+    for (release, why), (tags, numbers) in reasons.items():
+        tag = "; ".join(t for t in dict.fromkeys(tags) if not (t.endswith("?") and t[:-1] in tags))
+        out.append(f"{release} {tag} ({refs_text(numbers)}): {fnd.clip(why, limit)}")
+    return out
+
+
+def dir_name(column: str) -> str:
+    """A results dir as the findings name it: `libraries-ascend-lowered`, not `ascend-lowered@libraries-…`."""
+    backend, _, rest = column.partition("@")
+    return rest if rest and backend in rest else column
+
+
+def render_text(v: Verdict, width: int = 100) -> str:
+    """The verdict for a terminal, no line over `width`: what each word checked, the kernel × target table,
+    the other releases folded, then the findings of the table's own release, a few lines each."""
     from tabulate import tabulate
 
-    lines = [tabulate([[k, *cells] for k, cells in v.short_rows], headers=["kernel", *v.targets],
-                      tablefmt="simple"), ""]
-    lines += ["  " + fnd.clip(item, width - 2) for item in v.legend]
-    if v.findings:
-        lines.append("  ✗ #n: finding n below; ⚠ k known: k results fail as declared (expected, why and link "
-                     "in the report)")
-    for f in [f for f in v.findings if f.outcome != "expected"]:
+    lines = [ln for c in v.checked for ln in _wrap(c, width, "")]
+    if v.missing:
+        lines += _wrap(f"Not checked by any tier here: {' and '.join(v.missing.values())} (each needs its device: "
+                       f"{' / '.join(DEVICE_RUNS.get(t, t) for t in v.missing)}).", width, "")
+    lines += [tabulate([[k, *cells] for k, cells in v.rows], headers=["kernel", *v.targets], tablefmt="simple"), ""]
+    lines += _wrap(legend(_marked(v)), width, "")
+    lines += _versions_text(v, width)
+    for f in [f for f in v.findings if f.outcome != "expected" and f.column not in v.matrix]:
         n = v.findings.index(f) + 1
-        lines.append(fnd.clip(f"#{n} {f.kernel} [{f.column}]: {fnd.owner_words(f.owner)}", width))
+        head = f"#{n} {f.kernel} [{dir_name(f.column)}]: "
+        lines.append(fnd.clip(head + fnd.cases_text(f, max(20, width - len(head) - 10)), width))
+        evidence = f.owner.get("evidence")
+        words = fnd.owner_words({**f.owner, "provisional": False})
+        lines += _wrap(words + (f": {fnd.clip(evidence, width)}" if evidence else ""), width, "    ")[:2]
+        if f.owner.get("provisional"):
+            settle = f.owner.get("settle") or "another tier's run"
+            lines.append("    " + fnd.clip(f"provisional: settled by {settle}", width - 4))
         if f.key:
             lines.append("    " + fnd.clip(f.key, width - 4))
-        lines.append("    " + fnd.clip(fnd.cases_text(f, 50), width - 4))
         if f.draft or f.repro:
             lines.append(f"    {f.draft or f.repro}")
     expected = sum(len(f.cases) for f in v.findings if f.outcome == "expected")
     if expected:
-        lines.append(f"{expected} result(s) fail as declared known divergences (expected; why and link in the report)")
-    if v.missing:
-        lines.append(f"not checked by any tier here: {', '.join(v.missing.values())} (needs the device)")
+        lines += _wrap(f"{expected} result(s) fail as declared known divergences (expected; why and link in "
+                       "the report)", width, "")
     return "\n".join(lines)

@@ -10,6 +10,8 @@ Order of the rules (the first that applies wins):
 6. the vendor's tool is the odd one out (its tier fails, the other family's tiers pass) → that vendor;
 7. a compiler that aborts, hangs or asserts → that tier's compiler, on its own evidence;
 8. nothing else to go on → a provisional guess, with the run that would settle it.
+A vendor verdict whose case passes on a newer release of the same tier (the version matrix's dirs) is
+"fixed in <release>; upgrade": a note, never a fresh upstream draft for a bug already fixed.
 A kernel shipped by a library hands the author's verdicts (and today's library rule) to the library.
 """
 
@@ -20,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from parity.backends import backend_class
+from parity.report.findings import FIXED
 from parity.triage.limits import failure_text, is_numeric, matching_limit
 
 FAILING = ("failed", "error", "crashed", "xfailed")
@@ -88,13 +91,18 @@ def settle_run(tier: str) -> str:
 
 
 def decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], source: str = "",
-           library: Any = None, library_why: str | None = None) -> dict[str, Any] | None:
+           library: Any = None, library_why: str | None = None, *, version: str | None = None,
+           versions: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any] | None:
     """The owner of a failing record, or None for one that did not fail. `others` maps each other tier
     to its record of the same case; `library` is the library that ships the kernel (or None), and
-    `library_why` today's library rule's reason for this record (parity.repro.owner), if any."""
+    `library_why` today's library rule's reason for this record (parity.repro.owner), if any. `versions`
+    maps another release of the record's own compiler (`version`) to this tier's record of the same case
+    built with it: a vendor bug that a newer release passes is already fixed there."""
     if not is_failing(record) or record.get("status") == "interrupted":
         return None
     verdict = _decide(record, others, source)
+    if verdict["who"] in ("triton", "triton-ascend") and record.get("status") != "xfailed":
+        verdict = fixed_later(record, verdict, version, versions or {}) or verdict
     if library is not None:
         if verdict["who"] == "author":
             verdict = {**verdict, "who": "library", "name": library.name}
@@ -102,6 +110,25 @@ def decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], s
             verdict = make_owner("library", library.name, f"{library_why} (parity's library rule)",
                                  provisional=True, settle=verdict["settle"])
     return verdict
+
+
+def fixed_later(record: Mapping[str, Any], verdict: Mapping[str, Any], version: str | None,
+                versions: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The vendor verdict restated as fixed, when a newer release of the same tier passes the same case
+    (the oldest such release); None when none does (the newest fails too: still a live bug to report)."""
+    from parity.report.versions import version_key
+
+    if not version:
+        return None
+    newer = sorted((v for v, r in versions.items() if version_key(v) > version_key(version) and _passes(r)),
+                   key=version_key)
+    if not newer:
+        return None
+    tier, fixed = str(record.get("backend")), newer[0]
+    name = "triton-ascend" if verdict["who"] == "triton-ascend" else "Triton"
+    return make_owner(verdict["who"], verdict["name"],
+                      f"{FIXED.format(fixed=fixed)}: {tier} with {name} {version} fails "
+                      f"({_key(failure_text(record))}); the same case passes with {name} {fixed}")
 
 
 def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], source: str) -> dict[str, Any]:

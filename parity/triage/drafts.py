@@ -5,7 +5,8 @@
   draft ISSUE-<tracker>.md only for a tracker named in owner["also"];
 - the author, or an owner that is still provisional: AUTHOR.md (the provisional one says whose it most
   likely is and which run settles it);
-- the tier or the environment: TIER.md, a note, never a vendor draft.
+- the tier or the environment: TIER.md, a note, never a vendor draft;
+- a vendor bug that a newer release already fixes: TIER.md too, saying which release to upgrade to.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from parity.report.findings import fixed_in
 
 VENDORS = ("triton", "triton-ascend")
 
@@ -31,6 +34,8 @@ def plan_drafts(record: Mapping[str, Any]) -> DraftPlan:
     if who == "library":
         return DraftPlan("library")
     if who in ("tier", "environment"):
+        return DraftPlan("tier")
+    if who in VENDORS and fixed_in(owner):  # already fixed in a later release: a note saying to upgrade
         return DraftPlan("tier")
     if who in VENDORS and not owner.get("provisional"):
         return DraftPlan("vendor", [who, *[t for t in owner.get("also") or [] if t in VENDORS and t != who]])
@@ -53,7 +58,9 @@ def render_tier(record: Mapping[str, Any], backend: str, command: str | None) ->
     """TIER.md: a limit of the tier (or a gap of the environment), not a bug of the kernel or a vendor."""
     owner = record.get("owner") or {}
     what = "the environment" if owner.get("who") == "environment" else f"the tier itself ({owner.get('name')})"
-    parts = [f"# `{record['kernel']}` [{record['case']}] on {backend}: a limit of {what}", "",
+    fixed = fixed_in(owner)
+    head = f"a {owner.get('name')} bug already fixed in {fixed}: upgrade" if fixed else f"a limit of {what}"
+    parts = [f"# `{record['kernel']}` [{record['case']}] on {backend}: {head}", "",
              "This is a note, not a bug report: do not file it with a vendor or the kernel's author.", "",
              f"Evidence: {owner.get('evidence')}", ""]
     if owner.get("limit"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -67,15 +68,35 @@ def same_inputs(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return da is None or db is None or da == db
 
 
-def others_for(record: Mapping[str, Any], directories: Iterable[Path]) -> dict[str, Mapping[str, Any]]:
+def others_for(record: Mapping[str, Any], directories: Iterable[Path],
+               version: str | None = None) -> dict[str, Mapping[str, Any]]:
     """tier → that tier's record of the same case (same inputs), from the given results dirs."""
-    out: dict[str, Mapping[str, Any]] = {}
+    best: dict[str, tuple[tuple[bool, bool, str], Mapping[str, Any]]] = {}
+    version = installed_version() if version is None else version
     for directory in directories:
         found = [r for r in records_in(directory).get(case_key(record), []) if same_inputs(record, r)]
         picked = worst(found)
-        if picked is not None and picked.get("backend") != record.get("backend"):
-            out.setdefault(str(picked.get("backend")), picked)
-    return out
+        if picked is None or picked.get("backend") == record.get("backend"):
+            continue
+        tier = str(picked.get("backend"))
+        rank = (not _same_release(record, tier, version, dir_version(directory)), "@" in directory.name,
+                directory.name)
+        if tier not in best or rank < best[tier][0]:
+            best[tier] = (rank, picked)
+    return {tier: picked for tier, (_, picked) in best.items()}
+
+
+def _same_release(record: Mapping[str, Any], tier: str, version: str | None, other: str | None) -> bool:
+    """Whether another tier's dir was built with this record's compiler release: per tier, that dir is the
+    evidence, then the tier's default dir, then the version matrix's (a case compared across releases would
+    blame the kernel for what a release changed). Only within one compiler family: triton-ascend 3.2.0 is
+    not upstream Triton 3.2.0."""
+    from parity.triage.decide import family
+
+    try:
+        return bool(version) and version == other and family(tier) == family(str(record.get("backend")))
+    except Exception:  # a tier this parity does not know: no preference
+        return False
 
 
 def others_in(record: Mapping[str, Any], all_records: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
@@ -87,6 +108,85 @@ def others_in(record: Mapping[str, Any], all_records: Iterable[Mapping[str, Any]
                 and r.get("suite") in (None, "accuracy", "compile"):
             groups.setdefault(str(r.get("backend")), []).append(r)
     return {tier: picked for tier, rs in groups.items() if (picked := worst(rs)) is not None}
+
+
+def others_in_dirs(record: Mapping[str, Any], version: str | None,
+                   tagged: Iterable[tuple[str, str | None, Mapping[str, Any]]]) -> dict[str, Mapping[str, Any]]:
+    """As others_in over (dir label, release, record): per tier, only the records of its dir built with this
+    record's release, else of its default dir (labelled by the tier alone), else of all its dirs."""
+    key = case_key(record)
+    per: dict[str, list[tuple[str, str | None, Mapping[str, Any]]]] = {}
+    for label, other, r in tagged:
+        if r.get("backend") != record.get("backend") and case_key(r) == key and same_inputs(record, r) \
+                and r.get("suite") in (None, "accuracy", "compile"):
+            per.setdefault(str(r.get("backend")), []).append((label, other, r))
+    out = {}
+    for tier, found in per.items():
+        chosen = ([r for _, v, r in found if _same_release(record, tier, version, v)]
+                  or [r for label, _, r in found if label == tier] or [r for _, _, r in found])
+        picked = worst(chosen)
+        if picked is not None:
+            out[tier] = picked
+    return out
+
+
+def version_of(env: Mapping[str, Any]) -> str | None:
+    """The compiler release a results dir was built with (env.json): triton-ascend's where it is installed,
+    else upstream Triton's."""
+    return env.get("triton_ascend") or env.get("triton") or None
+
+
+def installed_version() -> str | None:
+    """This process's compiler release, as env.json will record it."""
+    from parity.report.envinfo import package_version
+
+    return version_of({"triton_ascend": package_version("triton-ascend"), "triton": package_version("triton")})
+
+
+@functools.lru_cache(maxsize=64)
+def _dir_version(path: str, mtime: float) -> str | None:
+    try:
+        env = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return version_of(env) if isinstance(env, dict) else None
+
+
+def dir_version(directory: Path) -> str | None:
+    path = Path(directory) / "env.json"
+    try:
+        return _dir_version(str(path), path.stat().st_mtime)
+    except OSError:
+        return None
+
+
+def versions_for(record: Mapping[str, Any], version: str | None,
+                 directories: Iterable[Path]) -> dict[str, Mapping[str, Any]]:
+    """release → the same tier's record of the same case (same inputs) built with another compiler release
+    (the version matrix's reports/<tier>@triton-<v>/ beside this run's dir)."""
+    out: dict[str, Mapping[str, Any]] = {}
+    for directory in directories:
+        other = dir_version(directory)
+        if not other or other == version:
+            continue
+        found = [r for r in records_in(directory).get(case_key(record), [])
+                 if r.get("backend") == record.get("backend") and same_inputs(record, r)]
+        picked = worst(found)
+        if picked is not None:
+            out.setdefault(other, picked)
+    return out
+
+
+def versions_in(record: Mapping[str, Any], version: str | None,
+                tagged: Iterable[tuple[str | None, Mapping[str, Any]]]) -> dict[str, Mapping[str, Any]]:
+    """As versions_for, over records already loaded, each tagged with its dir's release."""
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    key = case_key(record)
+    for other, r in tagged:
+        if other and other != version and r.get("backend") == record.get("backend") and case_key(r) == key \
+                and same_inputs(record, r) and r.get("suite") in (None, "accuracy", "compile"):
+            groups.setdefault(other, []).append(r)
+    return {v: picked for v, rs in groups.items() if (picked := worst(rs)) is not None}
 
 
 def kernel_source(kernels: Iterable[Any]) -> str:
