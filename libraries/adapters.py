@@ -69,4 +69,10 @@ GDN_NPU = LibraryAdapter("gdn-tri-inverse (GDN NPU port)", "gdn-tri-inverse",
 FA_TEST = LibraryAdapter("fa-test (hongziqi)", "fa-test", "https://github.com/hongziqi/fa-test",
                          ("fa_test_npu", "fa_test_gpu"), ("fa_test",))
 
-ADAPTERS = (FLA, LIGER, FLAG_GEMS, MOJO_OPSET, GDN_NPU, FA_TEST)
+# triton-ascend's own unit-test kernels, loaded from a checkout (libraries/triton_ascend_ut.py); the dist name
+# is no installed distribution on purpose: triton-ascend's version is the compiler's, not the checkout's
+TRITON_ASCEND_UT = LibraryAdapter("triton-ascend unit tests", "triton-ascend-unittest",
+                                  "https://github.com/Ascend/triton-ascend", ("triton_ascend_ut",),
+                                  ("triton_ascend_ut",))
+
+ADAPTERS = (FLA, LIGER, FLAG_GEMS, MOJO_OPSET, GDN_NPU, FA_TEST, TRITON_ASCEND_UT)
