@@ -23,8 +23,8 @@ def config_text(config: Mapping[str, Any]) -> str:
 
 
 def need_text(fit: Mapping[str, Any], used: Any, of: Any) -> str:
-    if used is None:
-        return "compiled"  # bishengir without CANN's hivmc does not print the UB it planned
+    if used is None:  # a bishengir-compile without --enable-memory-display prints UB use only on overflow
+        return "fits; bishengir reports use only on overflow"
     return f"{used:,} of {of:,} {fit['unit']}" if of else f"{used:,} {fit['unit']}"
 
 
@@ -60,8 +60,8 @@ def fit_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
     return rows
 
 
-FIT_HEADERS = ["tier", "kernel", "case", "arch", "need", "what fits (each one compiled)", "launcher must cap",
-               "search s"]
+FIT_HEADERS = ["tier", "kernel", "case", "arch", "need", "what fits (each one compiled)",
+               "what the launcher must change", "search s"]
 
 
 def _arch(record: Mapping[str, Any], env: Mapping[str, Any]) -> str:
@@ -122,7 +122,8 @@ def issue_paragraph(record: Mapping[str, Any]) -> list[str]:
     if not fit:
         return []
     if not fit["fitting"]:
-        return [f"No config parity tried fits: {fit_answer(fit)}.", ""]
+        change = f" What to change: {fit['cap']}." if fit.get("cap") else ""
+        return [f"No config parity tried fits: {fit_answer(fit)}.{change}", ""]
     configs = "; ".join(f"`{config_text(f['config'])}`" for f in fit["fitting"][:SHOWN])
     fix = (f"cap it in the launcher: {fit['cap']}" if fit.get("cap")
            else "add them to the autotune list (or drop the configs that overflow)")
