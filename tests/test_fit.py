@@ -77,6 +77,8 @@ def test_the_ub_plan_is_the_end_of_its_last_buffer():
         {"offset": [2560], "extent": 4096}]},
         {"scope": "cbuf", "memory_info_array": [{"offset": [0], "extent": 1 << 30}]}]}
     assert probe.planned_ub_bits([plan]) == 2560 * 8 + 4096  # bytes to bits, the cube's buffers not counted
+    odd = {"Record": [{"scope": "ub", "memory_info_array": [{"offset": [327680], "extent": 32}]}]}
+    assert probe.planned_ub_bits([odd]) == 2_621_696  # Liger's V=32000 overflow: 2,621,472 to 32-byte blocks
     assert probe.planned_ub_bits([]) is None
 
 
@@ -206,8 +208,8 @@ def test_report_and_issue_show_what_fits_and_the_cap():
     text = "\n".join(fit_md.issue_paragraph(record))
     assert "`BLOCK_SIZE=16384`" in text and "cap it in the launcher: BLOCK_SIZE <= 16384" in text
     assert fit_md.issue_paragraph({"fit": None}) == []
-    # a fit without its figure (a bishengir-compile without --enable-memory-display) says why
-    assert fit_md.need_text(fit, None, 1572864) == "fits; bishengir reports use only on overflow"
+    # a fit without its figure (a cube-only kernel, or no --enable-memory-display) says so
+    assert fit_md.need_text(fit, None, 1572864) == "fits; bishengir gave no UB figure for it"
     rows = {**fit, "fitting": [], "smallest_need": 2359296, "cap": "tile the rows: the launcher must pass a row block"}
     assert fit_md.issue_paragraph({"fit": rows})[0] == (
         "No config parity tried fits: none of 4 searched fits Ascend910B3; the smallest need found is 2,359,296 bits. "

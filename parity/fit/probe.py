@@ -7,9 +7,11 @@ exactly what the launcher compiled. Each tier answers {"ok", "used", "of", "erro
 On ascend-compile, bishengir-compile prints the UB a kernel needs only when it overflows. With
 `--enable-memory-display` it writes its UB plan (memory_info_aiv.json: every buffer's offsets in bytes
 and extent in bits) to its working directory, fitting or not; the end of the last buffer is the figure
-its overflow message prints ("requires N bits": the same number for the overflowing gather of
-libraries/triton_ascend_ut.py). The probe adds that option to triton-ascend's bishengir-compile call,
-where the installed bishengir-compile offers it, and reads the plan.
+its overflow message prints ("requires N bits"), rounded up to UB's 32-byte blocks: on every overflow of
+the measured kernels (docs/fit.md) the two agree. The probe adds that option to triton-ascend's
+bishengir-compile call, where the installed bishengir-compile offers it, and reads the plan of a config
+that fits. A kernel whose loops bishengir tiles itself is planned to fill the UB (1,572,864 of
+1,572,864 bits); a cube-only kernel has no UB plan (`used` stays None).
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ def kernel_text(src: Any) -> str:
 
 
 MEMORY_DISPLAY = "--enable-memory-display"
+UB_BLOCK_BITS = 32 * 8  # UB is allocated in 32-byte blocks
 
 
 @functools.cache
@@ -68,7 +71,7 @@ def offers_memory_display(compiler: str) -> bool:
 
 def planned_ub_bits(plans: Iterable[Mapping[str, Any]]) -> int | None:
     """The UB the last plan of bishengir's memory display uses: the end, in bits, of its last buffer (offsets
-    are in bytes, extents in bits; a multi-buffered buffer has one offset per copy)."""
+    are in bytes, extents in bits; a multi-buffered buffer has one offset per copy), in whole 32-byte blocks."""
     found = None
     for plan in plans:
         for record in plan.get("Record", []):
@@ -76,7 +79,7 @@ def planned_ub_bits(plans: Iterable[Mapping[str, Any]]) -> int | None:
                 continue
             ends = [int(o) * 8 + int(b["extent"]) for b in record.get("memory_info_array", [])
                     for o in b.get("offset", [])]
-            found = max(ends, default=0)
+            found = -(-max(ends, default=0) // UB_BLOCK_BITS) * UB_BLOCK_BITS
     return found
 
 
@@ -123,7 +126,7 @@ def _read_plans(workdir: str) -> list[dict[str, Any]]:
 def ascend_probe(driver: Any, src: Any, target: Any, options: Mapping[str, Any], config: Mapping[str, Any]
                  ) -> dict[str, Any]:
     """In the child: compile through the compile-only NPU driver's observed compile and read its attempt;
-    `used` is the overflow message's figure, else the UB plan's (None where bishengir offers no plan)."""
+    `used` is the UB plan's figure for a fit, the overflow message's for a UB overflow, else None."""
     import triton.compiler
 
     from parity.backends.ascend.driver import Recorder
@@ -151,8 +154,10 @@ def ascend_probe(driver: Any, src: Any, target: Any, options: Mapping[str, Any],
     attempt = driver.recorder.attempts[-1] if driver.recorder.attempts else None
     if attempt is None:
         return {"ok": None, "used": None, "of": None, "error_kind": "no compile"}
-    # "planned" beside the message's figure: on an overflow the two agree (tests/test_fit_ascend.py checks it)
-    return {"ok": bool(attempt.ok), "used": attempt.ub_bits or planned, "planned": planned,
+    # a failing compile's need is its message's (a cc overflow has no UB figure); "planned" is kept beside it:
+    # on a UB overflow the two agree (tests/test_fit_ascend.py checks it)
+    used = planned if attempt.ok else attempt.ub_bits
+    return {"ok": bool(attempt.ok), "used": used, "planned": planned,
             "of": attempt.ub_limit_bits or driver.arch.ub_bits, "error_kind": attempt.error_kind}
 
 

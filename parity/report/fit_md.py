@@ -23,8 +23,8 @@ def config_text(config: Mapping[str, Any]) -> str:
 
 
 def need_text(fit: Mapping[str, Any], used: Any, of: Any) -> str:
-    if used is None:  # a bishengir-compile without --enable-memory-display prints UB use only on overflow
-        return "fits; bishengir reports use only on overflow"
+    if used is None:  # a cube-only kernel has no UB plan; a bishengir-compile without --enable-memory-display
+        return "fits; bishengir gave no UB figure for it"  # prints its UB use only on an overflow
     return f"{used:,} of {of:,} {fit['unit']}" if of else f"{used:,} {fit['unit']}"
 
 
