@@ -71,7 +71,8 @@ FA_TEST = LibraryAdapter("fa-test (hongziqi)", "fa-test", "https://github.com/ho
 
 # triton-ascend's own unit-test kernels, loaded from a checkout (libraries/triton_ascend_ut.py); the dist name
 # is no installed distribution on purpose: triton-ascend's version is the compiler's, not the checkout's
-TRITON_ASCEND_UT = LibraryAdapter("triton-ascend unit tests", "triton-ascend-unittest",
+# (its name's first word is no name the engine uses for the compiler: tests/test_layout.py keeps them apart)
+TRITON_ASCEND_UT = LibraryAdapter("triton-ascend-unittest (triton-ascend's own test kernels)", "triton-ascend-unittest",
                                   "https://github.com/Ascend/triton-ascend", ("triton_ascend_ut",),
                                   ("triton_ascend_ut",))
 
