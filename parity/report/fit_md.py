@@ -40,6 +40,12 @@ def fit_answer(fit: Mapping[str, Any]) -> str:
     return f"{len(fit['fitting'])} of {fit['searched']} searched fit {fit['arch']}: {shown}{more}"
 
 
+def fit_line(fit: Mapping[str, Any]) -> str:
+    """The answer in one line, for the porting verdict's finding."""
+    cap = f"; {fit['cap']}" if fit.get("cap") else ""
+    return f"fit advisor: {fit_answer(fit)}{cap}"
+
+
 def fit_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
     """One row per kernel, case and answer (an autotuner's overflowing configs share their kernel's search)."""
     rows, seen = [], set()
