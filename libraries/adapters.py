@@ -69,4 +69,11 @@ GDN_NPU = LibraryAdapter("gdn-tri-inverse (GDN NPU port)", "gdn-tri-inverse",
 FA_TEST = LibraryAdapter("fa-test (hongziqi)", "fa-test", "https://github.com/hongziqi/fa-test",
                          ("fa_test_npu", "fa_test_gpu"), ("fa_test",))
 
-ADAPTERS = (FLA, LIGER, FLAG_GEMS, MOJO_OPSET, GDN_NPU, FA_TEST)
+# triton-ascend's own unit-test kernels, loaded from a checkout (libraries/triton_ascend_ut.py); the dist name
+# is no installed distribution on purpose: triton-ascend's version is the compiler's, not the checkout's
+# (its name's first word is no name the engine uses for the compiler: tests/test_layout.py keeps them apart)
+TRITON_ASCEND_UT = LibraryAdapter("triton-ascend-unittest (triton-ascend's own test kernels)", "triton-ascend-unittest",
+                                  "https://github.com/Ascend/triton-ascend", ("triton_ascend_ut",),
+                                  ("triton_ascend_ut",))
+
+ADAPTERS = (FLA, LIGER, FLAG_GEMS, MOJO_OPSET, GDN_NPU, FA_TEST, TRITON_ASCEND_UT)

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from parity.fit import candidates, hook, search
+from parity.fit import candidates, hook, probe, search
 from parity.report import fit_md
 
 CONTROLS = Path(__file__).with_name("fit_controls.py")
@@ -43,6 +43,43 @@ def test_autotune_configs_come_first_then_derived_largest_tile_first():
     assert derived[0] == {"BLOCK_M": 128, "BLOCK_N": 128, "num_stages": 2}  # same tile, one stage fewer
     tiles = [c["BLOCK_M"] * c["BLOCK_N"] for c in derived]
     assert tiles == sorted(tiles, reverse=True)
+
+
+GATHER_LIKE = """
+def k(src_ptr, out_ptr, R: tl.constexpr, C: tl.constexpr, S0: tl.constexpr, OUT_R: tl.constexpr):
+    offs = tl.arange(0, R)[:, None] * S0 + tl.arange(0, C)[None, :]
+    cols = tl.arange(0, C)[None, :]
+    tl.store(out_ptr + tl.arange(0, OUT_R)[:, None] * S0 + cols, tl.load(src_ptr + offs))
+"""
+
+
+def test_row_extents_are_the_leading_aranges_and_split_together():
+    constants = {"R": 128, "C": 64, "S0": 64, "OUT_R": 128}
+    assert candidates.row_extents(GATHER_LIKE, constants) == ["OUT_R", "R"]  # C is a column extent
+    assert candidates.row_extents("def k(: pass", constants) == []
+    assert candidates.row_splits({"R": 128, "OUT_R": 96}, ["OUT_R", "R"]) == [
+        {"OUT_R": 48, "R": 64}, {"OUT_R": 24, "R": 32}, {"OUT_R": 12, "R": 16}, {"OUT_R": 6, "R": 8}]
+
+
+def test_row_advice_names_the_block_that_compiled_or_says_none_did():
+    rows = ["R"]
+    fits = [({"R": 64}, {"ok": True, "used": 1179648, "of": 1572864}), ({"R": 32}, {"ok": True, "used": None})]
+    text = search.row_advice({"R": 128}, rows, fits, "bits")
+    assert text == ("tile the rows: the launcher must pass a row block and a grid over it (a compile at R=64 fits, "
+                    "1,179,648 of 1,572,864 bits; it passed R=128), where its rows are independent")
+    none = search.row_advice({"R": 128}, rows, [({"R": 64}, {"ok": False}), ({"R": 32}, {"ok": None})], "bits")
+    assert none == "no tile constexpr to shrink, and row blocks down to 32 do not fit either (it passed R=128)"
+
+
+def test_the_ub_plan_is_the_end_of_its_last_buffer():
+    plan = {"Record": [{"scope": "ub", "memory_info_array": [
+        {"offset": [0], "extent": 8192}, {"offset": [1024, 2048], "extent": 8192},  # multi-buffered: two copies
+        {"offset": [2560], "extent": 4096}]},
+        {"scope": "cbuf", "memory_info_array": [{"offset": [0], "extent": 1 << 30}]}]}
+    assert probe.planned_ub_bits([plan]) == 2560 * 8 + 4096  # bytes to bits, the cube's buffers not counted
+    odd = {"Record": [{"scope": "ub", "memory_info_array": [{"offset": [327680], "extent": 32}]}]}
+    assert probe.planned_ub_bits([odd]) == 2_621_696  # Liger's V=32000 overflow: 2,621,472 to 32-byte blocks
+    assert probe.planned_ub_bits([]) is None
 
 
 # --- the search: a fake tier whose "compile" fits BLOCK <= 64 -----------------------------------
@@ -171,6 +208,26 @@ def test_report_and_issue_show_what_fits_and_the_cap():
     text = "\n".join(fit_md.issue_paragraph(record))
     assert "`BLOCK_SIZE=16384`" in text and "cap it in the launcher: BLOCK_SIZE <= 16384" in text
     assert fit_md.issue_paragraph({"fit": None}) == []
+    # a fit without its figure (a cube-only kernel, or no --enable-memory-display) says so
+    assert fit_md.need_text(fit, None, 1572864) == "fits; bishengir gave no UB figure for it"
+    rows = {**fit, "fitting": [], "smallest_need": 2359296, "cap": "tile the rows: the launcher must pass a row block"}
+    assert fit_md.issue_paragraph({"fit": rows})[0] == (
+        "No config parity tried fits: none of 4 searched fits Ascend910B3; the smallest need found is 2,359,296 bits. "
+        "What to change: tile the rows: the launcher must pass a row block.")
+
+
+def test_the_porting_verdict_carries_the_answer_and_what_to_change():
+    from parity.report import findings, verdict
+
+    fit = {"searched": 1, "fitting": [], "arch": "Ascend910B3", "unit": "bits", "smallest_need": 2359296,
+           "cap": "tile the rows: the launcher must pass a row block and a grid over it", "search_s": 1.0}
+    record = {**_record("Ascend910B3", {}, False, 2359296, fit), "suite": "compile",
+              "owner": {"who": "library", "name": "L", "evidence": "a config the target cannot hold"}}
+    [finding] = findings.group([record], "ascend-compile")
+    assert finding.fit == fit
+    what = verdict._finding_row(1, finding, 160)[4]
+    assert ("fit advisor: none of 1 searched fits Ascend910B3; the smallest need found is 2,359,296 bits; "
+            "tile the rows") in what
 
 
 # --- the real compile -------------------------------------------------------------------------

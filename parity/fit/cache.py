@@ -14,13 +14,15 @@ from typing import Any
 
 from parity.paths import cache_root
 
+KEY_VERSION = 2  # 2: ascend-compile answers carry the UB plan's figure for a fit (parity.fit.probe)
+
 
 def fit_cache_dir() -> Path:
     return cache_root() / "fit"
 
 
 def probe_key(tier: str, arch: str, source: str, signature: str, config: Mapping[str, Any]) -> str:
-    text = json.dumps([tier, arch, source, signature, sorted((k, repr(v)) for k, v in config.items())])
+    text = json.dumps([KEY_VERSION, tier, arch, source, signature, sorted((k, repr(v)) for k, v in config.items())])
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 

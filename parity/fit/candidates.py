@@ -8,9 +8,11 @@ block-size constexpr (power of two, or multiple of 32) halved down to MIN_BLOCK,
 
 from __future__ import annotations
 
+import ast
 import itertools
 import math
 import re
+import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -96,6 +98,39 @@ def ordered(autotune: Iterable[Mapping[str, Any]], failing: Mapping[str, Any],
         if not covered and config not in seen:
             seen.append(config)
     return seen
+
+
+def row_extents(source: str, constants: Mapping[str, Any]) -> list[str]:
+    """The constexprs a kernel uses as the extent of its rows: `tl.arange(0, NAME)[:, None]`. A kernel
+    whose block sizes are its problem sizes (triton-ascend's gather test) has no tile constexpr to halve;
+    its rows are what a launcher can tile."""
+    try:
+        tree = ast.parse(textwrap.dedent(source))
+    except SyntaxError:
+        return []
+    found = set()
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "arange"
+                and len(node.value.args) == 2 and isinstance(node.value.args[1], ast.Name)):
+            continue
+        index = node.slice
+        if (isinstance(index, ast.Tuple) and len(index.elts) == 2 and isinstance(index.elts[0], ast.Slice)
+                and isinstance(index.elts[1], ast.Constant) and index.elts[1].value is None):
+            found.add(node.value.args[1].id)
+    return sorted(n for n in found if isinstance(constants.get(n), int) and not isinstance(constants[n], bool)
+                  and constants[n] >= 2)
+
+
+def row_splits(constants: Mapping[str, Any], rows: Sequence[str]) -> list[dict[str, Any]]:
+    """The row extents divided together by 2, 4, ... (MAX_HALVINGS at most), largest block first."""
+    out = []
+    for step in range(1, MAX_HALVINGS + 1):
+        factor = 2 ** step
+        if any(int(constants[r]) % factor for r in rows):
+            break
+        out.append({r: int(constants[r]) // factor for r in rows})
+    return out
 
 
 def label(config: Mapping[str, Any]) -> str:

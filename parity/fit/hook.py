@@ -80,9 +80,11 @@ def search_one(failing: Mapping[str, Any], source: tuple[Any, Any, Mapping[str, 
     offers = tier.offers(options)
     base = {k: v for k, v in named.items() if candidates.is_block_name(k)}
     base.update({k: options[k] for k in offers if k in options})
-    # the case's own launch compiled these already, on this tier and arch: proof enough
-    known = {_project(s["config"], own_keys): _outcome(s, tier) for s in siblings
-             if s.get("config") and own_keys and set(own_keys) <= set(s["config"])}
+    # the case's own launch compiled these already, on this tier and arch: proof enough. A fit without its
+    # figure (bishengir prints UB use only on overflow) is compiled again by the probe, which reads the plan
+    known = {_project(s["config"], own_keys): o for s in siblings
+             if s.get("config") and own_keys and set(own_keys) <= set(s["config"])
+             and ((o := _outcome(s, tier))["used"] is not None or not o["ok"])}
     text, signature = kernel_text(src), repr(sorted(named.items())) + repr(sorted(src.signature.items()))
 
     def key(config: Mapping[str, Any]) -> str:
@@ -99,6 +101,13 @@ def search_one(failing: Mapping[str, Any], source: tuple[Any, Any, Mapping[str, 
         budget_s=budget_s)
     fitting = [c for c, o in done if o.get("ok")]
     cap = None if own else search.launcher_cap(base, fitting, candidates.block_keys(base))
+    rows = [] if fitting or own or candidates.block_keys(base) else candidates.row_extents(text, named)
+    if rows:  # nothing to halve: the kernel loads its problem whole; would a block of its rows fit?
+        splits = search.run_search(
+            candidates.row_splits(named, rows), lambda c: tier.probe(src, target, options, c),
+            cached=lambda c: cache.read(key(c)), remember=lambda c, o: cache.write(key(c), o), enough=1,
+            budget_s=max(0.0, budget_s - (time.monotonic() - t0)), label=candidates.label)
+        cap = search.row_advice(named, rows, splits, tier.unit)
     need = failing.get("ub_bits") if tier.unit == "bits" else failing.get("shared_bytes")
     return search.fit_record(done, tier.arch, tier.unit, tier.capacity, need, cap, time.monotonic() - t0)
 

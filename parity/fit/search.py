@@ -81,3 +81,21 @@ def launcher_cap(failing: Mapping[str, Any], fitting: Sequence[Mapping[str, Any]
         if values and all(int(c.get(key, 0)) <= int(failing[key]) for c in fitting):
             caps.append(f"{key} <= {max(values)} (it passed {failing[key]})")
     return " or ".join(caps) or None
+
+
+def row_advice(constants: Mapping[str, Any], rows: Sequence[str], splits: Sequence[tuple[Mapping[str, Any], Outcome]],
+               unit: str) -> str:
+    """What the launcher must change when the kernel has no tile constexpr: a block of its rows, where a
+    compile of one fit (the largest that did), else that row blocks do not help either."""
+    passed = ", ".join(f"{r}={constants[r]}" for r in rows)
+    fits = [(c, o) for c, o in splits if o.get("ok")]
+    if not fits:
+        smallest = min((c[rows[0]] for c, _ in splits), default=None)
+        tried = f" down to {smallest}" if smallest is not None else ""
+        return f"no tile constexpr to shrink, and row blocks{tried} do not fit either (it passed {passed})"
+    config, outcome = fits[0]
+    used = outcome.get("used")
+    figure = f", {used:,} of {outcome.get('of'):,} {unit}" if used and outcome.get("of") else ""
+    block = ", ".join(f"{r}={v}" for r, v in config.items())
+    return (f"tile the rows: the launcher must pass a row block and a grid over it (a compile at {block} fits"
+            f"{figure}; it passed {passed}), where its rows are independent")

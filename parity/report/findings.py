@@ -174,6 +174,7 @@ class Finding:
     repro: str | None = None  # one repro dir of the group, relative to the report
     known: dict[str, str] | None = None
     total: int = 0  # cases of the kernel on this column
+    fit: dict[str, Any] | None = None  # an overflow's configs that fit (parity.fit), from its first record with one
 
     @property
     def ident(self) -> tuple[Any, ...]:
@@ -213,6 +214,8 @@ def group(records: Iterable[Mapping[str, Any]], column: str, link_prefix: str = 
         f.cases.append(str(r["case"]))
         if f.repro is None and r.get("repro"):
             f.repro = f"{link_prefix}{r['repro']}"
+        if f.fit is None and r.get("fit"):
+            f.fit = r["fit"]
     for f in out.values():
         f.total = totals.get(f.kernel, len(f.cases))
     return sorted(out.values(), key=lambda f: (f.kernel, f.outcome == "expected", -len(f.cases)))

@@ -23,8 +23,8 @@ def config_text(config: Mapping[str, Any]) -> str:
 
 
 def need_text(fit: Mapping[str, Any], used: Any, of: Any) -> str:
-    if used is None:
-        return "compiled"  # bishengir without CANN's hivmc does not print the UB it planned
+    if used is None:  # a cube-only kernel has no UB plan; a bishengir-compile without --enable-memory-display
+        return "fits; bishengir gave no UB figure for it"  # prints its UB use only on an overflow
     return f"{used:,} of {of:,} {fit['unit']}" if of else f"{used:,} {fit['unit']}"
 
 
@@ -38,6 +38,12 @@ def fit_answer(fit: Mapping[str, Any]) -> str:
                       for f in fit["fitting"][:SHOWN])
     more = f" and {len(fit['fitting']) - SHOWN} more" if len(fit["fitting"]) > SHOWN else ""
     return f"{len(fit['fitting'])} of {fit['searched']} searched fit {fit['arch']}: {shown}{more}"
+
+
+def fit_line(fit: Mapping[str, Any]) -> str:
+    """The answer in one line, for the porting verdict's finding."""
+    cap = f"; {fit['cap']}" if fit.get("cap") else ""
+    return f"fit advisor: {fit_answer(fit)}{cap}"
 
 
 def fit_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
@@ -60,8 +66,8 @@ def fit_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
     return rows
 
 
-FIT_HEADERS = ["tier", "kernel", "case", "arch", "need", "what fits (each one compiled)", "launcher must cap",
-               "search s"]
+FIT_HEADERS = ["tier", "kernel", "case", "arch", "need", "what fits (each one compiled)",
+               "what the launcher must change", "search s"]
 
 
 def _arch(record: Mapping[str, Any], env: Mapping[str, Any]) -> str:
@@ -122,7 +128,8 @@ def issue_paragraph(record: Mapping[str, Any]) -> list[str]:
     if not fit:
         return []
     if not fit["fitting"]:
-        return [f"No config parity tried fits: {fit_answer(fit)}.", ""]
+        change = f" What to change: {fit['cap']}." if fit.get("cap") else ""
+        return [f"No config parity tried fits: {fit_answer(fit)}.{change}", ""]
     configs = "; ".join(f"`{config_text(f['config'])}`" for f in fit["fitting"][:SHOWN])
     fix = (f"cap it in the launcher: {fit['cap']}" if fit.get("cap")
            else "add them to the autotune list (or drop the configs that overflow)")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from parity.report import findings as fnd
+from parity.report.fit_md import fit_answer, fit_line
 from parity.report.tables import md_code, md_escape, table
 from parity.report.versions import split_columns, triton_of, version_key
 
@@ -292,6 +293,8 @@ def _finding_row(i: int, f: fnd.Finding, key_limit: int) -> list[str]:
     evidence = f.owner.get("evidence") if f.outcome != "expected" else ""
     if evidence:
         what += f" — {fnd.clip(evidence, 100)}"
+    if f.fit:
+        what += f"; {fnd.clip(fit_line(f.fit), 200)}"
     link = f.known.get("link") if f.outcome == "expected" and f.known else None
     repro = " ".join(x for x in (f"[repro]({f.repro})" if f.repro else "",
                                  f"[draft]({f.draft})" if f.draft and f.outcome != "expected" else "",
@@ -397,6 +400,10 @@ def render_text(v: Verdict, width: int = 100) -> str:
             lines.append("    " + fnd.clip(f"provisional: settled by {settle}", width - 4))
         if f.key:
             lines.append("    " + fnd.clip(f.key, width - 4))
+        if f.fit:  # the answer, then what to change, each on its line
+            lines.append("    " + fnd.clip(f"fit advisor: {fit_answer(f.fit)}", width - 4))
+            if f.fit.get("cap"):
+                lines.append("    " + fnd.clip(f"change: {f.fit['cap']}", width - 4))
         if f.draft or f.repro:
             lines.append(f"    {f.draft or f.repro}")
     expected = sum(len(f.cases) for f in v.findings if f.outcome == "expected")
