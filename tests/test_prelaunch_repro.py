@@ -79,6 +79,22 @@ def test_the_repro_raises_standalone_and_passes_once_fixed(library_repro, tmp_pa
     assert done.returncode == 0 and "ok: planted_lib.scale returned" in done.stdout, done.stdout + done.stderr
 
 
+def test_a_call_recorded_on_a_device_this_machine_lacks_runs_on_cpu_tensors(library_repro, tmp_path):
+    # a CPU tier's stand-in device (the compile tiers present cuda:0 / npu:0): the same call, its tensors on
+    # the CPU, still fails the library's way (exit 1, FAIL line) instead of crashing in torch's .to("cuda")
+    _, folder = library_repro
+    script = (folder / "repro.py").read_text()
+    assert "'cpu')" in script
+    for kind in ("cuda", "npu"):
+        if kind == "cuda" and torch.cuda.is_available():
+            continue
+        (tmp_path / "repro.py").write_text(script.replace("'cpu')", f"'{kind}')"))
+        done = _standalone(tmp_path / "repro.py")
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert "FAIL: planted_lib.scale raised TypeError" in done.stdout, done.stdout + done.stderr
+        assert f"no {kind} device here, so its tensors are on the CPU" in done.stdout
+
+
 def test_parity_s_own_kernel_raising_before_any_launch_keeps_no_repro(tmp_path):
     record = _attach(planted.in_parity, tmp_path)
     assert not record.get("repro") and "finding_of" not in record

@@ -45,6 +45,26 @@ def _bare(name, path):
     sys.modules[name] = module
 
 
+def _device(kind):
+    """The recorded device type where this torch has it, else the CPU: on parity's CPU tiers the op saw a
+    device type that only parity's stand-in provided, and its raise happened before any launch."""
+    if kind == "cpu":
+        return kind
+    try:
+        if kind == "npu":
+            import torch_npu  # noqa: F401
+        if getattr(torch, kind).is_available():
+            return kind
+    except (ImportError, AttributeError, RuntimeError):
+        pass
+    if kind not in FELL_BACK:
+        FELL_BACK.append(kind)
+    return "cpu"
+
+
+FELL_BACK = []  # device types this machine lacks, whose tensors were made on the CPU instead
+
+
 def _value(spec, gen):
     if isinstance(spec, tuple) and len(spec) == 4 and spec[0] == "tensor":
         dtype, shape, device = getattr(torch, spec[1]), spec[2], spec[3]
@@ -52,7 +72,7 @@ def _value(spec, gen):
             t = torch.randn(shape, generator=gen).to(dtype)
         else:  # indices, lengths, masks: zeros stay in range
             t = torch.zeros(shape, dtype=dtype)
-        return t.to(device)
+        return t.to(_device(device))
     if isinstance(spec, (list, tuple)):
         return type(spec)(_value(s, gen) for s in spec)
     if isinstance(spec, dict):
@@ -68,6 +88,8 @@ def main():
     args = [_value(a, gen) for a in ARGS]
     kwargs = {k: _value(v, gen) for k, v in KWARGS.items()}
     versions = f"torch {torch.__version__}, triton {triton.__version__}"
+    if FELL_BACK:
+        versions += f"; no {'/'.join(FELL_BACK)} device here, so its tensors are on the CPU"
     try:
         fn(*args, **kwargs)
         if torch.cuda.is_available():
