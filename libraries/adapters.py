@@ -68,5 +68,7 @@ GDN_NPU = LibraryAdapter("gdn-tri-inverse (GDN NPU port)", "gdn-tri-inverse",
 
 FA_TEST = LibraryAdapter("fa-test (hongziqi)", "fa-test", "https://github.com/hongziqi/fa-test",
                          ("fa_test_npu", "fa_test_gpu"), ("fa_test",))
+# an LLM serving engine's kernels, loaded from a checkout (libraries/lightllm.py)
+LIGHTLLM = LibraryAdapter("LightLLM", "lightllm", "https://github.com/ModelTC/lightllm", ("lightllm",), ("lightllm",))
 
-ADAPTERS = (FLA, LIGER, FLAG_GEMS, MOJO_OPSET, GDN_NPU, FA_TEST)
+ADAPTERS = (FLA, LIGER, FLAG_GEMS, MOJO_OPSET, GDN_NPU, FA_TEST, LIGHTLLM)
