@@ -52,14 +52,17 @@ def run_script(script: Path, python: str, library_path: str, interpret: bool, ti
 
 
 def classify(record: dict[str, Any], results_dir: Path, python: str, library_path: str, interpret: bool,
-             timeout_s: float) -> tuple[str, str]:
-    """(what became of the record's repro, a note): exit1 / not-exit1 / draft-only / why-not / missing."""
+             timeout_s: float, written_for: dict[str, dict[str, Any]]) -> tuple[str, str]:
+    """(what became of the record's repro, a note): exit1 / not-exit1 / draft-only / why-not / missing.
+    A folder is judged against the record it was written for (`written_for`: a sweep record names the
+    folder its stopping case got from the compile or accuracy suite, whose failure kind it carries)."""
     folder = results_dir / record["repro"] if record.get("repro") else None
     if folder is not None and folder.is_dir():
         script = script_of(folder)
         if script is None:
             return "draft-only", str(record.get("repro_note") or "")
-        reason = why_not(record, run_script(script, python, library_path, interpret, timeout_s), timeout_s)
+        owner = written_for.get(record["repro"], record)
+        reason = why_not(owner, run_script(script, python, library_path, interpret, timeout_s), timeout_s)
         return ("exit1", "") if reason is None else ("not-exit1", reason)
     if record.get("repro_error"):
         return "why-not", str(record["repro_error"])
@@ -68,16 +71,18 @@ def classify(record: dict[str, Any], results_dir: Path, python: str, library_pat
     return "missing", ""
 
 
-def count(results_dir: Path, python: str, library_path: str, timeout_s: float) -> dict[str, Any]:
-    recs = records(results_dir)
+def count(results_dir: Path, python: str, library_path: str, timeout_s: float,
+          suites: tuple[str, ...] = ()) -> dict[str, Any]:
+    recs = [r for r in records(results_dir) if not suites or r.get("suite") in suites]
     interpret = any(r.get("mode") == "interpret" for r in recs)
     tally: Counter[str] = Counter()
     notes: list[str] = []
+    written_for = {r["repro"]: (r.get("specialization") or {}).get("repro_from") or r for r in recs if r.get("repro")}
     for record in recs:
         status = record.get("status")
         if status not in (*FAILING, "xfailed"):
             continue
-        kind, note = classify(record, results_dir, python, library_path, interpret, timeout_s)
+        kind, note = classify(record, results_dir, python, library_path, interpret, timeout_s, written_for)
         prefix = "" if status in FAILING else "x:"
         tally[prefix + "cases"] += 1
         tally[prefix + kind] += 1
@@ -114,9 +119,11 @@ def main() -> None:
     parser.add_argument("--python", required=True, help="the tier's python (its venv holds torch and triton)")
     parser.add_argument("--library-path", default="", help="PYTHONPATH for library-call repros (no parity)")
     parser.add_argument("--timeout-s", type=float, default=120.0)
+    parser.add_argument("--suites", default="", help="only these suites' records, e.g. specialization")
     parser.add_argument("--json", type=Path, help="also write the rows here")
     args = parser.parse_args()
-    rows = [count(d, args.python, args.library_path, args.timeout_s) for d in args.dirs]
+    suites = tuple(s for s in args.suites.split(",") if s)
+    rows = [count(d, args.python, args.library_path, args.timeout_s, suites) for d in args.dirs]
     print(table(rows))
     for row in rows:
         for note in row["notes"]:

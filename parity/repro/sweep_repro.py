@@ -5,7 +5,8 @@ its tier's own suite runs it: on a compile tier through `compile_case` and the c
 (parity.repro.compile_repro, or parity.repro.compile_prelaunch for a launcher that raised before
 compiling), on a run tier through `run_case` and parity.repro.run_repro. Those write the folder,
 verify it in a fresh process (parity.repro.verify) and name it in their record; the sweep record
-names the same folder, or says why there is none. A storm, a variant count or an IR finding is a
+names the same folder (and, in its `specialization` block, `repro_from`: the re-run's record the folder
+was verified against), or says why there is none. A storm, a variant count or an IR finding is a
 count over many launches, not one launch that fails, so it gets no script: its `repro_error` says so
 and names the command that re-runs the sweep.
 """
@@ -68,8 +69,9 @@ def pick(records: list[dict[str, Any]], case: Case) -> dict[str, Any]:
     """What the sweep record takes from the re-run: the first kept folder, else the first why-not."""
     failing = [r for r in records if r.get("status") in FAILING]
     kept = next((r for r in failing if r.get("repro")), None)
-    if kept is not None:
-        return {"repro": kept["repro"]}
+    if kept is not None:  # what the folder reproduces: the re-run's record, kept in the sweep's own block
+        written_for = {k: kept.get(k) for k in ("kernel", "case", "suite", "status", "reason", "compile")}
+        return {"repro": kept["repro"], "repro_from": written_for}
     if not failing:
         return {"repro_error": f"no repro: {case.id} alone, outside the sweep, did not fail "
                                f"({', '.join(sorted({str(r.get('status')) for r in records})) or 'no records'})"}
@@ -94,7 +96,10 @@ def attach(record: dict[str, Any], spec: KernelSpec, error_case: Case | None, ba
         if error_case.id not in reruns:
             reruns[error_case.id] = pick(rerun_case(spec, error_case, backend, seed=seed, cache=cache,
                                                     results_dir=results_dir), error_case)
-        record.update(reruns[error_case.id])
+        found = dict(reruns[error_case.id])
+        if "repro_from" in found:
+            record.setdefault("specialization", {})["repro_from"] = found.pop("repro_from")
+        record.update(found)
     except KeyboardInterrupt:
         raise
     except Exception as exc:  # a repro must never cost the sweep its record
