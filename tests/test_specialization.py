@@ -54,6 +54,7 @@ def test_a_sweep_that_raises_is_recorded_not_only_failed_in_pytest(tmp_path):
     assert record["repro"], record.get("repro_error")
     # the compile suite's record the folder was verified against: a compile failure, not a wrong result
     assert record["specialization"]["repro_from"]["compile"]["ok"] is False, record["specialization"]
+    assert record["owner"]["who"] == "author", record.get("owner")  # a planted kernel of no library: its author
     script = tmp_path / record["repro"] / "repro.py"
     env = {k: v for k, v in __import__("os").environ.items() if k not in ("TRITON_INTERPRET", "PYTHONPATH")}
     alone = subprocess.run([sys.executable, "-I", script.name], cwd=script.parent, capture_output=True, text=True,

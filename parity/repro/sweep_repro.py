@@ -71,7 +71,10 @@ def pick(records: list[dict[str, Any]], case: Case) -> dict[str, Any]:
     kept = next((r for r in failing if r.get("repro")), None)
     if kept is not None:  # what the folder reproduces: the re-run's record, kept in the sweep's own block
         written_for = {k: kept.get(k) for k in ("kernel", "case", "suite", "status", "reason", "compile")}
-        return {"repro": kept["repro"], "repro_from": written_for}
+        found = {"repro": kept["repro"], "repro_from": written_for}
+        if kept.get("owner"):  # the same failure: triage's owner of it, whose tracker the folder's draft names
+            found["owner"] = kept["owner"]
+        return found
     if not failing:
         return {"repro_error": f"no repro: {case.id} alone, outside the sweep, did not fail "
                                f"({', '.join(sorted({str(r.get('status')) for r in records})) or 'no records'})"}
