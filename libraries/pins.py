@@ -56,6 +56,7 @@ SNAPSHOTS: dict[str, str] = {
     "mojo_opset": "b97e98bff029ef568ec43f41439ff76171bea735",  # XPU-Forces/mojo_opset, 2026-08-06
     "gdn_tri_inverse": "d12ad04225adce2e7a43d793cae74458ed56f938",  # huawei-csl/gdn-tri-inverse, 2026-04-15
     "fa_test": "5d8e928f5f54bd12b72fe613bee0ebde8f553012",  # hongziqi/fa-test, 2025-09-25
+    "lightllm": "fc72ffab9a3455cfb571f22d45ab777cc29de0de",  # ModelTC/lightllm, 2025-07-11 (PARITY_LIGHTLLM)
 }
 
 

@@ -15,7 +15,7 @@ from parity import inputs as inp
 from parity.compile.device_tensors import launch_on_target
 from parity.compile.keep_going import keep_going
 from parity.compile.specialize import SweepResult, expected_per_base, ir_violations, run_sweep, verdict
-from parity.repro import owner
+from parity.repro import owner, sweep_repro
 from parity.run.record import empty_record
 from parity.run.runner import build_inputs
 from parity.spec import KernelSpec
@@ -55,6 +55,7 @@ def test_specialization(parity, kernel_spec):
 
     expected = expected_per_base(spec, backend.name)
     problems: list[str] = []
+    reruns: dict[str, dict[str, Any]] = {}  # a case the sweep stopped at, re-run once for its repro
     for arg in spec.dynamic_args:
         for result in run_sweep(spec, arg, run_one):
             seen = len(result.variants_seen) or (1 if result.compiles else 0)
@@ -88,6 +89,9 @@ def test_specialization(parity, kernel_spec):
             mine += [f"{result.kernel}: {p}" for p in ir_problems]
             record["status"] = "error" if verdict_text == "error" else "failed" if mine else "passed"
             record["reason"] = "; ".join(mine) or None
+            # the case that raised, through its tier's own repro path; a count over the sweep: why no script
+            sweep_repro.attach(record, spec, result.error_case, backend, seed=parity.seed, cache=parity.ref_cache,
+                               results_dir=parity.results_dir, reruns=reruns)
             parity.write(record)
             problems += mine
     if problems:

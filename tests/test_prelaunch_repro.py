@@ -79,6 +79,38 @@ def test_the_repro_raises_standalone_and_passes_once_fixed(library_repro, tmp_pa
     assert done.returncode == 0 and "ok: planted_lib.scale returned" in done.stdout, done.stdout + done.stderr
 
 
+def test_a_call_recorded_on_a_device_this_machine_lacks_runs_on_cpu_tensors(library_repro, tmp_path):
+    # a CPU tier's stand-in device (the compile tiers present cuda:0 / npu:0): the same call, its tensors on
+    # the CPU, still fails the library's way (exit 1, FAIL line) instead of crashing in torch's .to("cuda")
+    _, folder = library_repro
+    script = (folder / "repro.py").read_text()
+    assert "'cpu')" in script
+    for kind in ("cuda", "npu"):
+        if kind == "cuda" and torch.cuda.is_available():
+            continue
+        (tmp_path / "repro.py").write_text(script.replace("'cpu')", f"'{kind}')"))
+        done = _standalone(tmp_path / "repro.py")
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert "FAIL: planted_lib.scale raised TypeError" in done.stdout, done.stdout + done.stderr
+        assert f"no {kind} device here, so its tensors are on the CPU" in done.stdout
+
+
+def test_a_library_that_cannot_be_imported_here_is_refused_not_crashed(library_repro, tmp_path):
+    # FlagGems and mojo stop in their device detection at import on a machine without the device: exit 2 with a
+    # REFUSED line that says so (verify then records "refuses to run: ..."), not a traceback read as a crash
+    _, folder = library_repro
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "planted_lib.py").write_text('raise RuntimeError("No device were detected on your machine")\n')
+    (tmp_path / "repro.py").write_text((folder / "repro.py").read_text())
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env.update(TRITON_INTERPRET="1", PYTHONPATH=str(site))
+    done = subprocess.run([sys.executable, "repro.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "REFUSED: planted_lib cannot be imported here (RuntimeError: No device were detected" in done.stdout
+
+
 def test_parity_s_own_kernel_raising_before_any_launch_keeps_no_repro(tmp_path):
     record = _attach(planted.in_parity, tmp_path)
     assert not record.get("repro") and "finding_of" not in record

@@ -37,6 +37,9 @@ def test_storm_twin_and_false_ir_claim_fail_while_the_shared_kernels_pass(tmp_pa
     assert tril["status"] == "passed" and tril["specialization"]["variants_seen"] == 2
     assert tril["specialization"]["ir_checked"] > 0
     assert "Recompile storms: 1." in (tmp_path / "REPORT.md").read_text()
+    # a count over the sweep has no one launch to replay: no folder, and the record says why and how to re-run
+    assert twin["repro"] is None and "not one launch that fails" in twin["repro_error"], twin["repro_error"]
+    assert "suites/test_specialization.py::test_specialization[vector_add_specialized]" in twin["repro_error"]
 
 
 def test_a_sweep_that_raises_is_recorded_not_only_failed_in_pytest(tmp_path):
@@ -46,6 +49,17 @@ def test_a_sweep_that_raises_is_recorded_not_only_failed_in_pytest(tmp_path):
     assert record["status"] == "error" and record["specialization"]["verdict"] == "error"
     assert "i_t is not defined" in record["reason"] and "N=" in record["reason"], record["reason"]
     assert "vector_add_unbound_name" in (tmp_path / "REPORT.md").read_text()
+    # the case it stopped at, through the compile suite's repro path: a folder kept only because its script
+    # fails the same way standalone, in a fresh process without parity
+    assert record["repro"], record.get("repro_error")
+    # the compile suite's record the folder was verified against: a compile failure, not a wrong result
+    assert record["specialization"]["repro_from"]["compile"]["ok"] is False, record["specialization"]
+    assert record["owner"]["who"] == "author", record.get("owner")  # a planted kernel of no library: its author
+    script = tmp_path / record["repro"] / "repro.py"
+    env = {k: v for k, v in __import__("os").environ.items() if k not in ("TRITON_INTERPRET", "PYTHONPATH")}
+    alone = subprocess.run([sys.executable, "-I", script.name], cwd=script.parent, capture_output=True, text=True,
+                           timeout=300, env=env)
+    assert alone.returncode == 1 and "i_t is not defined" in alone.stdout + alone.stderr, alone.stdout + alone.stderr
 
 
 def test_a_generated_kernel_and_a_device_branch_are_swept_on_the_target_path(tmp_path):

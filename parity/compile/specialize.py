@@ -76,6 +76,7 @@ class SweepResult:
     compile_s: float = 0.0  # seconds spent compiling this kernel over the whole sweep
     # the first error a launch raised ("T=1: NameError(...)"); that base's sweep stopped there
     error: str | None = None
+    error_case: Case | None = None  # the case that raised it: what a repro of the sweep runs again
     file: str = ""  # the file that defines the kernel
     # False for a kernel the launch compiled that the spec does not list (one the library generated)
     listed: bool = True
@@ -104,6 +105,7 @@ def run_sweep(spec: KernelSpec, arg: str, run_one: Callable[[Case], None], level
     listed = {kernel_source(k): k for k in spec.kernels if compiles_itself(k)}
     tallies = {src: _Tally(kernel_name(k)) for src, k in listed.items()}
     error: str | None = None
+    error_case: Case | None = None
     for base in bases:
         # a generated kernel is in no spec: clear every kernel this process saw compile, or a base
         # would find the previous one's (or another suite's) kernels in memory and count nothing
@@ -113,14 +115,16 @@ def run_sweep(spec: KernelSpec, arg: str, run_one: Callable[[Case], None], level
                 try:
                     run_one(base.replace(**{arg: value}))
                 except Exception as exc:  # a result of the sweep, recorded; the next values would fail alike
-                    error = error or f"{base.replace(**{arg: value}).id}: {sweep_error_text(exc)}"
+                    if error is None:
+                        error_case = base.replace(**{arg: value})
+                        error = f"{error_case.id}: {sweep_error_text(exc)}"
                     break
         compiled = {id(e.jit): e.jit for e in counter.events if e.jit is not None}
         _tally_base(spec, counter, tallies, [*spec.kernels, *compiled.values()])
     labels = source_labels((t.name, *src) for src, t in tallies.items())
     return [SweepResult(kernel=labels[src], arg=arg, values=values, bases=len(bases), compiles=t.compiles,
                         per_base_max=t.worst, variants_seen=list(t.variants.values()), ir=t.ir,
-                        compile_s=t.seconds, error=error, file=src[1], listed=src in listed)
+                        compile_s=t.seconds, error=error, error_case=error_case, file=src[1], listed=src in listed)
             for src, t in tallies.items()]
 
 
