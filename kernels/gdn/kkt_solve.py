@@ -66,8 +66,7 @@ def _scale_block(b_A, b_beta_r, b_g_r, b_g_c, m_r, DIAG: tl.constexpr, USE_G: tl
 })
 @triton.autotune(
     configs=gdn.autotune_configs([triton.Config({"BK": BK}, num_warps=num_warps, num_stages=num_stages)
-                                  for BK, num_warps, num_stages in ((64, 2, 2), (64, 4, 2), (64, 1, 2),
-                                                                    (128, 4, 1), (32, 2, 3))]),
+                                  for BK, num_warps, num_stages in ((64, 2, 2), (64, 4, 2), (128, 4, 1))]),
     key=["H", "K", "IS_VARLEN"],
 )
 @triton.jit(do_not_specialize=["T"])
