@@ -10,7 +10,7 @@ Rows, in priority order (a group is not started after --budget-s seconds; the ta
   beside SDPA, "new" (kernels/) and "old" (the b07746c kernel, bench/before/) pinned to the same tile
   (PINNED), with the max abs difference to SDPA's output. Ratio = SDPA's time / ours (target >= 1.0).
 - attention_ws: the new kernel pinned to each warp-specialized config of its list (flash_tma.WS_CONFIGS),
-  each in a child process, so a compiler abort or a hang costs only its own rows.
+  in a child process, so a compiler abort or a hang costs only the rows not yet printed.
 - gdn_chunk_fwd (B=1, T=65536, H=32, K=V=128, BT=64, fixed and varlen) beside fla-core 0.6.0:
   "new" runs kkt + solve_tril as one kernel (gdn_kkt_solve), "old" as two (the b07746c path), both
   autotuned. Ratio = ours / fla's time (targets: 1.0 fixed, 1.05 varlen).
@@ -48,8 +48,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", type=Path, required=True, help="write the table here (and the rows to OUT.json)")
     p.add_argument("--only", default=",".join(GROUPS), help=f"groups, in order (default: {','.join(GROUPS)})")
-    p.add_argument("--budget-s", type=float, default=180.0, help="start no row after this many seconds")
-    # "BM,BN,stages,warps;sdpa_ms_noncausal;sdpa_ms_causal": time one warp-specialized config in this process
+    p.add_argument("--budget-s", type=float, default=160.0, help="start no row after this many seconds")
+    # "sdpa_ms_noncausal;sdpa_ms_causal": time the warp-specialized configs in this process
     p.add_argument("--ws-child", default=None, help=argparse.SUPPRESS)
     return p.parse_args(argv)
 
@@ -94,13 +94,18 @@ def timed_row(kernel: str, case: str, version: str, ours: Callable[[], Any], pee
 
 
 def peer_ms(spec: Any, inputs: Any, p: Any) -> float | None:
+    """The peer's (or, without one, the baseline's) time; None, with a line on stdout, when it fails."""
     from parity.context import backend_scope
     from parity.inputs import unfilled
 
-    with unfilled(), backend_scope("cuda"):
-        if spec.peer is not None:
-            return None if spec.peer.unavailable() else bench_ms(spec.peer.prepare(inputs, p))
-        return bench_ms(lambda: spec.baseline(inputs, p))
+    try:
+        with unfilled(), backend_scope("cuda"):
+            if spec.peer is not None:
+                return None if spec.peer.unavailable() else bench_ms(spec.peer.prepare(inputs, p))
+            return bench_ms(lambda: spec.baseline(inputs, p))
+    except Exception as exc:
+        print(f"{spec.name}: the peer failed: {type(exc).__name__}: {str(exc)[:200]}", flush=True)
+        return None
 
 
 def case_name(case: Any) -> str:
@@ -171,44 +176,44 @@ def triton_config(kwargs: dict[str, Any], stages: int, warps: int) -> Any:
 
 
 def ws_rows(sdpa_ms: dict[bool, float], budget_left: Callable[[], float]) -> Iterator[dict[str, Any]]:
-    """Each warp-specialized config of the new kernel's list in a child process (a compiler abort or a hang
-    there loses that row only)."""
+    """The warp-specialized configs of the new kernel's list, timed in one child process: a compiler
+    abort or a hang there loses the rows not yet printed, never the parent's."""
     from kernels.attention import flash_tma
 
-    for config in flash_tma.WS_CONFIGS:
-        tag = f"{config.kwargs['BM']},{config.kwargs['BN']},{config.num_stages},{config.num_warps}"
-        version = f"new, WS BM={config.kwargs['BM']} BN={config.kwargs['BN']} st={config.num_stages} " \
-                  f"w={config.num_warps}"
-        if budget_left() <= 0:
-            return
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--out", "/dev/null", "--ws-child",
-               f"{tag};{sdpa_ms.get(False, 0.0)};{sdpa_ms.get(True, 0.0)}"]
-        try:
-            done = subprocess.run(cmd, capture_output=True, text=True, timeout=max(45.0, min(120.0, budget_left())))
-            rows = [json.loads(line[5:]) for line in done.stdout.splitlines() if line.startswith("ROW: ")]
-            if len(rows) < 2:
-                tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-                rows.append({"kernel": "flash_attention_tma", "case": "-", "version": version,
-                             "error": f"child exited {done.returncode}: " + " | ".join(tail)[-300:]})
-        except subprocess.TimeoutExpired:
-            rows = [{"kernel": "flash_attention_tma", "case": "-", "version": version,
-                     "error": "child timed out (a hang or a slow compile)"}]
-        yield from rows
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--out", "/dev/null", "--ws-child",
+           f"{sdpa_ms.get(False, 0.0)};{sdpa_ms.get(True, 0.0)}"]
+    expected = 2 * len(flash_tma.WS_CONFIGS)
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=max(60.0, min(150.0, budget_left())))
+        out, err, why = done.stdout, done.stderr, f"child exited {done.returncode}"
+    except subprocess.TimeoutExpired as exc:
+        out, err, why = _text(exc.stdout), _text(exc.stderr), "child timed out (a hang or a slow compile)"
+    rows = [json.loads(line[5:]) for line in out.splitlines() if line.startswith("ROW: ")]
+    yield from rows
+    if len(rows) < expected:
+        tail = " | ".join((err or out).strip().splitlines()[-3:])[-300:]
+        yield {"kernel": "flash_attention_tma", "case": "-", "version": f"WS: {expected - len(rows)} rows missing",
+               "error": f"{why}: {tail}"}
+
+
+def _text(data: bytes | str | None) -> str:
+    return data.decode(errors="replace") if isinstance(data, bytes) else (data or "")
 
 
 def ws_child(arg: str) -> None:
-    """Time the new kernel pinned to one warp-specialized config, both cases; print ROW: lines."""
+    """Time the new kernel pinned to each warp-specialized config, both cases; print ROW: lines as they come."""
     from kernels.attention import flash_tma
 
-    tag, *ms = arg.split(";")
-    bm, bn, st, w = (int(x) for x in tag.split(","))
-    pin(flash_tma.flash_attention_tma_kernel, flash_tma._config(bm, bn, st, w, ws=True))
-    for causal in (False, True):
-        q, k, v, expect = attention_inputs(causal)
-        sdpa_ms = float(ms[int(causal)]) or bench_ms(partial(sdpa, q, k, v, causal))
-        row = attention_row(f"new, WS BM={bm} BN={bn} st={st} w={w}",
-                            partial(flash_tma.flash_attention_tma, q, k, v, causal), expect, causal, sdpa_ms)
-        print("ROW: " + json.dumps(row), flush=True)
+    ms = [float(x) for x in arg.split(";")]
+    for config in flash_tma.WS_CONFIGS:
+        pin(flash_tma.flash_attention_tma_kernel, config)
+        bm, bn, st, w = config.kwargs["BM"], config.kwargs["BN"], config.num_stages, config.num_warps
+        for causal in (False, True):
+            q, k, v, expect = attention_inputs(causal)
+            sdpa_ms = ms[int(causal)] or bench_ms(partial(sdpa, q, k, v, causal))
+            row = attention_row(f"new, WS BM={bm} BN={bn} st={st} w={w}",
+                                partial(flash_tma.flash_attention_tma, q, k, v, causal), expect, causal, sdpa_ms)
+            print("ROW: " + json.dumps(row), flush=True)
 
 
 def old_chunk_fwd(inputs: Any, p: Any) -> Any:
