@@ -19,6 +19,7 @@ import triton
 import triton.language as tl
 
 from kernels import gdn
+from kernels.basics import device_info
 from kernels.gdn import fla_peer
 from kernels.gdn.common import chunk_bounds
 from kernels.gdn.solve_tril import _invert_diag16, _store_block, merge_lower64
@@ -60,13 +61,18 @@ def _scale_block(b_A, b_beta_r, b_g_r, b_g_c, m_r, DIAG: tl.constexpr, USE_G: tl
     return tl.where(m_A, b_A, 0.0)
 
 
+_CONFIGS = [triton.Config({"BK": BK}, num_warps=num_warps, num_stages=num_stages)
+            for BK, num_warps, num_stages in ((64, 2, 2), (64, 4, 2), (128, 4, 1))]
+
+
+# Ascend gets one config: bishengir takes 30 to 140 s per config of this kernel on a loaded 2-core host
+# (ascend-compile, triton-ascend 3.2.0), and warps do not map onto its cores anyway
 @triton.heuristics({
     "USE_G": lambda args: args["g"] is not None,
     "IS_VARLEN": lambda args: args["cu_seqlens"] is not None,
 })
 @triton.autotune(
-    configs=gdn.autotune_configs([triton.Config({"BK": BK}, num_warps=num_warps, num_stages=num_stages)
-                                  for BK, num_warps, num_stages in ((64, 2, 2), (64, 4, 2), (128, 4, 1))]),
+    configs=device_info.configs_for_target(cuda=_CONFIGS, ascend=_CONFIGS[:1], interpret=_CONFIGS[:1]),
     key=["H", "K", "IS_VARLEN"],
 )
 @triton.jit(do_not_specialize=["T"])
