@@ -26,14 +26,17 @@ from parity import nan_empty
 from parity.cases import by_level, product
 
 
-def _config(bm: int, bn: int, stages: int, warps: int) -> triton.Config:
-    return triton.Config({"BM": bm, "BN": bn}, num_stages=stages, num_warps=warps)
+def _config(bm: int, bn: int, stages: int, warps: int, ws: bool = False) -> triton.Config:
+    return triton.Config({"BM": bm, "BN": bn, "WS": ws}, num_stages=stages, num_warps=warps)
 
 
-# Hopper at D=128: BM=128 with BN 64 or 128 and 8 warps, 2-3 stages, are the published fast tiles.
+# Hopper at D=128: BM=128 with BN 64 or 128 and 8 warps, 2-3 stages, are the published fast tiles; the
+# warp-specialized ones (ws=True: TMA producer and MMA/softmax consumer warps, upstream Triton >= 3.5 on
+# Hopper with device-side descriptors; 4 warps a group) are new candidates, timed by bench/issue30_kernels.py.
+WS_CONFIGS = [_config(128, 128, 2, 4, ws=True), _config(128, 64, 3, 4, ws=True)]
 CONFIGS = device_info.configs_for_target(
     cuda=[_config(128, 64, 3, 8), _config(128, 128, 2, 8), _config(128, 64, 4, 8), _config(128, 128, 3, 8),
-          _config(64, 64, 3, 4), _config(64, 32, 2, 4)],
+          _config(64, 64, 3, 4), _config(64, 32, 2, 4), *WS_CONFIGS],
     ascend=[_config(64, 64, 1, 4), _config(128, 64, 1, 4)],
     interpret=[_config(32, 16, 1, 4)],
 )
@@ -49,33 +52,73 @@ def fits_shared_memory(configs: list, named_args: Mapping[str, Any], **kwargs: A
 
 
 @triton.jit
+def fold_block(b_q, b_k, b_v, b_m, b_l, b_acc, o_m, start, T, qk_scale, BN: tl.constexpr, MASK: tl.constexpr,
+               IS_CAUSAL: tl.constexpr):
+    """Fold keys [start, start + BN) (tiles b_k, b_v [BN, D]) into the running max, sum and output of a query block.
+
+    The scale is folded into the exponent (s·scale − m, one FMA per score, as the max is taken on the
+    unscaled scores), and the rescaled accumulator goes into the P·V dot as its addend, so the MMA
+    accumulates in place instead of into a second [BM, D] fp32 tile."""
+    b_s = tl.dot(b_q, b_k.T)  # [BM, BN]
+    if MASK:
+        o_n = start + tl.arange(0, BN)
+        m_s = o_n[None, :] < T
+        if IS_CAUSAL:
+            m_s = m_s & (o_m[:, None] >= o_n[None, :])
+        b_s = tl.where(m_s, b_s * qk_scale, float("-inf"))
+        b_m_new = tl.maximum(b_m, tl.max(b_s, 1))
+        b_p = tl.exp2(b_s - b_m_new[:, None])
+    else:
+        b_m_new = tl.maximum(b_m, tl.max(b_s, 1) * qk_scale)
+        b_p = tl.exp2(b_s * qk_scale - b_m_new[:, None])
+    b_alpha = tl.exp2(b_m - b_m_new)
+    b_acc = tl.dot(b_p.to(b_v.dtype), b_v, b_acc * b_alpha[:, None])
+    b_l = b_l * b_alpha + tl.sum(b_p, 1)
+    return b_m_new, b_l, b_acc
+
+
+@triton.jit
 def attend_keys(b_q, k, v, b_m, b_l, b_acc, o_m, lo, hi, T, qk_scale, H: tl.constexpr, D: tl.constexpr,
-                BN: tl.constexpr, MASK: tl.constexpr, IS_CAUSAL: tl.constexpr):
+                BN: tl.constexpr, MASK: tl.constexpr, IS_CAUSAL: tl.constexpr, WS: tl.constexpr):
     """Fold keys [lo, hi) into the running max b_m, sum b_l and output b_acc of one query block.
 
     Takes base pointers and builds its own descriptors: triton-ascend 3.2.0 cannot pass a tensor
     descriptor into a @triton.jit helper ("'tensor_descriptor_type' object has no attribute
-    'is_ptr'"), and a second descriptor per operand costs one 128-byte write per program."""
+    'is_ptr'"), so the loads stay here and fold_block gets tiles; and a second descriptor per operand
+    costs one 128-byte write per program.
+    WS (CUDA configs only) asks upstream Triton to warp-specialize the loop (TMA producer warps,
+    MMA/softmax consumer warps; Hopper since Triton 3.5 with device-side descriptors); the branch
+    is resolved at compile time, so triton-ascend 3.2, whose tl.range has no warp_specialize, never
+    sees that loop."""
     d_k = tl.make_tensor_descriptor(k, shape=[T, D], strides=[H * D, 1], block_shape=[BN, D])
     d_v = tl.make_tensor_descriptor(v, shape=[T, D], strides=[H * D, 1], block_shape=[BN, D])
-    for start in range(lo, hi, BN):
-        b_k = d_k.load([start, 0])  # [BN, D]
-        b_v = d_v.load([start, 0])  # [BN, D]
-        b_s = tl.dot(b_q, b_k.T)  # [BM, BN]
-        if MASK:
-            o_n = start + tl.arange(0, BN)
-            m_s = o_n[None, :] < T
-            if IS_CAUSAL:
-                m_s = m_s & (o_m[:, None] >= o_n[None, :])
-            b_s = tl.where(m_s, b_s * qk_scale, float("-inf"))
-        else:
-            b_s = b_s * qk_scale
-        b_m_new = tl.maximum(b_m, tl.max(b_s, 1))
-        b_p = tl.exp2(b_s - b_m_new[:, None])
-        b_alpha = tl.exp2(b_m - b_m_new)
-        b_l = b_l * b_alpha + tl.sum(b_p, 1)
-        b_acc = b_acc * b_alpha[:, None] + tl.dot(b_p.to(b_v.dtype), b_v)
-        b_m = b_m_new
+    if WS:
+        for start in tl.range(lo, hi, BN, warp_specialize=True):
+            b_m, b_l, b_acc = fold_block(b_q, d_k.load([start, 0]), d_v.load([start, 0]), b_m, b_l, b_acc, o_m,
+                                         start, T, qk_scale, BN, MASK, IS_CAUSAL)
+    else:
+        for start in range(lo, hi, BN):
+            b_m, b_l, b_acc = fold_block(b_q, d_k.load([start, 0]), d_v.load([start, 0]), b_m, b_l, b_acc, o_m,
+                                         start, T, qk_scale, BN, MASK, IS_CAUSAL)
+    return b_m, b_l, b_acc
+
+
+@triton.jit
+def attend_tail(b_q, k, v, b_m, b_l, b_acc, o_m, lo, hi, T, qk_scale, H: tl.constexpr, D: tl.constexpr,
+                BM: tl.constexpr, BN: tl.constexpr, IS_CAUSAL: tl.constexpr):
+    """attend_keys over the masked blocks [lo, hi), unrolled: at most BM // BN of them under a causal
+    mask, one (the ragged last) without.
+
+    The warp-specialized configs need this: upstream Triton 3.6 and 3.8 fail to compile a kernel
+    whose warp-specialized loop is followed by a second loop (NVGPUWarpSpecialization pass:
+    "PassManager::run failed"), and compile it when the second loop is unrolled into guarded blocks."""
+    d_k = tl.make_tensor_descriptor(k, shape=[T, D], strides=[H * D, 1], block_shape=[BN, D])
+    d_v = tl.make_tensor_descriptor(v, shape=[T, D], strides=[H * D, 1], block_shape=[BN, D])
+    for j in tl.static_range(BM // BN if IS_CAUSAL else 1):
+        start = lo + j * BN
+        if start < hi:
+            b_m, b_l, b_acc = fold_block(b_q, d_k.load([start, 0]), d_v.load([start, 0]), b_m, b_l, b_acc, o_m,
+                                         start, T, qk_scale, BN, True, IS_CAUSAL)
     return b_m, b_l, b_acc
 
 
@@ -83,7 +126,7 @@ def attend_keys(b_q, k, v, b_m, b_l, b_acc, o_m, lo, hi, T, qk_scale, H: tl.cons
                  prune_configs_by={"early_config_prune": fits_shared_memory})
 @triton.jit(do_not_specialize=["T"])
 def flash_attention_tma_kernel(q, k, v, o, T, qk_scale, H: tl.constexpr, D: tl.constexpr, BM: tl.constexpr,
-                               BN: tl.constexpr, IS_CAUSAL: tl.constexpr):
+                               BN: tl.constexpr, WS: tl.constexpr, IS_CAUSAL: tl.constexpr):
     i_m, i_bh = tl.cdiv(T, BM) - 1 - tl.program_id(0), tl.program_id(1)
     i_b, i_h = i_bh // H, i_bh % H
     base = (i_b * T * H + i_h) * D
@@ -98,9 +141,13 @@ def flash_attention_tma_kernel(q, k, v, o, T, qk_scale, H: tl.constexpr, D: tl.c
     split = i_m * BM if IS_CAUSAL else (T // BN) * BN
     hi = tl.minimum((i_m + 1) * BM, T) if IS_CAUSAL else T
     b_m, b_l, b_acc = attend_keys(b_q, k + base, v + base, b_m, b_l, b_acc, o_m, 0, split, T, qk_scale, H, D, BN,
-                                  False, IS_CAUSAL)
-    b_m, b_l, b_acc = attend_keys(b_q, k + base, v + base, b_m, b_l, b_acc, o_m, split, hi, T, qk_scale, H, D, BN,
-                                  True, IS_CAUSAL)
+                                  False, IS_CAUSAL, WS)
+    if WS:
+        b_m, b_l, b_acc = attend_tail(b_q, k + base, v + base, b_m, b_l, b_acc, o_m, split, hi, T, qk_scale, H, D, BM,
+                                      BN, IS_CAUSAL)
+    else:
+        b_m, b_l, b_acc = attend_keys(b_q, k + base, v + base, b_m, b_l, b_acc, o_m, split, hi, T, qk_scale, H, D,
+                                      BN, True, IS_CAUSAL, False)
     d_o.store([i_m * BM, 0], (b_acc / b_l[:, None]).to(o.dtype.element_ty))
 
 

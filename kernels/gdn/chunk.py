@@ -1,7 +1,8 @@
-"""chunk_gated_delta_rule_fwd: the whole GDN chunk forward, composed of the six kernels.
+"""chunk_gated_delta_rule_fwd: the whole GDN chunk forward, composed of its kernels.
 
 cumsum(g) → kkt → solve_tril → recompute_w_u → chunk_fwd_h → chunk_fwd_o, with the
-dtypes fla uses between them (fp32 gates and A, Ai and w/u/h in the input dtype).
+dtypes fla uses between them (fp32 gates and A, Ai and w/u/h in the input dtype); at BT = 64
+kkt and solve_tril run as one kernel (kkt_solve), as in fla-core 0.6.0.
 It is checked against the token-by-token fp64 recurrence, not the chunked reference,
 so an error shared by a kernel and its chunked reference still shows.
 """
@@ -19,6 +20,7 @@ from kernels.gdn.chunk_h import chunk_fwd_h, chunk_fwd_h_kernel
 from kernels.gdn.chunk_o import chunk_fwd_o, chunk_fwd_o_kernel
 from kernels.gdn.cumsum import chunk_local_cumsum, chunk_local_cumsum_kernel
 from kernels.gdn.kkt import chunk_scaled_dot_kkt, chunk_scaled_dot_kkt_kernel
+from kernels.gdn.kkt_solve import BT_FUSED, chunk_kkt_solve, chunk_kkt_solve_kernel
 from kernels.gdn.solve_tril import solve_tril, solve_tril_kernel
 from kernels.gdn.wy import recompute_w_u, recompute_w_u_kernel
 from parity import KernelSpec, PerfTarget, Tolerance, known
@@ -40,8 +42,11 @@ def chunk_gated_delta_rule_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor
     chunk_indices = gdn.prepare_chunk_indices(cu_seqlens, chunk_size) if cu_seqlens is not None else None
     g_c = chunk_local_cumsum(g, chunk_size, cu_seqlens=cu_seqlens, chunk_indices=chunk_indices) \
         if g is not None else None
-    A = chunk_scaled_dot_kkt(k, beta, g_c, chunk_size, cu_seqlens, chunk_indices)
-    Ai = solve_tril(A, cu_seqlens, k.dtype, chunk_indices)
+    if chunk_size == BT_FUSED:  # kkt and solve_tril in one kernel: A never goes through memory
+        Ai = chunk_kkt_solve(k, beta, g_c, cu_seqlens, chunk_indices, k.dtype)
+    else:
+        A = chunk_scaled_dot_kkt(k, beta, g_c, chunk_size, cu_seqlens, chunk_indices)
+        Ai = solve_tril(A, cu_seqlens, k.dtype, chunk_indices)
     w, u = recompute_w_u(k, v, beta, Ai, g_c, cu_seqlens, chunk_indices)
     h, v_new, ht = chunk_fwd_h(k, w, u, g_c, initial_state, output_final_state, chunk_size, cu_seqlens)
     o = chunk_fwd_o(q, k, v_new, h, g_c, scale, chunk_size, cu_seqlens, chunk_indices)
@@ -118,17 +123,17 @@ SPECS = [
     KernelSpec(
         name="gdn_chunk_fwd",
         family="gdn",
-        kernel=(chunk_local_cumsum_kernel, chunk_scaled_dot_kkt_kernel, solve_tril_kernel, recompute_w_u_kernel,
-                chunk_fwd_h_kernel, chunk_fwd_o_kernel),
+        kernel=(chunk_local_cumsum_kernel, chunk_scaled_dot_kkt_kernel, solve_tril_kernel, chunk_kkt_solve_kernel,
+                recompute_w_u_kernel, chunk_fwd_h_kernel, chunk_fwd_o_kernel),
         launch=_launch,
         reference=_reference,
         cases=by_level(_QUICK, _FULL),
         make_inputs=_inputs,
         tolerance={dt: Tolerance(rtol=0.0, atol=1e-6, max_err_ratio=gdn.PER_KERNEL_RATIO, reason=(
-            "fla's criterion for the full GDN forward (its assert_close): err_ratio <= 0.005 for o and ht; six kernels "
+            "fla's criterion for the full GDN forward (its assert_close): err_ratio <= 0.005 for o and ht; the kernels "
             "with input-dtype intermediates (Ai, w, u, h) compound rounding, so elementwise bounds cannot hold"))
                    for dt in CASE_DTYPES},
-        # its six kernels are compiled by their own specs; one dense and one varlen case check the composition
+        # its kernels are compiled by their own specs; one dense and one varlen case check the composition
         compile_signature=gdn.compile_signature({"H": 2, "K": 128, "V": 128, "BT": 64, "use_g": True, "use_h0": True},
                                                 {}, dtypes=("bf16",)),
         dynamic_args=("T",),

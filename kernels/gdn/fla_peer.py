@@ -42,6 +42,20 @@ def _solve_tril(inputs: Params, p: Params) -> Thunk:
     return lambda: op(inputs["A"], cu_seqlens=cu, output_dtype=DTYPES[p["dtype"]])
 
 
+def _kkt_solve(inputs: Params, p: Params) -> Thunk:
+    """fla's fused kkt + solve_tril kernel, launched as its op launches it at BT = 64 (fla-core 0.6.0,
+    fla/ops/gated_delta_rule/chunk_fwd.py: chunk_gated_delta_rule_fwd_intra, step 1); fla has no public
+    op for this step alone, and its A buffer is allocated outside the timed region here."""
+    kernel = FLA.op("fla.ops.gated_delta_rule.chunk_fwd:chunk_gated_delta_rule_fwd_kkt_solve_kernel")
+    cu, k, BT = _cu(inputs), inputs["k"], p["BT"]
+    B, T, H, K = k.shape
+    chunk_indices = FLA.op("fla.ops.utils.index:prepare_chunk_indices")(cu, BT) if cu is not None else None
+    NT = -(-T // BT) if cu is None else len(chunk_indices)
+    A = torch.zeros(B, T, H, BT, device=k.device, dtype=k.dtype)
+    return lambda: kernel[(NT, B * H)](k=k, g=inputs.get("g_cumsum"), beta=inputs["beta"], A=A, cu_seqlens=cu,
+                                       chunk_indices=chunk_indices, T=T, H=H, HV=H, K=K, BT=BT, BC=16)
+
+
 def _wy(inputs: Params, p: Params) -> Thunk:
     op, cu = FLA.op("fla.ops.gated_delta_rule.wy_fast:recompute_w_u_fwd"), _cu(inputs)
     return lambda: op(inputs["k"], inputs["v"], inputs["beta"], inputs["Ai"], g=inputs.get("g_cumsum"), cu_seqlens=cu)
@@ -69,5 +83,5 @@ def peer(prepare: Callable[[Params, Params], Thunk]) -> Peer:
     return Peer(library="fla", prepare=prepare, unavailable=FLA.unavailable)
 
 
-CUMSUM, KKT, SOLVE_TRIL, WY, CHUNK_H, CHUNK_O, CHUNK = (
-    peer(f) for f in (_cumsum, _kkt, _solve_tril, _wy, _chunk_h, _chunk_o, _chunk))
+CUMSUM, KKT, KKT_SOLVE, SOLVE_TRIL, WY, CHUNK_H, CHUNK_O, CHUNK = (
+    peer(f) for f in (_cumsum, _kkt, _kkt_solve, _solve_tril, _wy, _chunk_h, _chunk_o, _chunk))

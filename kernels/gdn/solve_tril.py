@@ -57,6 +57,29 @@ def _invert_diag16(b_A):  # noqa: ANN202 (a tensor)
     return b_Ai
 
 
+@triton.jit
+def merge_lower64(b_Ai11, b_Ai21, b_Ai22, b_Ai33, b_Ai44, b_A31, b_A32, b_A41, b_A42, b_A43,
+                  DOT_PRECISION: tl.constexpr):
+    """The off-diagonal 16x16 blocks of a 64x64 (I + A)⁻¹ below the first two block rows, from the
+    diagonal inverses, Ai21 and the blocks of A: (Ai31, Ai32, Ai41, Ai42, Ai43)."""
+    # one block-diagonal away
+    b_Ai32 = -tl.dot(b_Ai33, tl.dot(b_A32, b_Ai22, input_precision=DOT_PRECISION), input_precision=DOT_PRECISION)
+    b_Ai43 = -tl.dot(b_Ai44, tl.dot(b_A43, b_Ai33, input_precision=DOT_PRECISION), input_precision=DOT_PRECISION)
+    # two away
+    b_S31 = tl.dot(b_A32, b_Ai21, tl.dot(b_A31, b_Ai11, input_precision=DOT_PRECISION),
+                   input_precision=DOT_PRECISION)
+    b_Ai31 = -tl.dot(b_Ai33, b_S31, input_precision=DOT_PRECISION)
+    b_S42 = tl.dot(b_A43, b_Ai32, tl.dot(b_A42, b_Ai22, input_precision=DOT_PRECISION),
+                   input_precision=DOT_PRECISION)
+    b_Ai42 = -tl.dot(b_Ai44, b_S42, input_precision=DOT_PRECISION)
+    # three away
+    b_S41 = tl.dot(b_A41, b_Ai11, input_precision=DOT_PRECISION)
+    b_S41 = tl.dot(b_A42, b_Ai21, b_S41, input_precision=DOT_PRECISION)
+    b_S41 = tl.dot(b_A43, b_Ai31, b_S41, input_precision=DOT_PRECISION)
+    b_Ai41 = -tl.dot(b_Ai44, b_S41, input_precision=DOT_PRECISION)
+    return b_Ai31, b_Ai32, b_Ai41, b_Ai42, b_Ai43
+
+
 @triton.heuristics({"IS_VARLEN": lambda args: args["cu_seqlens"] is not None})
 @triton.autotune(
     configs=gdn.autotune_configs([triton.Config({}, num_warps=num_warps, num_stages=1) for num_warps in (1, 2, 4)]),
@@ -91,21 +114,8 @@ def solve_tril_kernel(A, Ai, cu_seqlens, chunk_indices, T, H: tl.constexpr, BT: 
         b_A41 = _load_block(A, T, i_t, 3, 0, H, BT)
         b_A42 = _load_block(A, T, i_t, 3, 1, H, BT)
         b_A43 = _load_block(A, T, i_t, 3, 2, H, BT)
-        # one block-diagonal away
-        b_Ai32 = -tl.dot(b_Ai33, tl.dot(b_A32, b_Ai22, input_precision=DOT_PRECISION), input_precision=DOT_PRECISION)
-        b_Ai43 = -tl.dot(b_Ai44, tl.dot(b_A43, b_Ai33, input_precision=DOT_PRECISION), input_precision=DOT_PRECISION)
-        # two away
-        b_S31 = tl.dot(b_A32, b_Ai21, tl.dot(b_A31, b_Ai11, input_precision=DOT_PRECISION),
-                       input_precision=DOT_PRECISION)
-        b_Ai31 = -tl.dot(b_Ai33, b_S31, input_precision=DOT_PRECISION)
-        b_S42 = tl.dot(b_A43, b_Ai32, tl.dot(b_A42, b_Ai22, input_precision=DOT_PRECISION),
-                       input_precision=DOT_PRECISION)
-        b_Ai42 = -tl.dot(b_Ai44, b_S42, input_precision=DOT_PRECISION)
-        # three away
-        b_S41 = tl.dot(b_A41, b_Ai11, input_precision=DOT_PRECISION)
-        b_S41 = tl.dot(b_A42, b_Ai21, b_S41, input_precision=DOT_PRECISION)
-        b_S41 = tl.dot(b_A43, b_Ai31, b_S41, input_precision=DOT_PRECISION)
-        b_Ai41 = -tl.dot(b_Ai44, b_S41, input_precision=DOT_PRECISION)
+        b_Ai31, b_Ai32, b_Ai41, b_Ai42, b_Ai43 = merge_lower64(
+            b_Ai11, b_Ai21, b_Ai22, b_Ai33, b_Ai44, b_A31, b_A32, b_A41, b_A42, b_A43, DOT_PRECISION)
         _store_block(Ai, b_Ai33, T, i_t, 2, 2, H, BT)
         _store_block(Ai, b_Ai44, T, i_t, 3, 3, H, BT)
         _store_block(Ai, b_Ai31, T, i_t, 2, 0, H, BT)

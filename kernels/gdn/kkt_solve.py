@@ -1,0 +1,253 @@
+"""kkt_solve: Ai = (I + A)⁻¹ with A = β ⊙ (K Kᵀ) ⊙ exp(g_i − g_j) strictly lower, in one kernel, BT = 64.
+
+chunk_scaled_dot_kkt followed by solve_tril, without the round trip of the fp32 A through
+memory (a 64-wide fp32 row written, then read back, per token and head) and without one launch.
+One program per (chunk, batch · head) builds the ten 16×16 blocks of A on or below the diagonal
+from 16-row slices of k (tensor-core dots over BK columns at a time), applies β and the decay in
+fp32, inverts the four diagonal blocks by forward substitution and merges the rest as solve_tril
+does; Ai is stored in k's dtype, zeros above the diagonal included. fla-core 0.6.0 makes the same
+split (`chunk_gated_delta_rule_fwd_intra`: kkt and solve fused at BT = 64, recompute_w_u apart).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+import triton
+import triton.language as tl
+
+from kernels import gdn
+from kernels.basics import device_info
+from kernels.gdn import fla_peer
+from kernels.gdn.common import chunk_bounds
+from kernels.gdn.solve_tril import _invert_diag16, _store_block, merge_lower64
+from parity import KernelSpec, known, nan_empty
+from parity.cases import by_level, product
+from reference import gdn as ref
+
+BT_FUSED = 64  # the chunk size this kernel handles; others go through kkt and solve_tril
+
+
+@triton.jit
+def _rows16(x, T, i_t, r: tl.constexpr, H: tl.constexpr, BT: tl.constexpr):  # noqa: ANN202 (a tensor)
+    """Rows r·16 .. r·16+15 of chunk i_t of a per-token [T] vector (stride H) as fp32; 0 past T."""
+    p_x = tl.make_block_ptr(x, (T,), (H,), (i_t * BT + r * 16,), (16,), (0,))
+    return tl.load(p_x, boundary_check=(0,)).to(tl.float32)
+
+
+@triton.jit
+def _k16(k, T, i_t, r: tl.constexpr, i_k, H: tl.constexpr, K: tl.constexpr,  # noqa: ANN202 (a tensor)
+         BT: tl.constexpr, BK: tl.constexpr):
+    """k rows r·16 .. r·16+15 of chunk i_t, columns i_k·BK onwards: [16, BK]; 0 past T or K."""
+    p_k = tl.make_block_ptr(k, (T, K), (H * K, 1), (i_t * BT + r * 16, i_k * BK), (16, BK), (1, 0))
+    return tl.load(p_k, boundary_check=(0, 1))
+
+
+@triton.jit
+def _scale_block(b_A, b_beta_r, b_g_r, b_g_c, m_r, DIAG: tl.constexpr, USE_G: tl.constexpr):  # noqa: ANN202
+    """β_i · A[i, j] · exp(g_i − g_j) on one block, 0 on rows past T (and on/above a diagonal block's diagonal).
+
+    The exponent is masked as well as the product: past T the decay can overflow, and 0·inf is NaN,
+    which the merges' dots would carry into real rows."""
+    o_i = tl.arange(0, 16)
+    m_A = m_r[:, None] & (o_i[None, :] >= 0)
+    if DIAG:
+        m_A = m_A & (o_i[:, None] > o_i[None, :])
+    b_A = b_A * b_beta_r[:, None]
+    if USE_G:
+        b_A = b_A * tl.exp(tl.where(m_A, b_g_r[:, None] - b_g_c[None, :], 0.0))
+    return tl.where(m_A, b_A, 0.0)
+
+
+_CONFIGS = [triton.Config({"BK": BK}, num_warps=num_warps, num_stages=num_stages)
+            for BK, num_warps, num_stages in ((64, 2, 2), (64, 4, 2), (128, 4, 1))]
+
+
+# Ascend gets one config: bishengir takes 30 to 140 s per config of this kernel on a loaded 2-core host
+# (ascend-compile, triton-ascend 3.2.0), and warps do not map onto its cores anyway
+@triton.heuristics({
+    "USE_G": lambda args: args["g"] is not None,
+    "IS_VARLEN": lambda args: args["cu_seqlens"] is not None,
+})
+@triton.autotune(
+    configs=device_info.configs_for_target(cuda=_CONFIGS, ascend=_CONFIGS[:1], interpret=_CONFIGS[:1]),
+    key=["H", "K", "IS_VARLEN"],
+)
+@triton.jit(do_not_specialize=["T"])
+def chunk_kkt_solve_kernel(k, beta, g, Ai, cu_seqlens, chunk_indices, T, H: tl.constexpr, K: tl.constexpr,
+                           BT: tl.constexpr, BK: tl.constexpr, DOT_PRECISION: tl.constexpr, USE_G: tl.constexpr,
+                           IS_VARLEN: tl.constexpr):
+    i_t, i_bh = tl.program_id(0), tl.program_id(1)
+    i_b, i_h = i_bh // H, i_bh % H
+    i_t, bos, T = chunk_bounds(i_b, i_t, T, cu_seqlens, chunk_indices, IS_VARLEN)
+    k += (bos * H + i_h) * K
+    Ai += (bos * H + i_h) * BT
+
+    # the ten blocks on or below the diagonal; block (r, c) = k_r · k_cᵀ
+    b_A11 = tl.zeros([16, 16], dtype=tl.float32)
+    b_A21 = tl.zeros([16, 16], dtype=tl.float32)
+    b_A22 = tl.zeros([16, 16], dtype=tl.float32)
+    b_A31 = tl.zeros([16, 16], dtype=tl.float32)
+    b_A32 = tl.zeros([16, 16], dtype=tl.float32)
+    b_A33 = tl.zeros([16, 16], dtype=tl.float32)
+    b_A41 = tl.zeros([16, 16], dtype=tl.float32)
+    b_A42 = tl.zeros([16, 16], dtype=tl.float32)
+    b_A43 = tl.zeros([16, 16], dtype=tl.float32)
+    b_A44 = tl.zeros([16, 16], dtype=tl.float32)
+    for i_k in range(tl.cdiv(K, BK)):
+        b_k1 = _k16(k, T, i_t, 0, i_k, H, K, BT, BK)
+        b_k2 = _k16(k, T, i_t, 1, i_k, H, K, BT, BK)
+        b_k3 = _k16(k, T, i_t, 2, i_k, H, K, BT, BK)
+        b_k4 = _k16(k, T, i_t, 3, i_k, H, K, BT, BK)
+        b_A11 = tl.dot(b_k1, tl.trans(b_k1), b_A11)
+        b_A21 = tl.dot(b_k2, tl.trans(b_k1), b_A21)
+        b_A22 = tl.dot(b_k2, tl.trans(b_k2), b_A22)
+        b_A31 = tl.dot(b_k3, tl.trans(b_k1), b_A31)
+        b_A32 = tl.dot(b_k3, tl.trans(b_k2), b_A32)
+        b_A33 = tl.dot(b_k3, tl.trans(b_k3), b_A33)
+        b_A41 = tl.dot(b_k4, tl.trans(b_k1), b_A41)
+        b_A42 = tl.dot(b_k4, tl.trans(b_k2), b_A42)
+        b_A43 = tl.dot(b_k4, tl.trans(b_k3), b_A43)
+        b_A44 = tl.dot(b_k4, tl.trans(b_k4), b_A44)
+
+    o_i = tl.arange(0, 16)
+    m_1 = i_t * BT + o_i < T
+    m_2 = i_t * BT + 16 + o_i < T
+    m_3 = i_t * BT + 32 + o_i < T
+    m_4 = i_t * BT + 48 + o_i < T
+    beta += bos * H + i_h
+    b_b1 = _rows16(beta, T, i_t, 0, H, BT)
+    b_b2 = _rows16(beta, T, i_t, 1, H, BT)
+    b_b3 = _rows16(beta, T, i_t, 2, H, BT)
+    b_b4 = _rows16(beta, T, i_t, 3, H, BT)
+    b_g1 = b_b1
+    b_g2 = b_b2
+    b_g3 = b_b3
+    b_g4 = b_b4
+    if USE_G:
+        g += bos * H + i_h
+        b_g1 = _rows16(g, T, i_t, 0, H, BT)
+        b_g2 = _rows16(g, T, i_t, 1, H, BT)
+        b_g3 = _rows16(g, T, i_t, 2, H, BT)
+        b_g4 = _rows16(g, T, i_t, 3, H, BT)
+    b_A11 = _scale_block(b_A11, b_b1, b_g1, b_g1, m_1, True, USE_G)
+    b_A22 = _scale_block(b_A22, b_b2, b_g2, b_g2, m_2, True, USE_G)
+    b_A33 = _scale_block(b_A33, b_b3, b_g3, b_g3, m_3, True, USE_G)
+    b_A44 = _scale_block(b_A44, b_b4, b_g4, b_g4, m_4, True, USE_G)
+    b_A21 = _scale_block(b_A21, b_b2, b_g2, b_g1, m_2, False, USE_G)
+    b_A31 = _scale_block(b_A31, b_b3, b_g3, b_g1, m_3, False, USE_G)
+    b_A32 = _scale_block(b_A32, b_b3, b_g3, b_g2, m_3, False, USE_G)
+    b_A41 = _scale_block(b_A41, b_b4, b_g4, b_g1, m_4, False, USE_G)
+    b_A42 = _scale_block(b_A42, b_b4, b_g4, b_g2, m_4, False, USE_G)
+    b_A43 = _scale_block(b_A43, b_b4, b_g4, b_g3, m_4, False, USE_G)
+
+    # the four diagonal inversions are independent, which gives the scheduler parallel work
+    b_Ai11 = _invert_diag16(b_A11)
+    b_Ai22 = _invert_diag16(b_A22)
+    b_Ai33 = _invert_diag16(b_A33)
+    b_Ai44 = _invert_diag16(b_A44)
+    b_Ai21 = -tl.dot(b_Ai22, tl.dot(b_A21, b_Ai11, input_precision=DOT_PRECISION), input_precision=DOT_PRECISION)
+    b_Ai31, b_Ai32, b_Ai41, b_Ai42, b_Ai43 = merge_lower64(
+        b_Ai11, b_Ai21, b_Ai22, b_Ai33, b_Ai44, b_A31, b_A32, b_A41, b_A42, b_A43, DOT_PRECISION)
+    _store_block(Ai, b_Ai11, T, i_t, 0, 0, H, BT)
+    _store_block(Ai, b_Ai21, T, i_t, 1, 0, H, BT)
+    _store_block(Ai, b_Ai22, T, i_t, 1, 1, H, BT)
+    _store_block(Ai, b_Ai31, T, i_t, 2, 0, H, BT)
+    _store_block(Ai, b_Ai32, T, i_t, 2, 1, H, BT)
+    _store_block(Ai, b_Ai33, T, i_t, 2, 2, H, BT)
+    _store_block(Ai, b_Ai41, T, i_t, 3, 0, H, BT)
+    _store_block(Ai, b_Ai42, T, i_t, 3, 1, H, BT)
+    _store_block(Ai, b_Ai43, T, i_t, 3, 2, H, BT)
+    _store_block(Ai, b_Ai44, T, i_t, 3, 3, H, BT)
+    b_zero = tl.zeros([16, 16], dtype=tl.float32)
+    for c in tl.static_range(1, 4):
+        for r in tl.static_range(0, c):
+            _store_block(Ai, b_zero, T, i_t, r, c, H, BT)
+
+
+def chunk_kkt_solve(k: torch.Tensor, beta: torch.Tensor, g_cumsum: torch.Tensor | None = None,
+                    cu_seqlens: torch.Tensor | None = None, chunk_indices: torch.Tensor | None = None,
+                    output_dtype: torch.dtype | None = None, dot_precision: str = "ieee") -> torch.Tensor:
+    """Ai [B, T, H, 64] in output_dtype (default k's) from k [B, T, H, K], β [B, T, H] and the chunk-local
+    cumsum of g [B, T, H]."""
+    B, T, H, K = k.shape
+    if cu_seqlens is not None and chunk_indices is None:
+        chunk_indices = gdn.prepare_chunk_indices(cu_seqlens, BT_FUSED)
+    NT = triton.cdiv(T, BT_FUSED) if cu_seqlens is None else len(chunk_indices)
+    Ai = nan_empty((B, T, H, BT_FUSED), output_dtype or k.dtype, k.device)
+    chunk_kkt_solve_kernel[(NT, B * H)](k=k, beta=beta, g=g_cumsum, Ai=Ai, cu_seqlens=cu_seqlens,
+                                        chunk_indices=chunk_indices, T=T, H=H, K=K, BT=BT_FUSED,
+                                        DOT_PRECISION=dot_precision)
+    return Ai
+
+
+def _inputs(p: Mapping[str, Any], gen: torch.Generator) -> dict[str, Any]:
+    raw = gdn.raw_inputs(p, gen)
+    out = {"k": raw["k"], "beta": raw["beta"]}
+    if p["use_g"]:
+        out["g_cumsum"] = ref.chunk_local_cumsum(raw["g"].double(), p["BT"], cu_seqlens=raw.get("cu_seqlens")).float()
+    if "cu_seqlens" in raw:
+        out["cu_seqlens"] = raw["cu_seqlens"]
+    return out
+
+
+def _launch(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, torch.Tensor]:
+    return {"Ai": chunk_kkt_solve(inputs["k"], inputs["beta"], inputs.get("g_cumsum"), gdn.cu_of(inputs))}
+
+
+def _reference(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, torch.Tensor]:
+    cu = gdn.cu_of(inputs)
+    A = ref.chunk_scaled_dot_kkt(inputs["k"], inputs["beta"], inputs.get("g_cumsum"), p["BT"], cu)
+    return {"Ai": ref.solve_tril(A, p["BT"], cu)}
+
+
+def _baseline(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> torch.Tensor:
+    """bmm, decay and tril, then torch.linalg.solve_triangular, in torch eager."""
+    BT = p["BT"]
+    kc = gdn.chunked(inputs["k"], BT)  # [B, NT, H, BT, K]
+    A = (kc @ kc.transpose(-1, -2)).float() * gdn.chunked(inputs["beta"], BT)[..., None]
+    if inputs.get("g_cumsum") is not None:
+        gc = gdn.chunked(inputs["g_cumsum"], BT)
+        A = A * torch.exp(gc[..., :, None] - gc[..., None, :])
+    eye = torch.eye(BT, device=A.device, dtype=A.dtype)
+    return torch.linalg.solve_triangular(eye + torch.tril(A, -1), eye.expand(A.shape), upper=False,
+                                         unitriangular=True)
+
+
+CASE_DTYPES = ["bf16", "fp16", "fp32"]
+_SMALL = {"H": [2], "K": [32], "V": [32], "BT": [BT_FUSED]}
+_QUICK = (product(B=[2], T=[100], **_SMALL, use_g=[False, True], dtype=["fp16", "fp32"])
+          + product(B=[1], T=[50], **_SMALL, use_g=[True], dtype=["bf16"])
+          + gdn.varlen_cases({"H": 2, "K": 32, "V": 32, "BT": BT_FUSED, "use_g": True, "dtype": "fp32"},
+                             [(0, 64, 36)]))
+_FULL = (product(B=[1, 2], T=[1, 15, 63, 300, 1000], H=[2, 4], K=[64, 128], V=[64], BT=[BT_FUSED],
+                 use_g=[False, True], dtype=CASE_DTYPES)
+         + gdn.varlen_product([(0, 64, 36), (37, 0, 200, 27, 0), (513, 1000)], H=[4], K=[128], V=[64],
+                              BT=[BT_FUSED], use_g=[False, True], dtype=CASE_DTYPES))
+
+SPECS = [
+    KernelSpec(
+        name="gdn_kkt_solve",
+        family="gdn",
+        kernel=chunk_kkt_solve_kernel,
+        launch=_launch,
+        reference=_reference,
+        cases=by_level(_QUICK, _FULL),
+        make_inputs=_inputs,
+        tolerance=gdn.per_kernel_tolerance(CASE_DTYPES),
+        compile_signature=gdn.compile_signature({"H": 2, "K": 128, "V": 64, "BT": BT_FUSED}, {"use_g": (False, True)}),
+        dynamic_args=("T",),
+        variants={"USE_G": (False, True), "IS_VARLEN": (False, True)},
+        known_divergences=(known.INTERPRETER_BF16,),
+        bytes=lambda p: gdn.shape_of(p)[0] * gdn.shape_of(p)[1] * p["H"] * (
+            (p["K"] + p["BT"]) * gdn.itemsize(p["dtype"]) + gdn.itemsize(p["dtype"]) + 4 * p["use_g"]),
+        flops=lambda p: 2 * gdn.shape_of(p)[0] * gdn.shape_of(p)[1] * p["H"] * p["BT"] * (p["K"] + p["BT"]),
+        out_dims={"Ai": ("b", "t", "head", "col")},
+        valid=lambda name, p, shape: gdn.real_columns(p, shape),
+        perf_cases=gdn.perf_cases(use_g=True),
+        peer=fla_peer.KKT_SOLVE,
+        baseline=_baseline,
+    ),
+]
