@@ -32,11 +32,13 @@ def _config(bm: int, bn: int, stages: int, warps: int, ws: bool = False) -> trit
 
 # Hopper at D=128: BM=128 with BN 64 or 128 and 8 warps, 2-3 stages, are the published fast tiles; the
 # warp-specialized ones (ws=True: TMA producer and MMA/softmax consumer warps, upstream Triton >= 3.5 on
-# Hopper with device-side descriptors; 4 warps a group) are new candidates, timed by bench/issue30_kernels.py.
+# Hopper with device-side descriptors; 4 warps a group) are candidates timed by bench/issue30_kernels.py,
+# outside the autotune list until a device run shows them correct and faster (a miscompile there would cost
+# the whole cuda session its accuracy pass).
 WS_CONFIGS = [_config(128, 128, 2, 4, ws=True), _config(128, 64, 3, 4, ws=True)]
 CONFIGS = device_info.configs_for_target(
     cuda=[_config(128, 64, 3, 8), _config(128, 128, 2, 8), _config(128, 64, 4, 8), _config(128, 128, 3, 8),
-          _config(64, 64, 3, 4), _config(64, 32, 2, 4), *WS_CONFIGS],
+          _config(64, 64, 3, 4), _config(64, 32, 2, 4)],
     ascend=[_config(64, 64, 1, 4), _config(128, 64, 1, 4)],
     interpret=[_config(32, 16, 1, 4)],
 )
