@@ -11,7 +11,7 @@ import pytest
 from parity.compile.tools import compile_records, declared_variants, reached_variants
 from parity.repro.compile_prelaunch import attach_compile_tier
 from parity.repro.compile_repro import attach_all
-from parity.run.record import empty_record
+from parity.results import empty_record
 from parity.run.runner import build_inputs, error_text, mark_declined
 from parity.triage.interrupt import interrupted_record
 

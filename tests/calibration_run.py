@@ -17,7 +17,7 @@ def run(out: Path, tier: str) -> list[dict[str, Any]]:
     from parity.compile.tools import compile_records
     from parity.repro import run_repro
     from parity.repro.compile_repro import attach_all
-    from parity.run.record import empty_record, write_results
+    from parity.results import empty_record, write_results
     from parity.run.refcache import ReferenceCache
     from parity.run.runner import build_inputs, error_text, run_case
 

@@ -8,7 +8,7 @@ import pytest
 
 from parity.backends import get_backend
 from parity.repro.compile_prelaunch import attach_compile_tier
-from parity.run.record import empty_record
+from parity.results import empty_record
 from parity.run.runner import build_inputs
 from tests import planted_prelaunch as planted
 

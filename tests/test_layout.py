@@ -286,8 +286,9 @@ def test_the_engine_names_no_library():
     assert found == {}, f"ask the library's adapter (parity.library) instead of naming it: {found}"
 
 
-# The floors, lowest first: a package imports only from its own floor and the ones below it.
-FLOORS = ("spec", "seams", "compile", "backends", "run", "results", "report", "repro", "plugin")
+# The floors, lowest first: a package imports only from its own floor and the ones below it. results (the typed
+# record and its files) sits just above spec: every stage that judges a case writes a record.
+FLOORS = ("spec", "results", "seams", "compile", "backends", "run", "report", "repro", "plugin")
 # root modules and packages that share a floor (other root modules, spec, cases, context, ..., are the spec
 # floor): the fit advisor compiles through the compile backends, which call it; triage decides the owner the
 # repro stage drafts for, from records and kernel source
@@ -302,10 +303,8 @@ KNOWN_UPWARD = {
     ("parity.compile.tools", "parity.backends"),
     ("parity.compile.keep_going", "parity.run.runner"),
     ("parity.compile.tools", "parity.run"),
-    ("parity.compile.tools", "parity.run.record"),
     ("parity.compile.tools", "parity.run.mistakes"),
     ("parity.report.portability", "parity.repro.owner"),
-    ("parity.run.runner", "parity.repro.outputs_store"),
     ("parity.context", "parity.backends"),  # the facets of the backend in scope (Backend.target)
     ("parity.library", "parity.backends"),
 }

@@ -149,7 +149,7 @@ def test_a_long_compile_message_keeps_its_key_line_when_trimmed():
 def test_sibling_results_dirs_are_the_evidence_and_the_report_step_retriages(tmp_path):
     (tmp_path / "interpret").mkdir()
     (tmp_path / "ascend-lowered" / ".running").mkdir(parents=True)
-    from parity.run.record import empty_record
+    from parity.results import empty_record
 
     full = {**empty_record("interpret", "interpret", "k", "N=8", {"N": 8}), **numeric("interpret")}
     (tmp_path / "interpret" / "results.jsonl").write_text(json.dumps(full) + "\n")

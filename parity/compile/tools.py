@@ -99,9 +99,9 @@ class CompileOnlyDriver:
 
 def empty_compile(kernel: str) -> dict[str, Any]:
     """A compile dict with every key present, so readers never guess."""
-    record: dict[str, Any] = dict.fromkeys(COMPILE_KEYS)
-    record.update(kernel=kernel, variant={}, config={}, ok=False)
-    return record
+    compiled: dict[str, Any] = dict.fromkeys(COMPILE_KEYS)
+    compiled.update(kernel=kernel, variant={}, config={}, ok=False)
+    return compiled
 
 
 # an LLVM crash dump: its frames are addresses, useless in a report and long enough to push
@@ -309,8 +309,8 @@ def compile_records(backend: str, spec: KernelSpec, case: Case,
     A case that compiled nothing gets one `skipped` record, so every case is accounted for.
     """
     from parity.compile.ascend_only import language_finding
+    from parity.results import empty_record
     from parity.run import mistakes
-    from parity.run.record import empty_record
 
     expected = expected_error(spec, backend)
     if not compiles:

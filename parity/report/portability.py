@@ -158,7 +158,7 @@ def render(records: Iterable[Mapping[str, Any]]) -> str:
 
 
 def main(argv: Sequence[str]) -> int:
-    from parity.run.record import MERGED_NAME, read_records
+    from parity.results import MERGED_NAME, read_records
 
     records = [r for d in argv for r in read_records(Path(d) / MERGED_NAME)]
     sys.stdout.write(render(records))

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from parity.repro import prelaunch
-from parity.repro.outputs_store import case_filename
 from parity.repro.run_repro import REPROS_DIR, session_env
 from parity.repro.source import SourceError
+from parity.results.outputs_store import case_filename
 from parity.spec import Case, KernelSpec
 
 

@@ -30,9 +30,9 @@ from parity.repro.author import author_reason, render_author
 from parity.repro.capture import Captured, Launch, LaunchRecorder, NoLaunch, ReproError, capture_case
 from parity.repro.issue import render_issue
 from parity.repro.library_issue import render_library_issue
-from parity.repro.outputs_store import case_filename
 from parity.repro.shrink import ShrinkResult, shrink
 from parity.repro.source import Extracted, SourceError, extract_function, extract_kernel, literal, python_function
+from parity.results.outputs_store import case_filename
 from parity.spec import Case, KernelSpec
 
 REPRO_STATUSES = ("failed", "error")

@@ -17,11 +17,11 @@ from parity.backends.base import Backend
 from parity.compile.ascend_only import launch_finding
 from parity.compile.counter import CompileCounter
 from parity.context import backend_scope
-from parity.repro.outputs_store import input_digest
+from parity.results import empty_record
+from parity.results.outputs_store import input_digest
 from parity.run import autotune_pin, mistakes, perf, prefill, second_reference
 from parity.run.compare import Metrics, compare, worst_of
 from parity.run.faults import is_sticky_device_error
-from parity.run.record import empty_record
 from parity.run.refcache import ReferenceCache, input_hash
 from parity.spec import Case, KernelSpec, Tolerance
 

@@ -73,7 +73,7 @@ def retriage(records: list[dict[str, Any]]) -> int:
 
 def retriage_dirs(records: Mapping[str, list[dict[str, Any]]], where: Mapping[str, Path]) -> int:
     """retriage over every merged dir's records; a dir whose owners changed gets its results.jsonl rewritten."""
-    from parity.run.record import write_results
+    from parity.results import write_results
 
     before = {label: [dict(r.get("owner") or {}) for r in recs] for label, recs in records.items()}
     changed = retriage([r for recs in records.values() for r in recs])
