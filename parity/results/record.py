@@ -7,6 +7,7 @@ index them without guessing; the rest are present only where they apply.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal, TypedDict
 
 SCHEMA = 1
@@ -65,13 +66,13 @@ class Record(TypedDict, total=False):
     """One case (one compile, on a compile tier) on one backend: every key the engine writes."""
 
     # required: empty_record writes each of these
-    schema: int  # SCHEMA; a reader refuses another
+    schema: int  # 1 (SCHEMA); a reader refuses a file of another schema
     backend: str  # the tier's name ("interpret", "cuda-compile", ...)
-    mode: str  # one of MODES
+    mode: str  # run | compile | interpret (MODES)
     kernel: str  # the spec's name
     case: str  # stable case id, e.g. "T=1000,H=4,dtype=bf16" (";kernel=..." per compile on a compile tier)
     params: dict[str, Any]  # the case's parameters
-    status: str  # one of STATUSES
+    status: str  # passed failed error crashed skipped xfailed xpassed interrupted (STATUSES)
     reason: str | None  # why it is not a plain pass, its key line first
     metrics: dict[str, Any] | None  # the worst output's max_abs_err, err_ratio, mismatch_frac, ...; per_output
     tolerance: dict[str, Any] | None  # the tolerance the case was judged with
@@ -138,3 +139,11 @@ def record_problem(record: Any) -> str | None:
     if record["status"] not in STATUSES:
         return f"unknown status {record['status']!r} (valid: {', '.join(STATUSES)})"
     return None
+
+
+def key_lines() -> list[str]:
+    """Markdown lines, one per Record key: name, type and the meaning its declaration gives (docs/reference.md)."""
+    import inspect
+
+    found = re.findall(r"^    (\w+): (.+?)  # (.+)$", inspect.getsource(Record), re.MULTILINE)
+    return [f"- `{name}` ({kind}): {meaning}" for name, kind, meaning in found]
