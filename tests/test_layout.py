@@ -293,21 +293,9 @@ FLOORS = ("spec", "results", "seams", "compile", "backends", "run", "report", "r
 # floor): the fit advisor compiles through the compile backends, which call it; triage decides the owner the
 # repro stage drafts for, from records and kernel source
 ROOT_FLOOR = {"plugin": "plugin", "options": "plugin", "cli": "plugin", "fit": "backends", "triage": "repro"}
-# upward imports the engine still has, each a debt to pay down (lazy imports inside one function); a new one fails
-KNOWN_UPWARD = {
-    ("parity.backends.interpret", "parity.report.envinfo"),
-    ("parity.backends.ascend.lowered", "parity.repro"),
-    ("parity.backends.ascend.lowered", "parity.repro.lowered_repro"),
-    ("parity.backends.cuda.compile", "parity.run.fork"),
-    ("parity.backends.ascend.compile", "parity.run.runner"),
-    ("parity.compile.tools", "parity.backends"),
-    ("parity.compile.keep_going", "parity.run.runner"),
-    ("parity.compile.tools", "parity.run"),
-    ("parity.compile.tools", "parity.run.mistakes"),
-    ("parity.report.portability", "parity.repro.owner"),
-    ("parity.context", "parity.backends"),  # the facets of the backend in scope (Backend.target)
-    ("parity.library", "parity.backends"),
-}
+# upward imports the engine still has, each a debt with its why (none now: a lower floor that needs an upper one
+# takes a registration, as parity.context.register_facets); a new one fails
+KNOWN_UPWARD: set[tuple[str, str]] = set()
 
 
 def floor(module: str) -> int:

@@ -166,7 +166,7 @@ def test_sibling_results_dirs_are_the_evidence_and_the_report_step_retriages(tmp
 
 
 def test_an_import_path_in_a_clone_named_parity_is_not_machinery(tmp_path):
-    from parity.run.runner import is_machinery_file
+    from parity.errors import is_machinery_file
 
     mine = tmp_path / "src" / "parity" / "kernels" / "mine.py"  # a user's kernel in a clone named parity
     mine.parent.mkdir(parents=True)

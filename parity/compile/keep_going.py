@@ -97,8 +97,8 @@ def keep_going(kernels: Iterable[Any], failures: Callable[[], int],
 
 def raised_by_launcher(exc: BaseException) -> bool:
     """Whether the innermost frame that raised is the kernel's or library's own code, not Triton's or
-    parity's (parity.run.runner.is_machinery)."""
-    from parity.run.runner import is_machinery
+    parity's (parity.errors.is_machinery)."""
+    from parity.errors import is_machinery
 
     tb = exc.__traceback__
     while tb is not None and tb.tb_next is not None:

@@ -142,7 +142,7 @@ class AscendCompileBackend(Backend):
         from parity.backends.ascend.driver import Recorder
         from parity.compile import tools as ct
         from parity.compile.device_tensors import launch_on_target
-        from parity.run.runner import error_text
+        from parity.errors import error_text
 
         started = time.monotonic()  # the fit search stops in time for the case's timeout (parity.fit.tiers)
         ct.clear_jit_caches(spec.kernels)

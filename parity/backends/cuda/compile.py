@@ -29,6 +29,7 @@ from parity.backends.cuda.resources import max_threads, resource_usage
 from parity.compile import sandbox
 from parity.compile.counter import constants_by_name
 from parity.compile.device_tensors import launch_on_target
+from parity.compile.fork import run_forked, wants_fork
 from parity.compile.isolate import run_isolated
 from parity.compile.keep_going import keep_going, raised_by_launcher, recording_into
 from parity.compile.tools import (
@@ -42,7 +43,6 @@ from parity.compile.tools import (
 )
 from parity.fit import hook as fit_hook
 from parity.fit import tiers as fit_tiers
-from parity.run.fork import run_forked, wants_fork
 from parity.seams.device import present_driver
 from parity.seams.jit import add_stages, compile_function
 from parity.seams.versions import compile_call, load_binary_returns_max_threads, nvidia_binary
@@ -383,7 +383,7 @@ class CudaCompileBackend(Backend):
     def compile_case(self, spec: Any, case: Any, cpu_inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
         """Launch the case under the compile-only driver; one dict per compile it caused.
 
-        A spec whose launcher calls a library runs its case in a forked child (parity.run.fork):
+        A spec whose launcher calls a library runs its case in a forked child (parity.compile.fork):
         the library's own caches would otherwise carry compiled kernels over to the next case."""
         if wants_fork(spec):
             return run_forked(lambda: self._compile_here(spec, case, cpu_inputs), what=f"{spec.name}[{case.id}]")
