@@ -97,10 +97,9 @@ def compare(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, dims: Sequence
     """Metrics of one output against its fp64 reference, restricted to `valid` when given.
 
     `device` is where the fp64 arithmetic runs (Backend.compare_device). The statistics are over the
-    elements finite in both; a disagreement on NaN-ness or an infinity is counted apart (nan_count) and is
-    a mismatch. Elements left out (not valid, not finite) are zeroed rather than dropped: every statistic
-    is a max of non-negative values or a sum, which zeros leave as they are, so one pass over the data
-    needs no masked copies and moves its scalars in one transfer (one sync on a device).
+    elements finite in both; a disagreement on NaN-ness or an infinity is counted apart (nan_count) and
+    is a mismatch. Nearly every case is finite everywhere: the statistics are taken as if it were, and
+    taken again with the non-finite elements left out only where one is not.
     """
     if out.shape != ref.shape:
         raise ValueError(f"output {name!r} has shape {tuple(out.shape)}, reference has {tuple(ref.shape)}")
@@ -108,37 +107,61 @@ def compare(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, dims: Sequence
     ref = ref.detach().to(device=device, dtype=torch.float64)
     if valid is not None:
         valid = valid.to(device=out.device, dtype=torch.bool).expand_as(out)
-    keep = torch.isfinite(out) & torch.isfinite(ref)
-    nonfinite = nonfinite_mismatch(out, ref)
-    if valid is not None:
-        keep &= valid
-        nonfinite &= valid
-    abs_diff = (out - ref).abs_().masked_fill_(~keep, 0.0)
-    abs_ref = ref.abs().masked_fill_(~keep, 0.0)
+    return (_statistics(out, ref, tol, dims, valid, name, None)
+            or _statistics(out, ref, tol, dims, valid, name, nonfinite_mismatch(out, ref)))
+
+
+def _statistics(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, dims: Sequence[str] | None,
+                valid: torch.Tensor | None, name: str, nonfinite: torch.Tensor | None) -> Metrics | None:
+    """The metrics over the kept elements (valid, and finite in both where `nonfinite`, the NaN/infinity
+    disagreements, is given). With `nonfinite` None every element is taken as finite, and None comes back
+    where one is not.
+
+    Elements left out are zeroed rather than dropped: every statistic is a max of non-negative values or
+    a sum, which zeros leave as they are, so there are no masked copies, and the scalars move in one
+    transfer (one sync on a device).
+    """
+    diff = out - ref
+    keep = valid
+    if nonfinite is not None:
+        finite = torch.isfinite(out) & torch.isfinite(ref)
+        keep = finite if valid is None else finite & valid
+        nonfinite = nonfinite if valid is None else nonfinite & valid
+    checks = [torch.isfinite(diff).all().double() if nonfinite is None else nonfinite.sum(dtype=torch.float64)]
+    abs_diff = diff.abs_()
+    abs_ref = ref.abs()
+    if keep is not None:
+        abs_diff = abs_diff.masked_fill(~keep, 0.0)
+        abs_ref = abs_ref.masked_fill(~keep, 0.0)
     bound = abs_ref * tol.rtol + tol.atol  # atol + rtol·|ref|
-    bad = ((abs_diff > bound) & keep) | nonfinite  # outside its bound, or a non-finite disagreement
+    bad = abs_diff > bound
+    if keep is not None:
+        bad &= keep
+    if nonfinite is not None:
+        bad |= nonfinite  # a NaN or infinity where the other has none is a mismatch
     rel = torch.where(abs_ref != 0, abs_diff / abs_ref, 0.0)
     if tol.atol > 0:  # every bound is positive
         over = abs_diff / bound
     else:
         over = torch.where(bound > 0, abs_diff / bound.clamp_min(1e-300),
                            torch.where(abs_diff != 0, float("inf"), 0.0))
-    counted = valid.sum(dtype=torch.float64) if valid is not None else torch.tensor(float(out.numel()),
-                                                                                       device=out.device)
-    stats = [counted.double(), keep.sum(dtype=torch.float64), nonfinite.sum(dtype=torch.float64),
-             bad.sum(dtype=torch.float64), abs_ref.square().sum(), abs_diff.square().sum()]
-    if out.numel():  # a max over no element is 0
-        stats += [abs_diff.max(), rel.max(), over.max()]
-    n_total_f, n_kept, nan_count, n_bad, sum_ref2, sum_diff2, *maxima = torch.stack(stats).tolist()
-    max_abs, max_rel, max_tol_ratio = maxima or [0.0, 0.0, 0.0]
-    n_total = int(n_total_f)
-    scale = n_total / n_kept if n_kept else 0.0  # rms over the kept elements, whatever the valid count
+    numel = torch.tensor(float(out.numel()), device=out.device, dtype=torch.float64)
+    counts = [valid.sum(dtype=torch.float64) if valid is not None else numel,
+              keep.sum(dtype=torch.float64) if keep is not None else numel]
+    sums = [abs_ref.square().sum(), abs_diff.square().sum(), bad.sum(dtype=torch.float64)]
+    maxima = [abs_diff.max(), rel.max(), over.max()] if out.numel() else []  # a max over no element is 0
+    check, n_total, n_kept, sum_ref2, sum_diff2, n_bad, *found = torch.stack(checks + counts + sums + maxima).tolist()
+    if nonfinite is None and not check:
+        return None
+    max_abs, max_rel, max_tol_ratio = found or [0.0, 0.0, 0.0]
+    scale = 1.0 if nonfinite is None else (n_total / n_kept if n_kept else 0.0)  # rms over the kept elements
     scalars = [max_abs, max_rel, max_tol_ratio, sum_ref2 * scale, sum_diff2 * scale, n_bad]
-    return _metrics(name, dims, out, ref, tol, bad, nonfinite, int(nan_count), n_total, scalars, abs_diff)
+    nan_count = int(check) if nonfinite is not None else 0
+    return _metrics(name, dims, out, ref, tol, bad, nonfinite, nan_count, int(n_total), scalars, abs_diff)
 
 
 def _metrics(name: str, dims: Sequence[str] | None, out: torch.Tensor, ref: torch.Tensor, tol: Tolerance,
-             bad: torch.Tensor, nonfinite: torch.Tensor, nan_count: int, n_total: int, scalars: list[float],
+             bad: torch.Tensor, nonfinite: torch.Tensor | None, nan_count: int, n_total: int, scalars: list[float],
              abs_diff: torch.Tensor) -> Metrics:
     """Metrics from [max |Δ|, max |Δ|/|ref|, max tol ratio, Σref², ΣΔ², bad count] over the `n_total` kept elements."""
     max_abs, max_rel, max_tol_ratio, sum_ref2, sum_diff2, n_bad_f = scalars
@@ -148,7 +171,7 @@ def _metrics(name: str, dims: Sequence[str] | None, out: torch.Tensor, ref: torc
     err_ratio = rms_diff / rms_ref if rms_ref > 0 else (0.0 if rms_diff == 0 else float("inf"))
     worst: list[int] | None = None
     if nan_count:
-        worst = [int(i) for i in nonfinite.nonzero()[0]]
+        worst = [int(i) for i in nonfinite.nonzero()[0]]  # type: ignore[union-attr]
     elif n_bad:
         scored = torch.where(bad, abs_diff.nan_to_num(0.0), -1.0)
         worst = [int(i) for i in torch.unravel_index(scored.argmax(), out.shape)]
