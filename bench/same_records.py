@@ -39,25 +39,31 @@ def verdict(record: Mapping[str, Any], aliases: Sequence[tuple[str, str]] = ()) 
             "err_ratio": f"{err:.3g}" if isinstance(err, float) else err}
 
 
-def by_case(records: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str, str], Mapping[str, Any]]:
-    return {(r["kernel"], r["case"], r.get("suite") or ""): r for r in records}
+def by_case(records: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str, str], list[Mapping[str, Any]]]:
+    """Records by (kernel, case, suite); a compile tier may write two compiles of one case under one id."""
+    found: dict[tuple[str, str, str], list[Mapping[str, Any]]] = {}
+    for r in records:
+        found.setdefault((r["kernel"], r["case"], r.get("suite") or ""), []).append(r)
+    return found
 
 
 def differences(before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]],
                 aliases: Sequence[tuple[str, str]] = ()) -> tuple[int, int, list[str]]:
-    """(identical, cases in either run, one line per difference)."""
+    """(identical records, records in the larger run, one line per difference); records that share an id
+    are compared as a set, whatever order the workers wrote them in."""
     a, b = by_case(before), by_case(after)
     lines, same = [], 0
     for key in sorted(set(a) | set(b)):
-        if key not in a or key not in b:
-            lines.append(f"{'/'.join(key)}: only {'after' if key in b else 'before'}")
-            continue
-        va, vb = verdict(a[key], aliases), verdict(b[key], ())
-        if va == vb:
-            same += 1
-        else:
-            lines.append(f"{'/'.join(key)}: " + "; ".join(f"{k} {va[k]!r} -> {vb[k]!r}" for k in va if va[k] != vb[k]))
-    return same, len(set(a) | set(b)), lines
+        va = sorted((verdict(r, aliases) for r in a.get(key, [])), key=repr)
+        vb = sorted((verdict(r, ()) for r in b.get(key, [])), key=repr)
+        if len(va) != len(vb):
+            lines.append(f"{'/'.join(key)}: {len(va)} record(s) before, {len(vb)} after")
+        for x, y in zip(va, vb, strict=False):  # a count that differs is reported above
+            if x == y:
+                same += 1
+            else:
+                lines.append(f"{'/'.join(key)}: " + "; ".join(f"{k} {x[k]!r} -> {y[k]!r}" for k in x if x[k] != y[k]))
+    return same, max(len(before), len(after)), lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:
