@@ -125,7 +125,7 @@ def worker_count(env_json: Path) -> int:
 
 
 def run_once(a: argparse.Namespace, extra: list[str], work: Path, name: str) -> dict[str, Any]:
-    from parity.run.record import load_results
+    from parity.results import load_results
 
     results = work / f"results-{name}"
     if name == "cold":  # start from nothing: no compiled kernels, no autotune picks, no references

@@ -17,8 +17,7 @@ from typing import Any
 
 from parity.report import divergence, heatmap, perf_cross, perf_plot, versions
 from parity.report import divergence_md as divergence_report
-from parity.repro import outputs_store
-from parity.run.record import MERGED_NAME, PART_GLOB, SchemaError, atomic_write_text, load_results
+from parity.results import MERGED_NAME, PART_GLOB, SchemaError, atomic_write_text, load_results, outputs_store
 
 
 class CliError(RuntimeError):

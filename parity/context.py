@@ -9,10 +9,13 @@ The pytest plugin sets it once per process: one backend per process.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 _CURRENT: list[str | None] = [None]
+# name -> the backend's class, for its facets; parity.backends registers it (this module sits below the backends)
+_FACETS: list[Callable[[str], Any] | None] = [None]
 
 
 def current_backend() -> str | None:
@@ -24,11 +27,20 @@ def current_target() -> str | None:
     """"cuda" or "ascend": the device family the backend stands for, as it declares (`Backend.target`);
     None for the interpreter and outside a parity run."""
     name = current_backend()
-    if name is None:
-        return None
-    from parity.backends import backend_class
+    return None if name is None else backend_facets(name).target
 
-    return backend_class(name).target
+
+def register_facets(lookup: Callable[[str], Any]) -> None:
+    """parity.backends hands over its name -> Backend class lookup when it is imported."""
+    _FACETS[0] = lookup
+
+
+def backend_facets(name: str) -> Any:
+    """The class of the backend named `name` (its facets: target, mode, presents, ...)."""
+    if _FACETS[0] is None:  # a name can be in scope only once a backend was built: parity.backends is imported
+        raise RuntimeError(f"backend {name!r} is in scope, but parity.backends was never imported: import it "
+                           "(parity.backends.get_backend) before entering a backend scope")
+    return _FACETS[0](name)
 
 
 def set_current_backend(name: str | None) -> None:

@@ -22,6 +22,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+# when a failure is the library's (parity.repro.owner decides it; reports and drafts quote it)
+RULE = ("the library owns wrong results, configs it chose that the target cannot hold (UB overflow, out of "
+        "resources), its own import failures, and uses of an API the backend lacks; the compiler keeps crashes, "
+        "hangs and frontend or lowering errors on valid code")
+
 # the module that lists the adapters of the libraries parity ships specs for (light: no library import)
 KNOWN_ADAPTERS_MODULE = "libraries.adapters"
 
@@ -100,14 +105,10 @@ _DEFAULT_TIER: list[Tier] = [Tier(None, None, None)]
 
 def current_tier() -> Tier:
     """The tier of the backend this process runs for, else the one a backend's prepare() named."""
-    from parity.context import current_backend
+    from parity.context import backend_facets, current_backend
 
     name = current_backend()
-    if name is None:
-        return _DEFAULT_TIER[0]
-    from parity.backends import backend_class
-
-    return tier_of(backend_class(name))
+    return _DEFAULT_TIER[0] if name is None else tier_of(backend_facets(name))
 
 
 def prepare(adapter: LibraryAdapter, tier: Tier | None = None, *, once: bool = True) -> None:

@@ -15,9 +15,16 @@ from parity.backends import Backend, get_backend
 from parity.context import set_current_backend
 from parity.options import pytest_addoption  # noqa: F401  (a pytest hook: pytest finds it here)
 from parity.paths import point_triton_at, triton_cache_dir
-from parity.repro import outputs_store
+from parity.results import (
+    MERGED_NAME,
+    ResultWriter,
+    atomic_write_text,
+    merge_parts,
+    outputs_store,
+    read_records,
+    write_results,
+)
 from parity.run import rundir
-from parity.run.record import MERGED_NAME, ResultWriter, atomic_write_text, merge_parts, read_records, write_results
 from parity.run.refcache import ReferenceCache
 from parity.run.wallclock import SessionClock, process_start
 from parity.spec import Case, KernelSpec, SpecError, validate_cases, validate_compile_cases
@@ -271,8 +278,8 @@ def pytest_handlecrashitem(crashitem: str, report: Any, sched: Any) -> None:
     state = session_of(config) if config is not None else None
     if state is None:
         return
+    from parity.results import read_records
     from parity.run.faults import crash_record, parse_node_id
-    from parity.run.record import read_records
 
     parsed = parse_node_id(crashitem)
     if parsed is None:

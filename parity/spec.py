@@ -203,7 +203,7 @@ class KernelSpec:
     compile_only: bool = False
     # compile tiers: run each case in a forked child, so state the launcher's code keeps between
     # calls (a library's own kernel cache) cannot carry over to the next case. None: automatic, on
-    # when a kernel comes from another package than the launcher (parity.run.fork.wants_fork)
+    # when a kernel comes from another package than the launcher (parity.compile.fork.wants_fork)
     fork: bool | None = None
     # params -> bytes moved / flops done, for roofline figures
     bytes: Callable[[Params], float] | None = None

@@ -7,11 +7,10 @@ import time
 
 import pytest
 
-from parity.repro import outputs_store
 from parity.repro import run_repro as repro
+from parity.results import empty_record, outputs_store
 from parity.run import warm
 from parity.run.faults import is_timeout
-from parity.run.record import empty_record
 from parity.run.runner import memory_skip, run_case
 from parity.triage.interrupt import interrupted_record
 

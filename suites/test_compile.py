@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import pytest
 
-from parity.compile.tools import compile_records, declared_variants, reached_variants
+from parity.compile.tools import declared_variants, reached_variants
+from parity.errors import error_text
 from parity.repro.compile_prelaunch import attach_compile_tier
 from parity.repro.compile_repro import attach_all
-from parity.run.record import empty_record
-from parity.run.runner import build_inputs, error_text, mark_declined
+from parity.results import empty_record
+from parity.run.compile_judge import compile_records
+from parity.run.runner import build_inputs, mark_declined
 from parity.triage.interrupt import interrupted_record
 
 

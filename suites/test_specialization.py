@@ -16,7 +16,7 @@ from parity.compile.device_tensors import launch_on_target
 from parity.compile.keep_going import keep_going
 from parity.compile.specialize import SweepResult, expected_per_base, ir_violations, run_sweep, verdict
 from parity.repro import owner, sweep_repro
-from parity.run.record import empty_record
+from parity.results import empty_record
 from parity.run.runner import build_inputs
 from parity.spec import KernelSpec
 

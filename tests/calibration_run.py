@@ -14,12 +14,13 @@ import pytest
 
 def run(out: Path, tier: str) -> list[dict[str, Any]]:
     from parity.backends import get_backend
-    from parity.compile.tools import compile_records
+    from parity.errors import error_text
     from parity.repro import run_repro
     from parity.repro.compile_repro import attach_all
-    from parity.run.record import empty_record, write_results
+    from parity.results import empty_record, write_results
+    from parity.run.compile_judge import compile_records
     from parity.run.refcache import ReferenceCache
-    from parity.run.runner import build_inputs, error_text, run_case
+    from parity.run.runner import build_inputs, run_case
 
     backend = get_backend(tier)
     if tier != "interpret":

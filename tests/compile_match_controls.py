@@ -47,8 +47,8 @@ def _flipping_spec(counter: Path) -> KernelSpec:
 
 
 def test_a_reordered_re_run_still_gives_the_failing_compile_its_repro(backend, tmp_path):
-    from parity.compile.tools import compile_records
     from parity.repro.compile_repro import attach_all
+    from parity.run.compile_judge import compile_records
 
     spec, case, inputs = _flipping_spec(tmp_path / "calls"), Case({"n": 16}), {"x": torch.zeros(16)}
     records = compile_records(backend.name, spec, case, backend.compile_case(spec, case, inputs))

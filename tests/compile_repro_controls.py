@@ -83,8 +83,8 @@ def ascend_specs() -> list[KernelSpec]:
 def generate(out: Path, backend_name: str) -> list[dict]:
     """Run each spec's case through the compile tier and write its repros under out."""
     from parity.backends import get_backend
-    from parity.compile.tools import compile_records
     from parity.repro.compile_repro import attach_all
+    from parity.run.compile_judge import compile_records
     from parity.run.runner import build_inputs
 
     backend = get_backend(backend_name)

@@ -15,7 +15,8 @@ import pytest
 import torch
 
 from parity.backends.cuda.compile import CompileFailed
-from parity.compile.tools import declared_variants, judge, reached_variants
+from parity.compile.tools import declared_variants, reached_variants
+from parity.run.compile_judge import judge
 from parity.spec import Case, KernelSpec
 from tests.cuda_compile_fixture import cuda_compile_backend  # noqa: F401  (the `backend` fixture)
 
@@ -221,8 +222,8 @@ def test_kernels_after_a_failing_one_are_still_compiled_and_recorded(backend):
 
 
 def test_a_launch_option_upstream_rejects_is_a_launch_finding_with_a_repro(backend, tmp_path):
-    from parity.compile.tools import compile_records
     from parity.repro.compile_repro import attach_all
+    from parity.run.compile_judge import compile_records
 
     spec, case = _spec("ctl_option", copy_kernel, _ascend_option_launch, [Case({"n": 64})]), Case({"n": 64})
     inputs = {"x": torch.zeros(64)}

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from parity.compile.tools import compile_records
-from parity.run.fork import ForkedCaseError
+from parity.compile.fork import ForkedCaseError
+from parity.run.compile_judge import compile_records
 from parity.run.runner import build_inputs
 from tests import planted_libcache as planted
 from tests.cuda_compile_fixture import cuda_compile_backend  # noqa: F401  (the `backend` fixture)

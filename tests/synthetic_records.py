@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from parity.run.record import empty_record
+from parity.results import empty_record
 
 TOL = {"rtol": 1e-3, "atol": 1e-5, "max_err_ratio": None, "reason": "test"}
 

@@ -60,7 +60,7 @@ def confusion(records: list[dict], labels: dict[str, dict[str, str | None]]) -> 
 
 
 def test_owners_match_the_labels_on_every_tier(tmp_path):
-    from parity.run.record import load_results
+    from parity.results import load_results
     from parity.triage.wire import retriage_dirs
     from tests.calibration_kernels import LABELS, upstream_file
 

@@ -113,29 +113,59 @@ def _agree(a, b) -> None:
     da, db = a.as_dict(), b.as_dict()
     for key in da:
         if isinstance(da[key], float) and isinstance(db[key], float):
-            assert da[key] == pytest.approx(db[key], rel=1e-9, abs=0.0), key
+            assert da[key] == pytest.approx(db[key], rel=1e-9, abs=0.0, nan_ok=True), key
         else:
             assert da[key] == db[key], key
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_the_finite_fast_path_gives_the_metrics_of_the_full_path(seed):
-    """compare() takes a short path where everything is finite; the full path (NaN and infinities
-    handled apart, masked copies) is the definition it must agree with, valid masks and atol=0 too."""
-    from parity.run.compare import _compare_nonfinite
+def _by_selection(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, dims: tuple[str, ...],
+                  valid: torch.Tensor | None, name: str):
+    """The metrics by their definition: statistics over the elements finite in both, picked out by masked
+    copies, and every NaN/infinity disagreement counted apart (compare()'s full path until 2026-12)."""
+    from parity.run.compare import _metrics, nonfinite_mismatch
 
+    finite = torch.isfinite(out) & torch.isfinite(ref)
+    nonfinite = nonfinite_mismatch(out, ref)
+    abs_diff = (out - ref).abs()
+    bound_all = tol.atol + tol.rtol * ref.abs()
+    bad = (finite & (abs_diff > bound_all)) | nonfinite
+    keep = finite
+    if valid is not None:
+        bad, nonfinite, keep = bad & valid, nonfinite & valid, keep & valid
+    diff, refv, n = abs_diff[keep], ref[keep], int(keep.sum())
+    max_abs = float(diff.max()) if n else 0.0
+    nonzero = refv != 0
+    max_rel = float((diff[nonzero] / refv[nonzero].abs()).max()) if bool(nonzero.any()) else 0.0
+    bound = bound_all[keep]
+    over = torch.where(bound > 0, diff / bound.clamp_min(1e-300),
+                       torch.where(diff != 0, torch.full_like(diff, float("inf")), torch.zeros_like(diff)))
+    sums = [float(refv.pow(2).sum()), float(diff.pow(2).sum())] if n else [0.0, 0.0]
+    n_total = int(valid.sum()) if valid is not None else out.numel()
+    scale = n_total / n if n else 0.0
+    scalars = [max_abs, max_rel, float(over.max()) if n else 0.0, sums[0] * scale, sums[1] * scale, float(bad.sum())]
+    return _metrics(name, dims, out, ref, tol, bad, nonfinite, int(nonfinite.sum()), n_total, scalars, abs_diff)
+
+
+@pytest.mark.parametrize("nonfinite", [False, True])
+@pytest.mark.parametrize("seed", range(6))
+def test_compare_gives_the_metrics_of_their_definition(seed, nonfinite):
+    """compare() zeroes what it leaves out instead of copying what it keeps; the metrics by masked selection
+    are the definition it must agree with, valid masks, atol=0, NaN and infinities too."""
     gen = torch.Generator().manual_seed(seed)
     ref = torch.randn(4, 33, 5, generator=gen, dtype=torch.float64)
     ref[0, :3] = 0.0  # zeros: no relative error there, and a zero bound where atol is 0
     out = (ref + 1e-3 * torch.randn(ref.shape, generator=gen, dtype=torch.float64)).float()
     out[1, 7, 2] += 0.5 * seed  # one clear mismatch from seed 1 on
+    if nonfinite:  # a NaN the reference lacks, a matching infinity, an infinity of the wrong sign
+        out[2, 3, 1], ref[3, 4, 0], out[3, 4, 0], ref[0, 9, 4], out[0, 9, 4] = (
+            float("nan"), float("inf"), float("inf"), float("inf"), float("-inf"))
     valid = torch.rand(4, 33, 1, generator=gen) > 0.3 if seed % 2 else None
     for tol in (Tolerance(rtol=1e-3, atol=1e-5), Tolerance(rtol=1e-2, atol=0.0),
                 Tolerance(rtol=0.0, atol=1e-6, max_err_ratio=0.005)):
-        fast = compare(out, ref, tol, ("b", "t", "h"), valid, "o")
-        full = _compare_nonfinite(out.double(), ref, tol, ("b", "t", "h"),
-                                  valid.expand_as(ref) if valid is not None else None, "o")
-        _agree(fast, full)
+        new = compare(out, ref, tol, ("b", "t", "h"), valid, "o")
+        defined = _by_selection(out.double(), ref, tol, ("b", "t", "h"),
+                                valid.expand_as(ref) if valid is not None else None, "o")
+        _agree(new, defined)
 
 
 def test_negative_control_the_agreement_check_sees_a_metric_that_moved():

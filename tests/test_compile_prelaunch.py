@@ -8,7 +8,7 @@ import pytest
 
 from parity.backends import get_backend
 from parity.repro.compile_prelaunch import attach_compile_tier
-from parity.run.record import empty_record
+from parity.results import empty_record
 from parity.run.runner import build_inputs
 from tests import planted_prelaunch as planted
 
@@ -43,7 +43,7 @@ def test_the_same_raise_in_parity_s_own_kernels_gets_no_library_draft(tmp_path):
 
 def test_a_forked_child_that_crashed_is_not_re_run_in_the_worker(tmp_path):
     """Negative control: re-running a crash in-process would take the tier's worker down with it."""
-    from parity.run.fork import ForkedCaseError
+    from parity.compile.fork import ForkedCaseError
 
     class Exploding:
         name = "cuda-compile"
@@ -61,8 +61,9 @@ def test_a_forked_child_that_crashed_is_not_re_run_in_the_worker(tmp_path):
 def _recorded_raise(spec, results) -> dict:
     """As ascend-compile records a launcher's raise: a failing compile record that reached no stage, run
     through the compile repros (parity.repro.compile_repro.attach_all), whose re-run compiles nothing."""
-    from parity.compile.tools import compile_records, empty_compile
+    from parity.compile.tools import empty_compile
     from parity.repro.compile_repro import attach_all
+    from parity.run.compile_judge import compile_records
 
     backend, case = get_backend("cuda-compile"), spec.cases("quick")[0]
     comp = empty_compile("scale_kernel")

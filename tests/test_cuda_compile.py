@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from parity.backends.cuda.compile import CudaCompileBackend, parse_cuda_arch
-from parity.compile.tools import compile_records, judge
 from parity.report.compile_sections import compile_sections, headline
+from parity.run.compile_judge import compile_records, judge
 from parity.spec import Case, ExpectedCompileError, KernelSpec
 
 CONTROLS = Path(__file__).with_name("cuda_compile_controls.py")

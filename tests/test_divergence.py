@@ -10,7 +10,7 @@ import torch
 
 from parity import cli
 from parity.report import divergence
-from parity.repro import outputs_store as store
+from parity.results import outputs_store as store
 from tests.synthetic_records import rec
 
 UB_MESSAGE = "ub overflow, requires 3145728 bits while 1572864 bits available | at `loc(x)` <here>"

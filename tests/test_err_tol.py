@@ -7,7 +7,7 @@ import re
 
 from parity.report import backend_md, divergence_md, err_tol
 from parity.report.divergence import Column
-from parity.run.record import empty_record
+from parity.results import empty_record
 
 ELEMENTWISE = {"rtol": 1.6e-2, "atol": 1e-5, "max_err_ratio": None, "reason": "default"}
 RATIO = {"rtol": 0.0, "atol": 1e-6, "max_err_ratio": 2e-3, "reason": "long accumulation"}

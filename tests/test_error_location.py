@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from parity.run.runner import error_text, raised_at
+from parity.errors import error_text, raised_at
 
 
 def _library_helper(n: object) -> range:

@@ -15,8 +15,8 @@ from types import SimpleNamespace
 import pytest
 
 from parity.backends.cuda.compile import CudaCompileBackend
-from parity.run.fork import FORK_ENV, ForkedCaseError, run_forked, wants_fork
-from parity.run.runner import error_text
+from parity.compile.fork import FORK_ENV, ForkedCaseError, run_forked, wants_fork
+from parity.errors import error_text
 
 ROOT = Path(__file__).resolve().parents[1]
 CONTROLS = Path(__file__).with_name("fork_controls.py")

@@ -210,6 +210,22 @@ def third_party_patches(source: str) -> list[int]:
     return lines
 
 
+# torch's interception points: a mode sees every torch call made inside it
+TORCH_MODES = ("TorchFunctionMode", "TorchDispatchMode")
+
+
+def torch_modes(source: str) -> list[int]:
+    """Lines that subclass (or import) one of torch's modes: an interception that belongs in parity.seams."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ClassDef):
+            names = {b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", None) for b in node.bases}
+            lines += [node.lineno] if names & set(TORCH_MODES) else []
+        elif isinstance(node, ast.ImportFrom) and any(a.name in TORCH_MODES for a in node.names):
+            lines.append(node.lineno)
+    return lines
+
+
 def engine_lines(check: Callable[[str], list[int]], outside: set[str]) -> dict[str, list[int]]:
     """Engine file (relative path) -> the lines `check` finds in it, for files outside the `outside` dirs."""
     return {str(p.relative_to(PARITY)): lines for p in PARITY.rglob("*.py")
@@ -222,6 +238,14 @@ def test_only_the_seams_patch_triton_and_torch():
     assert third_party_patches(planted) == [3, 4, 5], "the check must catch a planted patch"
     found = engine_lines(third_party_patches, outside={"seams", "templates"})
     assert found == {}, f"patch Triton and torch through parity.seams only: {found}"
+
+
+def test_only_the_seams_intercept_torch_calls():
+    planted = "import torch\nfrom torch.overrides import TorchFunctionMode\n" \
+              "class M(torch.overrides.TorchFunctionMode):\n    pass\nclass N(dict):\n    pass\n"
+    assert torch_modes(planted) == [2, 3], "the check must catch a planted mode"
+    found = engine_lines(torch_modes, outside={"seams", "templates"})
+    assert found == {}, f"intercept torch calls through parity.seams.torch_calls.intercepted only: {found}"
 
 
 FACETS = {"mode", "target", "tracker", "type"}
@@ -286,29 +310,16 @@ def test_the_engine_names_no_library():
     assert found == {}, f"ask the library's adapter (parity.library) instead of naming it: {found}"
 
 
-# The floors, lowest first: a package imports only from its own floor and the ones below it.
-FLOORS = ("spec", "seams", "compile", "backends", "run", "results", "report", "repro", "plugin")
+# The floors, lowest first: a package imports only from its own floor and the ones below it. results (the typed
+# record and its files) sits just above spec: every stage that judges a case writes a record.
+FLOORS = ("spec", "results", "seams", "compile", "backends", "run", "report", "repro", "plugin")
 # root modules and packages that share a floor (other root modules, spec, cases, context, ..., are the spec
 # floor): the fit advisor compiles through the compile backends, which call it; triage decides the owner the
 # repro stage drafts for, from records and kernel source
 ROOT_FLOOR = {"plugin": "plugin", "options": "plugin", "cli": "plugin", "fit": "backends", "triage": "repro"}
-# upward imports the engine still has, each a debt to pay down (lazy imports inside one function); a new one fails
-KNOWN_UPWARD = {
-    ("parity.backends.interpret", "parity.report.envinfo"),
-    ("parity.backends.ascend.lowered", "parity.repro"),
-    ("parity.backends.ascend.lowered", "parity.repro.lowered_repro"),
-    ("parity.backends.cuda.compile", "parity.run.fork"),
-    ("parity.backends.ascend.compile", "parity.run.runner"),
-    ("parity.compile.tools", "parity.backends"),
-    ("parity.compile.keep_going", "parity.run.runner"),
-    ("parity.compile.tools", "parity.run"),
-    ("parity.compile.tools", "parity.run.record"),
-    ("parity.compile.tools", "parity.run.mistakes"),
-    ("parity.report.portability", "parity.repro.owner"),
-    ("parity.run.runner", "parity.repro.outputs_store"),
-    ("parity.context", "parity.backends"),  # the facets of the backend in scope (Backend.target)
-    ("parity.library", "parity.backends"),
-}
+# upward imports the engine still has, each a debt with its why (none now: a lower floor that needs an upper one
+# takes a registration, as parity.context.register_facets); a new one fails
+KNOWN_UPWARD: set[tuple[str, str]] = set()
 
 
 def floor(module: str) -> int:

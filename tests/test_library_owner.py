@@ -133,7 +133,7 @@ def test_compile_findings_go_to_the_library_or_to_the_compiler(tmp_path):
 
 
 def test_a_launcher_error_on_a_compile_tier_reads_as_a_launch_not_a_code_generator_error():
-    from parity.compile.tools import judge
+    from parity.run.compile_judge import judge
 
     # ascend-compile records a launcher that raised before compiling as ok=False with no error kind
     status, reason = judge({"ok": False, "error_kind": None, "message": "LeftoverDebug: device_print"}, None)

@@ -137,3 +137,14 @@ def test_the_matrix_session_runs_both_tiers_in_one_venv_after_the_version_contro
     assert "tests/test_counter_versions.py" in controls
     assert "--backend=interpret" in interp and interp_kw["env"] == {"TRITON_INTERPRET": "1"}
     assert "--backend=cuda-compile" in compile_ and "--results-dir=reports/cuda-compile@triton-3.2.0" in compile_
+
+
+def test_the_tests_session_installs_flag_gems_for_a_users_own_plugin(monkeypatch):
+    """tests/test_user_library.py runs in CI: flag-gems without the exact numpy/packaging pins it declares."""
+    monkeypatch.setattr(noxfile, "index_reachable", lambda url: False)
+    calls: list[tuple[str, ...]] = []
+    session = FakeSession("tests")
+    session.install = lambda *packages: calls.append(packages)  # type: ignore[method-assign]
+    noxfile.tests(session)
+    pin = noxfile.PINS["flag_gems"]
+    assert ("--no-deps", pin.dist) in calls and tuple(pin.deps) in calls, calls

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from parity.report.divergence import cross_output_diff
-from parity.repro import outputs_store as store
+from parity.results import outputs_store as store
 from parity.spec import Case
 from tests import planted_repro as planted
 from tests.tier_python import tier_python
@@ -26,7 +26,7 @@ from parity.backends import get_backend
 get_backend(sys.argv[1]).prepare()
 from parity.registry import build
 from parity.run.runner import build_inputs
-from parity.repro.outputs_store import input_digest
+from parity.results.outputs_store import input_digest
 _, specs = build([])
 print(json.dumps({f"{s.name}[{c.id}]": input_digest(build_inputs(s, c, 0)) for s in specs for c in s.cases("quick")}))
 """

@@ -172,7 +172,7 @@ def test_divergence_report_carries_the_perf_table_and_plot_beside_the_heatmap(tm
     import json
 
     from parity import cli
-    from parity.run.record import empty_record
+    from parity.results import empty_record
 
     for backend, recs in cross_records(30.0).items():
         d = tmp_path / backend

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from parity.run.record import SCHEMA, ResultWriter, SchemaError, empty_record, load_results, merge_parts, read_records
+from parity.results import SCHEMA, ResultWriter, SchemaError, empty_record, load_results, merge_parts, read_records
 
 
 def rec(kernel: str, case: str) -> dict:
@@ -77,6 +77,6 @@ def test_every_malformed_line_is_skipped_with_one_warning_naming_file_line_and_w
 
 
 def test_record_problem_accepts_a_complete_record():
-    from parity.run.record import record_problem
+    from parity.results import record_problem
     assert record_problem(rec("a", "N=1")) is None
     assert record_problem({**rec("a", "N=1"), "kernel": 3}) == "kernel and case must be strings"

@@ -149,7 +149,7 @@ def test_a_long_compile_message_keeps_its_key_line_when_trimmed():
 def test_sibling_results_dirs_are_the_evidence_and_the_report_step_retriages(tmp_path):
     (tmp_path / "interpret").mkdir()
     (tmp_path / "ascend-lowered" / ".running").mkdir(parents=True)
-    from parity.run.record import empty_record
+    from parity.results import empty_record
 
     full = {**empty_record("interpret", "interpret", "k", "N=8", {"N": 8}), **numeric("interpret")}
     (tmp_path / "interpret" / "results.jsonl").write_text(json.dumps(full) + "\n")
@@ -166,7 +166,7 @@ def test_sibling_results_dirs_are_the_evidence_and_the_report_step_retriages(tmp
 
 
 def test_an_import_path_in_a_clone_named_parity_is_not_machinery(tmp_path):
-    from parity.run.runner import is_machinery_file
+    from parity.errors import is_machinery_file
 
     mine = tmp_path / "src" / "parity" / "kernels" / "mine.py"  # a user's kernel in a clone named parity
     mine.parent.mkdir(parents=True)
@@ -255,7 +255,7 @@ def test_a_compiler_crash_that_a_newer_release_passes_is_fixed_there_and_gets_no
 
 def test_the_report_step_and_a_matrix_run_find_the_fix_in_the_newer_releases_results_dir(tmp_path, monkeypatch):
     import parity.triage.evidence as evidence
-    from parity.run.record import empty_record
+    from parity.results import empty_record
     from parity.triage import triage_record
     from parity.triage.wire import retriage_dirs
 
@@ -278,7 +278,7 @@ def test_the_report_step_and_a_matrix_run_find_the_fix_in_the_newer_releases_res
 
 
 def test_other_tiers_are_read_at_the_records_own_release_and_only_within_its_compiler_family(tmp_path):
-    from parity.run.record import empty_record
+    from parity.results import empty_record
     from parity.triage.evidence import others_for, others_in_dirs
 
     def interp(status):

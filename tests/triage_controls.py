@@ -49,8 +49,7 @@ def run_tier(out: Path, tier: str) -> list[dict[str, Any]]:
     spec = planted_repro.SPECS[0]
     case = next(c for c in spec.cases("quick") if c.params["dtype"] == "fp32")
     stages = dict(RUN_STAGES)
-    if hasattr(backend, "write_repro_extras"):
-        stages["extras"] = f"{type(backend).__module__}.{type(backend).__name__}.write_repro_extras"
+    stages["extras"] = "parity.repro.run_repro.write_extras"  # ascend-lowered's lowered/, nothing elsewhere
     kept = []
     for stage, target in stages.items():
         cache = ReferenceCache(enabled=False)
@@ -67,8 +66,8 @@ def run_tier(out: Path, tier: str) -> list[dict[str, Any]]:
 
 def compile_tier(out: Path, tier: str) -> list[dict[str, Any]]:
     from parity.backends import get_backend
-    from parity.compile.tools import compile_records
     from parity.repro.compile_repro import attach_all
+    from parity.run.compile_judge import compile_records
     from parity.run.runner import build_inputs
     from tests import compile_repro_controls as controls
 

@@ -6,6 +6,7 @@ import functools
 import importlib
 
 from parity.backends.base import Backend
+from parity.context import register_facets
 
 # name -> "module:Class"; the compile tiers register theirs here too
 BACKENDS: dict[str, str] = {
@@ -33,6 +34,9 @@ def backend_class(name: str) -> type[Backend]:
         return Backend
     module_name, cls_name = BACKENDS[name].split(":")
     return getattr(importlib.import_module(module_name), cls_name)
+
+
+register_facets(backend_class)  # parity.current_target() and library adapters ask the backend in scope
 
 
 def get_backend(name: str) -> Backend:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
-from pathlib import Path
 from typing import Any, ClassVar
 
 import torch
@@ -45,6 +44,9 @@ class Backend:
     launch_device_type: ClassVar[str | None] = None
     # the template (parity/repro/templates/) a failing compile's standalone repro is written from
     repro_template: ClassVar[str | None] = None
+    # the files a repro dir gets beyond repro.py and its drafts, by the name of their writer in
+    # parity.repro.run_repro.EXTRAS ("lowered": the captured modules and a rebuild-and-run script)
+    repro_extras: ClassVar[str | None] = None
     # the pytest option whose value the plugin copies into `arch` before prepare() (--cuda-arch, ...)
     arch_option: ClassVar[str | None] = None
     # the target the backend compiles for (an SM number, an Ascend arch name); None on a run backend
@@ -102,9 +104,6 @@ class Backend:
     def compile_case(self, spec: Any, case: Any, cpu_inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
         """A compile backend's verdict on one case: one dict per compile its launch triggered."""
         raise NotImplementedError(f"backend {self.name!r} compiles nothing on its own: it runs kernels")
-
-    def write_repro_extras(self, out_dir: Path, spec: Any, case: Any, *, seed: int, cache: Any) -> None:
-        """Files a repro dir gets beyond repro.py and its drafts (ascend-lowered: a rebuild-and-run script)."""
 
     def presented(self) -> AbstractContextManager[Callable[[Mapping[str, Any]], dict[str, Any]]]:
         """Around a launch: the device libraries are shown (ascend-lowered: an NPU); yields what moves the

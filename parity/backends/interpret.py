@@ -8,7 +8,7 @@ from typing import Any
 from parity.backends import interpret_gpu
 from parity.backends.base import Backend
 from parity.library import adapt_imports, tier_of
-from parity.report.envinfo import package_version
+from parity.seams.versions import package_version
 
 
 class InterpretBackend(Backend):

@@ -50,6 +50,22 @@ def wrapper_chain(kernel: Any) -> list[Any]:
     return chain
 
 
+def innermost(obj: Any, limit: int = 8) -> Any:
+    """Where the `.fn` chain of wrappers ends (Autotuner -> Heuristics -> JITFunction -> the plain function,
+    through a library's layers too): the first plain function, else the last object with no `.fn`."""
+    for _ in range(limit):
+        if isinstance(obj, types.FunctionType) or getattr(obj, "fn", None) is None:
+            break
+        obj = obj.fn
+    return obj
+
+
+def innermost_name(obj: Any) -> str:
+    """The name of what the wrappers end in (an autotuner's kernel, as its stored picks and pins name it)."""
+    inner = innermost(obj)
+    return getattr(inner, "__name__", type(inner).__name__)
+
+
 def base_jit_function(kernel: Any) -> Any:
     """The JITFunction under Heuristics/Autotuner/library wrappers (they keep it on `.fn`)."""
     return wrapper_chain(kernel)[-1]

@@ -9,8 +9,8 @@ ones, and Triton's specialization on alignment and strides sees what it would se
 
 - The subclass keeps its type through ops (torch's default `__torch_function__` converts results);
   `.cpu()` / `.to("cpu")` give plain CPU tensors, `.to(target)` keeps the tensor where it is.
-- `TargetDeviceMode`, a TorchFunctionMode active only inside the launch, turns a call that names
-  the target (`torch.zeros(n, device="cuda")`, `torch.empty_like(x, device=x.device)`) into its
+- `TargetDevice`, a handler of torch's calls (parity.seams.torch_calls) entered only around the launch,
+  turns a call that names the target (`torch.zeros(n, device="cuda")`, `torch.empty_like(x, device=x.device)`) into its
   CPU form before torch's device checks ("Torch not compiled with CUDA enabled"), and returns
   target tensors.
 
@@ -27,8 +27,9 @@ from functools import cache
 from typing import Any
 
 import torch
-from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_map
+
+from parity.seams.torch_calls import intercepted
 
 # attributes torch's own subclass handling leaves unwrapped (.grad, ._base, ...)
 _NO_WRAP = torch.overrides.get_default_nowrap_functions()
@@ -129,20 +130,19 @@ def _device_args(args: tuple[Any, ...], kwargs: Mapping[str, Any],
     return moved, args, kwargs
 
 
-class TargetDeviceMode(TorchFunctionMode):
-    """Inside a launch: calls that name the target device run on the CPU and return target tensors."""
+class TargetDevice:
+    """The handler (parity.seams.torch_calls) inside a launch: calls that name the target device run on the CPU
+    and return target tensors."""
 
     def __init__(self, target: torch.device) -> None:
-        super().__init__()
         self.target = target
 
-    def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
-                           kwargs: Mapping[str, Any] | None = None) -> Any:
+    def __call__(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if func is torch.device:  # naming the target is fine; only tensors must not be made there
-            return func(*args, **(kwargs or {}))
+            return func(*args, **kwargs)
         if func is torch.Tensor.cuda:  # x.cuda() on a CPU tensor: onto the target
             return onto(args[0], self.target)
-        moved, args, kwargs = _device_args(args, kwargs or {}, self.target.type)
+        moved, args, kwargs = _device_args(args, kwargs, self.target.type)
         if moved is None:
             return func(*args, **kwargs)
         if moved == "cpu":  # e.g. torch.empty_like(x, device="cpu"): a plain CPU result
@@ -182,7 +182,7 @@ def on_target(device_type: str) -> Iterator[Callable[[Mapping[str, Any]], dict[s
     def move(inputs: Mapping[str, Any]) -> dict[str, Any]:
         return {k: onto(v, target) if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
 
-    with TargetDeviceMode(target):
+    with intercepted(TargetDevice(target)):
         yield move
 
 

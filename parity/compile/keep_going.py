@@ -37,12 +37,12 @@ def option_record(jit: Any, option: str, exc: BaseException, kwargs: dict[str, A
     """The compile dict of a rejected launch: error_kind launch_option, no stage reached."""
     from parity.compile.tools import empty_compile, variant_and_config
 
-    record = empty_compile(getattr(jit, "__name__", None) or jit.fn.__name__)
-    record["variant"], record["config"] = variant_and_config(kwargs, kwargs, variant_keys, config_keys)
+    compiled = empty_compile(getattr(jit, "__name__", None) or jit.fn.__name__)
+    compiled["variant"], compiled["config"] = variant_and_config(kwargs, kwargs, variant_keys, config_keys)
     message = option_finding(option, exc)
-    record.update(ok=False, stage_reached=None, error_kind="launch_option", message=message,
+    compiled.update(ok=False, stage_reached=None, error_kind="launch_option", message=message,
                   launch_error=message[:300])
-    return record
+    return compiled
 
 
 def recording_into(compiles: list[dict[str, Any]], variant_keys: Iterable[str],
@@ -97,8 +97,8 @@ def keep_going(kernels: Iterable[Any], failures: Callable[[], int],
 
 def raised_by_launcher(exc: BaseException) -> bool:
     """Whether the innermost frame that raised is the kernel's or library's own code, not Triton's or
-    parity's (parity.run.runner.is_machinery)."""
-    from parity.run.runner import is_machinery
+    parity's (parity.errors.is_machinery)."""
+    from parity.errors import is_machinery
 
     tb = exc.__traceback__
     while tb is not None and tb.tb_next is not None:

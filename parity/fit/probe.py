@@ -169,11 +169,11 @@ def cuda_probe(backend: Any, original_compile: Any, src: Any, target: Any, optio
     from parity.seams.versions import compile_call
 
     new_src, new_options = with_config(src, options, config)
-    record = empty_compile(src.fn.__name__)
+    compiled = empty_compile(src.fn.__name__)
     try:
         kernel = compile_call(original_compile, new_src, target, new_options, None)
     except Exception as exc:
         return {"ok": False, "used": None, "of": None, "error_kind": f"compile error: {str(exc)[:120]}"}
-    backend._fill_resources(record, kernel)
-    return {"ok": bool(record["ok"]), "used": record["shared_bytes"], "of": backend.driver.arch.max_shared_bytes,
-            "error_kind": record["error_kind"], "n_regs": record["n_regs"]}
+    backend._fill_resources(compiled, kernel)
+    return {"ok": bool(compiled["ok"]), "used": compiled["shared_bytes"], "of": backend.driver.arch.max_shared_bytes,
+            "error_kind": compiled["error_kind"], "n_regs": compiled["n_regs"]}

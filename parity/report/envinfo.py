@@ -5,15 +5,9 @@ from __future__ import annotations
 import os
 import platform
 import subprocess
-from importlib import metadata
 from typing import Any
 
-
-def package_version(dist: str) -> str | None:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return None
+from parity.seams.versions import package_version
 
 
 def git_commit() -> str | None:

@@ -103,7 +103,7 @@ def library_findings(records: Iterable[Mapping[str, Any]]) -> list[tuple[str, st
                          owner["why"], md_escape(r.get("reason"), 200), draft])
     if not rows:
         return []
-    from parity.repro.owner import RULE
+    from parity.library import RULE
 
     body = (f"These failures are the libraries' own findings, each with an issue draft addressed to the library "
             f"(rule: {RULE}).\n\n" + table(rows, ["library", "op", "case", "why it is the library's", "reason",
@@ -158,7 +158,7 @@ def render(records: Iterable[Mapping[str, Any]]) -> str:
 
 
 def main(argv: Sequence[str]) -> int:
-    from parity.run.record import MERGED_NAME, read_records
+    from parity.results import MERGED_NAME, read_records
 
     records = [r for d in argv for r in read_records(Path(d) / MERGED_NAME)]
     sys.stdout.write(render(records))

@@ -338,9 +338,10 @@ def _as_outputs(value: Any) -> dict[str, torch.Tensor]:
 def capture_case(spec: KernelSpec, case: Case, backend: Any, *, seed: int, cache: Any) -> Captured:
     """Run the case once with launch recording on; it must go through at least one kernel launch."""
     from parity import inputs as inp
+    from parity.errors import error_text
     from parity.run import prefill
     from parity.run.compare import worst_of
-    from parity.run.runner import build_inputs, compare_outputs, error_text, reference_outputs
+    from parity.run.runner import build_inputs, compare_outputs, reference_outputs
 
     cpu_inputs = build_inputs(spec, case, seed)
     ref = reference_outputs(spec, case, cpu_inputs, cache)

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from parity.repro import prelaunch
-from parity.repro.outputs_store import case_filename
 from parity.repro.run_repro import REPROS_DIR, session_env
 from parity.repro.source import SourceError
+from parity.results.outputs_store import case_filename
 from parity.spec import Case, KernelSpec
 
 
@@ -18,11 +18,11 @@ def attach_compile_tier(record: dict[str, Any], spec: KernelSpec, case: Case, ba
                         cpu_inputs: Mapping[str, Any], results_dir: Path, seed: int, exc: BaseException) -> None:
     """A launcher that raised outside any compile on a compile tier: the library's ISSUE.md and repro.py.
 
-    In-process, `exc` carries the frames the draft needs. From a forked child (parity.run.fork) it comes
+    In-process, `exc` carries the frames the draft needs. From a forked child (parity.compile.fork) it comes
     back as text, so a child that raised is run once more here, in-process (it raised before compiling,
     so no library kernel cache is left behind); a child that crashed or hung is not: it would take the
     tier's worker down with it."""
-    from parity.run.fork import ForkedCaseError
+    from parity.compile.fork import ForkedCaseError
     from parity.triage import triage_record
 
     triage_record(record, family=spec.family, kernels=spec.kernels, results_dir=results_dir)

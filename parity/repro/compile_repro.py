@@ -356,8 +356,8 @@ def _attach_all(records: Sequence[dict[str, Any]], spec: Any, case: Any, backend
 
 def _write_one(record: dict[str, Any], entry: Mapping[str, Any], spec: Any, backend: Any, results_dir: Path,
                suffix: str) -> None:
-    from parity.repro.outputs_store import case_filename
     from parity.repro.run_repro import REPROS_DIR, session_env
+    from parity.results.outputs_store import case_filename
 
     out_dir = results_dir / REPROS_DIR / case_filename(spec.name, record["case"], suffix)
     if "launch_option" in entry:  # rejected before compiling: the launch itself is the repro

@@ -29,12 +29,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from parity.library import LibraryAdapter, for_family, for_package
-
-RULE = ("the library owns wrong results, configs it chose that the target cannot hold (UB overflow, out of "
-        "resources), its own import failures, and uses of an API the backend lacks; the compiler keeps crashes, "
-        "hangs and frontend or lowering errors on valid code")
-
+from parity.library import RULE, LibraryAdapter, for_family, for_package
 
 # a library's identity and tracker come from its adapter (parity.library), registered beside its specs
 LibraryInfo = LibraryAdapter

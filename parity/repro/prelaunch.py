@@ -39,7 +39,7 @@ def _is_code(top: str) -> bool:
     """A frame of code under test (parity's or a library's), not torch/triton/the standard library: the
     engine and what it stands on are skipped as raised_at skips them, so a library calling into them
     (e.g. the interpreter's driver stub) raised at the library's own line."""
-    from parity.run.runner import is_machinery
+    from parity.errors import is_machinery
 
     return bool(top) and not is_machinery(top) and top != "__main__"
 
@@ -90,7 +90,7 @@ def owning_library(spec: KernelSpec, exc: BaseException | None) -> tuple[owner.L
         if type(exc).__name__ == SOURCE_SCAN and info is not None:
             return info, "its kernels' source carries leftover debugging calls (parity's source scan found them)"
         return None
-    from parity.run.runner import raised_at
+    from parity.errors import raised_at
 
     return (_info_for(_top(innermost), spec),
             f"its launcher raised in the library's own code before launching any Triton kernel (at {raised_at(exc)})")
@@ -179,7 +179,7 @@ def parity_command(spec: KernelSpec, record: Mapping[str, Any], backend: str) ->
 
 
 def _where(exc: BaseException) -> list[str]:
-    from parity.run.runner import raised_at
+    from parity.errors import raised_at
 
     where = ("parity's source scan of the kernels (no kernel was launched; the message names each call's "
              "file:line)" if type(exc).__name__ == SOURCE_SCAN else f"`{raised_at(exc)}`")

@@ -17,7 +17,7 @@ import ast
 import functools
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,14 +25,14 @@ import numpy as np
 import torch
 
 from parity.backends import backend_class
-from parity.repro import owner, prelaunch, template, verify
+from parity.repro import lowered_repro, owner, prelaunch, template, verify
 from parity.repro.author import author_reason, render_author
 from parity.repro.capture import Captured, Launch, LaunchRecorder, NoLaunch, ReproError, capture_case
 from parity.repro.issue import render_issue
 from parity.repro.library_issue import render_library_issue
-from parity.repro.outputs_store import case_filename
 from parity.repro.shrink import ShrinkResult, shrink
 from parity.repro.source import Extracted, SourceError, extract_function, extract_kernel, literal, python_function
+from parity.results.outputs_store import case_filename
 from parity.spec import Case, KernelSpec
 
 REPRO_STATUSES = ("failed", "error")
@@ -291,6 +291,16 @@ def _tier_limit(record: dict[str, Any], verdict: Mapping[str, Any], spec: Kernel
     record["repro"] = out_dir.relative_to(results_dir).as_posix()
 
 
+# a backend's `repro_extras` facet -> what writes those files (None: the case failed before any of them existed)
+EXTRAS: dict[str, Callable[..., Path | None]] = {"lowered": lowered_repro.write}
+
+
+def write_extras(out_dir: Path, backend: Any, spec: KernelSpec, case: Case, *, seed: int, cache: Any) -> Path | None:
+    """The files a repro dir gets beyond repro.py and its drafts, as the backend declares (Backend.repro_extras)."""
+    writer = EXTRAS.get(backend.repro_extras) if backend.repro_extras else None
+    return writer(out_dir, backend, spec, case, seed=seed, cache=cache) if writer else None
+
+
 def _attach(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, finding: Any, *, seed: int,
             cache: Any, results_dir: Path) -> None:
     shrunk: ShrinkResult | None = None
@@ -301,7 +311,7 @@ def _attach(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, 
         _locate(record, cap if not shrunk.changed else _recapture(spec, case, backend, seed, cache))
         out_dir = results_dir / REPROS_DIR / case_filename(spec.name, case.id)
         write_repro(out_dir, cap, record, shrunk, session_env(backend), backend.name)
-        backend.write_repro_extras(out_dir, spec, Case(shrunk.shrunk), seed=seed, cache=cache)  # ascend-lowered's
+        write_extras(out_dir, backend, spec, Case(shrunk.shrunk), seed=seed, cache=cache)
         record["repro"] = out_dir.relative_to(results_dir).as_posix()
         record["shrink"] = shrunk.as_dict()
     except NoLaunch as exc:

@@ -27,6 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from parity.compile.counter import innermost
+
 # modules a repro may import: the standalone contract is torch, triton, numpy (and math)
 ALLOWED_ROOTS = ("torch", "triton", "numpy", "math")
 TRITON_CALLABLES = ("JITFunction", "InterpretedFunction", "ConstexprFunction")
@@ -61,9 +63,7 @@ def literal(value: Any) -> str:
 
 def python_function(obj: Any) -> types.FunctionType:
     """The plain function under Autotuner/Heuristics/JITFunction wrappers."""
-    seen = 0
-    while not isinstance(obj, types.FunctionType) and hasattr(obj, "fn") and seen < 8:
-        obj, seen = obj.fn, seen + 1
+    obj = innermost(obj)
     if not isinstance(obj, types.FunctionType):
         raise SourceError(f"{obj!r} is not a Python function nor a Triton wrapper around one")
     return obj

@@ -38,8 +38,9 @@ def no_script_reason(record: Mapping[str, Any], command: str) -> str:
 def rerun_case(spec: KernelSpec, case: Case, backend: Any, *, seed: int, cache: Any,
                results_dir: Path) -> list[dict[str, Any]]:
     """The case's records as its tier's own suite makes them, repros attached and verified."""
-    from parity.run.record import empty_record
-    from parity.run.runner import build_inputs, error_text
+    from parity.errors import error_text
+    from parity.results import empty_record
+    from parity.run.runner import build_inputs
 
     if backend.mode != "compile":
         from parity.repro import run_repro
@@ -48,9 +49,9 @@ def rerun_case(spec: KernelSpec, case: Case, backend: Any, *, seed: int, cache: 
         record, _ = run_case(spec, case, backend, seed=seed, cache=cache)
         run_repro.attach(record, spec, case, backend, seed=seed, cache=cache, results_dir=results_dir)
         return [record]
-    from parity.compile.tools import compile_records
     from parity.repro.compile_prelaunch import attach_compile_tier
     from parity.repro.compile_repro import attach_all
+    from parity.run.compile_judge import compile_records
 
     cpu = build_inputs(spec, case, seed)
     try:

@@ -17,6 +17,8 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from parity.compile.counter import innermost_name
+
 
 def autotuners(kernels: Iterable[Any]) -> list[Any]:
     """The Autotuner objects inside each kernel's decorator chain (heuristics, autotune, jit)."""
@@ -31,13 +33,6 @@ def autotuners(kernels: Iterable[Any]) -> list[Any]:
                 break
             obj = getattr(obj, "fn", None)
     return found
-
-
-def kernel_name(tuner: Any) -> str:
-    obj = tuner
-    while getattr(obj, "fn", None) is not None:
-        obj = obj.fn
-    return getattr(obj, "__name__", type(obj).__name__)
 
 
 MAX_SHIFTS = 8  # configs tried, in rotation, before a launch gives up on out-of-resources
@@ -91,7 +86,7 @@ def _pin(tuner: Any, specialization: str, shift: int, saved: list[tuple[Any, lis
             saved.append((tuner, tuner.configs))
             tuner.configs = [interpretable(configs[0])]
         return
-    name = kernel_name(tuner)
+    name = innermost_name(tuner)
     chosen = configs[pick(configs, name, specialization, shift)]
     saved.append((tuner, tuner.configs))
     tuner.configs = [interpretable(chosen)]  # one config: the Autotuner launches it without timing

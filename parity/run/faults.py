@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from parity.run.record import empty_record
+from parity.results import empty_record
 
 STICKY_DEVICE_ERROR_RE = re.compile(
     r"illegal memory access|misaligned address|device-side assert|unspecified launch failure|"

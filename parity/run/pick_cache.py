@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from parity.compile.counter import innermost_name
 from parity.paths import cache_root
 
 JSON_SCALARS = (bool, int, float, str, type(None))
@@ -61,13 +62,6 @@ def source_key(tuner: Any) -> str:
     return ""
 
 
-def kernel_name(tuner: Any) -> str:
-    obj = tuner
-    while getattr(obj, "fn", None) is not None:
-        obj = obj.fn
-    return getattr(obj, "__name__", type(obj).__name__)
-
-
 @dataclass
 class PickStore:
     """Stored picks for one device and Triton version; counts what it reused and what was tuned."""
@@ -80,9 +74,9 @@ class PickStore:
     tuned: int = 0
 
     def path(self, tuner: Any) -> Path:
-        ident = json.dumps([kernel_name(tuner), source_key(tuner), [str(c) for c in tuner.configs],
+        ident = json.dumps([innermost_name(tuner), source_key(tuner), [str(c) for c in tuner.configs],
                             self.device, self.triton_version])
-        return self.root / f"{kernel_name(tuner)[:80]}-{hashlib.sha256(ident.encode()).hexdigest()[:24]}.json"
+        return self.root / f"{innermost_name(tuner)[:80]}-{hashlib.sha256(ident.encode()).hexdigest()[:24]}.json"
 
     def _read(self, path: Path) -> dict[str, str]:
         try:
@@ -105,7 +99,7 @@ class PickStore:
         path = self.path(tuner)
         picks = {**self._read(path), text: str(config)}
         path.parent.mkdir(parents=True, exist_ok=True)
-        body = json.dumps({"kernel": kernel_name(tuner), "device": self.device, "triton": self.triton_version,
+        body = json.dumps({"kernel": innermost_name(tuner), "device": self.device, "triton": self.triton_version,
                            "picks": picks}, indent=1)
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
         with os.fdopen(fd, "w") as f:

@@ -18,7 +18,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import torch
-from torch.overrides import TorchFunctionMode
+
+from parity.seams.torch_calls import intercepted
 
 # the torch functions that return uninitialised memory (functions and Tensor methods alike)
 UNINITIALISED = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"})
@@ -38,16 +39,14 @@ def poison(t: torch.Tensor) -> None:
             t.fill_(info.min if info.min < 0 else info.max)
 
 
-class FilledAllocations(TorchFunctionMode):
-    """Inside, uninitialised allocations come back filled; `count` says how many there were."""
+class FilledAllocations:
+    """The handler (parity.seams.torch_calls) that fills uninitialised allocations; `count` says how many there were."""
 
     def __init__(self) -> None:
-        super().__init__()
         self.count = 0
 
-    def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
-                           kwargs: dict[str, Any] | None = None) -> Any:
-        out = func(*args, **(kwargs or {}))
+    def __call__(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        out = func(*args, **kwargs)
         if getattr(func, "__name__", "") in UNINITIALISED and isinstance(out, torch.Tensor) and out.numel():
             poison(out)
             self.count += 1
@@ -60,5 +59,6 @@ def launcher_allocations(backend_mode: str) -> Iterator[FilledAllocations | None
     if not ENABLED or backend_mode not in RUN_MODES:
         yield None
         return
-    with FilledAllocations() as mode:
-        yield mode
+    filled = FilledAllocations()
+    with intercepted(filled):
+        yield filled

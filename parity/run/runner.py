@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import sys
-import sysconfig
 import time
-import traceback
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -17,11 +13,12 @@ from parity.backends.base import Backend
 from parity.compile.ascend_only import launch_finding
 from parity.compile.counter import CompileCounter
 from parity.context import backend_scope
-from parity.repro.outputs_store import input_digest
+from parity.errors import error_text
+from parity.results import empty_record
+from parity.results.outputs_store import input_digest
 from parity.run import autotune_pin, mistakes, perf, prefill, second_reference
 from parity.run.compare import Metrics, compare, worst_of
 from parity.run.faults import is_sticky_device_error
-from parity.run.record import empty_record
 from parity.run.refcache import ReferenceCache, input_hash
 from parity.spec import Case, KernelSpec, Tolerance
 
@@ -70,75 +67,6 @@ def _as_outputs(spec: KernelSpec, value: Any) -> dict[str, torch.Tensor]:
     if not isinstance(value, Mapping) or not value:
         raise TypeError(f"{spec.name}: launch must return a dict of output tensors, got {type(value).__name__}")
     return dict(value)
-
-
-def error_text(exc: BaseException, limit: int = 600) -> str:
-    """The exception's last lines (compilers put the useful part at the end), and where it was raised."""
-    from parity.reasons import key_line
-
-    text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-    if len(text) > limit:  # the compiler's own key line first (its `error:`), then the tail, never a dump alone
-        key = key_line(text)[: limit // 2]
-        tail = text[-(limit - len(key)):]
-        text = tail if key in tail else f"{key} … {tail}"
-    where = raised_at(exc)
-    return f"{text} (raised at {where})" if where else text
-
-
-# top-level packages whose frames are the machinery, not the code that went wrong; the standard
-# library is machinery too
-MACHINERY = ("parity", "torch", "triton", "numpy", "_pytest", "pytest", "pluggy")
-_STDLIB = sysconfig.get_paths()["stdlib"]
-
-
-def is_machinery(module: str) -> bool:
-    """Whether a frame of this module is the engine or what it stands on (by top-level package)."""
-    top = module.split(".")[0]
-    return top in MACHINERY or top in sys.stdlib_module_names
-
-
-def machinery_dirs() -> list[str]:
-    """Where the machinery's packages really are (parity's own included), as dir paths ending in '/'.
-    A path merely containing `/parity/` is not enough: a clone named parity holds the user's code too."""
-    dirs = []
-    for top in MACHINERY:
-        module = sys.modules.get(top)
-        for folder in list(getattr(module, "__path__", None) or [])[:4]:
-            dirs.append(os.path.realpath(folder).replace("\\", "/").rstrip("/") + "/")
-    return dirs
-
-
-def is_machinery_file(path: str) -> bool:
-    """As is_machinery, for a frame known only by its file (a forked child's traceback text)."""
-    path = path.replace("\\", "/")
-    stdlib = path.startswith(_STDLIB) and "-packages/" not in path  # a system site-packages lies under it
-    if stdlib:
-        return True
-    real = os.path.realpath(path) if os.path.isabs(path) else path
-    if any(real.startswith(d) or path.startswith(d) for d in machinery_dirs()):
-        return True
-    # a package not imported here (the child had it): by its install location, never by a bare folder name
-    return any(f"-packages/{top}/" in path for top in MACHINERY)
-
-
-def raised_at(exc: BaseException) -> str | None:
-    """file:line of the innermost frame in the kernel's or library's own code: a launcher error such
-    as "'str' object cannot be interpreted as an integer" says nothing without it."""
-    child = getattr(exc, "raised_at", None)  # a forked child's location (parity.run.fork)
-    if child:
-        return child
-    last, tb = None, exc.__traceback__
-    while tb is not None:
-        if not is_machinery(str(tb.tb_frame.f_globals.get("__name__") or "")):
-            last = tb
-        tb = tb.tb_next
-    if last is None:
-        return None
-    code = last.tb_frame.f_code
-    path = code.co_filename.split("site-packages/")[-1]
-    if os.path.isabs(path) and not os.path.relpath(path).startswith(".."):
-        path = os.path.relpath(path)
-    return f"{path}:{last.tb_lineno}, in {code.co_name}"
 
 
 def _launch_pinned(spec: KernelSpec, case: Case, dev_inputs: Mapping[str, Any], backend: Backend,

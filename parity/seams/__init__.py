@@ -23,10 +23,10 @@ entered down to Triton's own function. In a run, outermost first:
 - Autotuner.check_disk_cache: the compile tiers' sandbox (bench every config, store nothing).
 
 torch is not patched but presented to: the device modules (torch.cuda's functions, torch.npu) for a
-compile tier's life, and two TorchFunctionModes that are torch's own extension point, entered around
-one launch: run.prefill.FilledAllocations (NaN-filled allocations) inside the run tiers' launch, and
-compile.device_tensors.TargetDeviceMode (a device="cuda" allocation stays on the CPU) inside a
-compile tier's.
+compile tier's life; and its calls are intercepted around one launch through torch's own extension point,
+a TorchFunctionMode entered only in parity.seams.torch_calls, with a handler from the stage:
+run.prefill.FilledAllocations (NaN-filled allocations) inside the run tiers' launch, and
+compile.device_tensors.TargetDevice (a device="cuda" allocation stays on the CPU) inside a compile tier's.
 """
 
 from parity.seams.core import Seam, present, present_all, seam

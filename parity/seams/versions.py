@@ -93,3 +93,13 @@ def load_binary_returns_max_threads() -> bool:
     from triton.compiler.compiler import CompiledKernel
 
     return "n_max_threads" in inspect.getsource(CompiledKernel._init_handles)
+
+
+def package_version(dist: str) -> str | None:
+    """The installed version of a distribution, or None where it is not installed."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None

@@ -37,7 +37,7 @@ def sibling_dirs(results_dir: Path) -> list[Path]:
 
 @functools.lru_cache(maxsize=16)
 def _index(path: str, mtime: float) -> dict[tuple[str, str], list[dict[str, Any]]]:
-    from parity.run.record import read_records
+    from parity.results import read_records
 
     index: dict[tuple[str, str], list[dict[str, Any]]] = {}
     with warnings.catch_warnings():

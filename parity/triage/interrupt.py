@@ -131,7 +131,7 @@ def settle(record: dict[str, Any]) -> bool:
 
 def interrupted_record(backend: Any, spec: Any, case: Any, suite: str) -> dict[str, Any]:
     """The record of a case the interruption cut before it had one of its own."""
-    from parity.run.record import empty_record
+    from parity.results import empty_record
 
     note()
     record = empty_record(backend.name, backend.mode, spec.name, case.id, dict(case.params))

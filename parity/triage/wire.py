@@ -85,7 +85,7 @@ def retriage(records: list[dict[str, Any]],
 
 def retriage_dirs(records: Mapping[str, list[dict[str, Any]]], where: Mapping[str, Path]) -> int:
     """retriage over every merged dir's records; a dir whose owners changed gets its results.jsonl rewritten."""
-    from parity.run.record import write_results
+    from parity.results import write_results
 
     before = {label: [dict(r.get("owner") or {}) for r in recs] for label, recs in records.items()}
     tagged = [(label, evidence.dir_version(where[label]), r) for label, recs in records.items() for r in recs]

@@ -142,7 +142,7 @@ class AscendCompileBackend(Backend):
         from parity.backends.ascend.driver import Recorder
         from parity.compile import tools as ct
         from parity.compile.device_tensors import launch_on_target
-        from parity.run.runner import error_text
+        from parity.errors import error_text
 
         started = time.monotonic()  # the fit search stops in time for the case's timeout (parity.fit.tiers)
         ct.clear_jit_caches(spec.kernels)
@@ -164,14 +164,14 @@ class AscendCompileBackend(Backend):
         explained = any(not r["ok"] or r["launch_error"] for r in records)
         if launch_failure and not explained:
             # the launcher failed outside any compile (its own Python, or a check before compiling)
-            record = ct.empty_compile(_kernel_name(spec))
-            record.update(ok=False, message=ct.trim_message(launch_failure), launch_error=launch_failure[:300])
-            records.append(record)
+            compiled = ct.empty_compile(_kernel_name(spec))
+            compiled.update(ok=False, message=ct.trim_message(launch_failure), launch_error=launch_failure[:300])
+            records.append(compiled)
         return records
 
     def _as_compile(self, spec: KernelSpec, attempt: Mapping[str, Any]) -> dict[str, Any]:
         from parity.compile import tools as ct
-        record = ct.empty_compile(attempt["kernel"])
+        compiled = ct.empty_compile(attempt["kernel"])
         constants = attempt.get("constants", {})
         config_keys = ct.autotune_keys(spec.kernels)
         variant, config = ct.variant_and_config({str(k): v for k, v in constants.items()},
@@ -179,16 +179,16 @@ class AscendCompileBackend(Backend):
         # Ascend autotune configs may set compile options (multibuffer, ...) rather than constexprs
         config.update({k: ct.plain(attempt["options"][k]) for k in config_keys
                        if k not in config and k in attempt.get("options", {})})
-        record.update(variant=variant, config=config)
+        compiled.update(variant=variant, config=config)
         for key in ("ok", "stage_reached", "error_kind", "ub_bits", "ub_limit_bits", "core_type", "grid",
                     "launch_error", "seconds", "cached"):
-            record[key] = attempt.get(key)
-        record["message"] = ct.trim_message(attempt.get("message") or "") or None
-        if record["ok"] is None:  # the process ended inside this compile
-            record["ok"] = False
-        if record["error_kind"] == "ub_overflow" or record["ub_bits"]:
-            record["ub_limit_bits"] = record["ub_limit_bits"] or ASCEND_ARCHS[self.arch].ub_bits
-        return record
+            compiled[key] = attempt.get(key)
+        compiled["message"] = ct.trim_message(attempt.get("message") or "") or None
+        if compiled["ok"] is None:  # the process ended inside this compile
+            compiled["ok"] = False
+        if compiled["error_kind"] == "ub_overflow" or compiled["ub_bits"]:
+            compiled["ub_limit_bits"] = compiled["ub_limit_bits"] or ASCEND_ARCHS[self.arch].ub_bits
+        return compiled
 
     def _after_failure(self, spec: KernelSpec, result: Any, saved: str) -> list[dict[str, Any]]:
         """The child crashed, hung or raised: keep what it finished and blame the compile it was in."""

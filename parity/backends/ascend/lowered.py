@@ -74,6 +74,8 @@ class AscendLoweredBackend(Backend):
     excluded_tests: ClassVar[tuple[str, ...]] = ("test_specialization",)
     # the device type launches see: CPU memory that says "npu", as on ascend-compile
     launch_device_type: ClassVar[str] = "npu"
+    # lowered/ beside repro.py: the captured modules, their buffers, and a script that rebuilds and runs them
+    repro_extras: ClassVar[str] = "lowered"
 
     def __init__(self) -> None:
         super().__init__()
@@ -148,13 +150,6 @@ class AscendLoweredBackend(Backend):
         built = build(text, self.tools)
         function = getattr(ctypes.CDLL(str(built.so_path.resolve())), signature.name)
         return LoweredKernel(name, text, built.so_path, built.mlir_path, signature, function)
-
-    def write_repro_extras(self, out_dir: Path, spec: Any, case: Any, *, seed: int, cache: Any) -> Path | None:
-        """lowered/ beside repro.py: the captured modules, their buffers, and a script that rebuilds and runs them
-        (None when the case fails before any lowered module runs: repro.py stands alone)."""
-        from parity.repro import lowered_repro
-
-        return lowered_repro.write(out_dir, self, spec, case, seed=seed, cache=cache)
 
     def env(self) -> dict[str, Any]:
         import subprocess

@@ -29,6 +29,7 @@ from parity.backends.cuda.resources import max_threads, resource_usage
 from parity.compile import sandbox
 from parity.compile.counter import constants_by_name
 from parity.compile.device_tensors import launch_on_target
+from parity.compile.fork import run_forked, wants_fork
 from parity.compile.isolate import run_isolated
 from parity.compile.keep_going import keep_going, raised_by_launcher, recording_into
 from parity.compile.tools import (
@@ -42,7 +43,6 @@ from parity.compile.tools import (
 )
 from parity.fit import hook as fit_hook
 from parity.fit import tiers as fit_tiers
-from parity.run.fork import run_forked, wants_fork
 from parity.seams.device import present_driver
 from parity.seams.jit import add_stages, compile_function
 from parity.seams.versions import compile_call, load_binary_returns_max_threads, nvidia_binary
@@ -178,16 +178,16 @@ class _Driver(CompileOnlyDriver):
                 self.hash = metadata.hash
 
             def __call__(self, grid_x: int, grid_y: int, grid_z: int, *args: Any) -> None:
-                record = log.by_hash.get(self.hash)
-                if record is None:
+                compiled = log.by_hash.get(self.hash)
+                if compiled is None:
                     return
                 grid = [int(grid_x), int(grid_y), int(grid_z)]
-                record["grid"] = record["grid"] or grid
+                compiled["grid"] = compiled["grid"] or grid
                 over = [f"{axis}={n} > {limit}" for axis, n, limit in zip("xyz", grid, GRID_LIMITS, strict=True)
                         if n > limit]
-                if over and not record["launch_error"]:
-                    record["grid"] = grid
-                    record["launch_error"] = (f"grid {tuple(grid)} exceeds CUDA's grid limits ({', '.join(over)}); "
+                if over and not compiled["launch_error"]:
+                    compiled["grid"] = grid
+                    compiled["launch_error"] = (f"grid {tuple(grid)} exceeds CUDA's grid limits ({', '.join(over)}); "
                                               "cuLaunchKernel would fail with CUDA_ERROR_INVALID_VALUE")
 
         return NoLaunch
@@ -328,9 +328,9 @@ class CudaCompileBackend(Backend):
             fn = getattr(src, "fn", None)
             if fn is None:  # an IR file, not a kernel: not ours to track
                 return compile_call(original, src, target, options, _env_vars)
-            record = backend._new_record(fn, src, options or {})
-            log.compiles.append(record)
-            log.sources[id(record)] = (src, target, options or {})
+            compiled = backend._new_record(fn, src, options or {})
+            log.compiles.append(compiled)
+            log.sources[id(compiled)] = (src, target, options or {})
             t0 = time.perf_counter()
             fd, log.progress_path = tempfile.mkstemp(prefix="parity-stages-")
             os.close(fd)
@@ -341,49 +341,49 @@ class CudaCompileBackend(Backend):
             finally:
                 os.unlink(log.progress_path)
                 log.progress_path = None
-            record["seconds"] = round(time.perf_counter() - t0, 3)
+            compiled["seconds"] = round(time.perf_counter() - t0, 3)
             if result.ok and not result.value["ok"]:
                 value = result.value
-                record.update(stage_reached=value["stage"], error_kind=value["kind"], message=value["message"])
+                compiled.update(stage_reached=value["stage"], error_kind=value["kind"], message=value["message"])
             elif not result.ok:
-                record.update(stage_reached=stage, error_kind="timeout" if result.timed_out else "crash",
+                compiled.update(stage_reached=stage, error_kind="timeout" if result.timed_out else "crash",
                               message=trim_message(isolated_failure(result, backend.timeout_s)))
-            if record["error_kind"]:
-                raise CompileFailed(f"{record['kernel']}: {record['error_kind']}: {record['message']}")
+            if compiled["error_kind"]:
+                raise CompileFailed(f"{compiled['kernel']}: {compiled['error_kind']}: {compiled['message']}")
             kernel = compile_call(original, src, target, options, _env_vars)  # disk-cache hit
-            backend._fill_resources(record, kernel)
-            log.by_hash[kernel.hash] = record
+            backend._fill_resources(compiled, kernel)
+            log.by_hash[kernel.hash] = compiled
             return kernel
 
         return compile
 
     def _new_record(self, fn: Any, src: Any, options: Mapping[str, Any]) -> dict[str, Any]:
-        record = empty_compile(getattr(fn, "__name__", None) or fn.fn.__name__)
+        compiled = empty_compile(getattr(fn, "__name__", None) or fn.fn.__name__)
         named = constants_by_name(fn.arg_names, getattr(src, "constants", {}))
-        record["variant"], record["config"] = variant_and_config(named, options, self.log.variant_keys,
+        compiled["variant"], compiled["config"] = variant_and_config(named, options, self.log.variant_keys,
                                                                  self.log.config_keys)
-        return record
+        return compiled
 
-    def _fill_resources(self, record: dict[str, Any], kernel: Any) -> None:
+    def _fill_resources(self, compiled: dict[str, Any], kernel: Any) -> None:
         arch = CUDA_ARCHS[self.log.arch]
         assert self.driver is not None
         n_regs, n_spills = self.driver.registers(kernel.asm["cubin"], kernel.name)
         shared = int(kernel.metadata.shared)
-        record.update(ok=True, stage_reached="cubin", n_regs=n_regs, n_spills=n_spills, shared_bytes=shared)
+        compiled.update(ok=True, stage_reached="cubin", n_regs=n_regs, n_spills=n_spills, shared_bytes=shared)
         threads = kernel.metadata.num_warps * 32
         if shared > arch.max_shared_bytes:
-            record.update(ok=False, error_kind="out_of_resources",
+            compiled.update(ok=False, error_kind="out_of_resources",
                           message=f"shared memory: requires {shared} bytes while {arch.max_shared_bytes} "
                                   f"bytes are available per block on sm_{self.log.arch}")
         elif threads > max_threads(arch, n_regs):
-            record.update(ok=False, error_kind="out_of_resources",
+            compiled.update(ok=False, error_kind="out_of_resources",
                           message=f"threads: num_warps={kernel.metadata.num_warps} needs {threads} threads, but "
                                   f"{n_regs} registers per thread allow {max_threads(arch, n_regs)}")
 
     def compile_case(self, spec: Any, case: Any, cpu_inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
         """Launch the case under the compile-only driver; one dict per compile it caused.
 
-        A spec whose launcher calls a library runs its case in a forked child (parity.run.fork):
+        A spec whose launcher calls a library runs its case in a forked child (parity.compile.fork):
         the library's own caches would otherwise carry compiled kernels over to the next case."""
         if wants_fork(spec):
             return run_forked(lambda: self._compile_here(spec, case, cpu_inputs), what=f"{spec.name}[{case.id}]")

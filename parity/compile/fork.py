@@ -76,7 +76,7 @@ def run_forked(fn: Callable[[], Any], *, what: str, timeout_s: float = CASE_TIME
 def child_exception(traceback_text: str) -> tuple[str, str | None]:
     """A child's formatted traceback -> (its exception lines, file:line of the innermost frame outside
     parity's machinery), so the record reads like one of an in-process case."""
-    from parity.run.runner import is_machinery_file
+    from parity.errors import is_machinery_file
 
     lines = traceback_text.strip().splitlines()
     frames = [i for i, line in enumerate(lines) if line.startswith('  File "')]

@@ -11,9 +11,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-SCHEMA = 1
-STATUSES = ("passed", "failed", "error", "crashed", "skipped", "xfailed", "xpassed", "interrupted")
-MODES = ("run", "compile", "interpret")
+from parity.results.record import SCHEMA, Record, record_problem
+
 MERGED_NAME = "results.jsonl"
 PART_GLOB = "results-*.jsonl"
 
@@ -33,17 +32,6 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def empty_record(backend: str, mode: str, kernel: str, case: str, params: dict[str, Any]) -> dict[str, Any]:
-    """A record with every required key present, so readers never guess."""
-    return {
-        "schema": SCHEMA, "backend": backend, "mode": mode, "kernel": kernel, "case": case,
-        "params": params, "status": "error", "reason": None, "metrics": None, "tolerance": None,
-        "compiles": None, "compile": None, "perf": None,
-        "timing": {"compile_s": None, "ref_s": None, "run_s": None, "compare_s": None},
-        "repro": None,
-    }
-
-
 FSYNC_EVERY_S = 1.0
 
 
@@ -61,7 +49,7 @@ class ResultWriter:
         self._fh: TextIO = self.path.open("a", encoding="utf-8")
         self._synced = 0.0
 
-    def write(self, record: dict[str, Any]) -> None:
+    def write(self, record: Record) -> None:
         self._fh.write(json.dumps(_clean(record), sort_keys=False) + "\n")
         self._fh.flush()
         now = time.monotonic()
@@ -73,25 +61,6 @@ class ResultWriter:
         self._fh.flush()
         os.fsync(self._fh.fileno())
         self._fh.close()
-
-
-# every record carries these (empty_record writes them all), so readers index them without guessing
-REQUIRED_KEYS = ("schema", "backend", "mode", "kernel", "case", "params", "status", "reason", "metrics",
-                 "tolerance", "compiles", "compile", "perf", "repro")
-
-
-def record_problem(record: Any) -> str | None:
-    """Why a parsed results line is not a usable record, or None when it is."""
-    if not isinstance(record, dict):
-        return f"a JSON {type(record).__name__}, not a record object"
-    missing = [k for k in REQUIRED_KEYS if k not in record]
-    if missing:
-        return f"missing key(s) {', '.join(missing)}"
-    if not isinstance(record["kernel"], str) or not isinstance(record["case"], str):
-        return "kernel and case must be strings"
-    if record["status"] not in STATUSES:
-        return f"unknown status {record['status']!r} (valid: {', '.join(STATUSES)})"
-    return None
 
 
 def parse_line(raw: bytes, is_last: bool) -> tuple[dict[str, Any] | None, str | None]:

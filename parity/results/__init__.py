@@ -1,0 +1,27 @@
+"""The results: the typed record (the one place a key is added), its files, and the outputs kept beside them."""
+
+from parity.results.files import (
+    MERGED_NAME,
+    PART_GLOB,
+    ResultWriter,
+    SchemaError,
+    atomic_write_text,
+    load_results,
+    merge_parts,
+    parse_line,
+    read_records,
+    write_results,
+)
+from parity.results.record import (
+    MODES,
+    REQUIRED_KEYS,
+    SCHEMA,
+    STATUSES,
+    Record,
+    empty_record,
+    record_problem,
+)
+
+__all__ = ["MERGED_NAME", "MODES", "PART_GLOB", "REQUIRED_KEYS", "SCHEMA", "STATUSES", "Record", "ResultWriter",
+           "SchemaError", "atomic_write_text", "empty_record", "load_results", "merge_parts", "parse_line",
+           "read_records", "record_problem", "write_results"]

@@ -1,0 +1,149 @@
+"""The results record: the one place a key is added (tests/test_record_keys.py fails on any other).
+
+A record is a plain dict in memory and one JSON object per line on disk; `Record` declares every key
+the engine writes, with its type and meaning. `empty_record` writes the required ones, so readers
+index them without guessing; the rest are present only where they apply.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal, TypedDict
+
+SCHEMA = 1
+STATUSES = ("passed", "failed", "error", "crashed", "skipped", "xfailed", "xpassed", "interrupted")
+MODES = ("run", "compile", "interpret")
+
+
+class Timing(TypedDict, total=False):
+    """Seconds per phase of one case (None where the phase did not run)."""
+
+    inputs_s: float | None  # building the case's inputs
+    ref_s: float | None  # the fp64 reference (0 on a reference-cache hit)
+    run_s: float | None  # the launch, compiles included
+    compile_s: float | None  # compiles alone, as Triton's hooks timed them
+    compare_s: float | None  # comparing outputs with the reference
+    store_s: float | None  # saving outputs for cross-backend comparison
+    warm_s: float | None  # the warm pass's autotune search before the accuracy pass
+    perf_s: float | None  # the perf pass's timing of this case
+    repro_s: float | None  # shrinking and writing the repro
+    case_wall_s: float | None  # the worker's wall time since its previous record
+    wait_s: float | None  # the worker's time before this case's item started
+
+
+class KnownDivergence(TypedDict):
+    """A divergence the spec declares for this backend (also on the compile tiers)."""
+
+    reason: str
+    link: str
+
+
+class Owner(TypedDict):
+    """Who must act on a failing case (built by parity.triage, read by reports and drafts)."""
+
+    who: Literal["author", "library", "triton", "triton-ascend", "tier", "environment"]
+    name: str  # e.g. "FlagGems", "Triton interpreter", "ascend-lowered host toolchain"
+    evidence: str  # one line
+    provisional: bool
+    settle: str | None  # the run that would settle a provisional owner
+    limit: str | None  # the tier-limit id
+    also: list[str]  # other trackers that must get a draft (usually empty)
+
+
+class Fit(TypedDict):
+    """The configs that fit the target where a compile overflowed (built by parity.fit)."""
+
+    searched: int
+    fitting: list[dict[str, Any]]  # {"config": {...}, "used": int, "of": int}
+    arch: str
+    unit: Literal["bits", "bytes"]
+    smallest_need: int | None
+    cap: str | None
+    search_s: float
+
+
+class Record(TypedDict, total=False):
+    """One case (one compile, on a compile tier) on one backend: every key the engine writes."""
+
+    # required: empty_record writes each of these
+    schema: int  # 1 (SCHEMA); a reader refuses a file of another schema
+    backend: str  # the tier's name ("interpret", "cuda-compile", ...)
+    mode: str  # run | compile | interpret (MODES)
+    kernel: str  # the spec's name
+    case: str  # stable case id, e.g. "T=1000,H=4,dtype=bf16" (";kernel=..." per compile on a compile tier)
+    params: dict[str, Any]  # the case's parameters
+    status: str  # passed failed error crashed skipped xfailed xpassed interrupted (STATUSES)
+    reason: str | None  # why it is not a plain pass, its key line first
+    metrics: dict[str, Any] | None  # the worst output's max_abs_err, err_ratio, mismatch_frac, ...; per_output
+    tolerance: dict[str, Any] | None  # the tolerance the case was judged with
+    compiles: int | None  # compilations the launch triggered
+    compile: dict[str, Any] | None  # a compile tier's one compile (parity.compile.tools.COMPILE_KEYS)
+    perf: dict[str, Any] | None  # the perf pass's figures and targets
+    timing: Timing  # seconds per phase
+    repro: str | None  # the repro dir, relative to the results dir
+    # optional: present where they apply
+    suite: str | None  # "accuracy", "compile", "specialization", "perf"
+    worker: str  # the xdist worker that wrote it ("main" without xdist)
+    device: str  # which of a multi-device host's devices ran it (run tiers)
+    scope: str | None  # what a pass here does and does not show (Backend.scope)
+    input_digest: str  # sha256 of the inputs: proves two backends were fed the same bytes
+    inputs_made_on: str  # where the perf pass built the inputs (the device, or the CPU)
+    launcher_allocs_filled: int | None  # launcher allocations NaN-filled during the launch (run tiers)
+    autotune_pinned: dict[str, Any] | None  # each autotuned kernel's pinned config
+    autotune_skipped: list[Any]  # autotuned kernels that could not be pinned, and why
+    compiled_kernels: list[dict[str, Any]]  # each kernel the launch compiled: name, id, defining file, compiles
+    second_reference: dict[str, Any]  # a library's own reference against parity's fp64 one
+    error_kind: str  # "launch_option": the launch was refused before any compile
+    expected_compile_error: str | None  # the pattern of the spec's expected compile error here
+    diagnosis: dict[str, str]  # a classic kernel mistake behind the error (parity.run.mistakes)
+    known_divergence: KnownDivergence  # the spec's known divergence that made it xfailed/xpassed
+    declined: dict[str, str]  # the library's own guard refused this environment: library, reason, link
+    fit: Fit  # the configs that fit, after an overflow
+    specialization: dict[str, Any]  # the specialization suite's sweep of one dynamic argument
+    perf_warm: dict[str, Any]  # what the warm pass compiled for the perf pass, and its seconds
+    carried_over: bool  # kept from the previous run of this results dir (kernels not re-run)
+    shrink: dict[str, Any]  # how the case was shrunk before the repro was written
+    where: dict[str, Any]  # where in the output the failure sits (program, grid, missing mask)
+    library: dict[str, Any]  # the library that ships the kernel: name, version, repo
+    finding_of: dict[str, Any]  # the library's own finding: name, why
+    owner: Owner  # who must act (parity.triage)
+    repro_error: str  # why no repro was written (a raise in shrink, repro, drafting or triage)
+    repro_note: str  # what the repro dir lacks and why
+
+
+# every record carries these (empty_record writes them all), so readers index them without guessing
+REQUIRED_KEYS = ("schema", "backend", "mode", "kernel", "case", "params", "status", "reason", "metrics",
+                 "tolerance", "compiles", "compile", "perf", "repro")
+
+
+def empty_record(backend: str, mode: str, kernel: str, case: str, params: dict[str, Any]) -> Record:
+    """A record with every required key present, so readers never guess."""
+    return {
+        "schema": SCHEMA, "backend": backend, "mode": mode, "kernel": kernel, "case": case,
+        "params": params, "status": "error", "reason": None, "metrics": None, "tolerance": None,
+        "compiles": None, "compile": None, "perf": None,
+        "timing": {"compile_s": None, "ref_s": None, "run_s": None, "compare_s": None},
+        "repro": None,
+    }
+
+
+def record_problem(record: Any) -> str | None:
+    """Why a parsed results line is not a usable record, or None when it is."""
+    if not isinstance(record, dict):
+        return f"a JSON {type(record).__name__}, not a record object"
+    missing = [k for k in REQUIRED_KEYS if k not in record]
+    if missing:
+        return f"missing key(s) {', '.join(missing)}"
+    if not isinstance(record["kernel"], str) or not isinstance(record["case"], str):
+        return "kernel and case must be strings"
+    if record["status"] not in STATUSES:
+        return f"unknown status {record['status']!r} (valid: {', '.join(STATUSES)})"
+    return None
+
+
+def key_lines() -> list[str]:
+    """Markdown lines, one per Record key: name, type and the meaning its declaration gives (docs/reference.md)."""
+    import inspect
+
+    found = re.findall(r"^    (\w+): (.+?)  # (.+)$", inspect.getsource(Record), re.MULTILINE)
+    return [f"- `{name}` ({kind}): {meaning}" for name, kind, meaning in found]
