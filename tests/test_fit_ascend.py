@@ -19,8 +19,14 @@ from parity.spec import Case
 
 @pytest.fixture(scope="module", name="backend")
 def ascend_backend(tmp_path_factory) -> Iterator[object]:
+    import sys
+
     from parity.backends.ascend.compile import AscendCompileBackend
 
+    lowered = sys.modules.get("parity.backends.ascend.lowered")
+    if lowered is not None and lowered.cpu_path_installed():
+        pytest.skip("this process already runs ascend-lowered's CPU path (one tier per process): run "
+                    "tests/test_fit_ascend.py in a pytest process of its own")
     backend = AscendCompileBackend()
     reason = backend._missing()
     if reason:

@@ -168,8 +168,17 @@ class AscendLoweredBackend(Backend):
         return info
 
 
+_CPU_PATH: list[bool] = []  # set once this process compiles through the CPU path (one tier per process)
+
+
+def cpu_path_installed() -> bool:
+    """Whether this process already stops compiles at ttadapter: ascend-compile cannot run in it after that."""
+    return bool(_CPU_PATH)
+
+
 def _install_cpu_path(backend: AscendLoweredBackend, driver: Any) -> None:
     """Stop each compile at ttadapter, build it for the CPU on load, and run it on launch."""
+    _CPU_PATH.append(True)
     from triton.backends import backends
 
     compiler_cls = backends["ascend"].compiler
