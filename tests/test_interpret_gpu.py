@@ -145,6 +145,12 @@ print({install})
 """
 
 
+# Found when CI first had flag-gems (2026-12-01), not yet triaged: under upstream Triton 3.8's interpreter FlagGems
+# 5.0.2's generated pointwise stores read `<block pointer>.type.element_ty`, which the interpreter's aggregate type
+# lacks, and a second softmax launch from LibEntry's cache misses its heuristics' TILE_N/ONE_TILE_PER_CTA. Strict:
+# this fails the suite the day both run again.
+@pytest.mark.xfail(strict=True, reason="FlagGems 5.0.2 under Triton 3.8's interpreter: block-pointer element_ty, "
+                                       "LibEntry's cached launch without its heuristics' arguments (untriaged)")
 def test_flag_gems_imports_and_runs_under_the_interpreter_tier(tmp_path):
     if importlib.util.find_spec("flag_gems") is None:
         pytest.skip("flag_gems is not installed here: `pip install flag-gems==5.0.2 pyyaml sqlalchemy`")
