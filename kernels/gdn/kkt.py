@@ -72,7 +72,8 @@ def chunk_scaled_dot_kkt(k: torch.Tensor, beta: torch.Tensor, g_cumsum: torch.Te
     return A
 
 
-def _inputs(p: Mapping[str, Any], gen: torch.Generator) -> dict[str, Any]:
+def kkt_inputs(p: Mapping[str, Any], gen: torch.Generator) -> dict[str, Any]:
+    """k, β, the chunk-local cumsum of g (use_g) and cu_seqlens (varlen): also gdn_kkt_solve's inputs."""
     raw = gdn.raw_inputs(p, gen)
     out = {"k": raw["k"], "beta": raw["beta"]}
     if p["use_g"]:
@@ -92,15 +93,19 @@ def _reference(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, tor
                                           gdn.cu_of(inputs))}
 
 
-def _baseline(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> torch.Tensor:
-    """bmm + tril in torch eager."""
-    BT = p["BT"]
+def scaled_kkt_eager(inputs: Mapping[str, Any], BT: int) -> torch.Tensor:
+    """β·k·kᵀ per chunk with the decay, in torch eager, before the strict lower part is taken (fp32)."""
     kc = gdn.chunked(inputs["k"], BT)  # [B, NT, H, BT, K]
     A = (kc @ kc.transpose(-1, -2)).float() * gdn.chunked(inputs["beta"], BT)[..., None]
     if inputs.get("g_cumsum") is not None:
         gc = gdn.chunked(inputs["g_cumsum"], BT)
         A = A * torch.exp(gc[..., :, None] - gc[..., None, :])
-    return torch.tril(A, diagonal=-1)
+    return A
+
+
+def _baseline(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> torch.Tensor:
+    """bmm + tril in torch eager."""
+    return torch.tril(scaled_kkt_eager(inputs, p["BT"]), diagonal=-1)
 
 
 CASE_DTYPES = ["bf16", "fp16", "fp32"]
@@ -120,7 +125,7 @@ SPECS = [
         launch=_launch,
         reference=_reference,
         cases=by_level(_QUICK, _FULL),
-        make_inputs=_inputs,
+        make_inputs=kkt_inputs,
         tolerance=gdn.per_kernel_tolerance(CASE_DTYPES),
         compile_signature=gdn.compile_signature({"H": 2, "K": 128, "V": 64, "BT": 64}, {"use_g": (False, True)}),
         dynamic_args=("T",),

@@ -22,6 +22,7 @@ from kernels import gdn
 from kernels.basics import device_info
 from kernels.gdn import fla_peer
 from kernels.gdn.common import chunk_bounds
+from kernels.gdn.kkt import kkt_inputs, scaled_kkt_eager
 from kernels.gdn.solve_tril import _invert_diag16, _store_block, merge_lower64
 from parity import KernelSpec, known, nan_empty
 from parity.cases import by_level, product
@@ -183,16 +184,6 @@ def chunk_kkt_solve(k: torch.Tensor, beta: torch.Tensor, g_cumsum: torch.Tensor 
     return Ai
 
 
-def _inputs(p: Mapping[str, Any], gen: torch.Generator) -> dict[str, Any]:
-    raw = gdn.raw_inputs(p, gen)
-    out = {"k": raw["k"], "beta": raw["beta"]}
-    if p["use_g"]:
-        out["g_cumsum"] = ref.chunk_local_cumsum(raw["g"].double(), p["BT"], cu_seqlens=raw.get("cu_seqlens")).float()
-    if "cu_seqlens" in raw:
-        out["cu_seqlens"] = raw["cu_seqlens"]
-    return out
-
-
 def _launch(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, torch.Tensor]:
     return {"Ai": chunk_kkt_solve(inputs["k"], inputs["beta"], inputs.get("g_cumsum"), gdn.cu_of(inputs))}
 
@@ -205,13 +196,8 @@ def _reference(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, tor
 
 def _baseline(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> torch.Tensor:
     """bmm, decay and tril, then torch.linalg.solve_triangular, in torch eager."""
-    BT = p["BT"]
-    kc = gdn.chunked(inputs["k"], BT)  # [B, NT, H, BT, K]
-    A = (kc @ kc.transpose(-1, -2)).float() * gdn.chunked(inputs["beta"], BT)[..., None]
-    if inputs.get("g_cumsum") is not None:
-        gc = gdn.chunked(inputs["g_cumsum"], BT)
-        A = A * torch.exp(gc[..., :, None] - gc[..., None, :])
-    eye = torch.eye(BT, device=A.device, dtype=A.dtype)
+    A = scaled_kkt_eager(inputs, p["BT"])
+    eye = torch.eye(p["BT"], device=A.device, dtype=A.dtype)
     return torch.linalg.solve_triangular(eye + torch.tril(A, -1), eye.expand(A.shape), upper=False,
                                          unitriangular=True)
 
@@ -235,7 +221,7 @@ SPECS = [
         launch=_launch,
         reference=_reference,
         cases=by_level(_QUICK, _FULL),
-        make_inputs=_inputs,
+        make_inputs=kkt_inputs,
         tolerance=gdn.per_kernel_tolerance(CASE_DTYPES),
         compile_signature=gdn.compile_signature({"H": 2, "K": 128, "V": 64, "BT": BT_FUSED}, {"use_g": (False, True)}),
         dynamic_args=("T",),
