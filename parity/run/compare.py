@@ -144,9 +144,9 @@ def _statistics(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, dims: Sequ
                            torch.where(abs_diff != 0, float("inf"), 0.0))
     maxima = []
     if out.numel():  # a max over no element is 0
-        maxima = [abs_diff.max(), over.max()]
+        max_abs, max_over = abs_diff.max(), over.max()
         rel = over.copy_(abs_diff).div_(abs_ref).masked_fill_(abs_ref == 0, 0.0)  # after over.max(), in stream order
-        maxima.insert(1, rel.max())
+        maxima = [max_abs, rel.max(), max_over]
     flat_diff, flat_ref = abs_diff.reshape(-1), abs_ref.reshape(-1)
     numel = torch.tensor(float(out.numel()), device=out.device, dtype=torch.float64)
     counts = [valid.sum(dtype=torch.float64) if valid is not None else numel,
