@@ -245,10 +245,13 @@ def run_tier_defaults(session: nox.Session) -> list[str]:
     """xdist workers for a device tier, unless the caller passed -n.
 
     Compiles and fp64 references are CPU work, so the accuracy pass runs one worker per core,
-    worker i on device i mod N; the perf pass afterwards times each case alone.
+    worker i on device i mod N; the perf pass afterwards times each case alone. Work stealing: each
+    worker starts on its own run of neighbouring cases (a kernel's binaries compiled by one worker, not
+    waited for by several) and an idle one takes the rest of a busy one's, so a worker whose cases
+    compile slowly is not the pass's tail.
     """
     given = any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in session.posargs)
-    return [] if given else ["-n", "auto"]
+    return [] if given else ["-n", "auto", "--dist=worksteal"]
 
 
 # autotune picks go to Triton's disk cache: xdist workers and warm re-runs reuse them. glibc keeps freed

@@ -1,11 +1,13 @@
-"""Accuracy runs pin autotuned kernels to one config: stable, spread across specializations, restored."""
+"""Accuracy runs pin autotuned kernels to one config: stable, spread across binaries, restored."""
 
 from __future__ import annotations
 
+import pytest
+import torch
 import triton
 import triton.language as tl
 
-from parity.run.autotune_pin import autotuners, pinned, specialization_key
+from parity.run.autotune_pin import CONFIGS_PER_BINARY, autotuners, pinned, specialization_key
 
 CONFIGS = [triton.Config({"BLOCK": b}, num_warps=w) for b in (16, 32, 64) for w in (1, 2)]
 
@@ -18,20 +20,50 @@ def scaled_copy(x, y, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
     tl.store(y + o, tl.load(x + o, mask=o < n), mask=o < n)
 
 
-def test_the_autotuner_is_found_under_heuristics_and_pinned_to_one_config_then_restored():
+@pytest.fixture
+def launches(monkeypatch):
+    """Autotuner.run replaced by a stand-in that records the configs each launch sees (no device needed)."""
+    from triton.runtime.autotuner import Autotuner
+
+    seen: list[list] = []
+    monkeypatch.setattr(Autotuner, "run", lambda self, *a, **k: seen.append(list(self.configs)))
+    return seen
+
+
+def _launch(dtype: torch.dtype, n: int, even: bool) -> None:
+    (tuner,) = autotuners([scaled_copy])
+    x = torch.zeros(4, dtype=dtype)
+    tuner.run(x, x, n, EVEN=even)  # what Heuristics hands the Autotuner: the call's args, EVEN by keyword
+
+
+def test_the_autotuner_is_found_under_heuristics_and_pinned_at_launch_then_restored(launches):
     (tuner,) = autotuners([scaled_copy])
     with pinned([scaled_copy], "dtype=fp16,K=64") as picks:
-        assert len(tuner.configs) == 1 and picks == {"scaled_copy": str(tuner.configs[0])}
+        _launch(torch.float16, 64, True)
+    assert len(launches[0]) == 1 and picks == {"scaled_copy": str(launches[0][0])}
     assert tuner.configs == CONFIGS
 
 
-def test_the_pick_is_stable_and_different_specializations_cover_several_configs():
-    def chosen(key: str) -> str:
-        with pinned([scaled_copy], key) as picks:
-            return picks["scaled_copy"]
+def chosen(specialization: str, dtype: torch.dtype, n: int, even: bool) -> str:
+    with pinned([scaled_copy], specialization) as picks:
+        _launch(dtype, n, even)
+    return picks["scaled_copy"]
 
-    assert chosen("dtype=fp16,K=64") == chosen("dtype=fp16,K=64")
-    assert len({chosen(f"dtype=fp16,K={k}") for k in range(40)}) == len(CONFIGS)
+
+def test_the_pick_is_stable_and_different_binaries_cover_several_configs(launches):
+    assert chosen("K=64", torch.float16, 64, True) == chosen("K=64", torch.float16, 64, True)
+    binaries = [(dtype, n, even) for dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64,
+                                               torch.int32, torch.int64) for n in (1, 64, 100) for even in (0, 1)]
+    assert len({chosen("K=64", *b) for b in binaries}) == len(CONFIGS)
+
+
+def test_cases_that_share_a_binary_share_at_most_a_few_configs(launches):
+    """A case's batch size or seed (not part of the binary) must not buy a compile of its own; the negative
+    control: the same cases on different binaries do spread."""
+    same_binary = {chosen(f"B={b}", torch.float16, 64, True) for b in range(40)}
+    assert 1 <= len(same_binary) <= CONFIGS_PER_BINARY
+    assert len({chosen(f"B={b}", dtype, 64, True) for b in range(40)
+                for dtype in (torch.float16, torch.float32, torch.int32)}) > CONFIGS_PER_BINARY
 
 
 def test_dynamic_args_do_not_change_the_specialization():

@@ -2,7 +2,7 @@
 
 The planted autotuned kernel runs under the interpreter; its warm-up (compile without launch) is
 recorded instead of run. The worker must compile exactly the configs the autotuner would time, with
-the arguments the library passed, and leave the autotuner as it was.
+the arguments the library passed, run nothing at the perf size, and leave the autotuner as it was.
 """
 
 from __future__ import annotations
@@ -94,7 +94,8 @@ def test_workers_split_the_autotuners_in_the_order_the_launch_reaches_them(compi
     ({"worker": "main"}, None),  # alone in one process, nothing runs beside it
     ({"perf": "off"}, None),
     ({"spec": replace(SPEC, perf_cases=())}, None),
-    ({"spec": replace(SPEC, perf_cases=tuple(product(N=[1 << 20], variant=[0], dtype=["fp32"])))}, None),  # new size
+    # a perf size no accuracy case has: warmed too, nothing of it is launched (dry_launches)
+    ({"spec": replace(SPEC, perf_cases=tuple(product(N=[1 << 20], variant=[0], dtype=["fp32"])))}, (0, 1)),
 ])
 def test_the_first_cases_workers_warm_and_only_when_the_perf_pass_times_on_a_device(change, expected):
     args = {"spec": SPEC, "case": CASES[0], "perf": "largest", "worker": "gw0", **change}
@@ -102,7 +103,23 @@ def test_the_first_cases_workers_warm_and_only_when_the_perf_pass_times_on_a_dev
     assert warm.share(spec, case, FakeDevice(), cases=CASES, **args) == expected
 
 
-def test_a_spec_with_several_autotuners_splits_them_over_its_first_cases():
+def test_a_spec_with_several_autotuners_splits_them_over_cases_spread_through_its_list():
     spec = replace(SPEC, kernel=(planted.twice_kernel,) * 6)
     shares = [warm.share(spec, c, FakeDevice(), cases=CASES, perf="largest", worker="gw1") for c in CASES]
-    assert shares == [(0, 4), (1, 4), (2, 4), (3, 4), None, None]
+    assert shares == [(0, 4), (1, 4), None, (2, 4), (3, 4), None]
+
+
+def test_a_dry_run_launches_no_kernel_and_a_real_one_does():
+    import torch
+
+    from parity.run.autotune_pin import pinned_case
+    from parity.run.runner import build_inputs
+
+    case = SPEC.perf_cases[0]
+    inputs = build_inputs(SPEC, case, 0)
+    with warm.dry_launches(SPEC) as seen:
+        dry = SPEC.launch(inputs, case.params)["out"]
+    assert torch.isnan(dry).all() and len(seen) == 1  # the autotuner saw its arguments and ran nothing
+    with pinned_case(SPEC, case.params) as picks:  # negative control: outside, the kernel writes its output
+        real = SPEC.launch(inputs, case.params)["out"]
+    assert not torch.isnan(real[:99]).any() and picks

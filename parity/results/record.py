@@ -26,6 +26,9 @@ class Timing(TypedDict, total=False):
     store_s: float | None  # saving outputs for cross-backend comparison
     warm_s: float | None  # the warm pass's autotune search before the accuracy pass
     perf_s: float | None  # the perf pass's timing of this case
+    kernel_timing_s: float | None  # of perf_s: timing the kernel (its autotuning included)
+    baseline_timing_s: float | None  # of perf_s: timing the baseline
+    peer_timing_s: float | None  # of perf_s: timing the peer (its library's autotuning included)
     repro_s: float | None  # shrinking and writing the repro
     case_wall_s: float | None  # the worker's wall time since its previous record
     wait_s: float | None  # the worker's time before this case's item started

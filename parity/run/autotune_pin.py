@@ -2,10 +2,13 @@
 
 Autotuning inside an accuracy pass costs a compile and a benchmark of every config for
 every new key, in every xdist worker, and then checks only the winner. Pinning checks a
-config chosen by a stable hash of the kernel and the case's specialization (its params
-without the dynamic args), so different cases cover different configs, the cases that
-share a specialization share a compile, and every machine picks the same config for the
-same case. The perf pass runs unpinned, so it times what autotuning picks.
+config chosen by a stable hash of the kernel and what makes Triton build a new binary for
+the launch (its constexpr values, tensor dtypes and integer specializations: `binary_key`),
+plus one of CONFIGS_PER_BINARY buckets drawn from the case's specialization (its params
+without the dynamic args). So different binaries cover different configs, the cases that
+would share a binary share at most CONFIGS_PER_BINARY compiles of it (a case's batch size
+or scale no longer buys a compile of its own), and every machine picks the same config for
+the same case. The perf pass runs unpinned, so it times what autotuning picks.
 """
 
 from __future__ import annotations
@@ -78,50 +81,88 @@ def interpretable(config: Any) -> Any:
     return fixed
 
 
-def _pin(tuner: Any, specialization: str, shift: int, saved: list[tuple[Any, list[Any]]],
-         picks: dict[str, str]) -> None:
-    configs = list(tuner.configs)
+CONFIGS_PER_BINARY = 2  # configs one binary is checked with across the cases that share it
+
+
+def _int_class(value: int, not_specialized: bool) -> str:
+    # Triton specializes an int on being 1 and on divisibility by 16, unless told not to
+    if not_specialized:
+        return "int"
+    return "1" if value == 1 else "16k" if value % 16 == 0 else "int"
+
+
+def _arg_class(value: Any, constexpr: bool, not_specialized: bool) -> str:
+    if constexpr or value is None or isinstance(value, (bool, str)):
+        return repr(value)
+    if isinstance(value, int):
+        return _int_class(value, not_specialized)
+    if isinstance(value, float):
+        return "float"
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None:
+        return f"*{dtype}"
+    block = getattr(value, "block_shape", None)  # a tensor descriptor: its block is part of the binary
+    return f"{type(value).__name__}{list(block) if block is not None else ''}"
+
+
+def binary_key(tuner: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> str:
+    """What makes Triton build a new binary for this launch, the config aside."""
+    from parity.compile.counter import base_jit_function
+    from parity.seams.jit import kernel_params
+
+    named = dict(zip(getattr(tuner, "arg_names", ()), args, strict=False))
+    named.update(kwargs)
+    return ",".join(f"{name}={_arg_class(named[name], constexpr, dns)}"
+                    for name, constexpr, dns in kernel_params(base_jit_function(tuner)) if name in named)
+
+
+def bucket(specialization: str) -> int:
+    return int.from_bytes(hashlib.sha256(specialization.encode()).digest()[:8], "little") % CONFIGS_PER_BINARY
+
+
+def _pin(tuner: Any, configs: list[Any], key: str, shift: int, picks: dict[str, str]) -> None:
     if len(configs) <= 1:
         if configs and interpretable(configs[0]) is not configs[0]:
-            saved.append((tuner, tuner.configs))
             tuner.configs = [interpretable(configs[0])]
         return
     name = innermost_name(tuner)
-    chosen = configs[pick(configs, name, specialization, shift)]
-    saved.append((tuner, tuner.configs))
+    chosen = configs[pick(configs, name, key, shift)]
     tuner.configs = [interpretable(chosen)]  # one config: the Autotuner launches it without timing
-    picks[name] = str(chosen)
+    earlier = picks.get(name)
+    picks[name] = str(chosen) if earlier in (None, str(chosen)) else f"{earlier}; {chosen}"
 
 
 @contextlib.contextmanager
 def pinned(kernels: Iterable[Any], specialization: str, shift: int = 0) -> Iterator[dict[str, str]]:
-    """Inside, each autotuned kernel has one config; yields {kernel name: the config}.
+    """Inside, each autotuned kernel runs one config; yields {kernel name: the config}.
 
-    The spec's kernels are pinned up front; any other Autotuner the launch reaches (a library's
-    helpers, which a spec rarely lists) is pinned the same way when it first runs, so an accuracy
-    pass never re-runs a library's own autotuning. `shift` moves every pick to the next config in
-    its list (after an out-of-resources launch).
+    Every Autotuner a launch reaches is pinned when it runs, from the arguments it gets (`binary_key`):
+    the spec's kernels and any other a launch reaches (a library's helpers, which a spec rarely lists),
+    so an accuracy pass never re-runs a library's own autotuning. `shift` moves every pick to the next
+    config in its list (after an out-of-resources launch).
     """
+    from triton.runtime.autotuner import Autotuner
+
     from parity.seams.jit import autotuner_run
 
-    saved: list[tuple[Any, list[Any]]] = []
+    originals: dict[int, tuple[Any, list[Any]]] = {}
     picks: dict[str, str] = {}
-    handled: set[int] = set()
+    salt = bucket(specialization)
 
     def run_pinned(inner: Any, self: Any, *args: Any, **kwargs: Any) -> Any:
-        if id(self) not in handled:
-            handled.add(id(self))
-            _pin(self, specialization, shift, saved, picks)
+        configs = originals.setdefault(id(self), (self, list(self.configs)))[1]
+        _pin(self, configs, f"{binary_key(self, args, kwargs)}#{salt}", shift, picks)
         return inner(self, *args, **kwargs)
 
+    classes = {Autotuner, *(type(t) for t in autotuners(kernels))}  # a library's tuner may define its own run
     try:
-        for tuner in autotuners(kernels):
-            handled.add(id(tuner))
-            _pin(tuner, specialization, shift, saved, picks)
-        with autotuner_run().layer(run_pinned):
+        with contextlib.ExitStack() as stack:
+            for cls in classes:
+                if "run" in cls.__dict__:
+                    stack.enter_context(autotuner_run(cls).layer(run_pinned))
             yield picks
     finally:
-        for tuner, configs in reversed(saved):
+        for tuner, configs in originals.values():
             tuner.configs = configs
 
 

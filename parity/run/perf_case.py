@@ -109,7 +109,7 @@ def run_perf_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
         record["status"] = "failed" if record["reason"] else "passed"
         timing["ref_s"] = time.perf_counter() - t0
         del outputs
-        record["perf"] = measure(spec, case, dev_inputs, backend, roof)
+        record["perf"] = measure(spec, case, dev_inputs, backend, roof, timing)
     except Exception as exc:  # a kernel or reference error is a result, not the end of the perf pass
         if not mark_declined(spec, exc, record):
             record["status"], record["reason"] = "error", error_text(exc)
@@ -117,17 +117,23 @@ def run_perf_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
 
 
 def measure(spec: KernelSpec, case: Case, dev_inputs: Mapping[str, Any], backend: Backend,
-            roof: roofline.Roof | None) -> dict[str, Any]:
-    """Kernel, baseline and peer times and the roofline figures; output buffers skip their NaN prefill."""
+            roof: roofline.Roof | None, timing: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Kernel, baseline and peer times and the roofline figures; output buffers skip their NaN prefill.
+    `timing` gets the seconds each of the three took to time (autotuning included)."""
     p = case.params
+    spent = timing if timing is not None else {}
     with inp.unfilled(), backend_scope(backend.name):
+        t0 = time.perf_counter()
         ms = backend.time_ms(lambda: spec.launch(dev_inputs, p))
+        t1 = time.perf_counter()
         base_ms, base_err = time_optional(backend.time_ms, (lambda: lambda: spec.baseline(dev_inputs, p))
                                           if spec.baseline else None)
+        t2 = time.perf_counter()
         peer = spec.peer
         peer_skip = peer.unavailable() if peer is not None else None
         peer_ms, peer_err = time_optional(backend.time_ms, (lambda: peer.prepare(dev_inputs, p))
                                           if peer is not None and not peer_skip else None)
+        spent.update(kernel_timing_s=t1 - t0, baseline_timing_s=t2 - t1, peer_timing_s=time.perf_counter() - t2)
     n_bytes = spec.bytes(p) if spec.bytes else None
     n_flops = spec.flops(p) if spec.flops else None
     out: dict[str, Any] = {"ms": ms, "baseline_ms": base_ms, "device": backend.device,

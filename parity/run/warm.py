@@ -1,14 +1,16 @@
-"""Compile the perf cases' autotune configs in an accuracy worker, for the perf pass to load.
+"""Compile the perf cases' kernels and autotune configs in an accuracy worker, for the perf pass to load.
 
 The perf pass runs each library's own autotuning, unpinned and alone on the device: on the H200 most
 of its time went to the autotuners compiling every config before timing it, one case after another in
 one process. The accuracy workers run side by side, so a few of them compile those configs first: each
-launches each perf case once, pinned as the accuracy pass launches (parity.run.autotune_pin), which
-shows the arguments each autotuner gets, then compiles every config that autotuner would time with
-Triton's own warm-up (compile, no launch) into the Triton cache the whole run shares. The spec's peer
-(the library op its perf target compares with) is launched there too, so its autotuners warm alike. The perf pass
-then loads the binaries instead of compiling them; the autotuner still times every config itself,
-alone on the device, so the config it picks and the figures it reports do not change.
+dry-runs each perf case once (`dry_launches`: the launcher runs, but no Triton kernel does: an autotuner
+records the arguments it gets, any other kernel compiles through Triton's own warm-up), then compiles
+every config that autotuner would time, with the same warm-up, into the Triton cache the whole run
+shares. Nothing runs on the device at the perf sizes, so a perf case cannot fault a worker's device
+before the perf pass meets it. The spec's peer (the library op its perf target compares with) is
+dry-run too, so its autotuners warm alike. The perf pass then loads the binaries instead of compiling
+them; the autotuner still times every config itself, alone on the device, so the config it picks and
+the figures it reports do not change.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 
 from parity.backends.base import Backend
 from parity.context import backend_scope
-from parity.run.autotune_pin import autotuners, pinned_case
+from parity.run.autotune_pin import autotuners
 from parity.run.pick_cache import PickStore, store_for, tuning_key
 from parity.spec import Case, KernelSpec
 
@@ -35,8 +37,8 @@ def share(spec: KernelSpec, case: Case, backend: Backend, *, cases: Sequence[Cas
     """(i, n): this case's worker compiles the i-th of n shares of the spec's autotuners, or None.
 
     Only where the perf pass will time perf cases on a device and the accuracy pass runs in xdist
-    workers (alone in one process there is nothing to overlap with). The first cases of the spec
-    share the work, at most one per autotuner the spec lists, so a big op is not one worker's tail.
+    workers (alone in one process there is nothing to overlap with). Cases spread over the spec's
+    list share the work, at most one per autotuner the spec lists, so a big op is not one worker's tail.
     """
     if perf == "off" or worker == "main" or backend.mode != "run" or not backend.times_kernels:
         return None
@@ -44,32 +46,40 @@ def share(spec: KernelSpec, case: Case, backend: Backend, *, cases: Sequence[Cas
     if not warmable(spec, cases) or case.id not in ids:
         return None
     n = max(1, min(len(ids), len(autotuners(spec.kernels)), MAX_SHARES))
-    i = ids.index(case.id)
-    return (i, n) if i < n else None
+    # spread over the spec's cases: xdist hands out neighbouring cases to one worker, and one worker doing
+    # every share would serialize them
+    at = [i * len(ids) // n for i in range(n)]
+    position = ids.index(case.id)
+    return (at.index(position), n) if position in at else None
 
 
 def warmable(spec: KernelSpec, cases: Sequence[Case]) -> list[Case]:
-    """The perf cases the accuracy pass also runs (a library op's is its largest full case): a launch
-    there has already run on this device, so warming it cannot be the first to fault the device."""
-    ids = {c.id for c in cases}
-    return [c for c in spec.perf_cases if c.id in ids] if spec.timed else []
+    """The spec's perf cases (nothing of them runs on the device here: `dry_launches`)."""
+    return list(spec.perf_cases) if spec.timed else []
 
 
 @contextlib.contextmanager
-def arguments_seen(spec: KernelSpec) -> Iterator[Seen]:
-    """Records the first call of each autotuner during the block (subclasses with their own run too)."""
+def dry_launches(spec: KernelSpec) -> Iterator[Seen]:
+    """Inside, launches run no kernel: each autotuner records its first call's arguments and returns without
+    tuning (subclasses with their own run too); any other Triton kernel compiles instead of launching
+    (JITFunction.run's own warm-up). A launcher that reads a kernel's output back sees an unwritten buffer;
+    what it then raises is the warm's to note, never a finding."""
     from triton.runtime.autotuner import Autotuner
 
-    from parity.seams.jit import autotuner_run
+    from parity.seams.jit import autotuner_run, jit_run
 
     seen: Seen = {}
     classes = {Autotuner, *(type(t) for t in autotuners(spec.kernels))}
 
     def spy(inner: Any, self: Any, *args: Any, **kwargs: Any) -> Any:
         seen.setdefault(id(self), (self, args, dict(kwargs)))
+
+    def compile_only(inner: Any, self: Any, *args: Any, **kwargs: Any) -> Any:
+        kwargs["warmup"] = True
         return inner(self, *args, **kwargs)
 
     with contextlib.ExitStack() as stack:
+        stack.enter_context(jit_run().layer(compile_only))
         for cls in classes:
             if "run" in cls.__dict__:
                 stack.enter_context(autotuner_run(cls).layer(spy))
@@ -101,7 +111,7 @@ def compile_configs(tuner: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
 
 
 def launch_peer(spec: KernelSpec, dev_inputs: Any, params: Any) -> str | None:
-    """Run the spec's peer (fla for the GDN kernels) once, so its autotuners are seen and warmed too: cold,
+    """Dry-run the spec's peer (fla for the GDN kernels) once, so its autotuners are seen and warmed too: cold,
     the perf pass spent most of its time in the peer's autotuning compiles. Why it could not, or None."""
     peer = spec.peer
     if peer is None or peer.unavailable() is not None:
@@ -130,15 +140,13 @@ def perf_configs(spec: KernelSpec, backend: Backend, *, seed: int, cases: Sequen
             continue
         try:
             dev_inputs, _ = device_inputs(spec, case, seed, backend.device)
-            with arguments_seen(spec) as seen, backend_scope(backend.name):
-                with pinned_case(spec, case.params):
+            with backend_scope(backend.name):
+                with dry_launches(spec) as seen:
                     spec.launch(dev_inputs, case.params)
                     peer_error = launch_peer(spec, dev_inputs, case.params)
-                backend.synchronize()
                 if peer_error:
                     errors.append(f"{case.id}: peer {peer_error}")
-                mine = list(seen.values())[part[0]::part[1]]  # the tuners have all their configs back here
-                for tuner, args, kwargs in mine:
+                for tuner, args, kwargs in list(seen.values())[part[0]::part[1]]:
                     done, bad = compile_configs(tuner, args, kwargs, store)
                     compiled, failed = compiled + done, failed + bad
         except Exception as exc:  # the perf pass will meet and report the same error itself

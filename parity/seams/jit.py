@@ -68,3 +68,22 @@ def disk_autotune() -> Seam | None:
 
 def add_stages(compiler_cls: type) -> Seam:
     return seam(compiler_cls, "add_stages")
+
+
+def kernel_params(jit_fn: Any) -> list[tuple[str, bool, bool]]:
+    """(name, is constexpr, not specialized) for each parameter of a @triton.jit function.
+
+    JITFunction.params (KernelParam) carries both flags on triton 3.2 through 3.9 and triton-ascend; where
+    an object has no `params` (the interpreter's wrapper on some releases), the plain function's annotations
+    say which are constexprs."""
+    params = getattr(jit_fn, "params", None)
+    if params is not None:
+        return [(p.name, bool(p.is_constexpr), bool(getattr(p, "do_not_specialize", False))) for p in params]
+    import inspect
+
+    fn = getattr(jit_fn, "fn", jit_fn)
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return []
+    return [(name, "constexpr" in str(p.annotation), False) for name, p in signature.parameters.items()]
