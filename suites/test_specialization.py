@@ -17,7 +17,7 @@ from parity.compile.keep_going import keep_going
 from parity.compile.specialize import SweepResult, expected_per_base, ir_violations, run_sweep, verdict
 from parity.repro import owner, sweep_repro
 from parity.results import empty_record
-from parity.run.runner import build_inputs
+from parity.run.runner import build_inputs, launch_pinned
 from parity.spec import KernelSpec
 
 
@@ -44,8 +44,8 @@ def test_specialization(parity, kernel_spec):
 
     def run_one(case):
         cpu = build_inputs(spec, case, parity.seed)
-        if backend.mode == "run":
-            spec.launch(inp.to_device(cpu, backend.device), case.params)
+        if backend.mode == "run":  # pinned as the accuracy pass launches: a sweep counts compiles, it does not tune
+            launch_pinned(spec, case, inp.to_device(cpu, backend.device), backend, {})
         else:  # a launch option this Triton rejects is the compile suite's finding; count the kernel's compiles
             with keep_going(spec.kernels, lambda: 0, on_option=lambda *rejected: None):
                 # on tensors of the target's device type, as the compile suite's launches, so a library

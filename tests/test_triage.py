@@ -299,3 +299,17 @@ def test_other_tiers_are_read_at_the_records_own_release_and_only_within_its_com
     dirs = sorted(tmp_path.iterdir())
     assert others_for(on_39, dirs, "3.9.0")["interpret"]["status"] == "failed"
     assert others_for(numeric("ascend-lowered"), dirs, "3.2.0")["interpret"]["status"] == "passed"
+
+
+@pytest.mark.parametrize("reason", [
+    "RuntimeError: Triton Error [CUDA]: out of memory (raised at kernels/gdn/kkt.py:70, in chunk_scaled_dot_kkt)",
+    "OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 139.80 GiB",
+])
+def test_a_device_out_of_memory_at_run_time_is_the_environments_not_the_authors(reason):
+    record = {**numeric("cuda", status="error"), "reason": reason, "metrics": None}
+    owner = decide(record, {})
+    assert owner["who"] == "environment" and "alone" in owner["evidence"], owner
+    assert plan_drafts({"owner": owner}).kind != "vendor"
+    # negative control: a config the GPU cannot hold (shared memory) stays the author's
+    held = {**record, "reason": "OutOfResources: out of resource: shared memory, Required: 262144, Hardware limit: 232448"}
+    assert decide(held, {})["who"] == "author"

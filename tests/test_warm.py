@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+import torch
 import triton
 
 from parity.backends.base import Backend
@@ -44,9 +45,9 @@ def test_every_config_the_autotuner_would_time_is_compiled_with_the_launch_argum
     out = warm.perf_configs(SPEC, FakeDevice(), seed=0, cases=CASES)
     assert out["configs"] == 2 and out["failed"] == 0 and "errors" not in out
     assert sorted(c["BLOCK"] for c in compiled) == [16, 32]
-    for call in compiled:
+    for call in compiled:  # the perf-size tensors are gone by now: stand-ins keep what a compile reads
         x, _, n = call["args"]
-        assert x.numel() == n == 100 and "grid" in call and "warmup" not in call
+        assert x.dtype == torch.float32 and x.numel() < n == 100 and "grid" in call and "warmup" not in call
     assert len(planted.twice_kernel.configs) == 2  # the pin is undone: the perf pass autotunes both
 
 
@@ -82,22 +83,34 @@ def test_negative_control_a_peer_that_is_unavailable_is_not_launched(compiled, m
     assert warm.perf_configs(spec, FakeDevice(), seed=0, cases=CASES)["configs"] == 2 and peer_calls == []
 
 
-def test_workers_split_the_autotuners_in_the_order_the_launch_reaches_them(compiled):
-    # one autotuner: it is share 0's, share 1 compiles nothing
-    assert warm.perf_configs(SPEC, FakeDevice(), seed=0, cases=CASES, part=(1, 2))["configs"] == 0
-    assert warm.perf_configs(SPEC, FakeDevice(), seed=0, cases=CASES, part=(0, 2))["configs"] == 2
+def test_workers_split_the_configs_in_the_order_the_launch_reaches_them(compiled):
+    # one autotuner with two configs: one each; a third share gets nothing
+    assert warm.perf_configs(SPEC, FakeDevice(), seed=0, cases=CASES, part=(1, 2))["configs"] == 1
+    assert warm.perf_configs(SPEC, FakeDevice(), seed=0, cases=CASES, part=(0, 2))["configs"] == 1
+    assert [c["BLOCK"] for c in compiled] == [32, 16]
+    assert warm.perf_configs(SPEC, FakeDevice(), seed=0, cases=CASES, part=(2, 3))["configs"] == 0
+
+
+def test_a_stand_in_keeps_the_dtype_device_and_alignment_a_compile_reads():
+    big = torch.zeros(1000, dtype=torch.bfloat16)
+    for view in (big, big[1:], big[8:]):
+        small = warm.stand_in(view)
+        assert small.dtype == view.dtype and small.device == view.device and small.numel() < 100
+        assert small.data_ptr() % 16 == view.data_ptr() % 16
+    assert warm.stand_in(7) == 7 and warm.stand_in(None) is None
 
 
 @pytest.mark.parametrize(("change", "expected"), [
-    ({}, (0, 1)),
-    ({"case": CASES[1]}, None),  # one autotuner: one share, from the spec's first case
+    ({}, (0, 4)),
+    ({"case": CASES[1]}, (1, 4)),  # four shares, from cases spread over the spec's six
+    ({"case": CASES[2]}, None),
     ({"worker": "main"}, None),  # alone in one process, nothing runs beside it
     ({"perf": "off"}, None),
     ({"spec": replace(SPEC, perf_cases=())}, None),
     # a perf size no accuracy case has: warmed too, nothing of it is launched (dry_launches)
-    ({"spec": replace(SPEC, perf_cases=tuple(product(N=[1 << 20], variant=[0], dtype=["fp32"])))}, (0, 1)),
+    ({"spec": replace(SPEC, perf_cases=tuple(product(N=[1 << 20], variant=[0], dtype=["fp32"])))}, (0, 4)),
 ])
-def test_the_first_cases_workers_warm_and_only_when_the_perf_pass_times_on_a_device(change, expected):
+def test_spread_cases_workers_warm_and_only_when_the_perf_pass_times_on_a_device(change, expected):
     args = {"spec": SPEC, "case": CASES[0], "perf": "largest", "worker": "gw0", **change}
     spec, case = args.pop("spec"), args.pop("case")
     assert warm.share(spec, case, FakeDevice(), cases=CASES, **args) == expected
@@ -110,7 +123,6 @@ def test_a_spec_with_several_autotuners_splits_them_over_cases_spread_through_it
 
 
 def test_a_dry_run_launches_no_kernel_and_a_real_one_does():
-    import torch
 
     from parity.run.autotune_pin import pinned_case
     from parity.run.runner import build_inputs

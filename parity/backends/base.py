@@ -76,6 +76,9 @@ class Backend:
     def synchronize(self) -> None:
         """Wait for queued work; a no-op on the CPU."""
 
+    def release_memory(self) -> None:
+        """Give the device the memory torch's allocator keeps cached (the run's other workers share it)."""
+
     def time_ms(self, fn: Callable[[], Any]) -> float:
         """Median wall time of fn in milliseconds; run tiers override with device timers."""
         samples = []

@@ -69,7 +69,7 @@ def _as_outputs(spec: KernelSpec, value: Any) -> dict[str, torch.Tensor]:
     return dict(value)
 
 
-def _launch_pinned(spec: KernelSpec, case: Case, dev_inputs: Mapping[str, Any], backend: Backend,
+def launch_pinned(spec: KernelSpec, case: Case, dev_inputs: Mapping[str, Any], backend: Backend,
                    record: dict[str, Any]) -> dict[str, torch.Tensor]:
     """Launch with each autotuned kernel pinned to one config (parity.run.autotune_pin).
 
@@ -144,7 +144,7 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
         # what the launcher allocates itself starts as NaN too, on run tiers (parity.run.prefill)
         with CompileCounter() as counter, backend_scope(backend.name), backend.presented() as present, \
                 prefill.launcher_allocations(backend.mode) as filled:
-            dev_outputs = _launch_pinned(spec, case, present(dev_inputs), backend, record)
+            dev_outputs = launch_pinned(spec, case, present(dev_inputs), backend, record)
         record["launcher_allocs_filled"] = filled.count if filled is not None else None
         outputs = {k: v.detach().cpu() for k, v in dev_outputs.items()}
     except Exception as exc:  # a kernel or compiler error is a result, not a crash of the suite

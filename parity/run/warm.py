@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from parity.backends.base import Backend
@@ -29,23 +30,26 @@ from parity.spec import Case, KernelSpec
 Seen = dict[int, tuple[Any, tuple[Any, ...], dict[str, Any]]]  # id(tuner) -> (tuner, args, kwargs)
 
 
-MAX_SHARES = 4  # accuracy cases (so workers) that split one spec's compiles
+MAX_SHARES = 4  # accuracy cases (so workers) that split the configs one spec's perf cases tune
 
 
 def share(spec: KernelSpec, case: Case, backend: Backend, *, cases: Sequence[Case], perf: str,
           worker: str) -> tuple[int, int] | None:
-    """(i, n): this case's worker compiles the i-th of n shares of the spec's autotuners, or None.
+    """(i, n): this case's worker compiles the i-th of n shares of the configs the spec's perf cases tune, or None.
 
     Only where the perf pass will time perf cases on a device and the accuracy pass runs in xdist
     workers (alone in one process there is nothing to overlap with). Cases spread over the spec's
-    list share the work, at most one per autotuner the spec lists, so a big op is not one worker's tail.
+    list share the work, so a big op is not one worker's tail.
     """
     if perf == "off" or worker == "main" or backend.mode != "run" or not backend.times_kernels:
         return None
     ids = [c.id for c in cases]
     if not warmable(spec, cases) or case.id not in ids:
         return None
-    n = max(1, min(len(ids), len(autotuners(spec.kernels)), MAX_SHARES))
+    # the configs are split, not the autotuners: one autotuner's list (GDN's chunk_fwd_h: 36 configs across
+    # the peer's and ours, 91 s of compiles) was one worker's single long item and the pass's tail
+    tuned = bool(autotuners(spec.kernels)) or spec.peer is not None
+    n = max(1, min(len(ids), MAX_SHARES if tuned else 1))
     # spread over the spec's cases: xdist hands out neighbouring cases to one worker, and one worker doing
     # every share would serialize them
     at = [i * len(ids) // n for i in range(n)]
@@ -86,28 +90,49 @@ def dry_launches(spec: KernelSpec) -> Iterator[Seen]:
         yield seen
 
 
-def compile_configs(tuner: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
-                    store: PickStore | None = None) -> tuple[int, int]:
-    """Compile, without launching, every config the autotuner would time for these arguments (only the
-    pick, where `store` holds one for them: the perf pass will launch that alone); (compiled, failed).
-    A config that does not build is the autotuner's to skip, not ours to report."""
+def planned(tuner: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any], store: PickStore | None = None) -> list[Any]:
+    """The configs the autotuner would time for these arguments (only the pick, where `store` holds one for
+    them: the perf pass will launch that alone); none where one config is left (launched untimed, the perf
+    pass compiles it as it runs)."""
     stored = store.lookup(tuner, tuning_key(tuner, args, kwargs)) if store is not None else None
+    if stored is not None:
+        return [stored]
     tuner.nargs = dict(zip(tuner.arg_names, args, strict=False))  # what the tuner's pruning reads
     try:
-        configs = [stored] if stored is not None else tuner.prune_configs(kwargs)
+        configs = list(tuner.prune_configs(dict(kwargs)))
     finally:
         tuner.nargs = None
-    if stored is None and len(configs) <= 1:
-        configs = []  # one config is launched untimed: the perf pass compiles it as it runs
+    return configs if len(configs) > 1 else []
+
+
+def compile_one(tuner: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any], config: Any) -> bool:
+    """Compile, without launching, one config; False where it does not build (the autotuner's to skip,
+    not ours to report)."""
     kwargs = {k: v for k, v in kwargs.items() if k != "warmup"}  # warm-up sets it itself
-    done = failed = 0
-    for config in configs:
-        try:
-            tuner.fn.warmup(*args, **kwargs, **config.all_kwargs())
-            done += 1
-        except Exception:
-            failed += 1
-    return done, failed
+    try:
+        tuner.fn.warmup(*args, **kwargs, **config.all_kwargs())
+    except Exception:
+        return False
+    return True
+
+
+def compile_configs(tuner: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                    store: PickStore | None = None) -> tuple[int, int]:
+    """`planned`, compiled; (compiled, failed)."""
+    built = [compile_one(tuner, args, kwargs, config) for config in planned(tuner, args, kwargs, store)]
+    return sum(built), len(built) - sum(built)
+
+
+def stand_in(value: Any) -> Any:
+    """A few bytes in place of a perf-size tensor, with what a compile reads of it: the dtype, the device and
+    the pointer's alignment (Triton specializes on 16-byte alignment). Anything else passes as it is."""
+    import torch
+
+    if not isinstance(value, torch.Tensor) or value.device.type == "meta":
+        return value
+    offset = value.data_ptr() % 16  # a multiple of the element size; a fresh block is 512-byte aligned
+    raw = torch.empty(64, dtype=torch.uint8, device=value.device)
+    return raw[offset:offset + 32].view(value.dtype)
 
 
 def launch_peer(spec: KernelSpec, dev_inputs: Any, params: Any) -> str | None:
@@ -123,11 +148,33 @@ def launch_peer(spec: KernelSpec, dev_inputs: Any, params: Any) -> str | None:
     return None
 
 
+PERF_SIZE_SLOTS = 4  # workers holding perf-size inputs at once: the device's memory is the whole run's
+
+
+@contextlib.contextmanager
+def device_slot(lock_dir: Path, slots: int = PERF_SIZE_SLOTS) -> Iterator[None]:
+    """One of `slots` cross-worker locks: at most that many workers hold perf-size tensors on the device at
+    once (16 workers each building GDN's T=65536 inputs and running fla's forward ran an H200 out of memory)."""
+    from parity.compile import once
+
+    while True:
+        for i in range(slots):
+            with once.held(lock_dir, f"perf-size-slot-{i}", 0.0) as got:
+                if got:
+                    yield
+                    return
+        time.sleep(0.2)
+
+
 def perf_configs(spec: KernelSpec, backend: Backend, *, seed: int, cases: Sequence[Case],
                  part: tuple[int, int] = (0, 1), retune: bool = False) -> dict[str, Any]:
-    """Warm this worker's share of the spec's warmable perf cases: the autotuners j with j % n == i, in
-    the order the launch reaches them; what was compiled, and the seconds it took. Where an earlier run
-    stored a tuner's pick (parity.run.pick_cache) and `retune` is off, only the pick is compiled."""
+    """Warm this worker's share of the configs the spec's perf cases tune: the j-th of them, in the order the
+    launches reach their autotuners, where j % n == i; what was compiled, and the seconds it took. Where an
+    earlier run stored a tuner's pick (parity.run.pick_cache) and `retune` is off, only the pick is compiled.
+
+    The perf-size inputs live only through the dry launch, inside a device slot; the compiles that follow
+    read stand-ins (`stand_in`), so the memory goes back to the device first."""
+    from parity.paths import triton_cache_dir
     from parity.run.perf_case import device_inputs
     from parity.run.runner import memory_skip
 
@@ -139,19 +186,34 @@ def perf_configs(spec: KernelSpec, backend: Backend, *, seed: int, cases: Sequen
         if memory_skip(spec, case, backend):
             continue
         try:
-            dev_inputs, _ = device_inputs(spec, case, seed, backend.device)
+            with device_slot(triton_cache_dir(backend.name) / "warm-slots"):
+                work = _dry_run(spec, case, backend, seed, store, part, errors, device_inputs)
+                backend.release_memory()
             with backend_scope(backend.name):
-                with dry_launches(spec) as seen:
-                    spec.launch(dev_inputs, case.params)
-                    peer_error = launch_peer(spec, dev_inputs, case.params)
-                if peer_error:
-                    errors.append(f"{case.id}: peer {peer_error}")
-                for tuner, args, kwargs in list(seen.values())[part[0]::part[1]]:
-                    done, bad = compile_configs(tuner, args, kwargs, store)
-                    compiled, failed = compiled + done, failed + bad
+                built = [compile_one(tuner, args, kwargs, config) for tuner, args, kwargs, config in work]
+            compiled, failed = compiled + sum(built), failed + len(built) - sum(built)
         except Exception as exc:  # the perf pass will meet and report the same error itself
             errors.append(f"{case.id}: {type(exc).__name__}: {str(exc)[:200]}")
     out: dict[str, Any] = {"configs": compiled, "failed": failed, "seconds": round(time.perf_counter() - t0, 3)}
     if errors:
         out["errors"] = errors
     return out
+
+
+Work = list[tuple[Any, tuple[Any, ...], dict[str, Any], Any]]  # (tuner, args, kwargs, config)
+
+
+def _dry_run(spec: KernelSpec, case: Case, backend: Backend, seed: int, store: PickStore, part: tuple[int, int],
+             errors: list[str], device_inputs: Any) -> Work:
+    """This share's (tuner, args, kwargs, config) of one perf case, its tensors already stand-ins."""
+    dev_inputs, _ = device_inputs(spec, case, seed, backend.device)
+    with backend_scope(backend.name):
+        with dry_launches(spec) as seen:
+            spec.launch(dev_inputs, case.params)
+            peer_error = launch_peer(spec, dev_inputs, case.params)
+        if peer_error:
+            errors.append(f"{case.id}: peer {peer_error}")
+        work = [(tuner, args, kwargs, config) for tuner, args, kwargs in seen.values()
+                for config in planned(tuner, args, kwargs, store)][part[0]::part[1]]
+    return [(tuner, tuple(stand_in(a) for a in args), {k: stand_in(v) for k, v in kwargs.items()}, config)
+            for tuner, args, kwargs, config in work]

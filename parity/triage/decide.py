@@ -6,7 +6,7 @@ Order of the rules (the first that applies wins):
    another tier fails the same way (then the kernel is wrong everywhere: the author);
 3. a config the target cannot hold (UB, shared memory, registers, the grid) → the author;
 4. the same case fails the same way on another tier → the author;
-5. the environment (a module or tool that is not installed) → the environment;
+5. the environment (a module or tool that is not installed, a device out of memory) → the environment;
 6. the vendor's tool is the odd one out (its tier fails, the other family's tiers pass) → that vendor;
 7. a compiler that aborts, hangs or asserts → that tier's compiler, on its own evidence;
 8. nothing else to go on → a provisional guess, with the run that would settle it.
@@ -31,6 +31,10 @@ CRASH_KINDS = ("crash", "timeout")
 # an internal assertion of a compiler: its own bug whatever the kernel (an invalid kernel gets a diagnostic)
 ASSERTION = re.compile(r"Assertion .* failed|LLVM ERROR|UNREACHABLE|Aborted|core dumped|"
                        r"only support ReinterpretCastOp", re.IGNORECASE)
+# the device's memory ran out at run time (CUDA's and torch's words; torch_npu's "NPU out of memory"): it is
+# shared by the xdist workers and whatever else runs there, so it says nothing about the kernel. Not Triton's
+# "out of resource: shared memory", which is a config the target cannot hold (rule 3)
+DEVICE_MEMORY = re.compile(r"\bout of memory\b|OutOfMemoryError", re.IGNORECASE)
 ENVIRONMENT = re.compile(r"No module named '(?!triton)|cannot open shared object file|No space left on device|"
                          r"command not found|is not installed", re.IGNORECASE)
 
@@ -169,6 +173,11 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
     if failing_same:
         return make_owner("author", "kernel author",
                           f"{tier} and {', '.join(failing_same)} fail the same way{_where(record)}")
+    if DEVICE_MEMORY.search(text) and not comp:
+        return make_owner("environment", "device memory",
+                          f"the device ran out of memory at run time: {_key(text)}; its memory is shared by the "
+                          "run's workers and any other process, so re-run the case alone (fewer -n workers, or "
+                          "-k on the case) before reading it as the kernel's")
     if ENVIRONMENT.search(text) and "import error" not in text:
         return make_owner("environment", "environment", f"a module or tool is missing: {_key(text)}")
     odd = _odd_one_out(record, others, tier, kind)

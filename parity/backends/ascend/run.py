@@ -65,6 +65,9 @@ class AscendBackend(Backend):
     def synchronize(self) -> None:
         torch.npu.synchronize()  # type: ignore[attr-defined]
 
+    def release_memory(self) -> None:
+        torch.npu.empty_cache()  # type: ignore[attr-defined]
+
     def time_ms(self, fn: Callable[[], Any]) -> float:
         # triton-ascend ships an NPU-aware do_bench; fall back to NPU events where it is absent
         try:

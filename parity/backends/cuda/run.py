@@ -41,6 +41,9 @@ class CudaBackend(Backend):
     def synchronize(self) -> None:
         torch.cuda.synchronize(self.device_index)
 
+    def release_memory(self) -> None:
+        torch.cuda.empty_cache()
+
     def time_ms(self, fn: Callable[[], Any]) -> float:
         from triton.testing import do_bench
 
