@@ -9,7 +9,8 @@ with seqlens 1000,3096,8192,16384,36864). Rows, in order (none is started after 
 - fla: fla-core 0.6.0's chunk_gated_delta_rule_fwd_kkt_solve_kernel, autotuned, A allocated outside.
 - default: gdn_kkt_solve as it ships (kernels/gdn/kkt_solve.py, its autotune list), via the spec's launch.
 - pinned candidates: chunk_kkt_solve_kernel with INV (how the diagonal blocks are inverted: rolled,
-  unrolled = the kernel before issue 30, dots), DOT_PRECISION of the merges and one config (BK,
+  unrolled = the kernel before issue 30, dots,
+  batched), DOT_PRECISION of the merges and one config (BK,
   num_warps, num_stages) each, Ai allocated outside the timed region. "before" rows are the
   pre-issue-30 kernel at each of its old configs (the best of them is what its autotune picked);
   "default" rows are the shipped kernel at each config of its list.
@@ -47,20 +48,21 @@ class Candidate(NamedTuple):
     num_stages: int
 
 
-ROLLED, UNROLLED, DOTS = 0, 1, 2  # mirror kernels.gdn.kkt_solve.INV_*; checked in main()
+ROLLED, UNROLLED, DOTS, BATCHED = 0, 1, 2, 3  # mirror kernels.gdn.kkt_solve.INV_*; checked in main()
 REFERENCE = Candidate("before: unrolled ieee BK64 w2 s2", UNROLLED, "ieee", 64, 2, 2)
 
 
 def candidates() -> list[Candidate]:
     """Most telling first: the old kernel at its old configs, the new default's configs, then one change at a time."""
     def c(inv: int, prec: str, bk: int, w: int, st: int, prefix: str = "") -> Candidate:
-        kind = {ROLLED: "rolled", UNROLLED: "unrolled", DOTS: "dots"}[inv]
+        kind = {ROLLED: "rolled", UNROLLED: "unrolled", DOTS: "dots", BATCHED: "batched"}[inv]
         return Candidate(f"{prefix}{kind} {prec} BK{bk} w{w} s{st}", inv, prec, bk, w, st)
 
     return [REFERENCE, c(UNROLLED, "ieee", 64, 4, 2, "before: "), c(UNROLLED, "ieee", 128, 4, 1, "before: "),
             # the shipped default's two configs (rolled substitution, tf32 merges), then each change alone
             c(ROLLED, "tf32", 64, 2, 2, "default: "), c(ROLLED, "tf32", 64, 4, 2, "default: "),
             c(ROLLED, "ieee", 64, 2, 2), c(ROLLED, "ieee", 64, 4, 2), c(UNROLLED, "tf32", 64, 4, 2),
+            c(BATCHED, "tf32", 64, 2, 2), c(BATCHED, "tf32", 64, 4, 2),
             c(ROLLED, "tf32", 32, 2, 3), c(ROLLED, "tf32", 32, 4, 3), c(ROLLED, "tf32", 128, 4, 1),
             c(ROLLED, "tf32", 64, 1, 2), c(ROLLED, "tf32", 64, 8, 2), c(ROLLED, "tf32", 64, 4, 3),
             c(DOTS, "tf32", 64, 2, 2), c(DOTS, "tf32", 64, 4, 2), c(DOTS, "ieee", 64, 4, 2),
@@ -140,9 +142,10 @@ def main(argv: list[str] | None = None) -> None:
     from parity.context import backend_scope
     from parity.inputs import unfilled
 
-    if (ROLLED, UNROLLED, DOTS) != (kkt_solve.INV_ROLLED, kkt_solve.INV_UNROLLED, kkt_solve.INV_DOTS):
+    if (ROLLED, UNROLLED, DOTS, BATCHED) != (kkt_solve.INV_ROLLED, kkt_solve.INV_UNROLLED, kkt_solve.INV_DOTS,
+                                             kkt_solve.INV_BATCHED):
         raise SystemExit("bench/kkt_solve_candidates.py: INV codes differ from kernels/gdn/kkt_solve.py's; "
-                         "update ROLLED, UNROLLED, DOTS here")
+                         "update ROLLED, UNROLLED, DOTS, BATCHED here")
     header = (f"{torch.cuda.get_device_name()}, torch {torch.__version__}, triton {triton.__version__}; "
               "x fla = ours / fla's time (target <= 1.0); diff = max |Ai - before kernel's Ai|")
     print(header, flush=True)

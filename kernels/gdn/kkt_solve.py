@@ -106,10 +106,33 @@ def _invert_diag16_dots(b_A, DOT_PRECISION: tl.constexpr):  # noqa: ANN202 (a te
     return tl.dot(b_P, b_L, b_P, input_precision=DOT_PRECISION)
 
 
+@triton.jit
+def _invert4_diag16_batched(b_A1, b_A2, b_A3, b_A4):  # noqa: ANN202 (four tensors)
+    """_invert4_diag16 on one [4, 16, 16] stack: each step is one op over the four blocks instead of
+    four over a 16×16 tile that the mma layout replicates across warps (one stack in, one out)."""
+    o_i = tl.arange(0, 16)
+    m_l = o_i[:, None] > o_i[None, :]
+    # [16, 16, 2, 2] -> [4, 16, 16] with block b at index b; the strict lower part, transposed per block
+    b_L = tl.join(tl.join(tl.where(m_l, b_A1, 0.0), tl.where(m_l, b_A2, 0.0)),
+                  tl.join(tl.where(m_l, b_A3, 0.0), tl.where(m_l, b_A4, 0.0)))
+    b_Lt = tl.permute(tl.reshape(tl.permute(b_L, (3, 2, 0, 1)), (4, 16, 16)), (0, 2, 1))  # [b, j, i]
+    b_Ai = tl.broadcast_to(((o_i[:, None] == o_i[None, :]).to(tl.float32))[None, :, :], (4, 16, 16))
+    for i in range(1, 16):
+        b_l = tl.sum(tl.where(o_i[None, None, :] == i, b_Lt, 0.0), 2)  # [4, 16]: L[i, j] over j
+        b_r = tl.sum(b_l[:, :, None] * b_Ai, 1)  # [4, 16]: Σ_j L[i, j]·Ai[j, :]
+        b_Ai = tl.where(o_i[None, :, None] == i, b_Ai - b_r[:, None, :], b_Ai)
+    b_Ai = tl.reshape(tl.permute(b_Ai, (1, 2, 0)), (16, 16, 2, 2))  # [r, c, b // 2, b % 2]
+    b_Ai12, b_Ai34 = tl.split(tl.permute(b_Ai, (0, 1, 3, 2)))  # the b // 2 halves: blocks (1, 2) and (3, 4)
+    b_Ai1, b_Ai2 = tl.split(b_Ai12)
+    b_Ai3, b_Ai4 = tl.split(b_Ai34)
+    return b_Ai1, b_Ai2, b_Ai3, b_Ai4
+
+
 # INV, how the four diagonal blocks are inverted (bench/kkt_solve_candidates.py times each):
 INV_ROLLED = 0  # _invert4_diag16: one rolled loop over all four (the default: compiles in a fraction)
 INV_UNROLLED = 1  # solve_tril's _invert_diag16 four times, 15 unrolled steps each (the kernel before issue 30)
 INV_DOTS = 2  # _invert_diag16_dots: the product form on tensor-core-sized dots
+INV_BATCHED = 3  # _invert4_diag16_batched: the rolled loop on one [4, 16, 16] stack
 
 # Two configs, not three: each is a compile per variant. On sm_90 every config of this kernel sits at
 # 242-255 registers (a 16×16 tile in the mma layout is replicated across warps, 8 fp32 a thread per
@@ -209,6 +232,8 @@ def chunk_kkt_solve_kernel(k, beta, g, Ai, cu_seqlens, chunk_indices, T, H: tl.c
         b_Ai22 = _invert_diag16_dots(b_A22, DOT_PRECISION)
         b_Ai33 = _invert_diag16_dots(b_A33, DOT_PRECISION)
         b_Ai44 = _invert_diag16_dots(b_A44, DOT_PRECISION)
+    elif INV == 3:  # INV_BATCHED
+        b_Ai11, b_Ai22, b_Ai33, b_Ai44 = _invert4_diag16_batched(b_A11, b_A22, b_A33, b_A44)
     else:
         b_Ai11, b_Ai22, b_Ai33, b_Ai44 = _invert4_diag16(b_A11, b_A22, b_A33, b_A44)
     b_Ai21 = -tl.dot(b_Ai22, tl.dot(b_A21, b_Ai11, input_precision=DOT_PRECISION), input_precision=DOT_PRECISION)
