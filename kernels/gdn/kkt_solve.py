@@ -4,9 +4,9 @@ chunk_scaled_dot_kkt followed by solve_tril, without the round trip of the fp32 
 memory (a 64-wide fp32 row written, then read back, per token and head) and without one launch.
 One program per (chunk, batch · head) builds the ten 16×16 blocks of A on or below the diagonal
 from 16-row slices of k (tensor-core dots over BK columns at a time), applies β and the decay in
-fp32, inverts the four diagonal blocks by forward substitution and merges the rest as solve_tril
-does; Ai is stored in k's dtype, zeros above the diagonal included. fla-core 0.6.0 makes the same
-split (`chunk_gated_delta_rule_fwd_intra`: kkt and solve fused at BT = 64, recompute_w_u apart).
+fp32, inverts the four diagonal blocks by forward substitution (one rolled loop that steps all
+four) and merges the rest as solve_tril does (tf32 dots on CUDA, as fla's); Ai is stored in k's
+dtype, zeros above the diagonal included. fla-core 0.6.0 makes the same split (`chunk_gated_delta_rule_fwd_intra`: kkt and solve fused at BT = 64, recompute_w_u apart).
 """
 
 from __future__ import annotations
@@ -134,13 +134,12 @@ INV_UNROLLED = 1  # solve_tril's _invert_diag16 four times, 15 unrolled steps ea
 INV_DOTS = 2  # _invert_diag16_dots: the product form on tensor-core-sized dots
 INV_BATCHED = 3  # _invert4_diag16_batched: the rolled loop on one [4, 16, 16] stack
 
-# Two configs, not three: each is a compile per variant. On sm_90 every config of this kernel sits at
-# 242-255 registers (a 16×16 tile in the mma layout is replicated across warps, 8 fp32 a thread per
-# tile whatever num_warps); 1 warp spills ~220 and 2 warps a few, 4 warps none (ptxas, Triton 3.8).
-_CONFIGS = [triton.Config({"BK": 64}, num_warps=num_warps, num_stages=2) for num_warps in (2, 4)]
-# the list before issue 30, for the bench
-OLD_CONFIGS = [triton.Config({"BK": BK}, num_warps=num_warps, num_stages=num_stages)
-               for BK, num_warps, num_stages in ((64, 2, 2), (64, 4, 2), (128, 4, 1))]
+# Two configs, not three: each is a compile per variant. A 16×16 tile in the mma layout is replicated
+# across warps (8 fp32 a thread per tile whatever num_warps), so more warps repeat the same work and
+# only fewer warps add parallel chunks. ptxas for sm_90 (Triton 3.8, bf16, tf32 merges): 1 warp 184
+# registers, 2 warps 182, 4 warps 213, no spills: about 10, 10 and 8 resident warps an SM (ieee merges:
+# 242-255, spilling at 2 warps; fla-core 0.6.0's kernel: 255 and 98 spilled at 1 warp, 255 at 2, 252 at 4).
+_CONFIGS = [triton.Config({"BK": 64}, num_warps=num_warps, num_stages=2) for num_warps in (1, 2)]
 
 
 # Ascend gets one config: bishengir takes 30 to 140 s per config of this kernel on a loaded 2-core host
