@@ -6,7 +6,8 @@ One program per (chunk, batch · head) builds the ten 16×16 blocks of A on or b
 from 16-row slices of k (tensor-core dots over BK columns at a time), applies β and the decay in
 fp32, inverts the four diagonal blocks by forward substitution (one rolled loop that steps all
 four) and merges the rest as solve_tril does (tf32 dots on CUDA, as fla's); Ai is stored in k's
-dtype, zeros above the diagonal included. fla-core 0.6.0 makes the same split (`chunk_gated_delta_rule_fwd_intra`: kkt and solve fused at BT = 64, recompute_w_u apart).
+dtype, zeros above the diagonal included. fla-core 0.6.0 makes the same split
+(`chunk_gated_delta_rule_fwd_intra`: kkt and solve fused at BT = 64, recompute_w_u apart).
 """
 
 from __future__ import annotations
