@@ -143,8 +143,8 @@ INV_BATCHED = 3  # _invert4_diag16_batched: the rolled loop on one [4, 16, 16] s
 _CONFIGS = [triton.Config({"BK": 64}, num_warps=num_warps, num_stages=2) for num_warps in (1, 2)]
 
 
-# Ascend gets one config: bishengir takes 30 to 140 s per config of this kernel on a loaded 2-core host
-# (ascend-compile, triton-ascend 3.2.0), and warps do not map onto its cores anyway
+# Ascend gets one config: warps do not map onto its cores, and bishengir took 30 to 140 s a config of
+# the unrolled kernel on a loaded 2-core host (ascend-compile, triton-ascend 3.2.0; ~3 s rolled)
 @triton.heuristics({
     "USE_G": lambda args: args["g"] is not None,
     "IS_VARLEN": lambda args: args["cu_seqlens"] is not None,
