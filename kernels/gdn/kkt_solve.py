@@ -4,9 +4,10 @@ chunk_scaled_dot_kkt followed by solve_tril, without the round trip of the fp32 
 memory (a 64-wide fp32 row written, then read back, per token and head) and without one launch.
 One program per (chunk, batch · head) builds the ten 16×16 blocks of A on or below the diagonal
 from 16-row slices of k (tensor-core dots over BK columns at a time), applies β and the decay in
-fp32, inverts the four diagonal blocks by forward substitution and merges the rest as solve_tril
-does; Ai is stored in k's dtype, zeros above the diagonal included. fla-core 0.6.0 makes the same
-split (`chunk_gated_delta_rule_fwd_intra`: kkt and solve fused at BT = 64, recompute_w_u apart).
+fp32, inverts the four diagonal blocks by forward substitution (one rolled loop that steps all
+four) and merges the rest as solve_tril does (tf32 dots on CUDA, as fla's); Ai is stored in k's
+dtype, zeros above the diagonal included. fla-core 0.6.0 makes the same split
+(`chunk_gated_delta_rule_fwd_intra`: kkt and solve fused at BT = 64, recompute_w_u apart).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from kernels.gdn import fla_peer
 from kernels.gdn.common import chunk_bounds
 from kernels.gdn.kkt import kkt_inputs, scaled_kkt_eager
 from kernels.gdn.solve_tril import _invert_diag16, _store_block, merge_lower64
-from parity import KernelSpec, known, nan_empty
+from parity import KernelSpec, current_target, known, nan_empty
 from parity.cases import by_level, product
 from reference import gdn as ref
 
@@ -62,12 +63,88 @@ def _scale_block(b_A, b_beta_r, b_g_r, b_g_c, m_r, DIAG: tl.constexpr, USE_G: tl
     return tl.where(m_A, b_A, 0.0)
 
 
-_CONFIGS = [triton.Config({"BK": BK}, num_warps=num_warps, num_stages=num_stages)
-            for BK, num_warps, num_stages in ((64, 2, 2), (64, 4, 2), (128, 4, 1))]
+@triton.jit
+def _invert4_diag16(b_A1, b_A2, b_A3, b_A4):  # noqa: ANN202 (four tensors)
+    """(I + L)⁻¹ of four 16×16 blocks by forward substitution in one rolled loop (L: each strict lower part).
+
+    solve_tril's _invert_diag16 unrolls its 15 steps; four of those per chunk made this kernel's
+    compile ~5 s. One loop of 15 steps that advances all four blocks keeps four independent chains
+    per step for the scheduler, with a quarter of the code."""
+    o_i = tl.arange(0, 16)
+    m_l = o_i[:, None] > o_i[None, :]
+    # Lᵀ: row i of L comes out of a reduction along axis 1 in the layout the next product needs
+    b_Lt1 = tl.trans(tl.where(m_l, b_A1, 0.0))
+    b_Lt2 = tl.trans(tl.where(m_l, b_A2, 0.0))
+    b_Lt3 = tl.trans(tl.where(m_l, b_A3, 0.0))
+    b_Lt4 = tl.trans(tl.where(m_l, b_A4, 0.0))
+    b_I = (o_i[:, None] == o_i[None, :]).to(tl.float32)
+    b_Ai1, b_Ai2, b_Ai3, b_Ai4 = b_I, b_I, b_I, b_I  # rows >= i still hold the identity
+    for i in range(1, 16):
+        m_c = o_i[None, :] == i
+        m_r = o_i[:, None] == i
+        b_r1 = tl.sum(tl.sum(tl.where(m_c, b_Lt1, 0.0), 1)[:, None] * b_Ai1, 0)
+        b_r2 = tl.sum(tl.sum(tl.where(m_c, b_Lt2, 0.0), 1)[:, None] * b_Ai2, 0)
+        b_r3 = tl.sum(tl.sum(tl.where(m_c, b_Lt3, 0.0), 1)[:, None] * b_Ai3, 0)
+        b_r4 = tl.sum(tl.sum(tl.where(m_c, b_Lt4, 0.0), 1)[:, None] * b_Ai4, 0)
+        b_Ai1 = tl.where(m_r, b_Ai1 - b_r1[None, :], b_Ai1)
+        b_Ai2 = tl.where(m_r, b_Ai2 - b_r2[None, :], b_Ai2)
+        b_Ai3 = tl.where(m_r, b_Ai3 - b_r3[None, :], b_Ai3)
+        b_Ai4 = tl.where(m_r, b_Ai4 - b_r4[None, :], b_Ai4)
+    return b_Ai1, b_Ai2, b_Ai3, b_Ai4
 
 
-# Ascend gets one config: bishengir takes 30 to 140 s per config of this kernel on a loaded 2-core host
-# (ascend-compile, triton-ascend 3.2.0), and warps do not map onto its cores anyway
+@triton.jit
+def _invert_diag16_dots(b_A, DOT_PRECISION: tl.constexpr):  # noqa: ANN202 (a tensor)
+    """(I + L)⁻¹ = (I − L)(I + L²)(I + L⁴)(I + L⁸), exact as L¹⁶ = 0: six 16×16 dots instead of 15 serial steps."""
+    o_i = tl.arange(0, 16)
+    b_L = tl.where(o_i[:, None] > o_i[None, :], b_A, 0.0)
+    b_P = (o_i[:, None] == o_i[None, :]).to(tl.float32) - b_L
+    b_L = tl.dot(b_L, b_L, input_precision=DOT_PRECISION)
+    b_P = tl.dot(b_P, b_L, b_P, input_precision=DOT_PRECISION)
+    b_L = tl.dot(b_L, b_L, input_precision=DOT_PRECISION)
+    b_P = tl.dot(b_P, b_L, b_P, input_precision=DOT_PRECISION)
+    b_L = tl.dot(b_L, b_L, input_precision=DOT_PRECISION)
+    return tl.dot(b_P, b_L, b_P, input_precision=DOT_PRECISION)
+
+
+@triton.jit
+def _invert4_diag16_batched(b_A1, b_A2, b_A3, b_A4):  # noqa: ANN202 (four tensors)
+    """_invert4_diag16 on one [4, 16, 16] stack: each step is one op over the four blocks instead of
+    four over a 16×16 tile that the mma layout replicates across warps (one stack in, one out)."""
+    o_i = tl.arange(0, 16)
+    m_l = o_i[:, None] > o_i[None, :]
+    # [16, 16, 2, 2] -> [4, 16, 16] with block b at index b; the strict lower part, transposed per block
+    b_L = tl.join(tl.join(tl.where(m_l, b_A1, 0.0), tl.where(m_l, b_A2, 0.0)),
+                  tl.join(tl.where(m_l, b_A3, 0.0), tl.where(m_l, b_A4, 0.0)))
+    b_Lt = tl.permute(tl.reshape(tl.permute(b_L, (3, 2, 0, 1)), (4, 16, 16)), (0, 2, 1))  # [b, j, i]
+    b_Ai = tl.broadcast_to(((o_i[:, None] == o_i[None, :]).to(tl.float32))[None, :, :], (4, 16, 16))
+    for i in range(1, 16):
+        b_l = tl.sum(tl.where(o_i[None, None, :] == i, b_Lt, 0.0), 2)  # [4, 16]: L[i, j] over j
+        b_r = tl.sum(b_l[:, :, None] * b_Ai, 1)  # [4, 16]: Σ_j L[i, j]·Ai[j, :]
+        b_Ai = tl.where(o_i[None, :, None] == i, b_Ai - b_r[:, None, :], b_Ai)
+    b_Ai = tl.reshape(tl.permute(b_Ai, (1, 2, 0)), (16, 16, 2, 2))  # [r, c, b // 2, b % 2]
+    b_Ai12, b_Ai34 = tl.split(tl.permute(b_Ai, (0, 1, 3, 2)))  # the b // 2 halves: blocks (1, 2) and (3, 4)
+    b_Ai1, b_Ai2 = tl.split(b_Ai12)
+    b_Ai3, b_Ai4 = tl.split(b_Ai34)
+    return b_Ai1, b_Ai2, b_Ai3, b_Ai4
+
+
+# INV, how the four diagonal blocks are inverted (bench/kkt_solve_candidates.py times each):
+INV_ROLLED = 0  # _invert4_diag16: one rolled loop over all four (the default: compiles in a fraction)
+INV_UNROLLED = 1  # solve_tril's _invert_diag16 four times, 15 unrolled steps each (the kernel before issue 30)
+INV_DOTS = 2  # _invert_diag16_dots: the product form on tensor-core-sized dots
+INV_BATCHED = 3  # _invert4_diag16_batched: the rolled loop on one [4, 16, 16] stack
+
+# Two configs, not three: each is a compile per variant. A 16×16 tile in the mma layout is replicated
+# across warps (8 fp32 a thread per tile whatever num_warps), so more warps repeat the same work and
+# only fewer warps add parallel chunks. ptxas for sm_90 (Triton 3.8, bf16, tf32 merges): 1 warp 184
+# registers, 2 warps 182, 4 warps 213, no spills: about 10, 10 and 8 resident warps an SM (ieee merges:
+# 242-255, spilling at 2 warps; fla-core 0.6.0's kernel: 255 and 98 spilled at 1 warp, 255 at 2, 252 at 4).
+_CONFIGS = [triton.Config({"BK": 64}, num_warps=num_warps, num_stages=2) for num_warps in (1, 2)]
+
+
+# Ascend gets one config: warps do not map onto its cores, and bishengir took 30 to 140 s a config of
+# the unrolled kernel on a loaded 2-core host (ascend-compile, triton-ascend 3.2.0; ~3 s rolled)
 @triton.heuristics({
     "USE_G": lambda args: args["g"] is not None,
     "IS_VARLEN": lambda args: args["cu_seqlens"] is not None,
@@ -79,7 +156,7 @@ _CONFIGS = [triton.Config({"BK": BK}, num_warps=num_warps, num_stages=num_stages
 @triton.jit(do_not_specialize=["T"])
 def chunk_kkt_solve_kernel(k, beta, g, Ai, cu_seqlens, chunk_indices, T, H: tl.constexpr, K: tl.constexpr,
                            BT: tl.constexpr, BK: tl.constexpr, DOT_PRECISION: tl.constexpr, USE_G: tl.constexpr,
-                           IS_VARLEN: tl.constexpr):
+                           IS_VARLEN: tl.constexpr, INV: tl.constexpr = 0):
     i_t, i_bh = tl.program_id(0), tl.program_id(1)
     i_b, i_h = i_bh // H, i_bh % H
     i_t, bos, T = chunk_bounds(i_b, i_t, T, cu_seqlens, chunk_indices, IS_VARLEN)
@@ -145,10 +222,20 @@ def chunk_kkt_solve_kernel(k, beta, g, Ai, cu_seqlens, chunk_indices, T, H: tl.c
     b_A43 = _scale_block(b_A43, b_b4, b_g4, b_g3, m_4, False, USE_G)
 
     # the four diagonal inversions are independent, which gives the scheduler parallel work
-    b_Ai11 = _invert_diag16(b_A11)
-    b_Ai22 = _invert_diag16(b_A22)
-    b_Ai33 = _invert_diag16(b_A33)
-    b_Ai44 = _invert_diag16(b_A44)
+    if INV == 1:  # INV_UNROLLED
+        b_Ai11 = _invert_diag16(b_A11)
+        b_Ai22 = _invert_diag16(b_A22)
+        b_Ai33 = _invert_diag16(b_A33)
+        b_Ai44 = _invert_diag16(b_A44)
+    elif INV == 2:  # INV_DOTS
+        b_Ai11 = _invert_diag16_dots(b_A11, DOT_PRECISION)
+        b_Ai22 = _invert_diag16_dots(b_A22, DOT_PRECISION)
+        b_Ai33 = _invert_diag16_dots(b_A33, DOT_PRECISION)
+        b_Ai44 = _invert_diag16_dots(b_A44, DOT_PRECISION)
+    elif INV == 3:  # INV_BATCHED
+        b_Ai11, b_Ai22, b_Ai33, b_Ai44 = _invert4_diag16_batched(b_A11, b_A22, b_A33, b_A44)
+    else:
+        b_Ai11, b_Ai22, b_Ai33, b_Ai44 = _invert4_diag16(b_A11, b_A22, b_A33, b_A44)
     b_Ai21 = -tl.dot(b_Ai22, tl.dot(b_A21, b_Ai11, input_precision=DOT_PRECISION), input_precision=DOT_PRECISION)
     b_Ai31, b_Ai32, b_Ai41, b_Ai42, b_Ai43 = merge_lower64(
         b_Ai11, b_Ai21, b_Ai22, b_Ai33, b_Ai44, b_A31, b_A32, b_A41, b_A42, b_A43, DOT_PRECISION)
@@ -168,12 +255,23 @@ def chunk_kkt_solve_kernel(k, beta, g, Ai, cu_seqlens, chunk_indices, T, H: tl.c
             _store_block(Ai, b_zero, T, i_t, r, c, H, BT)
 
 
+def default_dot_precision(k: torch.Tensor) -> str:
+    """tf32 for the merges on CUDA: ~2^-11 relative error per product, under the bf16/fp16 rounding of
+    Ai and well inside the 0.005 err_ratio budget even in fp32, and tensor-core dots where ieee runs
+    FMA loops. ieee on the interpreter and on Ascend, which have no tf32 mode to gain from."""
+    on_cuda = k.device.type == "cuda" or (k.device.type == "cpu" and current_target() == "cuda")
+    return "tf32" if on_cuda and not device_info.interpreting() else "ieee"
+
+
 def chunk_kkt_solve(k: torch.Tensor, beta: torch.Tensor, g_cumsum: torch.Tensor | None = None,
                     cu_seqlens: torch.Tensor | None = None, chunk_indices: torch.Tensor | None = None,
-                    output_dtype: torch.dtype | None = None, dot_precision: str = "ieee") -> torch.Tensor:
+                    output_dtype: torch.dtype | None = None, dot_precision: str | None = None) -> torch.Tensor:
     """Ai [B, T, H, 64] in output_dtype (default k's) from k [B, T, H, K], β [B, T, H] and the chunk-local
-    cumsum of g [B, T, H]."""
+    cumsum of g [B, T, H]. dot_precision of the merges: default tf32 on CUDA (as fla-core 0.6.0's fused
+    kernel), ieee elsewhere."""
     B, T, H, K = k.shape
+    if dot_precision is None:
+        dot_precision = default_dot_precision(k)
     if cu_seqlens is not None and chunk_indices is None:
         chunk_indices = gdn.prepare_chunk_indices(cu_seqlens, BT_FUSED)
     NT = triton.cdiv(T, BT_FUSED) if cu_seqlens is None else len(chunk_indices)
