@@ -26,21 +26,29 @@ from parity import nan_empty
 from parity.cases import by_level, product
 
 
-def _config(bm: int, bn: int, stages: int, warps: int, ws: bool = False) -> triton.Config:
-    return triton.Config({"BM": bm, "BN": bn, "WS": ws}, num_stages=stages, num_warps=warps)
+def _config(bm: int, bn: int, stages: int, warps: int, ws: bool = False, pipe: bool = False) -> triton.Config:
+    return triton.Config({"BM": bm, "BN": bn, "WS": ws, "PIPE": pipe}, num_stages=stages, num_warps=warps)
 
 
-# Hopper at D=128: BM=128 with BN 64 or 128 and 8 warps, 2-3 stages, are the published fast tiles; the
-# warp-specialized ones (ws=True: TMA producer and MMA/softmax consumer warps, upstream Triton >= 3.5 on
-# Hopper with device-side descriptors; 4 warps a group) are candidates timed by bench/issue30_kernels.py,
-# outside the autotune list until a device run shows them correct and faster (a miscompile there would cost
-# the whole cuda session its accuracy pass).
-WS_CONFIGS = [_config(128, 128, 2, 4, ws=True), _config(128, 64, 3, 4, ws=True)]
+# Hopper at D=128: BM=128 with BN 64 or 128 and 8 warps, 2-3 stages, are the published fast tiles
+# (Triton's tutorials/06-fused-attention.py, v3.6.0, autotunes BM 64/128 x BN 32/64/128 x 2-4 stages and
+# drops 8 warps under a 128x128 tile on Hopper). The warp-specialized ones (ws=True: TMA producer and
+# MMA/softmax consumer warps, upstream Triton >= 3.5 on Hopper with device-side descriptors) are
+# candidates timed by bench/flash_candidates.py, outside the autotune list: on one H200 with Triton 3.6.0
+# they ran correct but at 0.35x-0.78x SDPA's speed (bench/CANDIDATES.md).
+WS_CONFIGS = [_config(128, 128, 2, 4, ws=True), _config(128, 64, 3, 4, ws=True), _config(128, 128, 2, 8, ws=True),
+              _config(128, 64, 3, 8, ws=True)]
+# the list before PIPE (the suite's warm H200 run: 0.915x SDPA non-causal, 0.865x causal)
+PLAIN_CONFIGS = [_config(128, 64, 3, 8), _config(128, 128, 2, 8), _config(128, 64, 4, 8), _config(128, 128, 3, 8),
+                 _config(64, 64, 3, 4), _config(64, 32, 2, 4)]
+# the next block's q·kᵀ issued before this block's softmax (PIPE): the guess that ships, timed beside the
+# plain tiles by the autotuner (a slower one is simply not picked)
+PIPE_CONFIGS = [_config(128, 128, 2, 8, pipe=True), _config(128, 64, 3, 8, pipe=True),
+                _config(128, 64, 4, 8, pipe=True)]
 CONFIGS = device_info.configs_for_target(
-    cuda=[_config(128, 64, 3, 8), _config(128, 128, 2, 8), _config(128, 64, 4, 8), _config(128, 128, 3, 8),
-          _config(64, 64, 3, 4), _config(64, 32, 2, 4)],
+    cuda=PIPE_CONFIGS + PLAIN_CONFIGS,
     ascend=[_config(64, 64, 1, 4), _config(128, 64, 1, 4)],
-    interpret=[_config(32, 16, 1, 4)],
+    interpret=[_config(32, 16, 1, 4, pipe=True)],
 )
 SHARED_BYTES = 227 * 1024  # sm_90's opt-in shared memory per block
 
@@ -54,14 +62,14 @@ def fits_shared_memory(configs: list, named_args: Mapping[str, Any], **kwargs: A
 
 
 @triton.jit
-def fold_block(b_q, b_k, b_v, b_m, b_l, b_acc, o_m, start, T, qk_scale, BN: tl.constexpr, MASK: tl.constexpr,
-               IS_CAUSAL: tl.constexpr):
-    """Fold keys [start, start + BN) (tiles b_k, b_v [BN, D]) into the running max, sum and output of a query block.
+def fold_scores(b_s, b_v, b_m, b_l, b_acc, o_m, start, T, qk_scale, BN: tl.constexpr, MASK: tl.constexpr,
+                IS_CAUSAL: tl.constexpr):
+    """Fold the raw scores b_s = q·kᵀ [BM, BN] of keys [start, start + BN) and their values b_v [BN, D] into the
+    running max, sum and output of a query block.
 
     The scale is folded into the exponent (s·scale − m, one FMA per score, as the max is taken on the
     unscaled scores), and the rescaled accumulator goes into the P·V dot as its addend, so the MMA
     accumulates in place instead of into a second [BM, D] fp32 tile."""
-    b_s = tl.dot(b_q, b_k.T)  # [BM, BN]
     if MASK:
         o_n = start + tl.arange(0, BN)
         m_s = o_n[None, :] < T
@@ -80,59 +88,37 @@ def fold_block(b_q, b_k, b_v, b_m, b_l, b_acc, o_m, start, T, qk_scale, BN: tl.c
 
 
 @triton.jit
-def attend_keys(b_q, k, v, b_m, b_l, b_acc, o_m, lo, hi, T, qk_scale, H: tl.constexpr, D: tl.constexpr,
-                BN: tl.constexpr, MASK: tl.constexpr, IS_CAUSAL: tl.constexpr, WS: tl.constexpr):
-    """Fold keys [lo, hi) into the running max b_m, sum b_l and output b_acc of one query block.
-
-    Takes base pointers and builds its own descriptors: triton-ascend 3.2.0 cannot pass a tensor
-    descriptor into a @triton.jit helper ("'tensor_descriptor_type' object has no attribute
-    'is_ptr'"), so the loads stay here and fold_block gets tiles; and a second descriptor per operand
-    costs one 128-byte write per program.
-    WS (CUDA configs only) asks upstream Triton to warp-specialize the loop (TMA producer warps,
-    MMA/softmax consumer warps; Hopper since Triton 3.5 with device-side descriptors); the branch
-    is resolved at compile time, so triton-ascend 3.2, whose tl.range has no warp_specialize, never
-    sees that loop."""
-    d_k = tl.make_tensor_descriptor(k, shape=[T, D], strides=[H * D, 1], block_shape=[BN, D])
-    d_v = tl.make_tensor_descriptor(v, shape=[T, D], strides=[H * D, 1], block_shape=[BN, D])
-    if WS:
-        for start in tl.range(lo, hi, BN, warp_specialize=True):
-            b_m, b_l, b_acc = fold_block(b_q, d_k.load([start, 0]), d_v.load([start, 0]), b_m, b_l, b_acc, o_m,
-                                         start, T, qk_scale, BN, MASK, IS_CAUSAL)
-    else:
-        for start in range(lo, hi, BN):
-            b_m, b_l, b_acc = fold_block(b_q, d_k.load([start, 0]), d_v.load([start, 0]), b_m, b_l, b_acc, o_m,
-                                         start, T, qk_scale, BN, MASK, IS_CAUSAL)
-    return b_m, b_l, b_acc
-
-
-@triton.jit
-def attend_tail(b_q, k, v, b_m, b_l, b_acc, o_m, lo, hi, T, qk_scale, H: tl.constexpr, D: tl.constexpr,
-                BM: tl.constexpr, BN: tl.constexpr, IS_CAUSAL: tl.constexpr):
-    """attend_keys over the masked blocks [lo, hi), unrolled: at most BM // BN of them under a causal
-    mask, one (the ragged last) without.
-
-    The warp-specialized configs need this: upstream Triton 3.6 and 3.8 fail to compile a kernel
-    whose warp-specialized loop is followed by a second loop (NVGPUWarpSpecialization pass:
-    "PassManager::run failed"), and compile it when the second loop is unrolled into guarded blocks."""
-    d_k = tl.make_tensor_descriptor(k, shape=[T, D], strides=[H * D, 1], block_shape=[BN, D])
-    d_v = tl.make_tensor_descriptor(v, shape=[T, D], strides=[H * D, 1], block_shape=[BN, D])
-    for j in tl.static_range(BM // BN if IS_CAUSAL else 1):
-        start = lo + j * BN
-        if start < hi:
-            b_m, b_l, b_acc = fold_block(b_q, d_k.load([start, 0]), d_v.load([start, 0]), b_m, b_l, b_acc, o_m,
-                                         start, T, qk_scale, BN, True, IS_CAUSAL)
-    return b_m, b_l, b_acc
+def fold_block(b_q, b_k, b_v, b_m, b_l, b_acc, o_m, start, T, qk_scale, BN: tl.constexpr, MASK: tl.constexpr,
+               IS_CAUSAL: tl.constexpr):
+    """fold_scores of keys [start, start + BN), tiles b_k, b_v [BN, D]."""
+    return fold_scores(tl.dot(b_q, b_k.T), b_v, b_m, b_l, b_acc, o_m, start, T, qk_scale, BN, MASK, IS_CAUSAL)
 
 
 @triton.autotune(configs=CONFIGS, key=["H", "D", "IS_CAUSAL"],
                  prune_configs_by={"early_config_prune": fits_shared_memory})
 @triton.jit(do_not_specialize=["T"])
 def flash_attention_tma_kernel(q, k, v, o, T, qk_scale, H: tl.constexpr, D: tl.constexpr, BM: tl.constexpr,
-                               BN: tl.constexpr, WS: tl.constexpr, IS_CAUSAL: tl.constexpr):
+                               BN: tl.constexpr, WS: tl.constexpr, PIPE: tl.constexpr, IS_CAUSAL: tl.constexpr):
+    """One program per (query block, batch·head); the loops live here, not in helpers, because
+    triton-ascend 3.2.0 cannot pass a tensor descriptor into a @triton.jit helper ("'tensor_descriptor_type'
+    object has no attribute 'is_ptr'") and each descriptor built on the device costs a 128-byte global write
+    and a fence per program: four descriptors a program, built once.
+
+    Switches (constexpr, so a branch that is off is never compiled; Ascend and the interpreter get neither):
+    - WS asks upstream Triton to warp-specialize the unmasked key loop (TMA producer warps, MMA/softmax
+      consumer warps; Hopper since Triton 3.5 with device-side descriptors). Upstream Triton 3.6 and 3.8 fail
+      to compile a kernel whose warp-specialized loop is followed by a second loop (NVGPUWarpSpecialization:
+      "PassManager::run failed"), so under WS the masked blocks (at most BM // BN under a causal mask, the
+      ragged last without) run unrolled and guarded.
+    - PIPE issues the next block's q·kᵀ before the softmax of the current one (scores carried across
+      iterations), so an asynchronous Hopper MMA can run under the exponentials, as FlashAttention-3's
+      intra-warpgroup overlap does; one more [BM, BN] fp32 tile of registers."""
     i_m, i_bh = tl.cdiv(T, BM) - 1 - tl.program_id(0), tl.program_id(1)
     i_b, i_h = i_bh // H, i_bh % H
     base = (i_b * T * H + i_h) * D
     d_q = tl.make_tensor_descriptor(q + base, shape=[T, D], strides=[H * D, 1], block_shape=[BM, D])
+    d_k = tl.make_tensor_descriptor(k + base, shape=[T, D], strides=[H * D, 1], block_shape=[BN, D])
+    d_v = tl.make_tensor_descriptor(v + base, shape=[T, D], strides=[H * D, 1], block_shape=[BN, D])
     d_o = tl.make_tensor_descriptor(o + base, shape=[T, D], strides=[H * D, 1], block_shape=[BM, D])
     o_m = i_m * BM + tl.arange(0, BM)
     b_q = d_q.load([i_m * BM, 0])  # [BM, D]
@@ -142,14 +128,33 @@ def flash_attention_tma_kernel(q, k, v, o, T, qk_scale, H: tl.constexpr, D: tl.c
     # keys below `split` need no mask: left of the diagonal (causal) or inside T (BM is a multiple of BN)
     split = i_m * BM if IS_CAUSAL else (T // BN) * BN
     hi = tl.minimum((i_m + 1) * BM, T) if IS_CAUSAL else T
-    b_m, b_l, b_acc = attend_keys(b_q, k + base, v + base, b_m, b_l, b_acc, o_m, 0, split, T, qk_scale, H, D, BN,
-                                  False, IS_CAUSAL, WS)
     if WS:
-        b_m, b_l, b_acc = attend_tail(b_q, k + base, v + base, b_m, b_l, b_acc, o_m, split, hi, T, qk_scale, H, D, BM,
-                                      BN, IS_CAUSAL)
+        for start in tl.range(0, split, BN, warp_specialize=True):
+            b_m, b_l, b_acc = fold_block(b_q, d_k.load([start, 0]), d_v.load([start, 0]), b_m, b_l, b_acc, o_m,
+                                         start, T, qk_scale, BN, False, IS_CAUSAL)
+        for j in tl.static_range(BM // BN if IS_CAUSAL else 1):
+            start = split + j * BN
+            if start < hi:
+                b_m, b_l, b_acc = fold_block(b_q, d_k.load([start, 0]), d_v.load([start, 0]), b_m, b_l, b_acc,
+                                             o_m, start, T, qk_scale, BN, True, IS_CAUSAL)
     else:
-        b_m, b_l, b_acc = attend_keys(b_q, k + base, v + base, b_m, b_l, b_acc, o_m, split, hi, T, qk_scale, H, D,
-                                      BN, True, IS_CAUSAL, False)
+        if PIPE:
+            if split > 0:
+                b_s = tl.dot(b_q, d_k.load([0, 0]).T)
+                for start in range(BN, split, BN):
+                    b_s_next = tl.dot(b_q, d_k.load([start, 0]).T)
+                    b_m, b_l, b_acc = fold_scores(b_s, d_v.load([start - BN, 0]), b_m, b_l, b_acc, o_m, start - BN,
+                                                  T, qk_scale, BN, False, IS_CAUSAL)
+                    b_s = b_s_next
+                b_m, b_l, b_acc = fold_scores(b_s, d_v.load([split - BN, 0]), b_m, b_l, b_acc, o_m, split - BN, T,
+                                              qk_scale, BN, False, IS_CAUSAL)
+        else:
+            for start in range(0, split, BN):
+                b_m, b_l, b_acc = fold_block(b_q, d_k.load([start, 0]), d_v.load([start, 0]), b_m, b_l, b_acc, o_m,
+                                             start, T, qk_scale, BN, False, IS_CAUSAL)
+        for start in range(split, hi, BN):
+            b_m, b_l, b_acc = fold_block(b_q, d_k.load([start, 0]), d_v.load([start, 0]), b_m, b_l, b_acc, o_m,
+                                         start, T, qk_scale, BN, True, IS_CAUSAL)
     d_o.store([i_m * BM, 0], (b_acc / b_l[:, None]).to(o.dtype.element_ty))
 
 
