@@ -26,29 +26,39 @@ from parity import nan_empty
 from parity.cases import by_level, product
 
 
-def _config(bm: int, bn: int, stages: int, warps: int, ws: bool = False, pipe: bool = False) -> triton.Config:
-    return triton.Config({"BM": bm, "BN": bn, "WS": ws, "PIPE": pipe}, num_stages=stages, num_warps=warps)
+def _config(bm: int, bn: int, stages: int, warps: int, ws: bool = False, pipe: bool = False,
+            maxnreg: int | None = None) -> triton.Config:
+    extra = {} if maxnreg is None else {"maxnreg": maxnreg}  # triton-ascend's Config never sees the key
+    return triton.Config({"BM": bm, "BN": bn, "WS": ws, "PIPE": pipe}, num_stages=stages, num_warps=warps, **extra)
 
 
 # Hopper at D=128: BM=128 with BN 64 or 128 and 8 warps, 2-3 stages, are the published fast tiles
-# (Triton's tutorials/06-fused-attention.py, v3.6.0, autotunes BM 64/128 x BN 32/64/128 x 2-4 stages and
-# drops 8 warps under a 128x128 tile on Hopper). The warp-specialized ones (ws=True: TMA producer and
-# MMA/softmax consumer warps, upstream Triton >= 3.5 on Hopper with device-side descriptors) are
-# candidates timed by bench/flash_candidates.py, outside the autotune list: on one H200 with Triton 3.6.0
-# they ran correct but at 0.35x-0.78x SDPA's speed (bench/CANDIDATES.md).
-WS_CONFIGS = [_config(128, 128, 2, 4, ws=True), _config(128, 64, 3, 4, ws=True), _config(128, 128, 2, 8, ws=True),
-              _config(128, 64, 3, 8, ws=True)]
-# the list before PIPE (the suite's warm H200 run: 0.915x SDPA non-causal, 0.865x causal)
+# (Triton's python/tutorials/06-fused-attention.py in the 3.x line autotunes BM 64/128 x BN 32/64/128 x
+# 2-4 stages x 4/8 warps and drops 8 warps under a 128x128 tile on Hopper).
+# The list before this change (the suite's warm H200 run, Triton 3.6.0: 0.915x SDPA non-causal, 0.865x causal):
 PLAIN_CONFIGS = [_config(128, 64, 3, 8), _config(128, 128, 2, 8), _config(128, 64, 4, 8), _config(128, 128, 3, 8),
                  _config(64, 64, 3, 4), _config(64, 32, 2, 4)]
-# the next block's q·kᵀ issued before this block's softmax (PIPE): the guess that ships, timed beside the
-# plain tiles by the autotuner (a slower one is simply not picked)
+# Triton 3.6 waits for every Hopper MMA (wgmma.wait_group 0) before the softmax that follows it, so a warpgroup
+# never overlaps its exponentials with its own MMAs; the overlap has to come from other warpgroups on the SM.
+# Two ways to get four warpgroups an SM instead of two (sm_90 build, Triton 3.8, checked here: no spills):
+# - 128x64, 2 stages, 8 warps capped at 128 registers: 124 registers x 256 threads and 98 KB of shared memory,
+#   so two programs fit an SM (uncapped it takes 138 registers, one program an SM);
+# - 256x64, 16 warps: 124 registers x 512 threads, 131 KB (2 stages) or 164 KB (3), K and V read once per
+#   256 queries (256x128 spills: 264 words).
+OCCUPANCY_CONFIGS = [_config(128, 64, 2, 8, maxnreg=128), _config(256, 64, 2, 16), _config(256, 64, 3, 16)]
+# Candidates timed by bench/flash_candidates.py, outside the autotune list:
+# - warp-specialized (ws=True: TMA producer and MMA/softmax consumer warps, upstream Triton >= 3.5 on Hopper with
+#   device-side descriptors): correct but 0.35x-0.78x SDPA's speed on one H200 with Triton 3.6.0 (4 warps a group);
+# - PIPE (next block's q·kᵀ issued before this block's softmax): the sm_90 build still waits for that MMA at
+#   once, so it only adds a [BM, BN] fp32 tile of registers (254 at 128x128) unless Triton 3.6 differs.
+WS_CONFIGS = [_config(128, 128, 2, 4, ws=True), _config(128, 64, 3, 4, ws=True), _config(128, 128, 2, 8, ws=True),
+              _config(128, 64, 3, 8, ws=True)]
 PIPE_CONFIGS = [_config(128, 128, 2, 8, pipe=True), _config(128, 64, 3, 8, pipe=True),
-                _config(128, 64, 4, 8, pipe=True)]
+                _config(128, 64, 2, 8, pipe=True)]
 CONFIGS = device_info.configs_for_target(
-    cuda=PIPE_CONFIGS + PLAIN_CONFIGS,
+    cuda=OCCUPANCY_CONFIGS + PLAIN_CONFIGS,
     ascend=[_config(64, 64, 1, 4), _config(128, 64, 1, 4)],
-    interpret=[_config(32, 16, 1, 4, pipe=True)],
+    interpret=[_config(32, 16, 1, 4)],
 )
 SHARED_BYTES = 227 * 1024  # sm_90's opt-in shared memory per block
 
