@@ -51,7 +51,9 @@ PLAIN_CONFIGS = [_config(128, 128, 3, 8), _config(128, 128, 2, 8), _config(128, 
 OCCUPANCY_CONFIGS = [_config(128, 64, 2, 8, maxnreg=128), _config(256, 64, 2, 16), _config(256, 64, 3, 16)]
 # Candidates timed by bench/flash_candidates.py, outside the autotune list:
 # - warp-specialized (ws=True: TMA producer and MMA/softmax consumer warps, upstream Triton >= 3.5 on Hopper with
-#   device-side descriptors): correct but 0.35x-0.78x SDPA's speed on one H200 with Triton 3.6.0 (4 warps a group);
+#   device-side descriptors): correct but 0.35x-0.78x SDPA's speed on one H200 with Triton 3.6.0 (4 warps a group;
+#   the sm_90 build of 128x128 at 4 warps spills 130 words, 128x64 at 4 warps takes 254 registers; the 8-warp
+#   ones, new here, take 188 and 138 without spills);
 # - PIPE (next block's q·kᵀ issued before this block's softmax): the sm_90 build still waits for that MMA at
 #   once, so it only adds a [BM, BN] fp32 tile of registers (254 at 128x128) unless Triton 3.6 differs.
 WS_CONFIGS = [_config(128, 128, 2, 4, ws=True), _config(128, 64, 3, 4, ws=True), _config(128, 128, 2, 8, ws=True),
