@@ -311,5 +311,6 @@ def test_a_device_out_of_memory_at_run_time_is_the_environments_not_the_authors(
     assert owner["who"] == "environment" and "alone" in owner["evidence"], owner
     assert plan_drafts({"owner": owner}).kind != "vendor"
     # negative control: a config the GPU cannot hold (shared memory) stays the author's
-    held = {**record, "reason": "OutOfResources: out of resource: shared memory, Required: 262144, Hardware limit: 232448"}
+    held = {**record, "reason": "OutOfResources: out of resource: shared memory, Required: 262144, "
+                                "Hardware limit: 232448"}
     assert decide(held, {})["who"] == "author"
