@@ -113,3 +113,21 @@ def test_an_autotuner_the_spec_does_not_list_is_pinned_when_the_launch_reaches_i
     assert tuner.configs == CONFIGS  # restored
     tuner.run()  # control: outside a pinned launch the Autotuner sees every config
     assert seen[-1] == len(CONFIGS)
+
+
+def test_a_pin_never_picks_a_config_the_autotuners_own_prune_drops(launches, monkeypatch):
+    (tuner,) = autotuners([scaled_copy])
+    seen_by_prune: list = []
+
+    def only_block_16(configs, named_args, **kwargs):
+        seen_by_prune.append((sorted(named_args), sorted(kwargs)))
+        return [c for c in configs if c.kwargs["BLOCK"] == 16]
+
+    monkeypatch.setattr(tuner, "early_config_prune", only_block_16)
+    picked = {chosen("K=64", dtype, n, even) for dtype in (torch.float16, torch.float32, torch.int32)
+              for n in (1, 64, 100) for even in (0, 1)}
+    assert {p.split(",")[0] for p in picked} == {"BLOCK: 16"}, picked
+    assert seen_by_prune[0] == (["n", "x", "y"], ["EVEN"])  # as Triton calls it: args by name, the rest as keywords
+    monkeypatch.setattr(tuner, "early_config_prune", None)  # negative control: unpruned, the pins spread again
+    assert len({chosen("K=64", dtype, n, 1) for dtype in (torch.float16, torch.float32, torch.int32)
+                for n in (1, 64, 100)}) > 2

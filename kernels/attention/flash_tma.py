@@ -26,42 +26,19 @@ from parity import nan_empty
 from parity.cases import by_level, product
 
 
-def _config(bm: int, bn: int, stages: int, warps: int, ws: bool = False, pipe: bool = False,
-            maxnreg: int | None = None) -> triton.Config:
-    extra = {} if maxnreg is None else {"maxnreg": maxnreg}  # triton-ascend's Config never sees the key
-    return triton.Config({"BM": bm, "BN": bn, "WS": ws, "PIPE": pipe}, num_stages=stages, num_warps=warps, **extra)
+def _config(bm: int, bn: int, stages: int, warps: int, ws: bool = False) -> triton.Config:
+    return triton.Config({"BM": bm, "BN": bn, "WS": ws}, num_stages=stages, num_warps=warps)
 
 
-# Hopper at D=128: BM=128 with BN 64 or 128 and 8 warps, 2-3 stages, are the published fast tiles
-# (Triton's python/tutorials/06-fused-attention.py in the 3.x line autotunes BM 64/128 x BN 32/64/128 x
-# 2-4 stages x 4/8 warps and drops 8 warps under a 128x128 tile on Hopper).
-# The list before this change (the suite's warm H200 run, Triton 3.6.0: 0.915x SDPA non-causal, 0.865x causal),
-# the three fastest there first (0.861x, then 0.70x-0.82x pinned, bench/CANDIDATES.md); the 64-row tiles are
-# what fits at fp32 and D=128. 128x64 at 4 stages, never the fastest, is a candidate only, so that the three
-# new tiles add two compiles per autotune key, not three.
-PLAIN_CONFIGS = [_config(128, 128, 3, 8), _config(128, 128, 2, 8), _config(128, 64, 3, 8), _config(128, 64, 4, 8),
-                 _config(64, 64, 3, 4), _config(64, 32, 2, 4)]
-# Triton 3.6 waits for every Hopper MMA (wgmma.wait_group 0) before the softmax that follows it, so a warpgroup
-# never overlaps its exponentials with its own MMAs; the overlap has to come from other warpgroups on the SM.
-# Two ways to get four warpgroups an SM instead of two (sm_90 build, Triton 3.8, checked here: no spills):
-# - 128x64, 2 stages, 8 warps capped at 128 registers: 124 registers x 256 threads and 98 KB of shared memory,
-#   so two programs fit an SM (uncapped it takes 138 registers, one program an SM);
-# - 256x64, 16 warps: 124 registers x 512 threads, 131 KB (2 stages) or 164 KB (3), K and V read once per
-#   256 queries (256x128 spills: 264 words).
-OCCUPANCY_CONFIGS = [_config(128, 64, 2, 8, maxnreg=128), _config(256, 64, 2, 16), _config(256, 64, 3, 16)]
-# Candidates timed by bench/flash_candidates.py, outside the autotune list:
-# - warp-specialized (ws=True: TMA producer and MMA/softmax consumer warps, upstream Triton >= 3.5 on Hopper with
-#   device-side descriptors): correct but 0.35x-0.78x SDPA's speed on one H200 with Triton 3.6.0 (4 warps a group;
-#   the sm_90 build of 128x128 at 4 warps spills 130 words, 128x64 at 4 warps takes 254 registers; the 8-warp
-#   ones, new here, take 188 and 138 without spills);
-# - PIPE (next block's q·kᵀ issued before this block's softmax): the sm_90 build still waits for that MMA at
-#   once, so it only adds a [BM, BN] fp32 tile of registers (254 at 128x128) unless Triton 3.6 differs.
-WS_CONFIGS = [_config(128, 128, 2, 4, ws=True), _config(128, 64, 3, 4, ws=True), _config(128, 128, 2, 8, ws=True),
-              _config(128, 64, 3, 8, ws=True)]
-PIPE_CONFIGS = [_config(128, 128, 2, 8, pipe=True), _config(128, 64, 3, 8, pipe=True),
-                _config(128, 64, 2, 8, pipe=True)]
+# Hopper at D=128: BM=128 with BN 64 or 128 and 8 warps, 2-3 stages, are the published fast tiles; the
+# warp-specialized ones (ws=True: TMA producer and MMA/softmax consumer warps, upstream Triton >= 3.5 on
+# Hopper with device-side descriptors; 4 warps a group) are candidates timed by bench/issue30_kernels.py,
+# outside the autotune list until a device run shows them correct and faster (a miscompile there would cost
+# the whole cuda session its accuracy pass).
+WS_CONFIGS = [_config(128, 128, 2, 4, ws=True), _config(128, 64, 3, 4, ws=True)]
 CONFIGS = device_info.configs_for_target(
-    cuda=OCCUPANCY_CONFIGS + [c for c in PLAIN_CONFIGS if (c.kwargs["BN"], c.num_stages) != (64, 4)],
+    cuda=[_config(128, 64, 3, 8), _config(128, 128, 2, 8), _config(128, 64, 4, 8), _config(128, 128, 3, 8),
+          _config(64, 64, 3, 4), _config(64, 32, 2, 4)],
     ascend=[_config(64, 64, 1, 4), _config(128, 64, 1, 4)],
     interpret=[_config(32, 16, 1, 4)],
 )
@@ -69,24 +46,22 @@ SHARED_BYTES = 227 * 1024  # sm_90's opt-in shared memory per block
 
 
 def fits_shared_memory(configs: list, named_args: Mapping[str, Any], **kwargs: Any) -> list:
-    """Configs whose Q tile and staged K, V tiles fit Hopper's shared memory at this dtype and D; the
-    register-capped ones (maxnreg) only for 2-byte inputs, as at fp32 their tiles spill (sm_90 build)."""
+    """Configs whose Q tile and staged K, V tiles fit Hopper's shared memory at this dtype and D."""
     size, D = named_args["q"].element_size(), {**named_args, **kwargs}["D"]
     kept = [c for c in configs
-            if (c.kwargs["BM"] + 2 * c.num_stages * c.kwargs["BN"]) * D * size <= SHARED_BYTES
-            and not (getattr(c, "maxnreg", None) and size > 2)]
+            if (c.kwargs["BM"] + 2 * c.num_stages * c.kwargs["BN"]) * D * size <= SHARED_BYTES]
     return kept or configs[-1:]
 
 
 @triton.jit
-def fold_scores(b_s, b_v, b_m, b_l, b_acc, o_m, start, T, qk_scale, BN: tl.constexpr, MASK: tl.constexpr,
-                IS_CAUSAL: tl.constexpr):
-    """Fold the raw scores b_s = q·kᵀ [BM, BN] of keys [start, start + BN) and their values b_v [BN, D] into the
-    running max, sum and output of a query block.
+def fold_block(b_q, b_k, b_v, b_m, b_l, b_acc, o_m, start, T, qk_scale, BN: tl.constexpr, MASK: tl.constexpr,
+               IS_CAUSAL: tl.constexpr):
+    """Fold keys [start, start + BN) (tiles b_k, b_v [BN, D]) into the running max, sum and output of a query block.
 
     The scale is folded into the exponent (s·scale − m, one FMA per score, as the max is taken on the
     unscaled scores), and the rescaled accumulator goes into the P·V dot as its addend, so the MMA
     accumulates in place instead of into a second [BM, D] fp32 tile."""
+    b_s = tl.dot(b_q, b_k.T)  # [BM, BN]
     if MASK:
         o_n = start + tl.arange(0, BN)
         m_s = o_n[None, :] < T
@@ -105,37 +80,59 @@ def fold_scores(b_s, b_v, b_m, b_l, b_acc, o_m, start, T, qk_scale, BN: tl.const
 
 
 @triton.jit
-def fold_block(b_q, b_k, b_v, b_m, b_l, b_acc, o_m, start, T, qk_scale, BN: tl.constexpr, MASK: tl.constexpr,
-               IS_CAUSAL: tl.constexpr):
-    """fold_scores of keys [start, start + BN), tiles b_k, b_v [BN, D]."""
-    return fold_scores(tl.dot(b_q, b_k.T), b_v, b_m, b_l, b_acc, o_m, start, T, qk_scale, BN, MASK, IS_CAUSAL)
+def attend_keys(b_q, k, v, b_m, b_l, b_acc, o_m, lo, hi, T, qk_scale, H: tl.constexpr, D: tl.constexpr,
+                BN: tl.constexpr, MASK: tl.constexpr, IS_CAUSAL: tl.constexpr, WS: tl.constexpr):
+    """Fold keys [lo, hi) into the running max b_m, sum b_l and output b_acc of one query block.
+
+    Takes base pointers and builds its own descriptors: triton-ascend 3.2.0 cannot pass a tensor
+    descriptor into a @triton.jit helper ("'tensor_descriptor_type' object has no attribute
+    'is_ptr'"), so the loads stay here and fold_block gets tiles; and a second descriptor per operand
+    costs one 128-byte write per program.
+    WS (CUDA configs only) asks upstream Triton to warp-specialize the loop (TMA producer warps,
+    MMA/softmax consumer warps; Hopper since Triton 3.5 with device-side descriptors); the branch
+    is resolved at compile time, so triton-ascend 3.2, whose tl.range has no warp_specialize, never
+    sees that loop."""
+    d_k = tl.make_tensor_descriptor(k, shape=[T, D], strides=[H * D, 1], block_shape=[BN, D])
+    d_v = tl.make_tensor_descriptor(v, shape=[T, D], strides=[H * D, 1], block_shape=[BN, D])
+    if WS:
+        for start in tl.range(lo, hi, BN, warp_specialize=True):
+            b_m, b_l, b_acc = fold_block(b_q, d_k.load([start, 0]), d_v.load([start, 0]), b_m, b_l, b_acc, o_m,
+                                         start, T, qk_scale, BN, MASK, IS_CAUSAL)
+    else:
+        for start in range(lo, hi, BN):
+            b_m, b_l, b_acc = fold_block(b_q, d_k.load([start, 0]), d_v.load([start, 0]), b_m, b_l, b_acc, o_m,
+                                         start, T, qk_scale, BN, MASK, IS_CAUSAL)
+    return b_m, b_l, b_acc
+
+
+@triton.jit
+def attend_tail(b_q, k, v, b_m, b_l, b_acc, o_m, lo, hi, T, qk_scale, H: tl.constexpr, D: tl.constexpr,
+                BM: tl.constexpr, BN: tl.constexpr, IS_CAUSAL: tl.constexpr):
+    """attend_keys over the masked blocks [lo, hi), unrolled: at most BM // BN of them under a causal
+    mask, one (the ragged last) without.
+
+    The warp-specialized configs need this: upstream Triton 3.6 and 3.8 fail to compile a kernel
+    whose warp-specialized loop is followed by a second loop (NVGPUWarpSpecialization pass:
+    "PassManager::run failed"), and compile it when the second loop is unrolled into guarded blocks."""
+    d_k = tl.make_tensor_descriptor(k, shape=[T, D], strides=[H * D, 1], block_shape=[BN, D])
+    d_v = tl.make_tensor_descriptor(v, shape=[T, D], strides=[H * D, 1], block_shape=[BN, D])
+    for j in tl.static_range(BM // BN if IS_CAUSAL else 1):
+        start = lo + j * BN
+        if start < hi:
+            b_m, b_l, b_acc = fold_block(b_q, d_k.load([start, 0]), d_v.load([start, 0]), b_m, b_l, b_acc, o_m,
+                                         start, T, qk_scale, BN, True, IS_CAUSAL)
+    return b_m, b_l, b_acc
 
 
 @triton.autotune(configs=CONFIGS, key=["H", "D", "IS_CAUSAL"],
                  prune_configs_by={"early_config_prune": fits_shared_memory})
 @triton.jit(do_not_specialize=["T"])
 def flash_attention_tma_kernel(q, k, v, o, T, qk_scale, H: tl.constexpr, D: tl.constexpr, BM: tl.constexpr,
-                               BN: tl.constexpr, WS: tl.constexpr, PIPE: tl.constexpr, IS_CAUSAL: tl.constexpr):
-    """One program per (query block, batch·head); the loops live here, not in helpers, because
-    triton-ascend 3.2.0 cannot pass a tensor descriptor into a @triton.jit helper ("'tensor_descriptor_type'
-    object has no attribute 'is_ptr'") and each descriptor built on the device costs a 128-byte global write
-    and a fence per program: four descriptors a program, built once.
-
-    Switches (constexpr, so a branch that is off is never compiled; Ascend and the interpreter get neither):
-    - WS asks upstream Triton to warp-specialize the unmasked key loop (TMA producer warps, MMA/softmax
-      consumer warps; Hopper since Triton 3.5 with device-side descriptors). Upstream Triton 3.6 and 3.8 fail
-      to compile a kernel whose warp-specialized loop is followed by a second loop (NVGPUWarpSpecialization:
-      "PassManager::run failed"), so under WS the masked blocks (at most BM // BN under a causal mask, the
-      ragged last without) run unrolled and guarded.
-    - PIPE issues the next block's q·kᵀ before the softmax of the current one (scores carried across
-      iterations), so an asynchronous Hopper MMA can run under the exponentials, as FlashAttention-3's
-      intra-warpgroup overlap does; one more [BM, BN] fp32 tile of registers."""
+                               BN: tl.constexpr, WS: tl.constexpr, IS_CAUSAL: tl.constexpr):
     i_m, i_bh = tl.cdiv(T, BM) - 1 - tl.program_id(0), tl.program_id(1)
     i_b, i_h = i_bh // H, i_bh % H
     base = (i_b * T * H + i_h) * D
     d_q = tl.make_tensor_descriptor(q + base, shape=[T, D], strides=[H * D, 1], block_shape=[BM, D])
-    d_k = tl.make_tensor_descriptor(k + base, shape=[T, D], strides=[H * D, 1], block_shape=[BN, D])
-    d_v = tl.make_tensor_descriptor(v + base, shape=[T, D], strides=[H * D, 1], block_shape=[BN, D])
     d_o = tl.make_tensor_descriptor(o + base, shape=[T, D], strides=[H * D, 1], block_shape=[BM, D])
     o_m = i_m * BM + tl.arange(0, BM)
     b_q = d_q.load([i_m * BM, 0])  # [BM, D]
@@ -145,33 +142,14 @@ def flash_attention_tma_kernel(q, k, v, o, T, qk_scale, H: tl.constexpr, D: tl.c
     # keys below `split` need no mask: left of the diagonal (causal) or inside T (BM is a multiple of BN)
     split = i_m * BM if IS_CAUSAL else (T // BN) * BN
     hi = tl.minimum((i_m + 1) * BM, T) if IS_CAUSAL else T
+    b_m, b_l, b_acc = attend_keys(b_q, k + base, v + base, b_m, b_l, b_acc, o_m, 0, split, T, qk_scale, H, D, BN,
+                                  False, IS_CAUSAL, WS)
     if WS:
-        for start in tl.range(0, split, BN, warp_specialize=True):
-            b_m, b_l, b_acc = fold_block(b_q, d_k.load([start, 0]), d_v.load([start, 0]), b_m, b_l, b_acc, o_m,
-                                         start, T, qk_scale, BN, False, IS_CAUSAL)
-        for j in tl.static_range(BM // BN if IS_CAUSAL else 1):
-            start = split + j * BN
-            if start < hi:
-                b_m, b_l, b_acc = fold_block(b_q, d_k.load([start, 0]), d_v.load([start, 0]), b_m, b_l, b_acc,
-                                             o_m, start, T, qk_scale, BN, True, IS_CAUSAL)
+        b_m, b_l, b_acc = attend_tail(b_q, k + base, v + base, b_m, b_l, b_acc, o_m, split, hi, T, qk_scale, H, D, BM,
+                                      BN, IS_CAUSAL)
     else:
-        if PIPE:
-            if split > 0:
-                b_s = tl.dot(b_q, d_k.load([0, 0]).T)
-                for start in range(BN, split, BN):
-                    b_s_next = tl.dot(b_q, d_k.load([start, 0]).T)
-                    b_m, b_l, b_acc = fold_scores(b_s, d_v.load([start - BN, 0]), b_m, b_l, b_acc, o_m, start - BN,
-                                                  T, qk_scale, BN, False, IS_CAUSAL)
-                    b_s = b_s_next
-                b_m, b_l, b_acc = fold_scores(b_s, d_v.load([split - BN, 0]), b_m, b_l, b_acc, o_m, split - BN, T,
-                                              qk_scale, BN, False, IS_CAUSAL)
-        else:
-            for start in range(0, split, BN):
-                b_m, b_l, b_acc = fold_block(b_q, d_k.load([start, 0]), d_v.load([start, 0]), b_m, b_l, b_acc, o_m,
-                                             start, T, qk_scale, BN, False, IS_CAUSAL)
-        for start in range(split, hi, BN):
-            b_m, b_l, b_acc = fold_block(b_q, d_k.load([start, 0]), d_v.load([start, 0]), b_m, b_l, b_acc, o_m,
-                                         start, T, qk_scale, BN, True, IS_CAUSAL)
+        b_m, b_l, b_acc = attend_keys(b_q, k + base, v + base, b_m, b_l, b_acc, o_m, split, hi, T, qk_scale, H, D,
+                                      BN, True, IS_CAUSAL, False)
     d_o.store([i_m * BM, 0], (b_acc / b_l[:, None]).to(o.dtype.element_ty))
 
 

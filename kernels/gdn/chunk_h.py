@@ -220,6 +220,7 @@ SPECS = [
         flops=lambda p: 4 * gdn.shape_of(p)[0] * gdn.shape_of(p)[1] * p["H"] * p["K"] * p["V"],
         perf_cases=gdn.perf_cases(use_g=True, use_h0=True, final_state=True),
         peer=fla_peer.CHUNK_H,
+        perf_target=gdn.PEER_TARGET,
         baseline=_baseline,
         out_dims={"h": ("b", "chunk", "head", "k", "v"), "v_new": ("b", "t", "head", "v"),
                   "ht": ("seq", "head", "k", "v")},

@@ -169,6 +169,7 @@ SPECS = [
         out_dims={"o": ("b", "t", "head", "v")},
         perf_cases=gdn.perf_cases(use_g=True),
         peer=fla_peer.CHUNK_O,
+        perf_target=gdn.PEER_TARGET,
         baseline=_baseline,
     ),
 ]

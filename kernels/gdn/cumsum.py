@@ -112,6 +112,7 @@ SPECS = [
         # the gate arrives in fp32 in GDN layers (fla keeps g in fp32)
         perf_cases=gdn.perf_cases(without=("K", "V"), dtype="fp32", scale=True),
         peer=fla_peer.CUMSUM,
+        perf_target=gdn.PEER_TARGET,
         baseline=lambda inputs, p: inputs["g"].float().unflatten(1, (-1, p["BT"])).cumsum(2)
         if p.get("seqlens") is None and p["T"] % p["BT"] == 0 else inputs["g"].float().cumsum(1),
     ),

@@ -135,12 +135,13 @@ INV_UNROLLED = 1  # solve_tril's _invert_diag16 four times, 15 unrolled steps ea
 INV_DOTS = 2  # _invert_diag16_dots: the product form on tensor-core-sized dots
 INV_BATCHED = 3  # _invert4_diag16_batched: the rolled loop on one [4, 16, 16] stack
 
-# Two configs, not three: each is a compile per variant. A 16×16 tile in the mma layout is replicated
-# across warps (8 fp32 a thread per tile whatever num_warps), so more warps repeat the same work and
-# only fewer warps add parallel chunks. ptxas for sm_90 (Triton 3.8, bf16, tf32 merges): 1 warp 184
-# registers, 2 warps 182, 4 warps 213, no spills: about 10, 10 and 8 resident warps an SM (ieee merges:
-# 242-255, spilling at 2 warps; fla-core 0.6.0's kernel: 255 and 98 spilled at 1 warp, 255 at 2, 252 at 4).
-_CONFIGS = [triton.Config({"BK": 64}, num_warps=num_warps, num_stages=2) for num_warps in (1, 2)]
+# One config: each is a compile per variant. A 16×16 tile in the mma layout is replicated across warps
+# (8 fp32 a thread per tile whatever num_warps), so more warps repeat the same work and only fewer warps
+# add parallel chunks. ptxas for sm_90 (Triton 3.8, bf16, tf32 merges): 1 warp 184 registers, 2 warps 182,
+# 4 warps 213, no spills (ieee merges: 242-255, spilling at 2 warps; fla-core 0.6.0's kernel: 255 and 98
+# spilled at 1 warp). On one H200 (Triton 3.6.0, T=65536, H=32, K=128, bf16, bench/kkt_solve_candidates.py):
+# 1 warp 0.49 ms, 2 warps 0.90 ms, 4 warps 2.19 ms; fla-core 0.6.0's fused kernel 0.76 ms.
+_CONFIGS = [triton.Config({"BK": 64}, num_warps=1, num_stages=2)]
 
 
 # Ascend gets one config: warps do not map onto its cores, and bishengir took 30 to 140 s a config of
@@ -332,6 +333,7 @@ SPECS = [
         valid=lambda name, p, shape: gdn.real_columns(p, shape),
         perf_cases=gdn.perf_cases(use_g=True),
         peer=fla_peer.KKT_SOLVE,
+        perf_target=gdn.PEER_TARGET,
         baseline=_baseline,
     ),
 ]

@@ -153,6 +153,7 @@ SPECS = [
         out_dims={"w": ("b", "t", "head", "k"), "u": ("b", "t", "head", "v")},
         perf_cases=gdn.perf_cases(use_g=True),
         peer=fla_peer.WY,
+        perf_target=gdn.PEER_TARGET,
         baseline=_baseline,
     ),
 ]
