@@ -55,8 +55,9 @@ def perf_section(records: Sequence[Mapping[str, Any]]) -> str | None:
         return None
     roof = measured_roof(records)
     parts = ["Timed after the accuracy pass, one case at a time with nothing else on the device, with the "
-             "backend's timer (do_bench with an L2 flush on cuda); output buffers skip their NaN prefill while "
-             "timed. Perf cases run at the sizes users run and are checked once against fp64 on the device "
+             "backend's timer (do_bench with an L2 flush on cuda; a call over 50 ms: the median of three calls); "
+             "output buffers skip their NaN prefill while timed. Perf cases run at the sizes users run and are "
+             "checked once against fp64 on the device "
              "(`check`). `% of roofline` is against what this machine measured in the same run (a device-to-device "
              "copy for memory-bound kernels, torch.matmul in bf16 for compute-bound ones); `% of datasheet` against "
              "the vendor's figure. `x peer time` is the kernel's time over the peer library's (below 1 is faster).",

@@ -182,19 +182,27 @@ def perf_configs(spec: KernelSpec, backend: Backend, *, seed: int, cases: Sequen
     store = store_for(backend, retune=retune)
     compiled = failed = 0
     errors: list[str] = []
+    spent = {"slot_wait_s": 0.0, "dry_run_s": 0.0, "compile_s": 0.0}  # where a long warm went
     for case in warmable(spec, cases):
         if memory_skip(spec, case, backend):
             continue
         try:
+            t1 = time.perf_counter()
             with device_slot(triton_cache_dir(backend.name) / "warm-slots"):
+                t2 = time.perf_counter()
                 work = _dry_run(spec, case, backend, seed, store, part, errors, device_inputs)
                 backend.release_memory()
+            t3 = time.perf_counter()
             with backend_scope(backend.name):
                 built = [compile_one(tuner, args, kwargs, config) for tuner, args, kwargs, config in work]
             compiled, failed = compiled + sum(built), failed + len(built) - sum(built)
+            spent["slot_wait_s"] += t2 - t1
+            spent["dry_run_s"] += t3 - t2
+            spent["compile_s"] += time.perf_counter() - t3
         except Exception as exc:  # the perf pass will meet and report the same error itself
             errors.append(f"{case.id}: {type(exc).__name__}: {str(exc)[:200]}")
-    out: dict[str, Any] = {"configs": compiled, "failed": failed, "seconds": round(time.perf_counter() - t0, 3)}
+    out: dict[str, Any] = {"configs": compiled, "failed": failed, "seconds": round(time.perf_counter() - t0, 3),
+                           **{k: round(v, 3) for k, v in spent.items()}}
     if errors:
         out["errors"] = errors
     return out
