@@ -26,6 +26,12 @@ class FakeDevice(Backend):
     mode = "run"
 
 
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path, monkeypatch) -> None:
+    """Each test its own parity cache: a finished share leaves a marker there (warm.warmed_marker)."""
+    monkeypatch.setenv("PARITY_CACHE_DIR", str(tmp_path / "cache"))
+
+
 @pytest.fixture
 def compiled(monkeypatch) -> list[dict[str, Any]]:
     calls: list[dict[str, Any]] = []
@@ -135,3 +141,23 @@ def test_a_dry_run_launches_no_kernel_and_a_real_one_does():
     with pinned_case(SPEC, case.params) as picks:  # negative control: outside, the kernel writes its output
         real = SPEC.launch(inputs, case.params)["out"]
     assert not torch.isnan(real[:99]).any() and picks
+
+
+def test_a_share_an_earlier_run_finished_is_skipped_until_what_it_compiled_from_changes(compiled):
+    first = warm.perf_configs(SPEC, FakeDevice(), seed=0, cases=CASES)
+    assert first["configs"] == 2 and "skipped" not in first
+    again = warm.perf_configs(SPEC, FakeDevice(), seed=0, cases=CASES)
+    assert again["configs"] == 0 and "earlier run" in again["skipped"] and len(compiled) == 2
+    # negative controls: another share, or other perf cases, are not the finished one
+    assert "skipped" not in warm.perf_configs(SPEC, FakeDevice(), seed=0, cases=CASES, part=(1, 2))
+    bigger = replace(SPEC, perf_cases=tuple(product(N=[200], variant=[0], dtype=["fp32"])))
+    assert "skipped" not in warm.perf_configs(bigger, FakeDevice(), seed=0, cases=CASES)
+
+
+def test_a_share_with_errors_leaves_no_marker(monkeypatch):
+    def broken(inputs, params):
+        raise RuntimeError("planted launcher error")
+
+    spec = replace(SPEC, launch=broken)
+    assert warm.perf_configs(spec, FakeDevice(), seed=0, cases=CASES)["errors"]
+    assert "skipped" not in warm.perf_configs(spec, FakeDevice(), seed=0, cases=CASES)

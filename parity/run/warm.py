@@ -16,6 +16,8 @@ the figures it reports do not change.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -24,7 +26,7 @@ from typing import Any
 from parity.backends.base import Backend
 from parity.context import backend_scope
 from parity.run.autotune_pin import autotuners
-from parity.run.pick_cache import PickStore, store_for, tuning_key
+from parity.run.pick_cache import PickStore, source_key, store_for, tuning_key
 from parity.spec import Case, KernelSpec
 
 Seen = dict[int, tuple[Any, tuple[Any, ...], dict[str, Any]]]  # id(tuner) -> (tuner, args, kwargs)
@@ -180,6 +182,10 @@ def perf_configs(spec: KernelSpec, backend: Backend, *, seed: int, cases: Sequen
 
     t0 = time.perf_counter()
     store = store_for(backend, retune=retune)
+    marker = warmed_marker(spec, backend, part, store)
+    if marker.exists():  # an earlier run compiled this share into the cache the run shares
+        return {"configs": 0, "failed": 0, "seconds": round(time.perf_counter() - t0, 3),
+                "skipped": f"warmed by an earlier run ({marker.name})"}
     compiled = failed = 0
     errors: list[str] = []
     spent = {"slot_wait_s": 0.0, "dry_run_s": 0.0, "compile_s": 0.0}  # where a long warm went
@@ -205,7 +211,37 @@ def perf_configs(spec: KernelSpec, backend: Backend, *, seed: int, cases: Sequen
                            **{k: round(v, 3) for k, v in spent.items()}}
     if errors:
         out["errors"] = errors
+    else:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(json.dumps(out))
     return out
+
+
+def warmed_marker(spec: KernelSpec, backend: Backend, part: tuple[int, int], store: PickStore) -> Path:
+    """Where a finished share says it is done, beside the binaries it compiled (Triton's cache for this tier):
+    named by what the share compiled from (the spec's kernel sources, its perf cases, the peer library's
+    version, the device and Triton), so a changed kernel, case list or release warms again, and a cleared
+    cache takes its markers with it. On the H200 a warm run's shares found every binary cached and still
+    spent 350 worker-seconds building perf-size inputs and dry-running them."""
+    from parity.paths import triton_cache_dir
+
+    peer = spec.peer.library if spec.peer is not None else None
+    ident = json.dumps([spec.name, [c.id for c in warmable(spec, ())], [source_key(k) for k in spec.kernels],
+                        peer, library_versions(peer), store.device, store.triton_version, list(part)])
+    digest = hashlib.sha256(ident.encode()).hexdigest()[:24]
+    return triton_cache_dir(backend.name) / "warmed" / f"{spec.name[:60]}-{digest}"
+
+
+def library_versions(module: str | None) -> list[str]:
+    """The installed distributions that provide a top-level module, with their versions (fla: fla-core 0.6.0)."""
+    if not module:
+        return []
+    from importlib import metadata
+
+    from parity.seams.versions import package_version
+
+    dists = metadata.packages_distributions().get(module, [])
+    return sorted(f"{d} {package_version(d)}" for d in dists)
 
 
 Work = list[tuple[Any, tuple[Any, ...], dict[str, Any], Any]]  # (tuner, args, kwargs, config)
