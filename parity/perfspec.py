@@ -25,6 +25,9 @@ class Peer:
     library: str
     prepare: Callable[[Mapping[str, Any], Mapping[str, Any]], Callable[[], Any]]
     unavailable: Callable[[], str | None] = lambda: None
+    # imports what `prepare` needs (fla's GDN ops take seconds to import), so a run with xdist workers can load
+    # it in the controller while the workers run the accuracy pass, not at the perf pass's first peer
+    preload: Callable[[], Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -190,6 +190,9 @@ def pytest_configure(config: pytest.Config) -> None:
         state.clock.stamp("configure", configure_began)
         state.clock.stamp("configured")
         config.pluginmanager.register(_ItemSpans(state.clock), "parity-item-spans")
+        if state.perf != "off" and state.workers and backend.mode == "run" and backend.times_kernels and not reason:
+            from parity.run.perf_pass import preload_peers
+            preload_peers(specs)
     config.stash[STATE_KEY] = state
 
 

@@ -205,3 +205,20 @@ def test_an_untimed_spec_is_left_out_of_both_perf_plans_and_named():
     records, lines = run([untimed, spec()], [1.0, 1.0, 1.0, 1.0], records=accuracy)
     assert {r["kernel"] for r in records if r.get("perf")} == {"double"}
     assert any("not timed" in line and "probe_only" in line for line in lines)
+
+
+def test_peers_are_preloaded_once_each_in_the_background_and_a_failing_one_is_left_for_the_perf_pass():
+    loaded: list[str] = []
+
+    def broken() -> None:
+        raise ImportError("planted: the library's import fails")
+
+    fla_like = Peer("lib", lambda i, p: (lambda: None), preload=lambda: loaded.append("lib"))
+    failing = Peer("bad", lambda i, p: (lambda: None), preload=broken)
+    specs = [spec(peer=fla_like, name="a"), spec(peer=fla_like, name="b"), spec(peer=failing, name="c"),
+             spec(name="no_peer")]
+    thread = perf_pass.preload_peers(specs)
+    thread.join(timeout=10)
+    assert loaded == ["lib"] and not thread.is_alive()
+    # negative control: nothing to preload, no thread
+    assert perf_pass.preload_peers([spec(name="no_peer")]) is None

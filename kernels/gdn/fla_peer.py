@@ -79,8 +79,12 @@ def _chunk(inputs: Params, p: Params) -> Thunk:
                       inputs.get("h0"), True, cu_seqlens=cu, chunk_size=p["BT"])
 
 
+def _preload() -> None:
+    FLA.op("fla.ops.gated_delta_rule.chunk:chunk_gated_delta_rule_fwd")  # imports the ops every peer here uses
+
+
 def peer(prepare: Callable[[Params, Params], Thunk]) -> Peer:
-    return Peer(library="fla", prepare=prepare, unavailable=FLA.unavailable)
+    return Peer(library="fla", prepare=prepare, unavailable=FLA.unavailable, preload=_preload)
 
 
 CUMSUM, KKT, KKT_SOLVE, SOLVE_TRIL, WY, CHUNK_H, CHUNK_O, CHUNK = (
