@@ -123,6 +123,9 @@ class KnownDivergence:
     reason: str
     link: str
     applies: Callable[[Params], bool] | None = None  # None: every case
+    # who documents it when it is not the compiler: the kernel's own author (a library's test that skips the
+    # case itself, say). Triage then names that author, and nothing is drafted: they already know
+    expected_by: str | None = None
 
     def matches(self, backend: str, params: Params) -> bool:
         return self.backend == backend and (self.applies is None or self.applies(params))

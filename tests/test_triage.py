@@ -314,3 +314,19 @@ def test_a_device_out_of_memory_at_run_time_is_the_environments_not_the_authors(
     held = {**record, "reason": "OutOfResources: out of resource: shared memory, Required: 262144, "
                                 "Hardware limit: 232448"}
     assert decide(held, {})["who"] == "author"
+
+
+def test_a_case_its_own_author_documents_is_theirs_and_drafts_nothing():
+    known = {"reason": "the test returns early for this case itself", "link": "https://github.com/Ascend/triton-ascend/x",
+             "expected_by": "triton-ascend's own test"}
+    record = {**compiled("ascend-compile", False, "ub overflow, requires 2359296 bits", "ub_overflow"),
+              "status": "xfailed", "known_divergence": known,
+              "finding_of": {"name": "triton-ascend tests", "repo": "https://github.com/Ascend/triton-ascend"}}
+    owner = decide(record, {})
+    assert (owner["who"], owner["name"]) == ("library", "triton-ascend tests")
+    assert "expected by triton-ascend's own test" in owner["evidence"]
+    assert plan_drafts({**record, "owner": owner}).kind == "none"
+    # negative control: the same divergence without its author's word is the linked compiler's, drafted
+    compilers = {**record, "known_divergence": {**known, "expected_by": None}}
+    assert decide(compilers, {})["who"] == "triton-ascend"
+    assert plan_drafts({**compilers, "owner": decide(compilers, {})}).kind == "vendor"

@@ -33,3 +33,11 @@ def test_the_kernel_and_launcher_are_the_test_files_own_and_gather_right(monkeyp
     inputs = spec.make_inputs(params, torch.Generator().manual_seed(0))
     got = spec.launch(inputs, params)["out"]  # the interpreter (tests/conftest.py) runs the test's launcher
     assert torch.equal(got, spec.reference(inputs, params)["out"])
+
+
+def test_only_the_case_the_test_skips_itself_is_expected_and_only_on_the_ascend_tiers():
+    [spec] = ut.SPECS
+    expected = [c.params["src"] for c in spec.cases("full") if spec.divergence_for("ascend-compile", c.params)]
+    assert expected == [(128, 64)]  # 4·8192 bytes >= 196608 / 8; the next largest, (4, 64), is not
+    big = {"src": (128, 64), "idx": (128, 128), "axis": 1, "dtype": "fp32"}
+    assert spec.divergence_for("ascend", big).expected_by and spec.divergence_for("cuda-compile", big) is None

@@ -280,7 +280,7 @@ def _tier_limit(record: dict[str, Any], verdict: Mapping[str, Any], spec: Kernel
     from parity.triage.limits import LIMITS
 
     limit = next(x for x in LIMITS if x.id == verdict["limit"])
-    record["known_divergence"] = {"reason": limit.what, "link": limit.link}
+    record["known_divergence"] = {"reason": limit.what, "link": limit.link, "expected_by": None}
     record["status"], record["reason"] = "xfailed", f"tier limit: {limit.what} ({limit.link}); observed: " \
         f"{record.get('reason')}"
     out_dir = results_dir / REPROS_DIR / case_filename(spec.name, case.id)

@@ -39,6 +39,7 @@ class KnownDivergence(TypedDict):
 
     reason: str
     link: str
+    expected_by: str | None  # the kernel's own author documents it (not the compiler): no draft
 
 
 class Owner(TypedDict):

@@ -87,7 +87,8 @@ def compile_records(backend: str, spec: KernelSpec, case: Case,
         known = spec.divergence_for(backend, case.params)
         if known is not None and record["status"] in ("failed", "passed"):
             note = f"known divergence: {known.reason} ({known.link})"
-            record["known_divergence"] = {"reason": known.reason, "link": known.link}  # a field on every tier
+            record["known_divergence"] = {"reason": known.reason, "link": known.link,  # a field on every tier
+                                         "expected_by": known.expected_by}
             failed = record["status"] == "failed"
             record["status"] = "xfailed" if failed else "xpassed"
             record["reason"] = f"{note}; observed: {record['reason']}" if failed else note

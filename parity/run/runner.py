@@ -258,7 +258,8 @@ def _apply_divergence(spec: KernelSpec, case: Case, backend: Backend, record: di
     if known is None:
         return record
     note = f"known divergence: {known.reason} ({known.link})"
-    record["known_divergence"] = {"reason": known.reason, "link": known.link}  # REPORT.md shows it apart
+    record["known_divergence"] = {"reason": known.reason, "link": known.link,  # REPORT.md shows it apart
+                                 "expected_by": known.expected_by}
     if record["status"] in ("failed", "error"):
         record["status"], record["reason"] = "xfailed", f"{note}; observed: {record['reason']}"
     elif record["status"] == "passed":

@@ -146,7 +146,12 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
     passing = sorted(t for t, r in others.items() if _passes(r))
 
     if record.get("status") == "xfailed" and record.get("known_divergence"):
-        link = record["known_divergence"].get("link", "")
+        known = record["known_divergence"]
+        link = known.get("link", "")
+        if known.get("expected_by"):  # the kernel's own author documents it: theirs, and they already know
+            finding = record.get("finding_of") or {}
+            who, name = ("library", finding["name"]) if finding.get("name") else ("author", "kernel author")
+            return make_owner(who, name, f"expected by {known['expected_by']}: {known.get('reason')} ({link})")
         who, name = _owner_of_link(link, tier)
         return make_owner(who, name, f"a known divergence, linked: {link}")
     if record.get("diagnosis"):

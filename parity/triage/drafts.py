@@ -27,6 +27,9 @@ class DraftPlan:
 
 
 def plan_drafts(record: Mapping[str, Any]) -> DraftPlan:
+    known = record.get("known_divergence") or {}
+    if record.get("status") == "xfailed" and known.get("expected_by"):
+        return DraftPlan("none")  # the kernel's own author documents the case: they know; its repro is enough
     owner = record.get("owner")
     if not owner:  # no verdict (triage raised, or a caller that never asked): only today's library rule drafts
         return DraftPlan("library" if record.get("finding_of") else "none")
