@@ -223,3 +223,24 @@ def test_the_region_by_reductions_says_what_listing_every_element_says():
                         assert describe_region(m) == _region_by_listing(m), (shape, m)
                         checked += 1
     assert checked > 200
+    for shape in shapes:  # every element: the shortcut's answer is the listing's
+        full = torch.ones(shape, dtype=torch.bool)
+        assert describe_region(full) == _region_by_listing(full) == "everywhere"
+
+
+def test_the_worst_mismatch_is_the_same_by_the_one_pass_path_as_by_the_general_one():
+    """rtol 0 (fla's criterion outputs) takes the largest |Δ| overall; the general path masks the mismatches
+    first. Ties and valid masks included; the negative control plants a larger |Δ| outside `valid`."""
+    gen = torch.Generator().manual_seed(1)
+    tol = Tolerance(rtol=0.0, atol=1e-3, max_err_ratio=0.5, reason="test")
+    for _ in range(50):
+        ref = torch.randn(6, 7, 5, generator=gen, dtype=torch.float64)
+        out = (ref + 1e-3 * torch.randn(6, 7, 5, generator=gen, dtype=torch.float64)).round(decimals=3)
+        valid = torch.rand(6, 7, 5, generator=gen) < 0.7
+        got = compare(out, ref, tol, valid=valid).worst_index
+        diff = ((out - ref).abs() * valid).where(((out - ref).abs() > tol.atol) & valid, torch.tensor(-1.0))
+        expect = [int(i) for i in torch.unravel_index(diff.argmax(), out.shape)] if bool((diff > 0).any()) else None
+        assert got == expect
+    planted = out.clone()
+    planted[~valid] += 100.0  # outside `valid`: never the worst
+    assert compare(planted, ref, tol, valid=valid).worst_index == got
