@@ -251,7 +251,21 @@ def run_tier_defaults(session: nox.Session) -> list[str]:
     compile slowly is not the pass's tail.
     """
     given = any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in session.posargs)
-    return [] if given else ["-n", "auto", "--dist=worksteal"]
+    return [] if given else ["-n", "auto", *(["--dist=worksteal"] if xdist_steals(session) else [])]
+
+
+def xdist_steals(session: nox.Session) -> bool:
+    """Whether the session's pytest-xdist has work stealing (3.2 and later): a venv installs the newest, while
+    --no-venv on an accelerator node uses whatever is installed there."""
+    if session.venv_backend != "none":
+        return True
+    from importlib import metadata
+
+    try:
+        major, minor = (int(x) for x in metadata.version("pytest-xdist").split(".")[:2])
+    except (metadata.PackageNotFoundError, ValueError):
+        return False
+    return (major, minor) >= (3, 2)
 
 
 # autotune picks go to Triton's disk cache: xdist workers and warm re-runs reuse them. glibc keeps freed

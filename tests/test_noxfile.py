@@ -148,3 +148,20 @@ def test_the_tests_session_installs_flag_gems_for_a_users_own_plugin(monkeypatch
     noxfile.tests(session)
     pin = noxfile.PINS["flag_gems"]
     assert ("--no-deps", pin.dist) in calls and tuple(pin.deps) in calls, calls
+
+
+@pytest.mark.parametrize(("backend", "xdist", "steals"), [
+    ("virtualenv", None, True),  # a venv installs the newest pytest-xdist
+    ("none", "3.8.0", True),
+    ("none", "3.1.0", False),  # an accelerator node's older xdist has no --dist=worksteal: not asked for
+])
+def test_run_tiers_steal_work_where_the_installed_xdist_can(monkeypatch, backend, xdist, steals):
+    from importlib import metadata
+
+    session = FakeSession("cuda")
+    session.venv_backend = backend
+    monkeypatch.setattr(metadata, "version", lambda dist: xdist)
+    args = noxfile.run_tier_defaults(session)
+    assert args[:2] == ["-n", "auto"] and ("--dist=worksteal" in args) == steals
+    session.posargs = ["-n", "4"]  # the caller's own -n: nothing added
+    assert noxfile.run_tier_defaults(session) == []
