@@ -330,3 +330,17 @@ def test_a_case_its_own_author_documents_is_theirs_and_drafts_nothing():
     compilers = {**record, "known_divergence": {**known, "expected_by": None}}
     assert decide(compilers, {})["who"] == "triton-ascend"
     assert plan_drafts({**compilers, "owner": decide(compilers, {})}).kind == "vendor"
+
+
+def test_a_launch_option_newer_than_the_installed_triton_ascend_is_the_environments():
+    reason = ("KeyError: 'Keyword argument enable_ubuf_saving was specified but unrecognised'; `enable_ubuf_saving` "
+              "is not a launch option of this Triton backend")
+    record = {**numeric("ascend-lowered", status="error"), "reason": reason, "metrics": None,
+              "finding_of": {"name": "fla", "repo": "https://github.com/fla-org/flash-linear-attention"}}
+    owner = decide(record, {})
+    assert owner["who"] == "environment" and "fcfe7e710b2b" in owner["evidence"], owner
+    assert plan_drafts({**record, "owner": owner}).kind == "tier"  # a note: neither fla's nor triton-ascend's bug
+    # negative controls: an option no triton-ascend has, and the same option on an upstream tier
+    unknown = {**record, "reason": reason.replace("enable_ubuf_saving", "enable_foo")}
+    assert decide(unknown, {})["who"] != "environment"
+    assert decide({**record, "backend": "cuda-compile"}, {})["who"] != "environment"

@@ -28,8 +28,30 @@ _KEYWORD_RE = re.compile(r"'(" + "|".join(ASCEND_ONLY_KEYWORDS) + r")\\*'")
 _HF32_RE = re.compile(r"input_precision.*hf32|hf32.*input_precision|\bhf32\b")
 
 
+# triton-ascend launch options newer than its release on the package index (3.2.0): a library written against
+# triton-ascend's main branch passes them (fla-core 0.6.0's Ascend path: enable_ubuf_saving), and 3.2.0 rejects
+# them as unknown. Option -> (when it came, the public commit)
+LATER_ASCEND_OPTIONS = {
+    "enable_ubuf_saving": ("added to triton-ascend's compiler on 2026-01-26, after v3.2.0 (2026-01-20); no release "
+                           "has it yet", "https://github.com/Ascend/triton-ascend/commit/"
+                           "fcfe7e710b2bcf52a9d1d28f1c8f7546b7f2a8c6"),
+}
+
+
+def later_option(text: str) -> tuple[str, str, str] | None:
+    """(option, when it came, link) for a launch rejected over a triton-ascend option newer than 3.2.0."""
+    found = re.search(r"Keyword argument (\w+) was specified but unrecognised", text)
+    if found is None or found.group(1) not in LATER_ASCEND_OPTIONS:
+        return None
+    return (found.group(1), *LATER_ASCEND_OPTIONS[found.group(1)])
+
+
 def option_finding(option: str, exc: BaseException) -> str:
     """The sentence a record carries for a launch option the active Triton rejected."""
+    if option in LATER_ASCEND_OPTIONS:
+        when, link = LATER_ASCEND_OPTIONS[option]
+        return (f"{type(exc).__name__}: {exc}; `{option}` is a triton-ascend launch option newer than the installed "
+                f"triton-ascend ({when}; {link})")
     owner = (f"`{option}` is a triton-ascend launch option (an NPU compile option); upstream Triton rejects it "
              "at launch, before compiling: pass it only when the active backend is the NPU one"
              if option in ASCEND_ONLY_OPTIONS else f"`{option}` is not a launch option of this Triton backend")

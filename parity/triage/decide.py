@@ -6,7 +6,8 @@ Order of the rules (the first that applies wins):
    another tier fails the same way (then the kernel is wrong everywhere: the author);
 3. a config the target cannot hold (UB, shared memory, registers, the grid) → the author;
 4. the same case fails the same way on another tier → the author;
-5. the environment (a module or tool that is not installed, a device out of memory) → the environment;
+5. the environment (a module or tool that is not installed, a device out of memory, a launch option of a
+   triton-ascend newer than the installed one) → the environment;
 6. the vendor's tool is the odd one out (its tier fails, the other family's tiers pass) → that vendor;
 7. a compiler that aborts, hangs or asserts → that tier's compiler, on its own evidence;
 8. nothing else to go on → a provisional guess, with the run that would settle it.
@@ -22,6 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from parity.backends import backend_class
+from parity.compile.ascend_only import later_option
 from parity.report.findings import FIXED
 from parity.triage.limits import failure_text, is_numeric, matching_limit
 
@@ -183,6 +185,12 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
                           f"the device ran out of memory at run time: {_key(text)}; its memory is shared by the "
                           "run's workers and any other process, so re-run the case alone (fewer -n workers, or "
                           "-k on the case) before reading it as the kernel's")
+    later = later_option(text) if family(tier) == "triton-ascend" else None
+    if later is not None:  # the library targets a triton-ascend newer than the one installed
+        option, when, link = later
+        return make_owner("environment", "triton-ascend version",
+                          f"`{option}` is a launch option the installed triton-ascend does not have: it was {when} "
+                          f"({link}); run the library with a triton-ascend built from a later commit")
     if ENVIRONMENT.search(text) and "import error" not in text:
         return make_owner("environment", "environment", f"a module or tool is missing: {_key(text)}")
     odd = _odd_one_out(record, others, tier, kind)
