@@ -210,6 +210,18 @@ def test_a_tier_limit_is_never_the_kernels_failure_and_a_planted_kernel_failure_
     assert "needs a change in the kernel — non-power-of-2 tl.arange, line 12" in verdict.render_md(v)
 
 
+def test_the_environments_failures_are_named_so_and_a_tier_limit_beside_them_keeps_its_word():
+    env = {"who": "environment", "name": "triton-ascend version", "evidence": "enable_ubuf_saving came later",
+           "provisional": False, "settle": None, "limit": None, "also": []}
+    failed = rec("ascend-lowered", "ascend-lowered", "fwd", "fp32", "error", owner=env, reason="KeyError: x")
+    col = Column("ascend-lowered", "ascend-lowered", "ascend-lowered", {})
+    assert dict(verdict.build([col], {"ascend-lowered": [failed]}).rows)["fwd"][0] == "lowered – environment #1"
+    limit = {**env, "who": "tier", "name": "ascend-lowered", "limit": "lowered-cumsum-i1"}
+    other = rec("ascend-lowered", "ascend-lowered", "fwd", "bf16", "error", owner=limit, reason="y")
+    cell = dict(verdict.build([col], {"ascend-lowered": [failed, other]}).rows)["fwd"][0]
+    assert cell.startswith("lowered – tier limit")  # negative control: a real tier limit among them
+
+
 def test_a_results_dir_that_is_a_file_is_one_clear_error(tmp_path):
     import os
     import subprocess

@@ -138,7 +138,10 @@ def result(word: str, records: Sequence[Mapping[str, Any]], column: str, link_pr
 
     n_limit = sum(len(f.cases) for f in limits)
     n_known = sum(len(f.cases) for f in expected)
-    limit = f", {n_limit} tier limit {refs(limits)}".rstrip() if limits else ""
+    # the environment's (a device out of memory, a library needing a newer compiler) is named as such
+    limit_word = "environment" if limits and all(f.owner.get("who") == "environment" for f in limits) \
+        else "tier limit"
+    limit = f", {n_limit} {limit_word} {refs(limits)}".rstrip() if limits else ""
     known = f", {n_known} known" if expected else ""
     if any(r["status"] == "interrupted" for r in scored) and not bad:
         return Result("…", f"{word} … interrupted", groups)
@@ -151,7 +154,8 @@ def result(word: str, records: Sequence[Mapping[str, Any]], column: str, link_pr
         declined = next((r["declined"] for r in scored if r.get("declined")), None)
         return Result("–", f"{word} –", groups, f"declined by {declined['library']}" if declined else str(why))
     if not expected and len(ran) == n_limit:
-        return Result("–", f"{word} – tier limit {refs(limits)}".rstrip(), groups, "a limit of this tier")
+        return Result("–", f"{word} – {limit_word} {refs(limits)}".rstrip(), groups,
+                      "the environment" if limit_word == "environment" else "a limit of this tier")
     if expected:  # not a failure of the run, but the kernel does not work there as it stands
         return Result("⚠", f"{word} ⚠ {n_known} known{limit}", groups)
     return Result("✓", f"{word} ✓{limit}", groups)  # a probe passes when rejected as its spec expects

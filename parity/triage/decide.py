@@ -2,15 +2,16 @@
 
 Order of the rules (the first that applies wins):
 1. a known kernel mistake (parity.run.mistakes) → the author;
-2. a language rule or tier limit (parity.triage.limits) → the author (rule) or the tier (limit), unless
+2. this tier's own evidence about its environment (a device out of memory at run time, a launch option of
+   a triton-ascend newer than the installed one) → the environment, whatever another tier shows;
+3. a language rule or tier limit (parity.triage.limits) → the author (rule) or the tier (limit), unless
    another tier fails the same way (then the kernel is wrong everywhere: the author);
-3. a config the target cannot hold (UB, shared memory, registers, the grid) → the author;
-4. the same case fails the same way on another tier → the author;
-5. the environment (a module or tool that is not installed, a device out of memory, a launch option of a
-   triton-ascend newer than the installed one) → the environment;
-6. the vendor's tool is the odd one out (its tier fails, the other family's tiers pass) → that vendor;
-7. a compiler that aborts, hangs or asserts → that tier's compiler, on its own evidence;
-8. nothing else to go on → a provisional guess, with the run that would settle it.
+4. a config the target cannot hold (UB, shared memory, registers, the grid) → the author;
+5. the same case fails the same way on another tier → the author;
+6. the environment (a module or tool that is not installed) → the environment;
+7. the vendor's tool is the odd one out (its tier fails, the other family's tiers pass) → that vendor;
+8. a compiler that aborts, hangs or asserts → that tier's compiler, on its own evidence;
+9. nothing else to go on → a provisional guess, with the run that would settle it.
 A vendor verdict whose case passes on a newer release of the same tier (the version matrix's dirs) is
 "fixed in <release>; upgrade": a note, never a fresh upstream draft for a bug already fixed.
 A kernel shipped by a library hands the author's verdicts (and today's library rule) to the library.
@@ -35,7 +36,7 @@ ASSERTION = re.compile(r"Assertion .* failed|LLVM ERROR|UNREACHABLE|Aborted|core
                        r"only support ReinterpretCastOp", re.IGNORECASE)
 # the device's memory ran out at run time (CUDA's and torch's words; torch_npu's "NPU out of memory"): it is
 # shared by the xdist workers and whatever else runs there, so it says nothing about the kernel. Not Triton's
-# "out of resource: shared memory", which is a config the target cannot hold (rule 3)
+# "out of resource: shared memory", which is a config the target cannot hold (rule 4)
 DEVICE_MEMORY = re.compile(r"\bout of memory\b|OutOfMemoryError", re.IGNORECASE)
 ENVIRONMENT = re.compile(r"No module named '(?!triton)|cannot open shared object file|No space left on device|"
                          r"command not found|is not installed", re.IGNORECASE)
@@ -158,6 +159,18 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
         return make_owner(who, name, f"a known divergence, linked: {link}")
     if record.get("diagnosis"):
         return make_owner("author", "kernel author", f"a known kernel mistake: {record['diagnosis'].get('what')}")
+    # this tier's own evidence, whatever another tier shows (a different error there is no "same way")
+    later = later_option(text) if family(tier) == "triton-ascend" else None
+    if later is not None:  # the library targets a triton-ascend newer than the one installed
+        option, when, link = later
+        return make_owner("environment", "triton-ascend version",
+                          f"`{option}` is a launch option the installed triton-ascend does not have: it was {when} "
+                          f"({link}); run the library with a triton-ascend built from a later commit")
+    if DEVICE_MEMORY.search(text) and not comp:
+        return make_owner("environment", "device memory",
+                          f"the device ran out of memory at run time: {_key(text)}; its memory is shared by the "
+                          "run's workers and any other process, so re-run the case alone (fewer -n workers, or "
+                          "-k on the case) before reading it as the kernel's")
     limit = matching_limit(record, source)
     if limit is not None:
         if limit.who == "tier" and failing_same:
@@ -180,17 +193,6 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
     if failing_same:
         return make_owner("author", "kernel author",
                           f"{tier} and {', '.join(failing_same)} fail the same way{_where(record)}")
-    if DEVICE_MEMORY.search(text) and not comp:
-        return make_owner("environment", "device memory",
-                          f"the device ran out of memory at run time: {_key(text)}; its memory is shared by the "
-                          "run's workers and any other process, so re-run the case alone (fewer -n workers, or "
-                          "-k on the case) before reading it as the kernel's")
-    later = later_option(text) if family(tier) == "triton-ascend" else None
-    if later is not None:  # the library targets a triton-ascend newer than the one installed
-        option, when, link = later
-        return make_owner("environment", "triton-ascend version",
-                          f"`{option}` is a launch option the installed triton-ascend does not have: it was {when} "
-                          f"({link}); run the library with a triton-ascend built from a later commit")
     if ENVIRONMENT.search(text) and "import error" not in text:
         return make_owner("environment", "environment", f"a module or tool is missing: {_key(text)}")
     odd = _odd_one_out(record, others, tier, kind)
