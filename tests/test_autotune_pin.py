@@ -128,6 +128,13 @@ def test_a_pin_never_picks_a_config_the_autotuners_own_prune_drops(launches, mon
               for n in (1, 64, 100) for even in (0, 1)}
     assert {p.split(",")[0] for p in picked} == {"BLOCK: 16"}, picked
     assert seen_by_prune[0] == (["n", "x", "y"], ["EVEN"])  # as Triton calls it: args by name, the rest as keywords
+    assert all(len(seen) == 1 for seen in launches)
+    # a prune that leaves one config: that one runs, untimed (not the tuner's whole list)
+    monkeypatch.setattr(tuner, "early_config_prune", lambda configs, named, **kw: configs[:1])
+    launches.clear()
+    with pinned([scaled_copy], "K=64"):
+        _launch(torch.float16, 64, True)
+    assert launches[-1] == CONFIGS[:1]
     monkeypatch.setattr(tuner, "early_config_prune", None)  # negative control: unpruned, the pins spread again
     assert len({chosen("K=64", dtype, n, 1) for dtype in (torch.float16, torch.float32, torch.int32)
                 for n in (1, 64, 100)}) > 2

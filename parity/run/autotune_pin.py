@@ -135,8 +135,8 @@ def prunable(tuner: Any, configs: list[Any], args: tuple[Any, ...], kwargs: Mapp
 
 
 def _pin(tuner: Any, configs: list[Any], key: str, shift: int, picks: dict[str, str]) -> None:
-    if len(configs) <= 1:
-        if configs and interpretable(configs[0]) is not configs[0]:
+    if len(configs) <= 1:  # one config (or the prune left one): set it, or the tuner would time its whole list
+        if configs:
             tuner.configs = [interpretable(configs[0])]
         return
     name = innermost_name(tuner)
