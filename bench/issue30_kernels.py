@@ -7,7 +7,7 @@ beside it, --out + ".json"); it never asserts.
 
 Rows, in priority order (a group is not started after --budget-s seconds; the table says which):
 - attention: flash_attention_tma at its perf shape (B=4, T=8192, H=32, D=128, bf16; non-causal, causal)
-  beside SDPA, "new" (kernels/) and "old" (the b07746c kernel, bench/before/) pinned to the same tile
+  beside SDPA, "new" (kernels/) and "old" (the kernel at b07746c, read from git) pinned to the same tile
   (PINNED), with the max abs difference to SDPA's output. Ratio = SDPA's time / ours (target >= 1.0).
 - attention_ws: the new kernel pinned to each warp-specialized config of its list (flash_tma.WS_CONFIGS),
   in a child process, so a compiler abort or a hang costs only the rows not yet printed.
@@ -151,22 +151,54 @@ def pin(tuner: Any, config: Any) -> None:
     tuner.configs, tuner.cache = [config], {}
 
 
+OLD_ATTENTION = ("b07746c", "kernels/attention/flash_tma.py")  # the kernel before issue 30's changes
+
+
+def module_at(commit: str, path: str) -> Any:
+    """A module of this repository as it was at `commit`, read with `git show` (a clone is needed) and loaded
+    from a file under parity's cache, so Triton reads the kernel's source from there."""
+    import importlib.util
+
+    from parity.paths import cache_root
+
+    shown = subprocess.run(["git", "-C", str(ROOT), "show", f"{commit}:{path}"], capture_output=True, text=True,
+                           check=False)
+    if shown.returncode != 0:
+        raise RuntimeError(f"git show {commit}:{path} failed (run the bench from a clone of parity): "
+                           f"{shown.stderr.strip()[:200]}")
+    where = cache_root() / "bench-sources" / commit / path
+    where.parent.mkdir(parents=True, exist_ok=True)
+    where.write_text(shown.stdout, encoding="utf-8")
+    name = f"{Path(path).stem}_at_{commit}"
+    spec = importlib.util.spec_from_file_location(name, where)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def attention_rows(sdpa_ms: dict[bool, float]) -> Iterator[dict[str, Any]]:
     """Old and new kernels pinned to the same tile, beside SDPA (timed here; kept for the WS children)."""
-    from before import flash_tma_b07746c as old
-
     from kernels.attention import flash_tma as new
 
+    try:
+        old = module_at(*OLD_ATTENTION)
+    except Exception as exc:  # no git here: the new kernel's rows still come
+        old = None
+        yield {"kernel": "flash_attention_tma", "case": "-", "version": f"old ({OLD_ATTENTION[0]})",
+               "error": f"{type(exc).__name__}: {exc}"[:300]}
     bm, bn, st, w = PINNED
-    pin(old.flash_attention_tma_kernel, triton_config({"BM": bm, "BN": bn}, st, w))
+    if old is not None:
+        pin(old.flash_attention_tma_kernel, triton_config({"BM": bm, "BN": bn}, st, w))
     pin(new.flash_attention_tma_kernel, new._config(bm, bn, st, w))
     for causal in (False, True):
         q, k, v, expect = attention_inputs(causal)
         sdpa_ms[causal] = bench_ms(partial(sdpa, q, k, v, causal))
         yield attention_row(f"new, BM={bm} BN={bn} st={st} w={w}", partial(new.flash_attention_tma, q, k, v, causal),
                             expect, causal, sdpa_ms[causal])
-        yield attention_row("old (b07746c), same tile", partial(old.flash_attention_tma, q, k, v, causal),
-                            expect, causal, sdpa_ms[causal])
+        if old is not None:
+            old_fn = partial(old.flash_attention_tma, q, k, v, causal)
+            yield attention_row(f"old ({OLD_ATTENTION[0]}), same tile", old_fn, expect, causal, sdpa_ms[causal])
 
 
 def triton_config(kwargs: dict[str, Any], stages: int, warps: int) -> Any:
