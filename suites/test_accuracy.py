@@ -48,8 +48,7 @@ def test_accuracy(parity, kernel_case):
     part = warm.share(spec, case, parity.backend, cases=cases, perf=parity.perf, worker=parity.worker)
     if part and record["status"] in ("passed", "failed", "xfailed", "xpassed"):  # one that raised would again
         # the perf pass's autotune compiles, done here beside the other workers (parity.run.warm)
-        record["perf_warm"] = warm.perf_configs(spec, parity.backend, seed=parity.seed, cases=cases, part=part,
-                                                 retune=parity.retune)
+        record["perf_warm"] = warm.perf_configs(spec, parity.backend, seed=parity.seed, part=part, retune=parity.retune)
         record["timing"]["warm_s"] = record["perf_warm"]["seconds"]
     parity.write(record)
     status, reason = record["status"], record["reason"]

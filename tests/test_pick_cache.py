@@ -196,8 +196,12 @@ def test_an_accuracy_worker_compiles_only_the_stored_pick(tmp_path, monkeypatch)
     monkeypatch.setattr(module.scale.fn, "warmup", lambda *a, **k: compiled.append(k["BLOCK"]))
     x = torch.zeros(100)
     args, kwargs = (x, x, 100), {"grid": (1,), "warmup": False}
-    assert warm.compile_configs(module.scale, args, kwargs, PickStore(device="Fake GPU", triton_version="3.x")) \
-        == (1, 0) and compiled == [32]
+
+    def warm_compile(store: PickStore) -> list[bool]:  # what perf_configs does with one autotuner's arguments
+        configs = warm.planned(module.scale, args, kwargs, store)
+        return [warm.compile_one(module.scale, args, kwargs, c) for c in configs]
+
+    assert warm_compile(PickStore(device="Fake GPU", triton_version="3.x")) == [True] and compiled == [32]
     compiled.clear()
-    warm.compile_configs(module.scale, args, kwargs, PickStore(device="Fake GPU", triton_version="3.x", retune=True))
+    warm_compile(PickStore(device="Fake GPU", triton_version="3.x", retune=True))
     assert compiled == [16, 32, 64]

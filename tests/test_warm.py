@@ -48,7 +48,7 @@ CASES = SPEC.cases("quick")  # the perf case is one of them, as a library op's l
 
 
 def test_every_config_the_autotuner_would_time_is_compiled_with_the_launch_arguments(compiled):
-    out = warm.perf_configs(SPEC, FakeDevice(), seed=0, cases=CASES)
+    out = warm.perf_configs(SPEC, FakeDevice(), seed=0)
     assert out["configs"] == 2 and out["failed"] == 0 and "errors" not in out
     assert sorted(c["BLOCK"] for c in compiled) == [16, 32]
     for call in compiled:  # the perf-size tensors are gone by now: stand-ins keep what a compile reads
@@ -60,7 +60,7 @@ def test_every_config_the_autotuner_would_time_is_compiled_with_the_launch_argum
 def test_negative_control_a_config_the_autotuner_prunes_is_not_compiled(compiled, monkeypatch):
     monkeypatch.setattr(planted.twice_kernel, "early_config_prune",
                         lambda configs, nargs, **kw: [c for c in configs if c.kwargs["BLOCK"] == 16])
-    out = warm.perf_configs(SPEC, FakeDevice(), seed=0, cases=CASES)
+    out = warm.perf_configs(SPEC, FakeDevice(), seed=0)
     assert out["configs"] == 0 and [c["BLOCK"] for c in compiled] == []  # one config left: nothing to time
 
 
@@ -70,14 +70,14 @@ def test_a_config_that_does_not_build_is_counted_not_raised(monkeypatch):
             raise triton.CompilationError("planted", None, None)
 
     monkeypatch.setattr(planted.twice_kernel.fn, "warmup", warmup)
-    assert warm.perf_configs(SPEC, FakeDevice(), seed=0, cases=CASES)["failed"] == 1
+    assert warm.perf_configs(SPEC, FakeDevice(), seed=0)["failed"] == 1
 
 
 def test_the_peers_autotuners_are_warmed_too(compiled, monkeypatch):
     peer_calls: list[int] = []
     monkeypatch.setattr(planted.peer_twice_kernel.fn, "warmup", lambda *a, **kw: peer_calls.append(kw["BLOCK"]))
     spec = replace(SPEC, peer=Peer("planted-lib", planted.peer_prepare))
-    out = warm.perf_configs(spec, FakeDevice(), seed=0, cases=CASES)
+    out = warm.perf_configs(spec, FakeDevice(), seed=0)
     assert out["configs"] == 2 + 3 and "errors" not in out
     assert sorted(peer_calls) == [8, 64, 128] and len(planted.peer_twice_kernel.configs) == 3
 
@@ -86,15 +86,15 @@ def test_negative_control_a_peer_that_is_unavailable_is_not_launched(compiled, m
     peer_calls: list[int] = []
     monkeypatch.setattr(planted.peer_twice_kernel.fn, "warmup", lambda *a, **kw: peer_calls.append(kw["BLOCK"]))
     spec = replace(SPEC, peer=Peer("planted-lib", planted.peer_prepare, lambda: "not installed"))
-    assert warm.perf_configs(spec, FakeDevice(), seed=0, cases=CASES)["configs"] == 2 and peer_calls == []
+    assert warm.perf_configs(spec, FakeDevice(), seed=0)["configs"] == 2 and peer_calls == []
 
 
 def test_workers_split_the_configs_in_the_order_the_launch_reaches_them(compiled):
     # one autotuner with two configs: one each; a third share gets nothing
-    assert warm.perf_configs(SPEC, FakeDevice(), seed=0, cases=CASES, part=(1, 2))["configs"] == 1
-    assert warm.perf_configs(SPEC, FakeDevice(), seed=0, cases=CASES, part=(0, 2))["configs"] == 1
+    assert warm.perf_configs(SPEC, FakeDevice(), seed=0, part=(1, 2))["configs"] == 1
+    assert warm.perf_configs(SPEC, FakeDevice(), seed=0, part=(0, 2))["configs"] == 1
     assert [c["BLOCK"] for c in compiled] == [32, 16]
-    assert warm.perf_configs(SPEC, FakeDevice(), seed=0, cases=CASES, part=(2, 3))["configs"] == 0
+    assert warm.perf_configs(SPEC, FakeDevice(), seed=0, part=(2, 3))["configs"] == 0
 
 
 def test_a_stand_in_keeps_the_dtype_device_and_alignment_a_compile_reads():
@@ -144,14 +144,14 @@ def test_a_dry_run_launches_no_kernel_and_a_real_one_does():
 
 
 def test_a_share_an_earlier_run_finished_is_skipped_until_what_it_compiled_from_changes(compiled):
-    first = warm.perf_configs(SPEC, FakeDevice(), seed=0, cases=CASES)
+    first = warm.perf_configs(SPEC, FakeDevice(), seed=0)
     assert first["configs"] == 2 and "skipped" not in first
-    again = warm.perf_configs(SPEC, FakeDevice(), seed=0, cases=CASES)
+    again = warm.perf_configs(SPEC, FakeDevice(), seed=0)
     assert again["configs"] == 0 and "earlier run" in again["skipped"] and len(compiled) == 2
     # negative controls: another share, or other perf cases, are not the finished one
-    assert "skipped" not in warm.perf_configs(SPEC, FakeDevice(), seed=0, cases=CASES, part=(1, 2))
+    assert "skipped" not in warm.perf_configs(SPEC, FakeDevice(), seed=0, part=(1, 2))
     bigger = replace(SPEC, perf_cases=tuple(product(N=[200], variant=[0], dtype=["fp32"])))
-    assert "skipped" not in warm.perf_configs(bigger, FakeDevice(), seed=0, cases=CASES)
+    assert "skipped" not in warm.perf_configs(bigger, FakeDevice(), seed=0)
 
 
 def test_a_share_with_errors_leaves_no_marker(monkeypatch):
@@ -159,5 +159,5 @@ def test_a_share_with_errors_leaves_no_marker(monkeypatch):
         raise RuntimeError("planted launcher error")
 
     spec = replace(SPEC, launch=broken)
-    assert warm.perf_configs(spec, FakeDevice(), seed=0, cases=CASES)["errors"]
-    assert "skipped" not in warm.perf_configs(spec, FakeDevice(), seed=0, cases=CASES)
+    assert warm.perf_configs(spec, FakeDevice(), seed=0)["errors"]
+    assert "skipped" not in warm.perf_configs(spec, FakeDevice(), seed=0)

@@ -16,6 +16,7 @@ the figures it reports do not change.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import time
@@ -46,7 +47,7 @@ def share(spec: KernelSpec, case: Case, backend: Backend, *, cases: Sequence[Cas
     if perf == "off" or worker == "main" or backend.mode != "run" or not backend.times_kernels:
         return None
     ids = [c.id for c in cases]
-    if not warmable(spec, cases) or case.id not in ids:
+    if not warmable(spec) or case.id not in ids:
         return None
     # the configs are split, not the autotuners: one autotuner's list (GDN's chunk_fwd_h: 36 configs across
     # the peer's and ours, 91 s of compiles) was one worker's single long item and the pass's tail
@@ -59,7 +60,7 @@ def share(spec: KernelSpec, case: Case, backend: Backend, *, cases: Sequence[Cas
     return (at.index(position), n) if position in at else None
 
 
-def warmable(spec: KernelSpec, cases: Sequence[Case]) -> list[Case]:
+def warmable(spec: KernelSpec) -> list[Case]:
     """The spec's perf cases (nothing of them runs on the device here: `dry_launches`)."""
     return list(spec.perf_cases) if spec.timed else []
 
@@ -118,13 +119,6 @@ def compile_one(tuner: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any], co
     return True
 
 
-def compile_configs(tuner: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
-                    store: PickStore | None = None) -> tuple[int, int]:
-    """`planned`, compiled; (compiled, failed)."""
-    built = [compile_one(tuner, args, kwargs, config) for config in planned(tuner, args, kwargs, store)]
-    return sum(built), len(built) - sum(built)
-
-
 def stand_in(value: Any) -> Any:
     """A few bytes in place of a perf-size tensor, with what a compile reads of it: the dtype, the device and
     the pointer's alignment (Triton specializes on 16-byte alignment). Anything else passes as it is."""
@@ -168,8 +162,8 @@ def device_slot(lock_dir: Path, slots: int = PERF_SIZE_SLOTS) -> Iterator[None]:
         time.sleep(0.2)
 
 
-def perf_configs(spec: KernelSpec, backend: Backend, *, seed: int, cases: Sequence[Case],
-                 part: tuple[int, int] = (0, 1), retune: bool = False) -> dict[str, Any]:
+def perf_configs(spec: KernelSpec, backend: Backend, *, seed: int, part: tuple[int, int] = (0, 1),
+                 retune: bool = False) -> dict[str, Any]:
     """Warm this worker's share of the configs the spec's perf cases tune: the j-th of them, in the order the
     launches reach their autotuners, where j % n == i; what was compiled, and the seconds it took. Where an
     earlier run stored a tuner's pick (parity.run.pick_cache) and `retune` is off, only the pick is compiled.
@@ -177,7 +171,6 @@ def perf_configs(spec: KernelSpec, backend: Backend, *, seed: int, cases: Sequen
     The perf-size inputs live only through the dry launch, inside a device slot; the compiles that follow
     read stand-ins (`stand_in`), so the memory goes back to the device first."""
     from parity.paths import triton_cache_dir
-    from parity.run.perf_case import device_inputs
     from parity.run.runner import memory_skip
 
     t0 = time.perf_counter()
@@ -189,14 +182,14 @@ def perf_configs(spec: KernelSpec, backend: Backend, *, seed: int, cases: Sequen
     compiled = failed = 0
     errors: list[str] = []
     spent = {"slot_wait_s": 0.0, "dry_run_s": 0.0, "compile_s": 0.0}  # where a long warm went
-    for case in warmable(spec, cases):
+    for case in warmable(spec):
         if memory_skip(spec, case, backend):
             continue
         try:
             t1 = time.perf_counter()
             with device_slot(triton_cache_dir(backend.name) / "warm-slots"):
                 t2 = time.perf_counter()
-                work = _dry_run(spec, case, backend, seed, store, part, errors, device_inputs)
+                work = _dry_run(spec, case, backend, seed, store, part, errors)
                 backend.release_memory()
             t3 = time.perf_counter()
             with backend_scope(backend.name):
@@ -226,30 +219,33 @@ def warmed_marker(spec: KernelSpec, backend: Backend, part: tuple[int, int], sto
     from parity.paths import triton_cache_dir
 
     peer = spec.peer.library if spec.peer is not None else None
-    ident = json.dumps([spec.name, [c.id for c in warmable(spec, ())], [source_key(k) for k in spec.kernels],
+    ident = json.dumps([spec.name, [c.id for c in warmable(spec)], [source_key(k) for k in spec.kernels],
                         peer, library_versions(peer), store.device, store.triton_version, list(part)])
     digest = hashlib.sha256(ident.encode()).hexdigest()[:24]
     return triton_cache_dir(backend.name) / "warmed" / f"{spec.name[:60]}-{digest}"
 
 
-def library_versions(module: str | None) -> list[str]:
+@functools.cache
+def library_versions(module: str | None) -> tuple[str, ...]:
     """The installed distributions that provide a top-level module, with their versions (fla: fla-core 0.6.0)."""
     if not module:
-        return []
+        return ()
     from importlib import metadata
 
     from parity.seams.versions import package_version
 
     dists = metadata.packages_distributions().get(module, [])
-    return sorted(f"{d} {package_version(d)}" for d in dists)
+    return tuple(sorted(f"{d} {package_version(d)}" for d in dists))
 
 
 Work = list[tuple[Any, tuple[Any, ...], dict[str, Any], Any]]  # (tuner, args, kwargs, config)
 
 
 def _dry_run(spec: KernelSpec, case: Case, backend: Backend, seed: int, store: PickStore, part: tuple[int, int],
-             errors: list[str], device_inputs: Any) -> Work:
+             errors: list[str]) -> Work:
     """This share's (tuner, args, kwargs, config) of one perf case, its tensors already stand-ins."""
+    from parity.run.perf_case import device_inputs
+
     dev_inputs, _ = device_inputs(spec, case, seed, backend.device)
     with backend_scope(backend.name):
         with dry_launches(spec) as seen:
