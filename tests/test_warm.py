@@ -161,3 +161,33 @@ def test_a_share_with_errors_leaves_no_marker(monkeypatch):
     spec = replace(SPEC, launch=broken)
     assert warm.perf_configs(spec, FakeDevice(), seed=0)["errors"]
     assert "skipped" not in warm.perf_configs(spec, FakeDevice(), seed=0)
+
+
+def test_a_device_slot_is_held_by_one_worker_at_a_time(tmp_path):
+    """Workers hold perf-size inputs only inside a slot; with one slot the second waits for the first
+    (flock conflicts between open files, so two threads stand for two workers)."""
+    import threading
+
+    order: list[str] = []
+    second_in = threading.Event()
+
+    def second(slots: int = 1) -> None:
+        with warm.device_slot(tmp_path, slots=slots):
+            order.append("second in")
+            second_in.set()
+
+    with warm.device_slot(tmp_path, slots=1):
+        order.append("first in")
+        waiter = threading.Thread(target=second)
+        waiter.start()
+        assert not second_in.wait(0.6)  # still held: the second worker waits
+        order.append("first out")
+    waiter.join(timeout=10)
+    assert order == ["first in", "first out", "second in"]
+    # negative control: with two slots the second gets in while the first still holds one
+    second_in.clear()
+    with warm.device_slot(tmp_path, slots=2):
+        waiter = threading.Thread(target=second, args=(2,))
+        waiter.start()
+        assert second_in.wait(5)
+    waiter.join(timeout=10)
