@@ -119,7 +119,12 @@ def test_cross_output_divergence_from_stored_outputs(tmp_path):
     assert divergence.find(cols, records, stored) == []
 
 
-def test_cli_errors_name_the_dir_and_the_fix(tmp_path, capsys):
+def test_cli_errors_name_the_dir_and_the_fix(tmp_path, capsys, monkeypatch):
+    # the default --out is reports/DIVERGENCE.md under the working directory, and a failed report removes
+    # a stale one there: run from tmp_path, so the suite never deletes a user's own report
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "DIVERGENCE.md").write_text("an earlier report")
     assert cli.main(["report", str(tmp_path / "missing")]) == 2
     assert "no such directory" in capsys.readouterr().err
     (tmp_path / "empty").mkdir()
@@ -130,6 +135,7 @@ def test_cli_errors_name_the_dir_and_the_fix(tmp_path, capsys):
     assert cli.main(["report", str(tmp_path / "blank")]) == 2
     err = capsys.readouterr().err
     assert "holds no records" in err and "holds a readable record" in err
+    assert not (tmp_path / "reports" / "DIVERGENCE.md").exists()  # the stale report went, here in tmp_path
     assert cli.main(["report", "--out", str(tmp_path / "nothing" / "D.md")]) == 2
     assert "no results dirs" in capsys.readouterr().err
 
