@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
+import numpy as np
 import pytest
 import torch
 
-from parity.run.compare import compare, describe_region, worst_of
+from parity.run.compare import compare, describe_region, unravel, worst_of
 from parity.spec import Tolerance
 
 TOL = Tolerance(rtol=1e-3, atol=1e-5)
@@ -244,3 +247,24 @@ def test_the_worst_mismatch_is_the_same_by_the_one_pass_path_as_by_the_general_o
     planted = out.clone()
     planted[~valid] += 100.0  # outside `valid`: never the worst
     assert compare(planted, ref, tol, valid=valid).worst_index == got
+
+
+@pytest.mark.parametrize("shape", [(7,), (3, 5), (2, 1, 4), (2, 3, 4, 5), (1,)])
+def test_unravel_matches_numpy(shape):
+    for flat in range(int(np.prod(shape))):
+        assert unravel(flat, shape) == [int(i) for i in np.unravel_index(flat, shape)]
+
+
+def test_a_mismatch_is_located_without_importing_sympy():
+    """torch.unravel_index's argument check imports sympy (seconds per worker on the H200 host); the
+    control shows that it does, so the check below can fail."""
+    code = ("import sys, torch\n"
+            "from parity.run.compare import compare\n"
+            "from parity.spec import Tolerance\n"
+            "ref = torch.zeros(4, 8, dtype=torch.float64); out = ref.clone(); out[2, 5] = 1.0\n"
+            "assert compare(out, ref, Tolerance(rtol=0, atol=1e-3)).worst_index == [2, 5]\n"
+            "print('sympy' in sys.modules)\n"
+            "torch.unravel_index(torch.tensor(5), (4, 8))\n"
+            "print('sympy' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "True"]
