@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from typing import Any
 
 import torch
 
@@ -175,12 +176,27 @@ def recurrent_gated_delta_rule(q: Tensor, k: Tensor, v: Tensor, g: Tensor | None
 
 def chunk_gated_delta_rule(q: Tensor, k: Tensor, v: Tensor, g: Tensor | None, beta: Tensor, scale: float,
                            h0: Tensor | None, chunk_size: int,
-                           cu_seqlens: Tensor | None = None) -> dict[str, Tensor]:
-    """The chunked pipeline in fp64, step by step; every intermediate, for building realistic inputs."""
+                           cu_seqlens: Tensor | None = None, until: str = "o") -> dict[str, Tensor]:
+    """The chunked pipeline in fp64, step by step; every intermediate, for building realistic inputs.
+
+    `until` is the last step whose outputs are needed, of PIPELINE_STEPS; the steps after it are skipped
+    (an input builder that needs w and u need not run the state recurrence and o)."""
+    if until not in PIPELINE_STEPS:
+        raise ValueError(f"until={until!r}: one of {PIPELINE_STEPS}")
+    stop = PIPELINE_STEPS.index(until)
     g_c = chunk_local_cumsum(g, chunk_size, cu_seqlens=cu_seqlens) if g is not None else None
-    A = chunk_scaled_dot_kkt(k, beta, g_c, chunk_size, cu_seqlens)
-    Ai = solve_tril(A, chunk_size, cu_seqlens)
-    w, u = recompute_w_u(k, v, beta, Ai, g_c, chunk_size, cu_seqlens)
-    h, v_new, ht = chunk_fwd_h(k, w, u, g_c, h0, chunk_size, cu_seqlens)
-    o = chunk_fwd_o(q, k, v_new, h, g_c, scale, chunk_size, cu_seqlens)
-    return {"g_cumsum": g_c, "A": A, "Ai": Ai, "w": w, "u": u, "h": h, "v_new": v_new, "ht": ht, "o": o}
+    out: dict[str, Any] = {"g_cumsum": g_c}
+    out["A"] = chunk_scaled_dot_kkt(k, beta, g_c, chunk_size, cu_seqlens)
+    if stop >= 1:
+        out["Ai"] = solve_tril(out["A"], chunk_size, cu_seqlens)
+    if stop >= 2:
+        out["w"], out["u"] = recompute_w_u(k, v, beta, out["Ai"], g_c, chunk_size, cu_seqlens)
+    if stop >= 3:
+        out["h"], out["v_new"], out["ht"] = chunk_fwd_h(k, out["w"], out["u"], g_c, h0, chunk_size, cu_seqlens)
+    if stop >= 4:
+        out["o"] = chunk_fwd_o(q, k, out["v_new"], out["h"], g_c, scale, chunk_size, cu_seqlens)
+    return out
+
+
+# the steps of chunk_gated_delta_rule, each named by its first output
+PIPELINE_STEPS = ("A", "Ai", "w", "h", "o")

@@ -151,13 +151,14 @@ def raw_inputs(p: Params, gen: torch.Generator) -> dict[str, Any]:
     return out
 
 
-def fp64_pipeline(raw: Mapping[str, Any], p: Params) -> dict[str, torch.Tensor]:
-    """Every intermediate of the chunked forward in fp64, from the rounded raw inputs."""
+def fp64_pipeline(raw: Mapping[str, Any], p: Params, until: str = "o") -> dict[str, torch.Tensor]:
+    """The intermediates of the chunked forward in fp64, from the rounded raw inputs, up to the step `until`
+    (reference.gdn.PIPELINE_STEPS): at the perf cases' T=65536 the steps after w and u took a second."""
     d = {k: v.double() if isinstance(v, torch.Tensor) and v.is_floating_point() else v for k, v in raw.items()}
     g = d["g"] if p.get("use_g", True) else None
     h0 = d["h0"] if p.get("use_h0", True) else None
     return ref.chunk_gated_delta_rule(d["q"], d["k"], d["v"], g, d["beta"], p.get("scale", 1.0), h0, p["BT"],
-                                      d.get("cu_seqlens"))
+                                      d.get("cu_seqlens"), until)
 
 
 def chunked(x: torch.Tensor, BT: int) -> torch.Tensor:

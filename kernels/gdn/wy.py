@@ -85,7 +85,7 @@ def recompute_w_u(k: torch.Tensor, v: torch.Tensor, beta: torch.Tensor, A: torch
 def _inputs(p: Mapping[str, Any], gen: torch.Generator) -> dict[str, Any]:
     """Realistic k, v, β, and Ai and g_cumsum from the fp64 pipeline (Ai rounded to the input dtype, as fla)."""
     raw = gdn.raw_inputs(p, gen)
-    pipe = gdn.fp64_pipeline(raw, p)
+    pipe = gdn.fp64_pipeline(raw, p, until="Ai")
     out = {"k": raw["k"], "v": raw["v"], "beta": raw["beta"], "Ai": pipe["Ai"].to(raw["k"].dtype)}
     if p["use_g"]:
         out["g_cumsum"] = pipe["g_cumsum"].float()
