@@ -93,8 +93,11 @@ def fits_shared_memory(configs: list, named_args: Mapping[str, Any], **kwargs: A
 # 2**f on [-0.5, 0.5], degree 3, fitted here for the least maximum relative error (Lawson's iteration in
 # numpy over 20001 points): 7.5e-5 relative, far inside bf16's half-ulp of 2**-9 (P is cast to bf16 before
 # P·V). Degree 2 reaches only 1.7e-3.
-EXP2_C0, EXP2_C1, EXP2_C2, EXP2_C3 = 0.9999281093641539, 0.6932609856052576, 0.2426105422817228, 0.05517132143402796
-ROUNDER = 12582912.0  # 1.5 * 2**23: adding it rounds a float of magnitude < 2**22 to an integer in the low bits
+EXP2_C0 = tl.constexpr(0.9999281093641539)  # constexpr globals: a @triton.jit body may read only those
+EXP2_C1 = tl.constexpr(0.6932609856052576)
+EXP2_C2 = tl.constexpr(0.2426105422817228)
+EXP2_C3 = tl.constexpr(0.05517132143402796)
+ROUNDER = tl.constexpr(12582912.0)  # 1.5 * 2**23: adding it rounds a float of magnitude < 2**22 to an integer
 
 
 @triton.jit
