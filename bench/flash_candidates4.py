@@ -219,11 +219,11 @@ def run_child(a: argparse.Namespace) -> None:
 
 # ---- output ----
 
-HEADER = f"{'case':<11} {'candidate':<58} {'ms':>8} {'x SDPA':>7} {'TFLOP/s':>7} {'max|err|':>9}"
+HEADER = f"{'case':<11} {'candidate':<66} {'ms':>8} {'x SDPA':>7} {'TFLOP/s':>7} {'max|err|':>9}"
 
 
 def render_row(r: dict[str, Any]) -> str:
-    head = f"{r.get('case', '-'):<11} {r.get('version', '-')[:58]:<58}"
+    head = f"{r.get('case', '-'):<11} {r.get('version', '-')[:66]:<66}"
     if "error" in r:
         return f"{head} error: {r['error'][:200]}"
     err = r.get("max_abs_err_vs_sdpa")
