@@ -200,11 +200,31 @@ def child_rows(family: str, sdpa_ms: dict[bool, float], budget_left: Callable[[]
         out, err, why = _text(exc.stdout), _text(exc.stderr), f"child timed out after {timeout:.0f} s"
     rows = [json.loads(line[5:]) for line in out.splitlines() if line.startswith("ROW: ")]
     yield from rows
-    expected = 2 * len(CANDIDATE_FAMILIES[family])
+    expected = 2 * len(CANDIDATE_FAMILIES[family]) + (family == "poly")
     if len(rows) < expected and why != "child exited 0":
         tail = " | ".join((err or out).strip().splitlines()[-3:])[-300:]
         yield {"family": family, "kernel": "flash_attention_tma", "case": "-",
                "version": f"{family}: {expected - len(rows)} rows missing", "error": f"{why}: {tail}"}
+
+
+def exp2_poly_row() -> dict[str, Any]:
+    """flash_tma.exp2_poly on the device against float64 exp2, x over [-125, 0] (bf16's half-ulp is 2**-9)."""
+    import torch
+
+    from kernels.attention.flash_tma import exp2_poly_kernel
+
+    row: dict[str, Any] = {"family": "poly", "kernel": "exp2_poly", "case": "-", "version": "exp2_poly rel err"}
+    try:
+        x = torch.cat([torch.linspace(-125.0, 0.0, 1 << 20, device="cuda"),
+                       -125.0 * torch.rand(1 << 20, device="cuda", generator=torch.Generator("cuda").manual_seed(0))])
+        y = torch.empty_like(x)
+        exp2_poly_kernel[(x.numel() // 1024,)](x, y, 1024)
+        exact = torch.exp2(x.double())
+        row["max_rel_err"] = float(((y.double() - exact).abs() / exact).max())
+        row["wrong"] = not row["max_rel_err"] <= 2.0**-9
+    except Exception as exc:
+        row["error"] = f"{type(exc).__name__}: {str(exc).strip()[:200]}"
+    return row
 
 
 def run_child(a: argparse.Namespace) -> None:
@@ -213,6 +233,8 @@ def run_child(a: argparse.Namespace) -> None:
     t0 = time.perf_counter()
     ms = [float(x) for x in a.sdpa_ms.split(";")]
     budget_left = lambda: a.budget_s - (time.perf_counter() - t0)  # noqa: E731
+    if a.child == "poly":
+        print("ROW: " + json.dumps(exp2_poly_row()), flush=True)
     for row in kernel_rows(flash_tma, candidates(a.child), a.child, {False: ms[0], True: ms[1]}, budget_left):
         print("ROW: " + json.dumps(row), flush=True)
 
@@ -226,6 +248,9 @@ def render_row(r: dict[str, Any]) -> str:
     head = f"{r.get('case', '-'):<11} {r.get('version', '-')[:66]:<66}"
     if "error" in r:
         return f"{head} error: {r['error'][:200]}"
+    if "max_rel_err" in r:
+        flag = "  WRONG" if r["wrong"] else ""
+        return f"{head} max rel err {r['max_rel_err']:.2e} (bf16 half-ulp {2.0**-9:.2e}){flag}"
     err = r.get("max_abs_err_vs_sdpa")
     err_s = f"{err:9.2e}" if err is not None else f"{'-':>9}"
     ratio = f"{r['ratio']:7.3f}" if r.get("ratio") is not None else f"{'-':>7}"

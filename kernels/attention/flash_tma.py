@@ -120,6 +120,13 @@ def exp2_poly(x):
 
 
 @triton.jit
+def exp2_poly_kernel(x, y, N: tl.constexpr):
+    """y = exp2_poly(x), N elements a program: bench/flash_candidates4.py checks the device's result."""
+    o = tl.program_id(0) * N + tl.arange(0, N)
+    tl.store(y + o, exp2_poly(tl.load(x + o)))
+
+
+@triton.jit
 def exp2_mixed(x, BM: tl.constexpr, BN: tl.constexpr, EXP_POLY: tl.constexpr):
     """2**x of a [BM, BN] score tile, part of it by exp2_poly: none (EXP_POLY 0), every other column (1), or
     every fourth (2). Columns pair up as [BM, BN // 2, 2] because in Hopper's MMA accumulator layout a thread
