@@ -17,8 +17,10 @@ after --budget-s; a child process also gets a hard timeout):
   half or a quarter of the scores; a persistent grid; 4-D descriptors built once a program; descriptors
   built on the host), each family in a child process: a compiler abort or a hang costs only that
   family's rows not yet printed.
+  The poly child first checks exp2_poly itself on the device (max relative error against float64 exp2
+  over [-125, 0]; above bf16's half-ulp, 2**-9, it is marked WRONG).
 - main: the kernel as it was before these switches (kernels/attention/flash_tma.py at MAIN_COMMIT, read
-  with git show), same tile, in this process.
+  with git show: without a clone the row says so), same tile, in this process.
 """
 
 from __future__ import annotations
