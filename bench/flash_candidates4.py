@@ -53,7 +53,7 @@ from issue30_kernels import (  # noqa: E402
 
 # family -> names in flash_tma.CANDIDATE_CONFIGS, most promising first
 CANDIDATE_FAMILIES = {
-    "poly": ("poly1", "poly2", "poly1-bn64"),
+    "poly": ("poly2", "poly1", "poly2-bn64", "poly1-bn64"),
     "persist": ("persist-poly1", "persist-poly1-bn64", "persist"),
     "desc4": ("desc4", "desc4-poly1"),
     "host": ("host-poly1", "host", "host-persist-poly1"),

@@ -63,6 +63,7 @@ CANDIDATE_CONFIGS = {
     "poly1": _config(128, 128, 3, 8, exp_poly=1),
     "poly2": _config(128, 128, 3, 8, exp_poly=2),
     "poly1-bn64": _config(128, 64, 3, 8, exp_poly=1),
+    "poly2-bn64": _config(128, 64, 3, 8, exp_poly=2),
     "desc4": _config(128, 128, 3, 8, desc4=True),
     "desc4-poly1": _config(128, 128, 3, 8, exp_poly=1, desc4=True),
     # persistent at 128x128 takes 263,168 bytes of shared memory at 3 stages on sm_90 (the sm_90 build, Triton
