@@ -12,15 +12,13 @@ after --budget-s; a child process also gets a hard timeout):
 - sdpa: torch's scaled_dot_product_attention by default and pinned to each backend
   (torch.nn.attention.sdpa_kernel: FLASH_ATTENTION, EFFICIENT_ATTENTION, CUDNN_ATTENTION); the table
   names the backend whose time matches the default's.
-- base: the kernel pinned to the autotune list's best tile (128x128, 3 stages, 8 warps), in this process.
-- poly, persist, desc4, host: kernels/attention/flash_tma.py's CANDIDATE_CONFIGS (polynomial exp2 for a
-  half or a quarter of the scores; a persistent grid; 4-D descriptors built once a program; descriptors
-  built on the host), each family in a child process: a compiler abort or a hang costs only that
-  family's rows not yet printed.
-  The poly child first checks exp2_poly itself on the device (max relative error against float64 exp2
-  over [-125, 0]; above bf16's half-ulp, 2**-9, it is marked WRONG).
-- main: the kernel as it was before these switches (kernels/attention/flash_tma.py at MAIN_COMMIT, read
-  with git show: without a clone the row says so), same tile, in this process.
+- base: the kernel pinned to the plain 128x128 tile (3 stages, 8 warps), in this process.
+- poly: kernels/attention/flash_tma.py's CANDIDATE_CONFIGS (polynomial exp2 for a half or a quarter of
+  the scores), in a child process: a compiler abort or a hang costs only its rows not yet printed. It
+  first checks exp2_poly itself on the device (max relative error against float64 exp2 over [-125, 0];
+  above bf16's half-ulp, 2**-9, it is marked WRONG).
+The round's other candidates (a persistent grid, 4-D descriptors built once a program, descriptors built
+on the host) were timed at commit 0933d83 and dropped: bench/CANDIDATES.md.
 """
 
 from __future__ import annotations
@@ -46,21 +44,14 @@ from issue30_kernels import (  # noqa: E402
     attention_inputs,
     attention_row,
     bench_ms,
-    module_at,
     pin,
     sdpa,
 )
 
 # family -> names in flash_tma.CANDIDATE_CONFIGS, most promising first
-CANDIDATE_FAMILIES = {
-    "poly": ("poly2", "poly1", "poly2-bn64", "poly1-bn64"),
-    "persist": ("persist-poly1", "persist-poly1-bn64", "persist"),
-    "desc4": ("desc4", "desc4-poly1"),
-    "host": ("host-poly1", "host", "host-persist-poly1"),
-}
-FAMILIES = ("sdpa", "base", *CANDIDATE_FAMILIES, "main")
-BASE_TILE = (128, 128, 3, 8)  # BM, BN, stages, warps: the list's best on the H200 (0.898x / 0.866x SDPA)
-MAIN_COMMIT = "65a3466"  # main when these candidates were written
+CANDIDATE_FAMILIES = {"poly": ("poly2", "poly1", "poly2-bn64")}
+FAMILIES = ("sdpa", "base", *CANDIDATE_FAMILIES)
+BASE_TILE = (128, 128, 3, 8)  # BM, BN, stages, warps: the plain tile the poly candidates share
 SDPA_BACKENDS = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION")
 WRONG_ABS = 2e-2  # max abs difference to SDPA above which a row is marked WRONG (bf16 right stays near 1e-3)
 CHILD_SLACK_S = 60.0  # a child's hard timeout: its remaining budget plus room for one compile
@@ -155,8 +146,7 @@ def kernel_rows(module: Any, named: list[tuple[str, Any]], family: str, sdpa_ms:
             if budget_left() <= 0:
                 return
             pin(tuner, config)
-            kwargs = {"host_descriptors": True} if getattr(config, "pre_hook", None) is not None else {}
-            fn = partial(module.flash_attention_tma, q, k, v, causal, **kwargs)
+            fn = partial(module.flash_attention_tma, q, k, v, causal)
             label = f"{family}: {name} {describe(config)}"
             yield finish(attention_row(label, fn, expect, causal, sdpa_ms[causal]), family, causal)
 
@@ -170,23 +160,8 @@ def base_rows(sdpa_ms: dict[bool, float], budget_left: Callable[[], float]) -> I
     from kernels.attention import flash_tma
 
     bm, bn, st, w = BASE_TILE
-    yield from kernel_rows(flash_tma, [("list's best", flash_tma._config(bm, bn, st, w))], "base", sdpa_ms,
+    yield from kernel_rows(flash_tma, [("plain", flash_tma._config(bm, bn, st, w))], "base", sdpa_ms,
                            budget_left)
-
-
-def main_rows(sdpa_ms: dict[bool, float], budget_left: Callable[[], float]) -> Iterator[dict[str, Any]]:
-    """The kernel before the switches, same tile: what the switches' plain path costs or saves."""
-    import triton
-
-    try:
-        old = module_at(MAIN_COMMIT, "kernels/attention/flash_tma.py")
-    except Exception as exc:  # no git here
-        yield {"family": "main", "kernel": "flash_attention_tma", "case": "-", "version": f"main ({MAIN_COMMIT})",
-               "error": f"{type(exc).__name__}: {exc}"[:300]}
-        return
-    bm, bn, st, w = BASE_TILE
-    config = triton.Config({"BM": bm, "BN": bn, "WS": False}, num_stages=st, num_warps=w)
-    yield from kernel_rows(old, [(f"at {MAIN_COMMIT}", config)], "main", sdpa_ms, budget_left)
 
 
 def child_rows(family: str, sdpa_ms: dict[bool, float], budget_left: Callable[[], float]) -> Iterator[dict[str, Any]]:
@@ -290,7 +265,6 @@ def main(argv: list[str] | None = None) -> None:
     sources: dict[str, Callable[[], Iterator[dict[str, Any]]]] = {
         "sdpa": lambda: sdpa_rows(sdpa_ms),
         "base": lambda: base_rows(sdpa_ms, budget_left),
-        "main": lambda: main_rows(sdpa_ms, budget_left),
         **{f: partial(child_rows, f, sdpa_ms, budget_left) for f in CANDIDATE_FAMILIES}}
     families = ["sdpa"] + [f for f in a.families if f != "sdpa"]  # the peer's times come first
     not_reached: list[str] = []
