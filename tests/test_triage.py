@@ -38,6 +38,25 @@ def test_the_same_wrong_values_on_two_tiers_are_the_authors_on_both():
         assert plan_drafts({"owner": owner}).kind == "author"
 
 
+def errored(tier: str, reason: str) -> dict:
+    return {"backend": tier, "kernel": "k", "case": "N=8", "status": "error", "reason": reason, "params": {"N": 8}}
+
+
+def test_the_same_error_on_two_compilers_is_the_authors_and_two_different_errors_are_not():
+    cause = "TypeError: cannot add pointers together (operand 1 of 2)"
+    upstream = errored("cuda-compile", f"triton.compiler.errors.CompilationError: at 4:12: {cause}")
+    ascend = errored("ascend-compile", cause.replace("2", "4"))  # the numbers may differ, the message not
+    owner = decide(upstream, {"ascend-compile": ascend})
+    assert owner["who"] == "author" and "fail the same way" in owner["evidence"], owner
+    # negative control: each compiler fails with its own error: no "same way", so no author verdict from it
+    other = errored("ascend-compile", "RuntimeError: bishengir-compile failed: 'hivm.hir.vbrc' op operand #0 "
+                                      "must be ub memref")
+    owner = decide(upstream, {"ascend-compile": other})
+    assert "fail the same way" not in owner["evidence"] and owner["provisional"], owner
+    assert "with another error on ascend-compile" in owner["evidence"]
+    assert "fail the same way" not in decide(other, {"cuda-compile": upstream})["evidence"]
+
+
 def test_a_lowering_divergence_where_the_interpreter_agrees_with_the_reference_is_triton_ascends():
     owner = decide(numeric("ascend-lowered"), {"interpret": {**PASS, "backend": "interpret"}})
     assert owner["who"] == "triton-ascend" and not owner["provisional"]

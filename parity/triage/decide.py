@@ -84,10 +84,30 @@ def _where(record: Mapping[str, Any]) -> str:
 
 
 def _same_way(mine: Mapping[str, Any], other: Mapping[str, Any]) -> bool:
-    """Both give wrong values, or both fail before any value (an error or a failed compile)."""
+    """Both give wrong values, or both fail before any value with the same error (error_signature): two
+    different errors are two findings, and counting them as one blamed the kernel for two tools' bugs."""
     if not is_failing(other) or other.get("status") == "xfailed":
         return False
-    return is_numeric(mine) == is_numeric(other)
+    if is_numeric(mine) or is_numeric(other):
+        return is_numeric(mine) and is_numeric(other)
+    a, b = error_signature(mine), error_signature(other)
+    return bool(a and b) and (a == b or (min(len(a), len(b)) >= SIGNATURE_MIN and (a in b or b in a)))
+
+
+SIGNATURE_MIN = 24  # a shorter signature inside a longer one is too generic to name the same error
+_EXC_PREFIX = re.compile(r"^(?:[\w.]+\.)?\w+(?:Error|Exception):\s*")
+_AT_LOC = re.compile(r"^at \d+:\d+:\s*")
+
+
+def error_signature(record: Mapping[str, Any]) -> str:
+    """What an error says, comparable across tiers: its key line without the exception's class (the interpreter
+    raises the frontend's message bare, a compiler wraps it), source positions, numbers, case and spacing;
+    '' where there is no message (a dead worker)."""
+    line = _key(failure_text(record)).strip()
+    for _ in range(3):  # CompilationError: at 3:20: ValueError: ...
+        line = _AT_LOC.sub("", _EXC_PREFIX.sub("", line)).strip()
+    line = re.sub(r"0x[0-9a-f]+|\d+", "#", line.lower())
+    return " ".join(line.split())
 
 
 def settle_run(tier: str) -> str:
@@ -279,8 +299,11 @@ def _provisional(record: Mapping[str, Any], others: Mapping[str, Mapping[str, An
         who, name = vendor_of(tier)
         return make_owner(who, name, f"the compiler fails past its frontend ({comp_stage(record)}): "
                           f"{_key(failure_text(record))}" + seen, provisional=True, settle=settle_run(tier))
+    differently = sorted(t for t, r in others.items() if is_failing(r) and r.get("status") != "xfailed")
+    where = (f"fails on {tier}, and with another error on {', '.join(differently)}" if differently
+             else f"fails on {tier} alone")
     return make_owner("author", "kernel author",
-                      f"fails on {tier} alone; no tier shows the vendor's tool as the odd one out" + seen,
+                      f"{where}; no tier shows the vendor's tool as the odd one out" + seen,
                       provisional=True, settle=settle_run(tier))
 
 
