@@ -124,6 +124,15 @@ def test_report_section_lists_perf_cases_first_with_the_roof_and_each_verdict():
     assert "0.350x" in matmul_target  # the planted slow matmul: 1.4 ms of torch against 4.0 ms
 
 
+def test_autotune_picks_are_listed_per_perf_case_and_absent_without_any():
+    records = fast_and_slow()
+    assert "### Autotune picks" not in perf_md.perf_section(records)  # negative control: no picks recorded
+    records[1]["perf"]["autotune_picks"] = {"matmul_kernel": "BM: 128, BN: 256, num_warps: 8, num_stages: 3"}
+    records[2]["perf"]["autotune_picks"] = {"softmax_kernel": "BLOCK: 1024"}  # an accuracy case: not listed
+    picks = perf_md.perf_section(records).split("### Autotune picks")[1]
+    assert "| matmul " in picks and "BM: 128, BN: 256, num_warps: 8" in picks and "softmax" not in picks
+
+
 def test_report_section_is_absent_when_nothing_was_timed():
     assert perf_md.perf_section([record("x", "c", None)]) is None
 

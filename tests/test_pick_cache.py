@@ -178,6 +178,8 @@ def test_the_perf_pass_reuses_the_pick_on_its_second_run_and_says_so(tmp_path):
                       progress=lambda line: None, roof_probe=lambda b: None, retune=retune)
         (record,) = records
         assert record["status"] == "passed" and record["perf"]["ms"] == 1.0  # still timed in this run
+        picks = record["perf"]["autotune_picks"]
+        assert list(picks) == ["scale"] and "BLOCK: " in picks["scale"], picks  # what it ran with, tuned or reused
         return len(module.BENCHED), record["perf"]["autotune"]
 
     assert perf_run() == (3, {"reused": 0, "tuned": 1})

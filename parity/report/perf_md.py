@@ -12,6 +12,7 @@ from parity.run.roofline import roof_line
 PERF_HEADERS = ["kernel", "case", "check", "ms", "baseline ms", "x baseline", "peer", "peer ms", "x peer time",
                 "GB/s", "TFLOP/s", "bound", "% of roofline", "% of datasheet"]
 TARGET_HEADERS = ["kernel", "case", "target", "figure", "verdict", "why"]
+PICK_HEADERS = ["kernel", "case", "autotuned kernel", "config it ran"]
 
 
 def timed(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -44,6 +45,13 @@ def target_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
     return rows
 
 
+def pick_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+    """One row per perf case and autotuned kernel: the config the timed launches used."""
+    return [[r["kernel"], md_escape(r["case"], 80), name, md_escape(config, 160)]
+            for r in timed(records) if r.get("suite") == "perf"
+            for name, config in sorted((r["perf"].get("autotune_picks") or {}).items())]
+
+
 def measured_roof(records: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
     return next((r["perf"]["roof_measured"] for r in timed(records) if r["perf"].get("roof_measured")), None)
 
@@ -55,7 +63,8 @@ def perf_section(records: Sequence[Mapping[str, Any]]) -> str | None:
         return None
     roof = measured_roof(records)
     parts = ["Timed after the accuracy pass, one case at a time with nothing else on the device, with the "
-             "backend's timer (do_bench with an L2 flush on cuda; a call over 50 ms: the median of three calls); "
+             "backend's timer (do_bench with an L2 flush on cuda; a call of 50 ms or more: the median of three "
+             "calls, of 200 ms or more: one call); "
              "output buffers skip their NaN prefill while timed. Perf cases run at the sizes users run and are "
              "checked once against fp64 on the device "
              "(`check`). `% of roofline` is against what this machine measured in the same run (a device-to-device "
@@ -69,4 +78,10 @@ def perf_section(records: Sequence[Mapping[str, Any]]) -> str | None:
         parts += ["### Targets", "",
                   f"Goals printed, never asserted: {met} of {len(targets)} met.", "",
                   table(targets, TARGET_HEADERS), ""]
+    picks = pick_rows(records)
+    if picks:
+        parts += ["### Autotune picks", "",
+                  "The config each autotuned kernel of a perf case was timed with (its autotuner's pick, tuned in "
+                  "this run or reused from an earlier one: `--retune` tunes afresh).", "",
+                  table(picks, PICK_HEADERS), ""]
     return "\n".join(parts)

@@ -83,6 +83,7 @@ def _run(cases: Mapping[tuple[str, str], tuple[KernelSpec, Case]], records: list
              + (f"; not timed (KernelSpec.timed=False): {', '.join(untimed)}" if untimed else ""))
     for spec, case in plan:
         t0, before = time.perf_counter(), store.counts()
+        store.picked.clear()
         record = run_perf_case(spec, case, backend, seed=seed, roof=roof, declined=declined.get(spec.name))
         record["timing"]["perf_s"] = time.perf_counter() - t0
         _note_picks(record, before, store)
@@ -94,6 +95,7 @@ def _run(cases: Mapping[tuple[str, str], tuple[KernelSpec, Case]], records: list
             return done
     for spec, case, record in chosen:
         t0, before = time.perf_counter(), store.counts()
+        store.picked.clear()
         try:
             record["perf"] = with_roof(measure_case(spec, case, backend, seed=seed), spec, case, roof)
             record["perf"]["device"] = backend.device  # one device, one timed case at a time
@@ -113,10 +115,15 @@ def _run(cases: Mapping[tuple[str, str], tuple[KernelSpec, Case]], records: list
 
 
 def _note_picks(record: dict[str, Any], before: Mapping[str, int], store: pick_cache.PickStore) -> None:
-    """perf.autotune: how many autotune picks this case reused from earlier runs and how many it tuned."""
+    """perf.autotune: how many autotune picks this case reused from earlier runs and how many it tuned;
+    perf.autotune_picks: the config each autotuned kernel of the case launched with."""
     delta = {k: v - before[k] for k, v in store.counts().items()}
-    if any(delta.values()) and isinstance(record.get("perf"), dict):
+    if not isinstance(record.get("perf"), dict):
+        return
+    if any(delta.values()):
         record["perf"]["autotune"] = delta
+    if store.picked:
+        record["perf"]["autotune_picks"] = dict(store.picked)
 
 
 def declined_ops(records: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:

@@ -72,6 +72,8 @@ class PickStore:
     retune: bool = False
     reused: int = 0
     tuned: int = 0
+    # autotuned kernel -> the config it launched with, since the caller last cleared it (one perf case)
+    picked: dict[str, str] = field(default_factory=dict)
 
     def path(self, tuner: Any) -> Path:
         ident = json.dumps([innermost_name(tuner), source_key(tuner), [str(c) for c in tuner.configs],
@@ -109,6 +111,9 @@ class PickStore:
     def counts(self) -> dict[str, int]:
         return {"reused": self.reused, "tuned": self.tuned}
 
+    def note(self, tuner: Any, config: Any) -> None:
+        self.picked[innermost_name(tuner)] = str(config)
+
 
 def _key_text(key: tuple[Any, ...]) -> str | None:
     """The key as JSON; None where an element would not survive the round trip (a tensor as a key)."""
@@ -128,11 +133,13 @@ def before_run(store: PickStore, tuner: Any, args: tuple[Any, ...], kwargs: Mapp
         return None
     key = tuning_key(tuner, args, kwargs)
     if key in tuner.cache:
+        store.note(tuner, tuner.cache[key])
         return None
     config = store.lookup(tuner, key)
     if config is not None:
         tuner.cache[key] = config
         store.reused += 1
+        store.note(tuner, config)
         return None
     return key
 
@@ -142,6 +149,7 @@ def after_run(store: PickStore, tuner: Any, key: Any) -> None:
     if key is not None and key in tuner.cache:
         store.tuned += 1
         store.remember(tuner, key, tuner.cache[key])
+        store.note(tuner, tuner.cache[key])
 
 
 @contextlib.contextmanager
