@@ -130,7 +130,7 @@ def test_autotune_picks_are_listed_per_perf_case_and_absent_without_any():
     records[1]["perf"]["autotune_picks"] = {"matmul_kernel": "BM: 128, BN: 256, num_warps: 8, num_stages: 3"}
     records[2]["perf"]["autotune_picks"] = {"softmax_kernel": "BLOCK: 1024"}  # an accuracy case: not listed
     picks = perf_md.perf_section(records).split("### Autotune picks")[1]
-    assert "| matmul " in picks and "BM: 128, BN: 256, num_warps: 8" in picks and "softmax" not in picks
+    assert "| matmul " in picks and r"BM: 128, BN: 256, num\_warps: 8" in picks and "softmax" not in picks
 
 
 def test_report_section_is_absent_when_nothing_was_timed():
