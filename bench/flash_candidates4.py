@@ -13,8 +13,8 @@ after --budget-s; a child process also gets a hard timeout):
   (torch.nn.attention.sdpa_kernel: FLASH_ATTENTION, EFFICIENT_ATTENTION, CUDNN_ATTENTION); the table
   names the backend whose time matches the default's.
 - base: the kernel pinned to the plain 128x128 tile (3 stages, 8 warps), in this process.
-- poly: kernels/attention/flash_tma.py's CANDIDATE_CONFIGS (polynomial exp2 for a half or a quarter of
-  the scores), in a child process: a compiler abort or a hang costs only its rows not yet printed. It
+- poly, occ: kernels/attention/flash_tma.py's CANDIDATE_CONFIGS (polynomial exp2 for a half or a quarter
+  of the scores; one warpgroup a program, two programs an SM), each family in a child process: a compiler abort or a hang costs only its rows not yet printed. It
   first checks exp2_poly itself on the device (max relative error against float64 exp2 over [-125, 0];
   above bf16's half-ulp, 2**-9, it is marked WRONG).
 The round's other candidates (a persistent grid, 4-D descriptors built once a program, descriptors built
@@ -49,7 +49,8 @@ from issue30_kernels import (  # noqa: E402
 )
 
 # family -> names in flash_tma.CANDIDATE_CONFIGS, most promising first
-CANDIDATE_FAMILIES = {"poly": ("poly2", "poly1", "poly2-bn64")}
+CANDIDATE_FAMILIES = {"poly": ("poly2", "poly1", "poly2-bn64"),
+                      "occ": ("occ-64x128-s1", "occ-64x128-s1-poly2", "occ-64x64-s2")}
 FAMILIES = ("sdpa", "base", *CANDIDATE_FAMILIES)
 BASE_TILE = (128, 128, 3, 8)  # BM, BN, stages, warps: the plain tile the poly candidates share
 SDPA_BACKENDS = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION")
