@@ -14,7 +14,8 @@ after --budget-s; a child process also gets a hard timeout):
   names the backend whose time matches the default's.
 - base: the kernel pinned to the plain 128x128 tile (3 stages, 8 warps), in this process.
 - poly, occ: kernels/attention/flash_tma.py's CANDIDATE_CONFIGS (polynomial exp2 for a half or a quarter
-  of the scores; one warpgroup a program, two programs an SM), each family in a child process: a compiler abort or a hang costs only its rows not yet printed. It
+  of the scores; one warpgroup a program, two programs an SM), each family in a child process: a compiler
+  abort or a hang costs only its rows not yet printed. The poly child
   first checks exp2_poly itself on the device (max relative error against float64 exp2 over [-125, 0];
   above bf16's half-ulp, 2**-9, it is marked WRONG).
 The round's other candidates (a persistent grid, 4-D descriptors built once a program, descriptors built
