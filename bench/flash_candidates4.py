@@ -13,13 +13,13 @@ after --budget-s; a child process also gets a hard timeout):
   (torch.nn.attention.sdpa_kernel: FLASH_ATTENTION, EFFICIENT_ATTENTION, CUDNN_ATTENTION); the table
   names the backend whose time matches the default's.
 - base: the kernel pinned to the plain 128x128 tile (3 stages, 8 warps), in this process.
-- poly, occ: kernels/attention/flash_tma.py's CANDIDATE_CONFIGS (polynomial exp2 for a half or a quarter
-  of the scores; one warpgroup a program, two programs an SM), each family in a child process: a compiler
-  abort or a hang costs only its rows not yet printed. The poly child
+- poly: kernels/attention/flash_tma.py's CANDIDATE_CONFIGS (polynomial exp2 for a half or a quarter of
+  the scores), in a child process: a compiler abort or a hang costs only its rows not yet printed. It
   first checks exp2_poly itself on the device (max relative error against float64 exp2 over [-125, 0];
   above bf16's half-ulp, 2**-9, it is marked WRONG).
 The round's other candidates (a persistent grid, 4-D descriptors built once a program, descriptors built
-on the host) were timed at commit 0933d83 and dropped: bench/CANDIDATES.md.
+on the host: commit 0933d83; two one-warpgroup programs an SM: commit 2f4c9eb) were timed and dropped:
+bench/CANDIDATES.md.
 """
 
 from __future__ import annotations
@@ -50,8 +50,7 @@ from issue30_kernels import (  # noqa: E402
 )
 
 # family -> names in flash_tma.CANDIDATE_CONFIGS, most promising first
-CANDIDATE_FAMILIES = {"poly": ("poly2", "poly1", "poly2-bn64"),
-                      "occ": ("occ-64x128-s1", "occ-64x128-s1-poly2", "occ-64x64-s2")}
+CANDIDATE_FAMILIES = {"poly": ("poly2", "poly1", "poly2-bn64")}
 FAMILIES = ("sdpa", "base", *CANDIDATE_FAMILIES)
 BASE_TILE = (128, 128, 3, 8)  # BM, BN, stages, warps: the plain tile the poly candidates share
 SDPA_BACKENDS = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION")

@@ -48,11 +48,6 @@ CANDIDATE_CONFIGS = {
     "poly2": _config(128, 128, 3, 8, exp_poly=2),
     "poly1": _config(128, 128, 3, 8, exp_poly=1),
     "poly2-bn64": _config(128, 64, 3, 8, exp_poly=2),
-    # one warpgroup a program, two programs an SM (81 KB of shared memory each at D=128 bf16, under 240
-    # registers a thread in the sm_90 build): the two run out of step, one's softmax beside the other's MMAs
-    "occ-64x128-s1": _config(64, 128, 1, 4),
-    "occ-64x128-s1-poly2": _config(64, 128, 1, 4, exp_poly=2),
-    "occ-64x64-s2": _config(64, 64, 2, 4),
 }
 CONFIGS = device_info.configs_for_target(
     cuda=[_config(128, 64, 3, 8), CANDIDATE_CONFIGS["poly2"], _config(128, 64, 4, 8), _config(128, 128, 3, 8),
@@ -205,6 +200,8 @@ def attend_tail(b_q, k, v, b_m, b_l, b_acc, o_m, lo, hi, T, qk_scale, H: tl.cons
 def flash_attention_tma_kernel(q, k, v, o, T, qk_scale, H: tl.constexpr, D: tl.constexpr, BM: tl.constexpr,
                                BN: tl.constexpr, WS: tl.constexpr, IS_CAUSAL: tl.constexpr,
                                EXP_POLY: tl.constexpr = 0):
+    # the masked part starts at a multiple of BN (`split`); a config with BN above BM computed wrong causal rows
+    tl.static_assert(BM % BN == 0, "flash_attention_tma: BM must be a multiple of BN")
     i_m, i_bh = tl.cdiv(T, BM) - 1 - tl.program_id(0), tl.program_id(1)
     i_b, i_h = i_bh // H, i_bh % H
     base = (i_b * T * H + i_h) * D
