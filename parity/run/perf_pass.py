@@ -123,7 +123,7 @@ def _note_picks(record: dict[str, Any], before: Mapping[str, int], store: pick_c
     if any(delta.values()):
         record["perf"]["autotune"] = delta
     if store.picked:
-        record["perf"]["autotune_picks"] = dict(store.picked)
+        record["perf"]["autotune_picks"] = store.picks()
 
 
 def declined_ops(records: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:

@@ -72,8 +72,9 @@ class PickStore:
     retune: bool = False
     reused: int = 0
     tuned: int = 0
-    # autotuned kernel -> the config it launched with, since the caller last cleared it (one perf case)
-    picked: dict[str, str] = field(default_factory=dict)
+    # id(autotuner) -> (autotuner, the config it launched with), since the caller last cleared it (one perf
+    # case); names and text are made in `picks`, not here: this runs at every timed launch
+    picked: dict[int, tuple[Any, Any]] = field(default_factory=dict)
 
     def path(self, tuner: Any) -> Path:
         ident = json.dumps([innermost_name(tuner), source_key(tuner), [str(c) for c in tuner.configs],
@@ -112,7 +113,11 @@ class PickStore:
         return {"reused": self.reused, "tuned": self.tuned}
 
     def note(self, tuner: Any, config: Any) -> None:
-        self.picked[innermost_name(tuner)] = str(config)
+        self.picked[id(tuner)] = (tuner, config)
+
+    def picks(self) -> dict[str, str]:
+        """autotuned kernel name -> the config it last launched with, as text."""
+        return {innermost_name(tuner): str(config) for tuner, config in self.picked.values()}
 
 
 def _key_text(key: tuple[Any, ...]) -> str | None:
