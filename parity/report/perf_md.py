@@ -81,7 +81,8 @@ def perf_section(records: Sequence[Mapping[str, Any]]) -> str | None:
     picks = pick_rows(records)
     if picks:
         parts += ["### Autotune picks", "",
-                  "The config each autotuned kernel of a perf case was timed with (its autotuner's pick, tuned in "
-                  "this run or reused from an earlier one: `--retune` tunes afresh).", "",
+                  "The config each autotuned kernel of a perf case ran with when timed, the peer library's "
+                  "included (its autotuner's pick, tuned in this run or reused from an earlier one: `--retune` "
+                  "tunes afresh).", "",
                   table(picks, PICK_HEADERS), ""]
     return "\n".join(parts)
