@@ -57,6 +57,18 @@ def test_the_same_error_on_two_compilers_is_the_authors_and_two_different_errors
     assert "fail the same way" not in decide(other, {"cuda-compile": upstream})["evidence"]
 
 
+def test_a_removed_upstream_api_is_the_authors_to_port_and_names_the_removal():
+    text = ("triton.runtime.errors.InterpreterError: NotImplementedError('Block pointers have been removed in "
+            "favor of the tensor descriptor API')")
+    owner = decide(errored("interpret", text), {"cuda-compile": errored("cuda-compile", text)})
+    assert owner["who"] == "author" and not owner["provisional"] and owner["limit"] == "upstream-block-ptr-removed"
+    assert "tensor descriptor" in owner["evidence"] and "pull/6847" in owner["evidence"]
+    assert plan_drafts({"owner": owner}).kind == "author"  # no vendor draft for a deliberate removal
+    # negative controls: another error on the same tier, and the same text on a tier whose language keeps them
+    assert decide(errored("interpret", "TypeError: cannot add pointers together"), {}).get("limit") is None
+    assert decide(errored("ascend-lowered", text), {}).get("limit") != "upstream-block-ptr-removed"
+
+
 def test_a_lowering_divergence_where_the_interpreter_agrees_with_the_reference_is_triton_ascends():
     owner = decide(numeric("ascend-lowered"), {"interpret": {**PASS, "backend": "interpret"}})
     assert owner["who"] == "triton-ascend" and not owner["provisional"]

@@ -261,6 +261,13 @@ LIMITS: tuple[TierLimit, ...] = (
               "upstream Triton takes power-of-2 tile shapes only; triton-ascend takes others",
               "https://triton-lang.org/main/python-api/generated/triton.language.arange.html",
               message=r"must be a power of 2|power of two"),
+    # an API upstream removed: the kernel must move off it to run on that release and later
+    TierLimit("upstream-block-ptr-removed", ("interpret", "cuda", "cuda-compile"), "author", "kernel author",
+              "upstream Triton 3.9 removed block pointers (tl.make_block_ptr, tl.advance) in favor of tensor "
+              "descriptors (tl.make_tensor_descriptor); the kernel must port to them to run on Triton 3.9 and "
+              "later (triton-ascend 3.2 keeps block pointers)",
+              "https://github.com/triton-lang/triton/pull/6847",
+              message=r"Block pointers have been removed"),
 )
 
 
