@@ -58,8 +58,12 @@ LIGER = LibraryAdapter("Liger-Kernel", "liger-kernel", "https://github.com/linke
                        ("liger", "liger_kernel"), prepare=_prepare_liger)
 # LibEntry keeps `kernel_cache`, one dict per device, of the kernels it compiled through the JITFunction and
 # launches itself from then on (src/flag_gems/utils/libentry.py)
+# Its Ascend backend asks for triton.language.extra.cann's libdevice on any triton >= 3.2.0
+# (runtime/backend/_ascend/__init__.py, get_triton_extra_name) and, where that import fails, takes
+# triton.language.extra.libdevice, whose functions triton-ascend maps to nothing: they compile to None
 FLAG_GEMS = LibraryAdapter("FlagGems", "flag-gems", "https://github.com/FlagOpen/FlagGems", ("flag_gems",),
-                           ("flag_gems", "flaggems"), prepare=_prepare_flag_gems, kernel_cache_attrs=("kernel_cache",))
+                           ("flag_gems", "flaggems"), prepare=_prepare_flag_gems, kernel_cache_attrs=("kernel_cache",),
+                           ascend_needs=("triton.language.extra.cann",))
 MOJO_OPSET = LibraryAdapter("mojo_opset", "mojo_opset", "https://github.com/XPU-Forces/mojo_opset", ("mojo_opset",),
                             ("mojo_opset",))
 GDN_NPU = LibraryAdapter("gdn-tri-inverse (GDN NPU port)", "gdn-tri-inverse",

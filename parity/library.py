@@ -50,6 +50,9 @@ class LibraryAdapter:
     families: tuple[str, ...]  # KernelSpec.family values that mean this library
     prepare: Callable[[Tier], None] | None = field(default=None, compare=False)
     kernel_cache_attrs: tuple[str, ...] = ()
+    # triton-ascend modules the library's Ascend path selects and silently falls back from where one is absent:
+    # on a triton-ascend without one, its kernels compile against the fallback (parity.triage.decide, rule 2)
+    ascend_needs: tuple[str, ...] = ()
 
     @property
     def new_issue_url(self) -> str:

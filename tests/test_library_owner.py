@@ -140,3 +140,16 @@ def test_a_launcher_error_on_a_compile_tier_reads_as_a_launch_not_a_code_generat
     assert (status, reason) == ("failed", "launch: LeftoverDebug: device_print")
     status, reason = judge({"ok": False, "error_kind": "unsupported", "message": "m"}, None)
     assert reason == "unsupported in the code generator, before any IR: m"  # control: a compiler finding
+
+
+def test_a_library_records_the_ascend_modules_the_installed_triton_ascend_lacks():
+    """LibraryAdapter.ascend_needs is probed on triton-ascend tiers alone and kept on the record for triage."""
+    from parity.library import LibraryAdapter
+
+    info = LibraryAdapter("L", "l", "https://example.invalid/l", ("l_pkg",), ("l_family",),
+                          ascend_needs=("parity_absent_module.cann", "json"))
+    assert owner.missing_needs(info, "ascend-lowered") == ["parity_absent_module.cann"]
+    assert owner.missing_needs(info, "ascend-compile") == ["parity_absent_module.cann"]
+    # negative controls: an upstream tier, and a library that declares nothing
+    assert owner.missing_needs(info, "cuda-compile") == []
+    assert owner.missing_needs(replace(info, ascend_needs=()), "ascend-lowered") == []

@@ -129,6 +129,23 @@ def test_ownership_reads_the_raising_frame():
         assert prelaunch.owning_library(planted.in_parity, exc) is None
 
 
+def test_a_raise_inside_triton_is_named_as_triton_s_on_the_library_s_kernel():
+    """A compile error of the library's kernel raises in Triton's frames, called from the launcher: the reason
+    says so, not that the library's own code raised. Negative control: the library's own raise keeps its words."""
+    compiler: dict = {}
+    exec("def compile_kernel():\n    raise TypeError(\"unsupported operand type(s) for +: 'int' and 'NoneType'\")",
+         {"__name__": "triton.compiler.planted"}, compiler)
+    launcher: dict = {"__name__": "planted_lib", "compile_kernel": compiler["compile_kernel"]}
+    exec("def launch():\n    compile_kernel()", launcher)
+    with pytest.raises(TypeError) as raised:
+        launcher["launch"]()
+    owned = prelaunch.owning_library(planted.in_library, raised.value)
+    assert owned is not None and owned[1].startswith("Triton raised on the library's kernel"), owned
+    with pytest.raises(TypeError) as own:
+        planted.library.num_cores()
+    assert "in the library's own code" in prelaunch.owning_library(planted.in_library, own.value)[1]
+
+
 def test_the_leftover_debugging_scan_is_drafted_to_its_library_with_the_parity_command(tmp_path):
     from dataclasses import replace
 

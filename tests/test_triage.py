@@ -363,6 +363,22 @@ def test_a_case_its_own_author_documents_is_theirs_and_drafts_nothing():
     assert plan_drafts({**compilers, "owner": decide(compilers, {})}).kind == "vendor"
 
 
+def test_a_library_fallback_for_a_module_the_installed_triton_ascend_lacks_is_the_environments():
+    """FlagGems 5.0.2 asks for triton.language.extra.cann and, without it, compiles against stubs that give None."""
+    reason = ("TypeError: unsupported operand type(s) for +: 'int' and 'NoneType' (in gelu_none) (raised at "
+              "flag_gems/utils/libentry.py:721, in run)")
+    library = {"name": "FlagGems", "version": "5.0.2", "missing": ["triton.language.extra.cann"]}
+    record = {**numeric("ascend-lowered", status="error"), "reason": reason, "metrics": None, "library": library}
+    owner = decide(record, {})
+    assert (owner["who"], owner["name"]) == ("environment", "triton-ascend version"), owner
+    assert "313dccecfc36" in owner["evidence"] and "NoneType" in owner["evidence"], owner
+    assert plan_drafts({**record, "owner": owner}).kind == "tier"  # a note, no draft to FlagGems or triton-ascend
+    # negative controls: nothing missing; a failure that is no None value (wrong results); an upstream tier
+    assert decide({**record, "library": {**library, "missing": []}}, {})["who"] != "environment"
+    assert decide({**numeric("ascend-lowered"), "library": library}, {})["who"] != "environment"
+    assert decide({**record, "backend": "cuda-compile"}, {})["who"] != "environment"
+
+
 def test_a_launch_option_newer_than_the_installed_triton_ascend_is_the_environments():
     reason = ("KeyError: 'Keyword argument enable_ubuf_saving was specified but unrecognised'; `enable_ubuf_saving` "
               "is not a launch option of this Triton backend")

@@ -38,6 +38,15 @@ LATER_ASCEND_OPTIONS = {
 }
 
 
+# triton-ascend modules newer than 3.2.0 that a library's Ascend path selects (LibraryAdapter.ascend_needs):
+# module -> (when it came, the public commit)
+LATER_ASCEND_MODULES = {
+    "triton.language.extra.cann": ("on triton-ascend's main since 2025-12-29; v3.2.0, the release on the package "
+                                   "index, has extra.ascend",
+                                   "https://github.com/Ascend/triton-ascend/commit/313dccecfc36"),
+}
+
+
 def later_option(text: str) -> tuple[str, str, str] | None:
     """(option, when it came, link) for a launch rejected over a triton-ascend option newer than 3.2.0."""
     found = re.search(r"Keyword argument (\w+) was specified but unrecognised", text)

@@ -161,6 +161,10 @@ def mark(record: dict[str, Any], family: str | None, kernels: Iterable[Any], why
     info = library_of(family, kernels)
     if info is None:
         return None
+    missing = missing_needs(info, str(record.get("backend") or ""))
+    if missing:  # the run's own evidence, kept for the report's triage (which runs without the compiler)
+        record.setdefault("library", {"name": info.name, "version": library_version(info), "repo": info.repo})
+        record["library"]["missing"] = missing
     why = why or library_owns(record)
     if why is None:
         record.setdefault("library", {"name": info.name, "version": library_version(info), "repo": info.repo})
@@ -168,6 +172,26 @@ def mark(record: dict[str, Any], family: str | None, kernels: Iterable[Any], why
     finding = {"name": info.name, "version": library_version(info), "repo": info.repo, "why": why}
     record["finding_of"] = finding
     return finding
+
+
+def missing_needs(info: LibraryInfo, tier: str) -> list[str]:
+    """The modules of the library's Ascend path (LibraryAdapter.ascend_needs) that the installed triton-ascend
+    lacks, on a triton-ascend tier; [] elsewhere."""
+    from parity.backends import backend_class
+
+    try:
+        if not info.ascend_needs or backend_class(tier).tracker != "triton-ascend":
+            return []
+    except (ImportError, KeyError, ValueError):  # a record of no known tier
+        return []
+    return [name for name in info.ascend_needs if not _importable(name)]
+
+
+def _importable(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # a parent package that is absent or fails to import
+        return False
 
 
 def provenance(record: Mapping[str, Any]) -> list[str]:

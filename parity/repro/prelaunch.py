@@ -92,8 +92,19 @@ def owning_library(spec: KernelSpec, exc: BaseException | None) -> tuple[owner.L
         return None
     from parity.errors import raised_at
 
+    if _raised_in_triton(exc):  # its launcher called Triton, whose compiler (or launcher) raised on its kernel
+        return (_info_for(_top(innermost), spec),
+                f"Triton raised on the library's kernel before it ran, called from its launcher (at {raised_at(exc)})")
     return (_info_for(_top(innermost), spec),
             f"its launcher raised in the library's own code before launching any Triton kernel (at {raised_at(exc)})")
+
+
+def _raised_in_triton(exc: BaseException) -> bool:
+    """Whether the traceback's innermost frame is Triton's (a compile error of the kernel, say)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and _top(tb.tb_frame) == "triton"
 
 
 # ---------------------------------------------------------------- the standalone call

@@ -329,6 +329,8 @@ def _attach(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, 
 def _attach_prelaunch(record: dict[str, Any], spec: KernelSpec, shrunk: Case, exc: NoLaunch, backend: Any, *,
                       seed: int, results_dir: Path) -> bool:
     """A library's raise before any launch: its ISSUE.md and standalone call (parity.repro.prelaunch)."""
+    if (record.get("owner") or {}).get("who") in ("environment", "tier"):  # no one's code to draft against
+        return False
     owned = None if record.get("finding_of") else prelaunch.owning_library(spec, exc.raised)
     if owned is None or exc.raised is None:  # an import failure keeps its `python -c "import X"` draft
         return False

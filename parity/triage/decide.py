@@ -3,7 +3,8 @@
 Order of the rules (the first that applies wins):
 1. a known kernel mistake (parity.run.mistakes) → the author;
 2. this tier's own evidence about its environment (a device out of memory at run time, a launch option of
-   a triton-ascend newer than the installed one) → the environment, whatever another tier shows;
+   a triton-ascend newer than the installed one, a library's kernel compiled against its fallback for a
+   triton-ascend module the installed one lacks) → the environment, whatever another tier shows;
 3. a language rule or tier limit (parity.triage.limits) → the author (rule) or the tier (limit), unless
    another tier fails the same way (then the kernel is wrong everywhere: the author);
 4. a config the target cannot hold (UB, shared memory, registers, the grid) → the author;
@@ -24,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from parity.backends import backend_class
-from parity.compile.ascend_only import later_option
+from parity.compile.ascend_only import LATER_ASCEND_MODULES, later_option
 from parity.report.findings import FIXED
 from parity.triage.limits import failure_text, is_numeric, matching_limit
 
@@ -38,6 +39,9 @@ ASSERTION = re.compile(r"Assertion .* failed|LLVM ERROR|UNREACHABLE|Aborted|core
 # shared by the xdist workers and whatever else runs there, so it says nothing about the kernel. Not Triton's
 # "out of resource: shared memory", which is a config the target cannot hold (rule 4)
 DEVICE_MEMORY = re.compile(r"\bout of memory\b|OutOfMemoryError", re.IGNORECASE)
+# a value the kernel needed came out as None: what a called function with no implementation returns at compile
+# time (triton-ascend maps triton.language.extra.libdevice's stubs to nothing)
+NONE_VALUE = re.compile(r"NoneType")
 ENVIRONMENT = re.compile(r"No module named '(?!triton)|cannot open shared object file|No space left on device|"
                          r"command not found|is not installed", re.IGNORECASE)
 
@@ -186,6 +190,14 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
         return make_owner("environment", "triton-ascend version",
                           f"`{option}` is a launch option the installed triton-ascend does not have: it was {when} "
                           f"({link}); run the library with a triton-ascend built from a later commit")
+    missing = (record.get("library") or {}).get("missing") if family(tier) == "triton-ascend" else None
+    if missing and NONE_VALUE.search(text):  # the library fell back from a module this triton-ascend lacks
+        module = missing[0]
+        when, link = LATER_ASCEND_MODULES.get(module, ("absent from the installed triton-ascend", ""))
+        return make_owner("environment", "triton-ascend version",
+                          f"{record['library'].get('name', 'the library')} asks for `{module}`, absent from the "
+                          f"installed triton-ascend ({when}; {link}); its fallback compiles to no value (a "
+                          "'NoneType' in the error): run it with a triton-ascend built from a later commit")
     if DEVICE_MEMORY.search(text) and not comp:
         return make_owner("environment", "device memory",
                           f"the device ran out of memory at run time: {_key(text)}; its memory is shared by the "
