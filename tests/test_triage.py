@@ -134,6 +134,27 @@ def test_tier_limits_are_the_tiers_and_get_a_note_not_a_draft():
     assert decide(cumsum, {"interpret": numeric("interpret")}, "b = tl.cumsum(x, 0)")["who"] == "author"
 
 
+def test_libdevice_under_the_interpreter_is_the_tiers_and_does_not_make_ascend_s_failure_the_authors():
+    """upstream's libdevice.erf returns None under the interpreter (no GPU to map it) and on triton-ascend (its
+    backend maps no module): the interpreter's is a tier limit, so the Ascend tier is the odd one out against
+    cuda-compile, not 'failing the same way' with the interpreter."""
+    source = "tl.store(y + o, 1.0 + libdevice.erf(tl.load(x + o)))"
+    text = "TypeError(\"unsupported operand type(s) for +: 'float' and 'NoneType'\")"
+    interp = {**compiled("interpret", False, text), "status": "error", "compile": None}
+    lowered = {**compiled("ascend-lowered", False, text), "status": "error", "compile": None}
+    built = {**compiled("cuda-compile", True), "backend": "cuda-compile"}
+    owner = decide(interp, {"cuda-compile": built}, source)  # the interpreter's run, before the Ascend tier's
+    assert (owner["who"], owner["limit"]) == ("tier", "interpret-libdevice"), owner
+    interp["owner"] = owner
+    vendor = decide(lowered, {"interpret": interp, "cuda-compile": built}, source)
+    assert vendor["who"] == "triton-ascend" and "cuda-compile" in vendor["evidence"], vendor
+    # negative controls: no libdevice in the source is no such limit; and without the limit's verdict on the
+    # interpreter's record the two tiers fail the same way (the author's)
+    assert decide(interp, {}, "tl.store(y + o, 1.0 + tl.erf(tl.load(x + o)))").get("limit") != "interpret-libdevice"
+    del interp["owner"]
+    assert decide(lowered, {"interpret": interp, "cuda-compile": built}, source)["who"] == "author"
+
+
 def test_a_retired_limit_matches_no_more():
     retired = replace(lim.LIMITS[0], probe=lambda: False, id="retired-for-test")
     record = numeric("interpret", params={"dtype": "bf16"})
@@ -142,7 +163,7 @@ def test_a_retired_limit_matches_no_more():
     assert lim.LIMITS[0].matches(record, "tl.dot(a, b)")
 
 
-@pytest.mark.parametrize("limit_id", ["interpret-int-to-bf16", "interpret-libdevice-expm1"])
+@pytest.mark.parametrize("limit_id", ["interpret-int-to-bf16", "interpret-libdevice"])
 def test_interpreter_probes_answer_on_the_installed_triton(limit_id, tmp_path, monkeypatch):
     monkeypatch.setenv("PARITY_CACHE_DIR", str(tmp_path))
     limit = next(x for x in lim.LIMITS if x.id == limit_id)
