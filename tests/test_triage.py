@@ -148,6 +148,18 @@ def test_libdevice_under_the_interpreter_is_the_tiers_and_does_not_make_ascend_s
     interp["owner"] = owner
     vendor = decide(lowered, {"interpret": interp, "cuda-compile": built}, source)
     assert vendor["who"] == "triton-ascend" and "cuda-compile" in vendor["evidence"], vendor
+    # with the module it came from (as parity's extracted source writes it), the bug is the one already reported:
+    # the vendor's, and a note pointing at the report rather than a fresh draft
+    imported = "import triton.language.extra.libdevice as libdevice\n" + source
+    known = decide(lowered, {"interpret": interp, "cuda-compile": built}, imported)
+    assert (known["who"], known["limit"]) == ("triton-ascend", "ascend-generic-libdevice"), known
+    assert "triton-ascend/issues/2363" in known["evidence"] and plan_drafts({"owner": known}).kind == "tier"
+    # negative controls: triton-ascend's own libdevice is no such bug; the same None on an upstream tier too is
+    # the kernel's
+    own = imported.replace("triton.language.extra.libdevice", "triton.language.extra.ascend.libdevice")
+    assert decide(lowered, {"interpret": interp, "cuda-compile": built}, own).get("limit") is None
+    upstream = {**built, "status": "failed", "reason": text, "compile": {"ok": False, "message": text}}
+    assert decide(lowered, {"cuda-compile": upstream}, imported)["who"] == "author"
     # negative controls: no libdevice in the source is no such limit; and without the limit's verdict on the
     # interpreter's record the two tiers fail the same way (the author's)
     assert decide(interp, {}, "tl.store(y + o, 1.0 + tl.erf(tl.load(x + o)))").get("limit") != "interpret-libdevice"

@@ -182,7 +182,9 @@ class Finding:
 
     @property
     def draft(self) -> str | None:
-        name = "TIER.md" if fixed_in(self.owner) else DRAFTS.get(self.owner.get("who") or "")
+        # a vendor's bug fixed in a later release, or already reported upstream (a limit entry), gets a note
+        noted = self.owner.get("who") in ("triton", "triton-ascend") and self.owner.get("limit")
+        name = "TIER.md" if fixed_in(self.owner) or noted else DRAFTS.get(self.owner.get("who") or "")
         return f"{self.repro}/{name}" if self.repro and name else None  # undecided: the repro dir only
 
 

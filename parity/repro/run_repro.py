@@ -234,7 +234,7 @@ def attach(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, *
         verdict = triage_record(record, family=spec.family, kernels=spec.kernels, results_dir=results_dir)
         if record.get("status") not in REPRO_STATUSES:
             return  # a crash poisoned the device; a known divergence is already linked
-        if verdict is not None and verdict["who"] == "tier" and verdict.get("limit"):
+        if verdict is not None and verdict["who"] in ("tier", "triton", "triton-ascend") and verdict.get("limit"):
             _tier_limit(record, verdict, spec, case, backend, results_dir)
             return
         finding = record.get("finding_of") or None if verdict is not None else finding
@@ -281,7 +281,8 @@ def _tier_limit(record: dict[str, Any], verdict: Mapping[str, Any], spec: Kernel
 
     limit = next(x for x in LIMITS if x.id == verdict["limit"])
     record["known_divergence"] = {"reason": limit.what, "link": limit.link, "expected_by": None}
-    record["status"], record["reason"] = "xfailed", f"tier limit: {limit.what} ({limit.link}); observed: " \
+    label = "tier limit" if limit.who == "tier" else f"known {limit.name} bug"
+    record["status"], record["reason"] = "xfailed", f"{label}: {limit.what} ({limit.link}); observed: " \
         f"{record.get('reason')}"
     out_dir = results_dir / REPROS_DIR / case_filename(spec.name, case.id)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -209,6 +209,11 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
             return make_owner("author", "kernel author", f"{tier} and {', '.join(failing_same)} fail the same way"
                               f"{_where(record)}; the kernel is wrong beyond {tier}'s own limit ({limit.id})")
         evidence = f"{limit.what} ({limit.link})"
+        if limit.who in ("triton", "triton-ascend"):  # already reported upstream: a note pointing there
+            if failing_same:
+                return make_owner("author", "kernel author", f"{tier} and {', '.join(failing_same)} fail the same "
+                                  f"way{_where(record)}, beyond {limit.name}'s known bug ({limit.id})")
+            return make_owner(limit.who, limit.name, f"already reported: {evidence}", limit=limit.id)
         if limit.who == "tier":
             settle = None if passing else settle_run(tier)
             proof = f"; {', '.join(passing)} pass{'es' if len(passing) == 1 else ''} it" if passing else ""

@@ -38,7 +38,7 @@ def plan_drafts(record: Mapping[str, Any]) -> DraftPlan:
         return DraftPlan("library")
     if who in ("tier", "environment"):
         return DraftPlan("tier")
-    if who in VENDORS and fixed_in(owner):  # already fixed in a later release: a note saying to upgrade
+    if who in VENDORS and (fixed_in(owner) or owner.get("limit")):  # fixed later, or reported: a note
         return DraftPlan("tier")
     if who in VENDORS and not owner.get("provisional"):
         return DraftPlan("vendor", [who, *[t for t in owner.get("also") or [] if t in VENDORS and t != who]])
@@ -62,12 +62,17 @@ def render_tier(record: Mapping[str, Any], backend: str, command: str | None) ->
     owner = record.get("owner") or {}
     what = "the environment" if owner.get("who") == "environment" else f"the tier itself ({owner.get('name')})"
     fixed = fixed_in(owner)
-    head = f"a {owner.get('name')} bug already fixed in {fixed}: upgrade" if fixed else f"a limit of {what}"
+    reported = owner.get("who") in VENDORS and owner.get("limit") and not fixed
+    head = (f"a {owner.get('name')} bug already fixed in {fixed}: upgrade" if fixed else
+            f"a {owner.get('name')} bug already reported upstream" if reported else f"a limit of {what}")
     parts = [f"# `{record['kernel']}` [{record['case']}] on {backend}: {head}", "",
+             "This is a note, not a new bug report: the bug is filed upstream already (the link below); add this "
+             "case there if it shows something the report lacks." if reported else
              "This is a note, not a bug report: do not file it with a vendor or the kernel's author.", "",
              f"Evidence: {owner.get('evidence')}", ""]
     if owner.get("limit"):
-        parts += [f"Tier limit: `{owner['limit']}` (parity.triage.limits; its probe retires it once the installed "
+        kind = "Known bug" if reported else "Tier limit"
+        parts += [f"{kind}: `{owner['limit']}` (parity.triage.limits; its probe retires it once the installed "
                   "version no longer has it).", ""]
     if owner.get("provisional"):
         parts += [f"To check the kernel itself, run {owner.get('settle')}.", ""]

@@ -213,6 +213,16 @@ def _cached_probe(limit_id: str, probe: Callable[[], bool | None]) -> bool | Non
 
 # ---------------------------------------------------------------- the table
 
+def _ascend_maps_no_libdevice() -> bool | None:
+    """True while the installed triton-ascend's backend maps no module for triton.language.extra.libdevice."""
+    try:
+        from triton.backends.ascend import compiler  # type: ignore[import-not-found]
+
+        return "triton.language.extra.libdevice" not in compiler.AscendBackend.get_module_map(None)
+    except Exception:  # no triton-ascend here, or its backend class moved: cannot tell
+        return None
+
+
 INTERPRETER = "Triton interpreter"
 BF16_SOURCE = r"bfloat16|\bbf16\b"
 
@@ -252,6 +262,13 @@ LIMITS: tuple[TierLimit, ...] = (
     TierLimit("lowered-library-call", ("ascend-lowered",), "tier", "ascend-lowered stand-ins",
               "the module calls a bishengir library function the CPU tier has no definition of",
               "https://gitcode.com/Ascend/AscendNPU-IR", message=r"bodiless function|has no CPU definition"),
+    # a vendor's bug already reported upstream: the vendor's, with a note pointing at the report, not a fresh draft
+    TierLimit("ascend-generic-libdevice", ("ascend", "ascend-compile", "ascend-lowered"), "triton-ascend",
+              "triton-ascend", "upstream's portable triton.language.extra.libdevice compiles to None on "
+              "triton-ascend (its backend maps no module for it); triton-ascend's own extra.ascend / extra.cann "
+              "libdevice, or tl.math, work", "https://github.com/triton-lang/triton-ascend/issues/2363",
+              message=r"cannot convert None|NoneType",
+              source=r"triton\.language\.extra(\.libdevice\b| import libdevice)", probe=_ascend_maps_no_libdevice),
     # language rules: the author's to handle, on the tiers whose language has them
     TierLimit("upstream-erf-fp32-only", ("interpret", "cuda", "cuda-compile"), "author", "kernel author",
               "upstream Triton's tl.erf takes fp32/fp64 only; triton-ascend also takes fp16/bf16",
