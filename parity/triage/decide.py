@@ -5,8 +5,9 @@ Order of the rules (the first that applies wins):
 2. this tier's own evidence about its environment (a device out of memory at run time, a launch option of
    a triton-ascend newer than the installed one, a library's kernel compiled against its fallback for a
    triton-ascend module the installed one lacks) → the environment, whatever another tier shows;
-3. a language rule or tier limit (parity.triage.limits) → the author (rule) or the tier (limit), unless
-   another tier fails the same way (then the kernel is wrong everywhere: the author);
+3. a language rule, tier limit or vendor bug already reported upstream (parity.triage.limits) → the author
+   (rule), the tier (limit) or that vendor (with a note pointing at the report), unless another tier fails
+   the same way (then the kernel is wrong everywhere: the author);
 4. a config the target cannot hold (UB, shared memory, registers, the grid) → the author;
 5. the same case fails the same way on another tier → the author;
 6. the environment (a module or tool that is not installed) → the environment;

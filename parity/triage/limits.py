@@ -7,7 +7,8 @@ version whether it still holds: once a release fixes it the probe says so and th
 (it retires itself). Limits apply to every kernel, not only to specs that opt in.
 
 Language rules (an upstream restriction the author must handle, an Ascend-only construct on upstream)
-are data here too, with owner "author": they are not bugs of any tool.
+are data here too, with owner "author": they are not bugs of any tool. So are vendor bugs already
+reported upstream, with that vendor as owner: the verdict is theirs, the draft a note with the link.
 """
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ PROBE_TIMEOUT_S = 120.0
 class TierLimit:
     id: str
     tiers: tuple[str, ...]  # backend names it applies on
-    who: str  # "tier" (the tier's own defect) or "author" (a language rule the kernel must respect)
+    # "tier" (the tier's own defect), "author" (a language rule the kernel must respect), or "triton" /
+    # "triton-ascend" (that vendor's bug, already reported at `link`: a note, not a new draft)
+    who: str
     name: str  # the owner's name in words
     what: str  # one line
     link: str
