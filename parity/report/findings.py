@@ -145,6 +145,16 @@ def fixed_in(owner: Mapping[str, Any] | None) -> str | None:
     return found.group(1) if found and (owner or {}).get("who") in ("triton", "triton-ascend") else None
 
 
+def reported_upstream(owner: Mapping[str, Any] | None) -> bool:
+    """A vendor owner's bug already reported upstream (a limit entry of parity.triage.limits with its link)."""
+    return bool((owner or {}).get("limit")) and (owner or {}).get("who") in ("triton", "triton-ascend")
+
+
+def vendor_note(owner: Mapping[str, Any] | None) -> bool:
+    """A vendor's bug that gets a note (TIER.md), not a new draft: fixed in a later release, or reported."""
+    return bool(fixed_in(owner)) or reported_upstream(owner)
+
+
 def owner_words(owner: Mapping[str, Any]) -> str:
     who = owner.get("who")
     if who is None:
@@ -182,9 +192,7 @@ class Finding:
 
     @property
     def draft(self) -> str | None:
-        # a vendor's bug fixed in a later release, or already reported upstream (a limit entry), gets a note
-        noted = self.owner.get("who") in ("triton", "triton-ascend") and self.owner.get("limit")
-        name = "TIER.md" if fixed_in(self.owner) or noted else DRAFTS.get(self.owner.get("who") or "")
+        name = "TIER.md" if vendor_note(self.owner) else DRAFTS.get(self.owner.get("who") or "")
         return f"{self.repro}/{name}" if self.repro and name else None  # undecided: the repro dir only
 
 

@@ -162,12 +162,13 @@ def mark(record: dict[str, Any], family: str | None, kernels: Iterable[Any], why
     if info is None:
         return None
     missing = missing_needs(info, str(record.get("backend") or ""))
-    if missing:  # the run's own evidence, kept for the report's triage (which runs without the compiler)
-        record.setdefault("library", {"name": info.name, "version": library_version(info), "repo": info.repo})
-        record["library"]["missing"] = missing
     why = why or library_owns(record)
+    if why is None or missing:
+        library = record.setdefault("library", {"name": info.name, "version": library_version(info),
+                                                "repo": info.repo})
+        if missing:  # the run's own evidence, kept for the report's triage (which runs without the compiler)
+            library["missing"] = missing
     if why is None:
-        record.setdefault("library", {"name": info.name, "version": library_version(info), "repo": info.repo})
         return None
     finding = {"name": info.name, "version": library_version(info), "repo": info.repo, "why": why}
     record["finding_of"] = finding

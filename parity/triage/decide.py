@@ -206,14 +206,12 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
                           "-k on the case) before reading it as the kernel's")
     limit = matching_limit(record, source)
     if limit is not None:
-        if limit.who == "tier" and failing_same:
+        if limit.who != "author" and failing_same:  # a tool's own defect does not explain another tool's
+            beyond = f"{tier}'s own limit" if limit.who == "tier" else f"{limit.name}'s known bug"
             return make_owner("author", "kernel author", f"{tier} and {', '.join(failing_same)} fail the same way"
-                              f"{_where(record)}; the kernel is wrong beyond {tier}'s own limit ({limit.id})")
+                              f"{_where(record)}; the kernel is wrong beyond {beyond} ({limit.id})")
         evidence = f"{limit.what} ({limit.link})"
         if limit.who in ("triton", "triton-ascend"):  # already reported upstream: a note pointing there
-            if failing_same:
-                return make_owner("author", "kernel author", f"{tier} and {', '.join(failing_same)} fail the same "
-                                  f"way{_where(record)}, beyond {limit.name}'s known bug ({limit.id})")
             return make_owner(limit.who, limit.name, f"already reported: {evidence}", limit=limit.id)
         if limit.who == "tier":
             settle = None if passing else settle_run(tier)

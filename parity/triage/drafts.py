@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from parity.report.findings import fixed_in
+from parity.report.findings import fixed_in, reported_upstream, vendor_note
 
 VENDORS = ("triton", "triton-ascend")
 
@@ -38,7 +38,7 @@ def plan_drafts(record: Mapping[str, Any]) -> DraftPlan:
         return DraftPlan("library")
     if who in ("tier", "environment"):
         return DraftPlan("tier")
-    if who in VENDORS and (fixed_in(owner) or owner.get("limit")):  # fixed later, or reported: a note
+    if vendor_note(owner):  # fixed in a later release, or already reported upstream: a note
         return DraftPlan("tier")
     if who in VENDORS and not owner.get("provisional"):
         return DraftPlan("vendor", [who, *[t for t in owner.get("also") or [] if t in VENDORS and t != who]])
@@ -62,7 +62,7 @@ def render_tier(record: Mapping[str, Any], backend: str, command: str | None) ->
     owner = record.get("owner") or {}
     what = "the environment" if owner.get("who") == "environment" else f"the tier itself ({owner.get('name')})"
     fixed = fixed_in(owner)
-    reported = owner.get("who") in VENDORS and owner.get("limit") and not fixed
+    reported = reported_upstream(owner) and not fixed
     head = (f"a {owner.get('name')} bug already fixed in {fixed}: upgrade" if fixed else
             f"a {owner.get('name')} bug already reported upstream" if reported else f"a limit of {what}")
     parts = [f"# `{record['kernel']}` [{record['case']}] on {backend}: {head}", "",
