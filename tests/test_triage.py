@@ -167,6 +167,27 @@ def test_libdevice_under_the_interpreter_is_the_tiers_and_does_not_make_ascend_s
     assert decide(lowered, {"interpret": interp, "cuda-compile": built}, source)["who"] == "author"
 
 
+def test_the_known_triton_ascend_libdevice_bug_retires_once_its_backend_maps_the_module(monkeypatch):
+    """The probe reads the installed backend's module map: an empty map holds the entry, a mapped module retires
+    it (the negative control), and no triton-ascend at all cannot tell."""
+    import sys
+    import types
+
+    probe = next(x for x in lim.LIMITS if x.id == "ascend-generic-libdevice").probe
+    package, compiler = types.ModuleType("triton.backends.ascend"), types.ModuleType("triton.backends.ascend.compiler")
+    package.compiler = compiler  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "triton.backends.ascend", package)
+    monkeypatch.setitem(sys.modules, "triton.backends.ascend.compiler", compiler)
+    compiler.AscendBackend = type("AscendBackend", (), {"get_module_map": lambda self: {}})  # type: ignore[attr-defined]
+    assert probe() is True
+    mapped = {"triton.language.extra.libdevice": types.ModuleType("libdevice")}
+    compiler.AscendBackend = type("AscendBackend", (), {"get_module_map": lambda self: mapped})  # type: ignore[attr-defined]
+    assert probe() is False
+    monkeypatch.setitem(sys.modules, "triton.backends.ascend.compiler", None)  # absent: an ImportError
+    monkeypatch.delattr(package, "compiler")
+    assert probe() is None
+
+
 def test_a_retired_limit_matches_no_more():
     retired = replace(lim.LIMITS[0], probe=lambda: False, id="retired-for-test")
     record = numeric("interpret", params={"dtype": "bf16"})
