@@ -143,6 +143,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if backend.mode != "compile":  # compile tiers also stop the disk autotune cache (parity.compile.sandbox)
         point_triton_at(triton_cache_dir(backend.name))
     backend.prepare()
+    from parity.run import redzone
+
+    if redzone.applies(backend):  # kernels run on host memory: every launch between red zones, first layer in
+        redzone.install()
     reason = backend.unavailable()
     if reason and backend.hardware:
         raise pytest.UsageError(

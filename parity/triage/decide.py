@@ -187,6 +187,10 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
         return make_owner(who, name, f"a known divergence, linked: {link}")
     if record.get("diagnosis"):
         return make_owner("author", "kernel author", f"a known kernel mistake: {record['diagnosis'].get('what')}")
+    stores = oob_stores(record)
+    if stores:  # the kernel's own unmasked store wrote into a red zone: wrong on any tier, whatever the values
+        return make_owner("author", "kernel author", f"an out-of-bounds write found by parity's red zones on "
+                          f"{tier}, from an unmasked tl.store ({stores[0]})")
     # this tier's own evidence, whatever another tier shows (a different error there is no "same way")
     later = later_option(text) if family(tier) == "triton-ascend" else None
     if later is not None:  # the library targets a triton-ascend newer than the one installed
@@ -249,6 +253,12 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
         who, name = vendor_of(tier)
         return make_owner(who, name, f"the compiler aborted or hung ({kind or 'crash'}): {_key(text)}")
     return _provisional(record, others, tier, kind)
+
+
+def oob_stores(record: Mapping[str, Any]) -> list[str]:
+    """The unmasked tl.store lines behind the red-zone writes a record found (parity.run.redzone); a write with no
+    unmasked store in sight (a lowering that drops a mask) is left to the other rules."""
+    return [line for w in (record.get("oob") or {}).get("writes") or [] for line in w.get("unmasked_stores") or []]
 
 
 def computes(tier: str) -> bool:
