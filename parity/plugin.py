@@ -48,6 +48,8 @@ class ParitySession:
     ref_cache: ReferenceCache = field(default_factory=ReferenceCache)
     perf: str = "off"  # parity.run.perf.PERF_MODES
     retune: bool = False  # --retune: the perf pass ignores stored autotune picks (parity.run.pick_cache)
+    sanitize: bool = False  # --sanitize: each accuracy case in a child under compute-sanitizer (parity.run.sanitize)
+    kernels_option: str = ""  # --kernels as given: what a sanitized child rebuilds its spec from
     workers: int = 0  # xdist workers, so a report can say when timings shared a device
     writer: ResultWriter | None = None
     records: list[dict[str, Any]] = field(default_factory=list)
@@ -184,6 +186,17 @@ def pytest_configure(config: pytest.Config) -> None:
         perf_option = "largest" if timed and state.level == "full" else "off"
     state.perf = perf_option
     state.retune = bool(config.getoption("retune"))
+    state.kernels_option = config.getoption("--kernels")
+    if config.getoption("--sanitize", False):
+        from parity.run import sanitize
+
+        if not (backend.mode == "run" and backend.target == "cuda"):
+            raise pytest.UsageError(f"--sanitize runs cases under NVIDIA's compute-sanitizer, on a CUDA tier "
+                                    f"(nox -s cuda); {backend.name} has no CUDA device. The CPU tiers (interpret, "
+                                    "ascend-lowered) guard every launch with red zones already")
+        if not reason and sanitize.missing():
+            raise pytest.UsageError(sanitize.missing())
+        state.sanitize = True
     state.workers = int(getattr(config.option, "numprocesses", 0) or 0)
     if state.is_controller:
         # the last complete results stay in place until this run has its own (rundir.promote)
