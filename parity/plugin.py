@@ -326,8 +326,19 @@ def pytest_handlecrashitem(crashitem: str, report: Any, sched: Any) -> None:
     if before is not None:
         reason += f"; it had recorded `{before.get('status')}` before it died, which the death overrules"
     record = faults.crash_record(crashitem, state.backend.name, state.backend.mode, reason, crash)
-    if record is not None:
-        state.write(record)
+    if record is None:
+        return
+    spec = next((s for s in state.specs if s.name == kernel), None)
+    if spec is not None and suite == "accuracy":
+        try:  # AUTHOR.md with the out-of-bounds hint, and rerun.py (parity.repro.crash_repro)
+            from parity.repro import crash_repro
+
+            crash_repro.write(record, crashitem, kernels=spec.kernels, backend=state.backend,
+                              results_dir=state.results_dir, kernels_option=state.kernels_option, seed=state.seed,
+                              level=state.level, root=Path(config.rootpath))
+        except Exception as exc:  # the record is what matters; its repro is a help
+            record["repro_error"] = f"crash repro: {type(exc).__name__}: {exc}"[:600]
+    state.write(record)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -32,6 +32,8 @@ BF16_BUILTINS_LL = None  # @parity: bf16_builtins_ll
 LAUNCHES = None  # @parity: launches
 # output name -> (tensor key, dtype, shape, strides in elements)
 OUTPUTS = None  # @parity: outputs
+# tensor key -> the dtype the launches passed it as (what its red zones hold: NaN for floats)
+BUFFER_DTYPES = None  # @parity: buffer_dtypes
 TOLERANCE = None  # @parity: tolerance
 ATTR_RE = re.compile(r"\b(?:hacc|hivm|annotation)\.\w+ = #(?:hacc|hivm|annotation)\.\w+<[^>]*>,? ?")
 # tl.debug_barrier: one program runs at a time here, each program's ops in order, so it orders nothing
@@ -140,17 +142,19 @@ SNAN = {"float64": (np.uint64, 0x7FF0000000000000), "float32": (np.uint32, 0x7F8
 
 
 def red_zone(dtype, index):
-    found = SNAN.get(np.dtype(dtype).name)
+    found = SNAN.get(dtype)
+    if dtype == "bfloat16":  # numpy has no bf16: its signalling NaN's bits as uint16
+        found = (np.uint16, 0x7F80)
     if found is None:
         return np.full(RED_ZONE, (0xA5 + 2 * index) % 256, np.uint8)
     kind, exponent = found
     return np.full(RED_ZONE // np.dtype(kind).itemsize, exponent | (1 + index), kind).view(np.uint8)
 
 
-def guarded(array, index):
-    """`array`'s bytes between two red zones; the middle, as an array of its dtype, and the whole."""
+def guarded(array, dtype, index):
+    """`array`'s bytes between two red zones for `dtype`; the middle, as an array of its dtype, and the whole."""
     raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
-    zone = red_zone(array.dtype, index)
+    zone = red_zone(dtype, index)
     whole = np.concatenate([zone, raw, zone])
     return whole[RED_ZONE: RED_ZONE + raw.size].view(array.dtype), whole
 
@@ -171,8 +175,9 @@ def main():
     data = np.load(os.path.join(HERE, "inputs.npz"), allow_pickle=False)
     buffers, wholes = {}, {}
     for index, k in enumerate(k for k in data.files if k.startswith("t.")):
-        buffers[k[2:]], whole = guarded(data[k], index)
-        wholes[k[2:]] = (whole, data[k].dtype)
+        dtype = BUFFER_DTYPES.get(k[2:], "uint8")
+        buffers[k[2:]], whole = guarded(data[k], dtype, index)
+        wholes[k[2:]] = (whole, dtype)
     scratch = np.zeros(1 << 16, np.int8)
     with tempfile.TemporaryDirectory() as work:
         libs = {}
