@@ -162,7 +162,7 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         from parity import registry
         requested = [k.strip() for k in config.getoption("--kernels").split(",")]
-        _, specs = registry.build(requested)
+        _, specs = registry.build(requested, replay=config.getoption("--replay"))
     except SpecError as exc:
         raise pytest.UsageError(str(exc)) from None
     final_dir = Path(config.getoption("--results-dir") or Path("reports") / backend.name)
