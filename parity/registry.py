@@ -203,9 +203,9 @@ def build(requested: Iterable[str] = (), include_shared: bool = True,
     `replay` (--replay BUNDLE), the specs are the bundle's recorded kernels instead (parity.record.replay)."""
     from parity.library import adapt_imports
 
-    adapt_imports()
+    adapt_imports()  # a module that imports a known library gets its adapter, whoever wrote the module
     if replay:
-        return replayed(replay, [r for r in requested if r])  # a module that imports a known library gets its adapter, whoever wrote the module
+        return replayed(replay, [r for r in requested if r])
     registry = Registry()
     requested = [r for r in requested if r]
     if include_shared:

@@ -83,7 +83,7 @@ class ManifestWriter:
 
     def __init__(self, root: Path) -> None:
         self.path = root / f"manifest-{os.getpid()}.jsonl"
-        self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115  (open for the process's life)
+        self._fh = open(self.path, "a", encoding="utf-8")  # open for the process's life
 
     def write(self, entry: dict[str, Any]) -> None:
         self._fh.write(json.dumps({"schema": SCHEMA, **entry}, sort_keys=True) + "\n")
