@@ -54,7 +54,8 @@ INTERRUPT_TIMEOUT_S = 2.0
 TERMINATE_TIMEOUT_S = 60.0
 # triton's interpreter (3.2 through 3.9) calls int() on 1-element arrays, which numpy 2.4 rejects
 NUMPY = "numpy<2.4"
-RUNNER = [NUMPY, "tabulate", "pytest>=8", "pytest-xdist", "pytest-timeout", "safetensors"]  # safetensors: record bundles
+# safetensors: parity record's bundles (tensors without pickle)
+RUNNER = [NUMPY, "tabulate", "pytest>=8", "pytest-xdist", "pytest-timeout", "safetensors"]
 ASCEND_TOOLCHAIN = ["triton-ascend==3.2.0", "ascendnpu-ir", "pybind11"]
 
 # reinstalling torch into a fresh venv on every call costs minutes; pip upgrades in place instead

@@ -162,7 +162,12 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         from parity import registry
         requested = [k.strip() for k in config.getoption("--kernels").split(",")]
-        _, specs = registry.build(requested, replay=config.getoption("--replay"))
+        replay = config.getoption("--replay")
+        if replay:  # a recorded workload's launches instead of the specs (parity.record.replay)
+            from parity.record.replay import selected
+            specs = selected(replay, [r for r in requested if r])
+        else:
+            _, specs = registry.build(requested)
     except SpecError as exc:
         raise pytest.UsageError(str(exc)) from None
     final_dir = Path(config.getoption("--results-dir") or Path("reports") / backend.name)

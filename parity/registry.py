@@ -197,15 +197,11 @@ def import_user_module(path: str) -> ModuleType:
     return load(name, f"--kernels {path}")  # type: ignore[return-value]
 
 
-def build(requested: Iterable[str] = (), include_shared: bool = True,
-          replay: str | None = None) -> tuple[Registry, list[KernelSpec]]:
-    """The registry and the selected specs for --kernels `requested` (names, families or modules); with
-    `replay` (--replay BUNDLE), the specs are the bundle's recorded kernels instead (parity.record.replay)."""
+def build(requested: Iterable[str] = (), include_shared: bool = True) -> tuple[Registry, list[KernelSpec]]:
+    """The registry and the selected specs for --kernels `requested` (names, families or modules)."""
     from parity.library import adapt_imports
 
     adapt_imports()  # a module that imports a known library gets its adapter, whoever wrote the module
-    if replay:
-        return replayed(replay, [r for r in requested if r])
     registry = Registry()
     requested = [r for r in requested if r]
     if include_shared:
@@ -233,21 +229,6 @@ def build(requested: Iterable[str] = (), include_shared: bool = True,
     for spec in registry.select(names):
         selected[spec.name] = spec
     return registry, list(selected.values())
-
-
-def replayed(bundle: str, requested: list[str]) -> tuple[Registry, list[KernelSpec]]:
-    """The specs of a recorded bundle, narrowed by --kernels names or families where given."""
-    from parity.record.bundle import BundleError
-    from parity.record.replay import specs_from_bundle
-
-    registry = Registry()
-    try:
-        specs = specs_from_bundle(bundle)
-    except BundleError as exc:
-        raise SpecError(f"--replay {bundle}: {exc}") from None
-    for spec in specs:
-        registry.add(spec, f"--replay {bundle}")
-    return registry, registry.select(requested) if requested else list(registry)
 
 
 def _importable(name: str) -> bool:

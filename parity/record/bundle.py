@@ -73,6 +73,7 @@ def write_tensors(root: Path, launch_id: str, tensors: dict[str, torch.Tensor]) 
 
 def write_source(root: Path, name: str, text: str) -> str:
     rel = f"{SOURCES}/{name}.py"
+    (root / SOURCES).mkdir(parents=True, exist_ok=True)
     if not (root / rel).exists():
         _atomic_bytes(root / rel, text.encode())
     return rel

@@ -54,8 +54,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def host_versions() -> dict[str, Any]:
     """Versions of the recording host, read from package metadata (nothing is imported)."""
     env: dict[str, Any] = {"python": platform.python_version(), "platform": platform.platform()}
-    for name in ("torch", "triton", "triton-ascend", "torch_npu", "flash-linear-attention", "fla-core",
-                 "liger-kernel", "flag-gems", "lightllm"):
+    # the kernels' own libraries are named per kernel (its module's distribution, in each launch line)
+    for name in ("torch", "triton", "triton-ascend", "torch_npu"):
         try:
             env[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:

@@ -267,6 +267,24 @@ def kernel_spec(bundle: Bundle, entries: list[dict[str, Any]], name: str) -> Ker
             f"kernel from {origin}")
 
 
+def selected(bundle: str, requested: list[str]) -> list[KernelSpec]:
+    """--replay BUNDLE's specs, narrowed by --kernels names or families where given: the plugin's source of
+    specs in place of parity.registry.build. A bundle that cannot be read is a SpecError naming the file."""
+    from parity.library import adapt_imports
+    from parity.registry import Registry
+    from parity.spec import SpecError
+
+    adapt_imports()  # a recorded library's kernels import with its adapter, as its specs would
+    registry = Registry()
+    try:
+        specs = specs_from_bundle(bundle)
+    except BundleError as exc:
+        raise SpecError(f"--replay {bundle}: {exc}") from None
+    for spec in specs:
+        registry.add(spec, f"--replay {bundle}")
+    return registry.select(requested) if requested else list(registry)
+
+
 def specs_from_bundle(path: str | Path) -> list[KernelSpec]:
     """One KernelSpec per recorded kernel of the bundle at `path` (parity.registry's --replay source)."""
     bundle = load_bundle(path)
