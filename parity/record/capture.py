@@ -137,6 +137,8 @@ class WorkloadRecorder:
         self.seen: Counter[str] = Counter()
         self.kept: Counter[str] = Counter()
         self.names: dict[str, str] = {}
+        self.specs: dict[str, str] = {}
+        self.kernel_ids: dict[str, str] = {}
         self.kernels: dict[int, dict[str, Any]] = {}
         self.order = 0
         self.written = fmt.size_on_disk(self.root)
@@ -218,7 +220,14 @@ class WorkloadRecorder:
             ident = self._identity(kernel)
             key = dedupe_key(ident["id"], args, kwargs)
             self.seen[key] += 1
-            self.names.setdefault(key, ident.get("name", "?"))
+            params = ident.get("params") or []
+            names = [p[0] for p in params]
+            if key not in self.names:  # a new key: its specialization, so dropped launches count in the storm
+                constexprs = [p[0] for p in params if p[1]]
+                self.specs[key] = specialization_key(ident["id"], args, {k: v for k, v in kwargs.items()
+                                                                         if k in names}, constexprs, names)
+                self.names[key] = ident.get("name", "?")
+                self.kernel_ids[key] = ident["id"]
             if self.stopped is not None or self.kept[key] >= self.keep:
                 return None
             self.kept[key] += 1
@@ -226,12 +235,7 @@ class WorkloadRecorder:
             order = self.order
         rec = LaunchRecorder()
         rec.record(kernel, args, grid, False, kwargs)  # tensors by storage, each buffer's bytes before
-        params = ident.get("params") or []
-        names = [p[0] for p in params]
-        constexprs = [p[0] for p in params if p[1]]
-        spec = specialization_key(ident["id"], args, {k: v for k, v in kwargs.items() if k in names},
-                                  constexprs, names)
-        return ident, key, spec, order, rec, kwargs, names
+        return ident, key, self.specs[key], order, rec, kwargs, names
 
     def _after(self, ident: dict[str, Any], key: str, spec: str, order: int, rec: LaunchRecorder,
                kwargs: dict[str, Any], names: list[str]) -> None:
@@ -321,7 +325,8 @@ class WorkloadRecorder:
                 return
             try:
                 self.manifest.write({"type": "counts", "pid": self.pid, "stopped": self.stopped,
-                                     "keys": {k: {"kernel": self.names[k], "seen": n, "kept": self.kept[k]}
+                                     "keys": {k: {"kernel": self.names[k], "seen": n, "kept": self.kept[k],
+                                                  "specialization": self.specs[k], "kernel_id": self.kernel_ids[k]}
                                               for k, n in self.seen.items()}})
                 self.manifest.close()
             except (OSError, ValueError):

@@ -48,7 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(default 2)")
     parser.add_argument("--budget", type=parse_size, default=2 << 30,
                         help="stop keeping launches when the bundle's tensors reach this size (default 2G)")
-    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- the command to run, e.g. -- pytest tests/x.py")
+    parser.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD",
+                        help="the command to run, after --, e.g. -- python -m pytest tests/x.py")
 
 
 def host_versions() -> dict[str, Any]:
@@ -64,7 +65,7 @@ def host_versions() -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    command = list(args.command)
+    command = list(args.cmd)
     if command and command[0] == "--":
         command = command[1:]
     if not command:

@@ -285,11 +285,16 @@ def selected(bundle: str, requested: list[str]) -> list[KernelSpec]:
     return registry.select(requested) if requested else list(registry)
 
 
-def specs_from_bundle(path: str | Path) -> list[KernelSpec]:
-    """One KernelSpec per recorded kernel of the bundle at `path` (parity.registry's --replay source)."""
-    bundle = load_bundle(path)
+def kernel_groups(bundle: Bundle) -> dict[str, tuple[str, list[dict[str, Any]]]]:
+    """Kernel id -> (its spec name, its kept launches in recording order)."""
     by_kernel: dict[str, list[dict[str, Any]]] = {}
     for entry in bundle.launches:
         by_kernel.setdefault(entry["kernel"].get("id", "?"), []).append(entry)
     taken: set[str] = set()
-    return [kernel_spec(bundle, entries, _spec_name(entries[0]["kernel"], taken)) for entries in by_kernel.values()]
+    return {k: (_spec_name(entries[0]["kernel"], taken), entries) for k, entries in by_kernel.items()}
+
+
+def specs_from_bundle(path: str | Path) -> list[KernelSpec]:
+    """One KernelSpec per recorded kernel of the bundle at `path`."""
+    bundle = load_bundle(path)
+    return [kernel_spec(bundle, entries, name) for name, entries in kernel_groups(bundle).values()]
