@@ -263,3 +263,43 @@ def test_a_kernel_neither_importable_nor_captured_replays_as_a_skip_with_the_rea
     (spec,) = specs_from_bundle(tmp_path / "b")
     assert spec.unavailable is not None
     assert "does not import here" in spec.unavailable() and "planted" in spec.unavailable()
+
+
+# ---------------------------------------------------------------- the command
+
+
+SLEEPER = '''
+import sys, time
+import torch
+sys.path.insert(0, {src!r})
+from {mod} import copy_scaled
+x = torch.ones(64); y = torch.empty(64)
+copy_scaled[(2,)](x, y, 64, 2.0, BLOCK=32)
+print("launched", flush=True)
+time.sleep(60)
+'''
+
+
+def test_ctrl_c_while_recording_keeps_a_valid_bundle(tmp_path, kernels):
+    import os
+    import signal
+    import subprocess
+
+    script = tmp_path / "sleeper.py"
+    script.write_text(SLEEPER.format(src=str(Path(kernels.__file__).parent), mod=kernels.__name__))
+    out = tmp_path / "bundle"
+    proc = subprocess.Popen([sys.executable, "-m", "parity", "record", "--out", str(out), "--", sys.executable,
+                             str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, cwd=Path(__file__).resolve().parents[1])
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()  # the launch was recorded before this line
+        assert line.strip() == "launched", (line, proc.stderr.read() if proc.poll() is not None else "")
+        os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole foreground group
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    b = fmt.load_bundle(out)
+    assert len(b.launches) == 1 and b.counts, err  # the process wrote its counts on the way out
+    assert "1 launch(es) of 1 kernel(s) kept" in err
