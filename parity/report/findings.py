@@ -77,6 +77,16 @@ def key_line(message: str | None) -> str:
     return _completed(lines, 0, lines[0])
 
 
+# what differs between two occurrences of one failure: the xdist worker that ran it, a memory address
+_WORKER_ID = re.compile(r"\bgw\d+\b")
+_ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,}\b")
+
+
+def grouping_key(line: str) -> str:
+    """A key line with worker ids and addresses masked, so one bug hit in two workers is one finding."""
+    return _ADDRESS.sub("0x…", _WORKER_ID.sub("gw…", line))
+
+
 def _completed(lines: Sequence[str], i: int, text: str) -> str:
     if _ANNOUNCE.search(text):
         following = next((ln for ln in lines[i + 1:] if not _ANNOUNCE.search(ln)), None)
@@ -216,7 +226,7 @@ def group(records: Iterable[Mapping[str, Any]], column: str, link_prefix: str = 
             continue
         owner, known = owner_of(r), known_of(r) if outcome == "expected" else None
         # an expected numeric failure is not scored: its error figures are never shown
-        key = UNSCORED if outcome == "expected" and r.get("metrics") else key_line(message_of(r))
+        key = UNSCORED if outcome == "expected" and r.get("metrics") else grouping_key(key_line(message_of(r)))
         ident = (r["kernel"], outcome, owner.get("who"), owner.get("name"), key, (known or {}).get("link"))
         f = out.get(ident)
         if f is None:
