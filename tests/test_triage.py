@@ -411,10 +411,11 @@ def test_a_case_its_own_author_documents_is_theirs_and_drafts_nothing():
     assert (owner["who"], owner["name"]) == ("library", "triton-ascend tests")
     assert "expected by triton-ascend's own test" in owner["evidence"]
     assert plan_drafts({**record, "owner": owner}).kind == "none"
-    # negative control: the same divergence without its author's word is the linked compiler's, drafted
+    # negative control: the same divergence without its author's word is the linked compiler's, with a note
+    # pointing at the link (TIER.md), never a draft inviting a new report
     compilers = {**record, "known_divergence": {**known, "expected_by": None}}
     assert decide(compilers, {})["who"] == "triton-ascend"
-    assert plan_drafts({**compilers, "owner": decide(compilers, {})}).kind == "vendor"
+    assert plan_drafts({**compilers, "owner": decide(compilers, {})}).kind == "tier"
 
 
 def test_a_library_fallback_for_a_module_the_installed_triton_ascend_lacks_is_the_environments():
@@ -445,3 +446,24 @@ def test_a_launch_option_newer_than_the_installed_triton_ascend_is_the_environme
     unknown = {**record, "reason": reason.replace("enable_ubuf_saving", "enable_foo")}
     assert decide(unknown, {})["who"] != "environment"
     assert decide({**record, "backend": "cuda-compile"}, {})["who"] != "environment"
+
+
+def test_a_known_divergence_linking_the_vendors_report_gets_a_note_with_the_link_not_a_new_draft(tmp_path):
+    """A spec's known divergence that links an upstream report: TIER.md naming the link, never an ISSUE.md that
+    invites "File at …/issues/new/choose" for a bug the record itself says is reported."""
+    from parity.repro.run_repro import write_drafts
+
+    link = "https://github.com/triton-lang/triton-ascend/issues/2332"
+    record = {**compiled("ascend-compile", False, "expected offsets to be non-negative, but got -16"),
+              "status": "xfailed", "known_divergence": {"reason": "masked lanes below the base", "link": link,
+                                                        "expected_by": None}}
+    record["owner"] = decide(record, {})
+    assert record["owner"]["who"] == "triton-ascend" and plan_drafts(record).kind == "tier"
+    files = write_drafts(tmp_path, record, "ascend-compile", "python repro.py", lambda t: "File at: new", {})
+    assert files == ["TIER.md"]
+    note = (tmp_path / "TIER.md").read_text()
+    assert link in note and "issues/new" not in note and "not a new bug report" in note
+    # negative control: the same failure without the link is the vendor's own finding, drafted to it
+    fresh = {**compiled("ascend-compile", False, "expected offsets to be non-negative, but got -16")}
+    fresh["owner"] = decide(fresh, {"cuda-compile": {**compiled("cuda-compile", True)}})
+    assert fresh["owner"]["who"] == "triton-ascend" and plan_drafts(fresh).kind == "vendor", fresh["owner"]

@@ -145,9 +145,23 @@ def fixed_in(owner: Mapping[str, Any] | None) -> str | None:
     return found.group(1) if found and (owner or {}).get("who") in ("triton", "triton-ascend") else None
 
 
+# a vendor owner's evidence starts so when a spec's known divergence links the vendor's report (parity.triage)
+LINKED = "a known divergence, linked: {link}"
+_LINKED = re.compile(r"^a known divergence, linked: (\S+)")
+
+
+def linked_known(owner: Mapping[str, Any] | None) -> str | None:
+    """The upstream link of a vendor owner that a spec's known divergence names, else None."""
+    found = _LINKED.match(str((owner or {}).get("evidence") or ""))
+    return found.group(1) if found and (owner or {}).get("who") in ("triton", "triton-ascend") else None
+
+
 def reported_upstream(owner: Mapping[str, Any] | None) -> bool:
-    """A vendor owner's bug already reported upstream (a limit entry of parity.triage.limits with its link)."""
-    return bool((owner or {}).get("limit")) and (owner or {}).get("who") in ("triton", "triton-ascend")
+    """A vendor owner's bug already reported upstream: a limit entry of parity.triage.limits, or a spec's known
+    divergence, each with its link."""
+    if (owner or {}).get("who") not in ("triton", "triton-ascend"):
+        return False
+    return bool((owner or {}).get("limit")) or linked_known(owner) is not None
 
 
 def vendor_note(owner: Mapping[str, Any] | None) -> bool:

@@ -27,7 +27,7 @@ from typing import Any
 
 from parity.backends import backend_class
 from parity.compile.ascend_only import LATER_ASCEND_MODULES, later_option
-from parity.report.findings import FIXED
+from parity.report.findings import FIXED, LINKED
 from parity.triage.limits import failure_text, is_numeric, matching_limit
 
 FAILING = ("failed", "error", "crashed", "xfailed")
@@ -181,7 +181,7 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
             who, name = ("library", finding["name"]) if finding.get("name") else ("author", "kernel author")
             return make_owner(who, name, f"expected by {known['expected_by']}: {known.get('reason')} ({link})")
         who, name = _owner_of_link(link, tier)
-        return make_owner(who, name, f"a known divergence, linked: {link}")
+        return make_owner(who, name, LINKED.format(link=link))
     if record.get("diagnosis"):
         return make_owner("author", "kernel author", f"a known kernel mistake: {record['diagnosis'].get('what')}")
     # this tier's own evidence, whatever another tier shows (a different error there is no "same way")
