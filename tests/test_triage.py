@@ -467,3 +467,39 @@ def test_a_known_divergence_linking_the_vendors_report_gets_a_note_with_the_link
     fresh = {**compiled("ascend-compile", False, "expected offsets to be non-negative, but got -16")}
     fresh["owner"] = decide(fresh, {"cuda-compile": {**compiled("cuda-compile", True)}})
     assert fresh["owner"]["who"] == "triton-ascend" and plan_drafts(fresh).kind == "vendor", fresh["owner"]
+
+
+def test_an_interpreter_builder_gap_is_the_interpreters_with_its_link_not_the_authors():
+    gap = errored("interpret", "InterpreterError: AttributeError(\"'InterpreterBuilder' object has no attribute "
+                               "'get_bf16'\")")
+    owner = decide(gap, {})
+    assert (owner["who"], owner["limit"], owner["provisional"]) == ("tier", "interpret-builder-gap", False), owner
+    assert "triton/runtime/interpreter.py" in owner["evidence"] and plan_drafts({"owner": owner}).kind == "tier"
+    semantic = errored("interpret", "InterpreterError: NotImplementedError('inline_asm not supported in interpreter "
+                                    "mode')")
+    assert decide(semantic, {})["limit"] == "interpret-builder-gap"
+    # negative controls: the kernel's own attribute error under the interpreter, and the builder's message on
+    # another tier, are no gap of the interpreter
+    own = errored("interpret", "InterpreterError: AttributeError(\"'tensor' object has no attribute 'foo'\")")
+    assert decide(own, {}).get("limit") is None and decide(own, {})["who"] == "author"
+    elsewhere = {**gap, "backend": "ascend-lowered"}
+    assert decide(elsewhere, {}).get("limit") != "interpret-builder-gap"
+
+
+def test_tf32_rounding_of_an_fp32_dot_on_nvidia_is_a_precision_class_with_its_advice():
+    dot = "acc = tl.dot(a, b, acc)"
+    rounded = numeric("cuda", metrics={"worst_index": [3], "max_abs_err": 4e-3, "err_ratio": 2e-3, "nan_count": 0})
+    owner = decide(rounded, {}, dot)
+    assert (owner["who"], owner["limit"], owner["provisional"]) == ("author", "cuda-tf32-dot", False), owner
+    assert 'input_precision="ieee"' in owner["evidence"] and "tolerance" in owner["evidence"]
+    assert "hf32" in owner["evidence"] and plan_drafts({"owner": owner}).kind == "author"
+    # negative controls: a dot pinned to ieee, an error far beyond TF32's rounding, NaN, a bf16 case, the
+    # interpreter (no TF32 there) and a kernel with no dot are not TF32's doing
+    assert decide(rounded, {}, 'acc = tl.dot(a, b, acc, input_precision="ieee")').get("limit") is None
+    wrong = {**rounded, "metrics": {**rounded["metrics"], "err_ratio": 0.4}}
+    assert decide(wrong, {}, dot).get("limit") is None
+    nan = {**rounded, "metrics": {**rounded["metrics"], "nan_count": 3}}
+    assert decide(nan, {}, dot).get("limit") is None
+    assert decide({**rounded, "params": {"N": 8, "dtype": "bf16"}}, {}, dot).get("limit") is None
+    assert decide({**rounded, "backend": "interpret"}, {}, dot).get("limit") is None
+    assert decide(rounded, {}, "acc += tl.sum(a * b, 1)").get("limit") is None

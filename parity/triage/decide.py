@@ -214,9 +214,11 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
         if limit.who in ("triton", "triton-ascend"):  # already reported upstream: a note pointing there
             return make_owner(limit.who, limit.name, f"already reported: {evidence}", limit=limit.id)
         if limit.who == "tier":
-            settle = None if passing else settle_run(tier)
-            proof = f"; {', '.join(passing)} pass{'es' if len(passing) == 1 else ''} it" if passing else ""
-            return make_owner("tier", limit.name, evidence + proof, provisional=not passing, settle=settle,
+            sure = bool(passing) or limit.evident  # raised inside the tier's own code: proof enough
+            settle = None if sure else settle_run(tier)
+            proof = f"; {', '.join(passing)} pass{'es' if len(passing) == 1 else ''} it" if passing else \
+                "; raised inside the tier's own code" if limit.evident else ""
+            return make_owner("tier", limit.name, evidence + proof, provisional=not sure, settle=settle,
                               limit=limit.id)
         return make_owner("author", "kernel author", evidence, limit=limit.id)
     if _ascend_only(record, text, tier):
