@@ -166,9 +166,9 @@ def pytest_configure(config: pytest.Config) -> None:
     except SpecError as exc:
         raise pytest.UsageError(str(exc)) from None
     final_dir = Path(config.getoption("--results-dir") or Path("reports") / backend.name)
-    if final_dir.exists() and not final_dir.is_dir():
-        raise pytest.UsageError(f"--results-dir {final_dir} is a file, not a directory; name a directory "
-                                f"(it is created), e.g. --results-dir reports/{backend.name}")
+    problem = rundir.unusable(final_dir)
+    if problem:
+        raise pytest.UsageError(problem.replace("<backend>", backend.name))
     results_dir = rundir.staging_dir(final_dir)
     state = ParitySession(backend=backend, level=config.getoption("--level"), seed=config.getoption("--seed"),
                           results_dir=results_dir, final_dir=final_dir, specs=specs, worker=worker,

@@ -8,6 +8,7 @@ previous records of the kernels it did not select, so it never silently drops th
 
 from __future__ import annotations
 
+import os
 import shutil
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -19,6 +20,23 @@ PREVIOUS = "previous"
 UNFINISHED = "unfinished"
 # what a finished run owns in its results dir; everything else there (user files) is left alone
 RUN_FILES = ("results.jsonl", "env.json", "REPORT.md", "repros", "outputs")
+
+
+def unusable(results_dir: Path) -> str | None:
+    """Why a results dir cannot be made or written (a file in its place or on its path, no permission), with
+    the fix; None when it can."""
+    path = Path(results_dir)
+    for at in (path, *path.parents):
+        if not at.exists():
+            continue
+        if not at.is_dir():
+            where = "is a file" if at == path else f"lies under {at}, which is a file"
+            return (f"--results-dir {results_dir} {where}, not a directory; name a directory (it is created), "
+                    "e.g. --results-dir reports/<backend>")
+        if not os.access(at, os.W_OK | os.X_OK):
+            return f"--results-dir {results_dir}: {at} is not writable here; name a directory you can write"
+        return None
+    return None
 
 
 def staging_dir(results_dir: Path) -> Path:
