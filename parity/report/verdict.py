@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from parity.fit.proof import change as proven_change
 from parity.report import findings as fnd
 from parity.report.fit_md import fit_answer, fit_line
 from parity.report.tables import md_code, md_escape, table
@@ -406,8 +407,9 @@ def render_text(v: Verdict, width: int = 100) -> str:
             lines.append("    " + fnd.clip(f.key, width - 4))
         if f.fit:  # the answer, then what to change, each on its line
             lines.append("    " + fnd.clip(f"fit advisor: {fit_answer(f.fit)}", width - 4))
-            if f.fit.get("cap"):
-                lines.append("    " + fnd.clip(f"change: {f.fit['cap']}", width - 4))
+            change = proven_change(f.fit)  # as strong as its proof: a fix only where it computes the fp64 answer
+            if change:
+                lines += _wrap(f"change: {change}", width - 4, "    ")[:3]
         if f.draft or f.repro:
             lines.append(f"    {f.draft or f.repro}")
     expected = sum(len(f.cases) for f in v.findings if f.outcome == "expected")
