@@ -88,7 +88,7 @@ def kernel_change(source: str, wrong: Mapping[str, Any]) -> str:
     changed = [k for k, v in (wrong.get("config") or {}).items() if (wrong.get("was") or {}).get(k) != v]
     was = wrong.get("was") or {}
     config = ", ".join(f"{k}={v}" for k, v in (wrong.get("config") or {}).items())
-    for key in changed:
+    for key in changed if source.strip() else ():  # without the source, claim no missing loop
         if not loops_over(source, key) and not grid_axes(source, key):
             return (f"the kernel assumes one block covers the row: with {key}={was.get(key)} one block spans it, "
                     f"at {config} each program computes only its first {wrong['config'][key]} elements; add a loop "

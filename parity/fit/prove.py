@@ -85,13 +85,13 @@ def run_proof(tier: str, spec: Any, params: Mapping[str, Any], seed: int, kernel
     return {"error": f"the proof's child exited {done.returncode} without an answer: {' | '.join(tail)[:300]}"}
 
 
-def _source(spec: Any, kernel: str) -> str:
+def kernel_source(spec: Any, kernel: str) -> str:
     from parity.compile.counter import base_jit_function, kernel_name
+    from parity.fit.prove_run import source_text as source_of
 
     for k in spec.kernels:
         if kernel_name(k) == kernel:
-            base = base_jit_function(k)
-            return str(getattr(base, "src", "") or "")
+            return source_of(base_jit_function(k))
     return ""
 
 
@@ -113,7 +113,7 @@ def prove_fit(fit: dict[str, Any], kernel: str, spec: Any, params: Mapping[str, 
         proof["configs"] = answer.get("configs") or []
         wrong = next((e for e in proof["configs"] if e.get("computes") is False), None)
         if wrong is not None:
-            proof["kernel_change"] = kernel_change(_source(spec, kernel), wrong)
+            proof["kernel_change"] = kernel_change(kernel_source(spec, kernel), wrong)
     fit["proof"] = proof
 
 

@@ -54,7 +54,7 @@ def _arg_names(fn_obj: Any) -> list[str]:
         return []
 
 
-def _source(fn_obj: Any) -> str:
+def source_text(fn_obj: Any) -> str:
     src = getattr(fn_obj, "src", None)
     if src:
         return str(src)
@@ -84,7 +84,7 @@ def overridden(kernel: str, constexprs: Mapping[str, Any], log: dict[str, Any]) 
                 was[key], args[index] = args[index], value
         grid = kwargs.get("grid")
         if was and isinstance(grid, (tuple, list)):  # a fixed grid: scale the axes a program id tiles by
-            source, new_grid = _source(self_), list(grid)
+            source, new_grid = source_text(self_), list(grid)
             for key, old in was.items():
                 new = constexprs[key]
                 if not (isinstance(old, int) and isinstance(new, int) and new and old % new == 0):
