@@ -27,6 +27,7 @@ from parity.repro import owner, sweep_repro
 from parity.results import empty_record
 from parity.run.runner import build_inputs, launch_pinned
 from parity.spec import KernelSpec
+from parity.triage.decide import make_owner
 
 
 def storm_text(spec: KernelSpec, result: SweepResult, expected: int, record: dict[str, Any]) -> str:
@@ -36,7 +37,12 @@ def storm_text(spec: KernelSpec, result: SweepResult, expected: int, record: dic
     finding = owner.mark(record, spec.family, spec.kernels,
                          why=f"its kernel recompiles as {result.arg} changes (a recompile storm)")
     if finding is None:  # our kernel or a user's: the fix is in the spec or the kernel
-        return f"{what}; mark {result.arg} do_not_specialize or explain it in the spec's expected_compiles"
+        fix = f"mark {result.arg} do_not_specialize or explain it in the spec's expected_compiles"
+        # the verdict's ✗ names whose change it is (parity.report.verdict scores a failed sweep)
+        record["owner"] = make_owner("author", "kernel author", f"the kernel recompiles as {result.arg} changes "
+                                     f"(a recompile storm): {fix}")
+        return f"{what}; {fix}"
+    record["owner"] = make_owner("library", finding["name"], finding["why"])
     version = f" {finding['version']}" if finding.get("version") else ""
     return (f"{finding['name']}{version}'s finding, not parity's: {what}. The library's kernel specializes "
             f"on {result.arg}; do_not_specialize there would avoid it ({finding['repo']}/issues)")

@@ -126,7 +126,7 @@ class Result:
 def result(word: str, records: Sequence[Mapping[str, Any]], column: str, link_prefix: str,
            number: Mapping[tuple[Any, ...], int]) -> Result:
     """One check's verdict over one kernel's records on one column; `number` maps a finding's ident to its row."""
-    scored = [r for r in records if r.get("suite") in (None, "accuracy", "compile")]
+    scored = [r for r in records if fnd.scored(r)]  # a failed specialization sweep too (a recompile storm)
     ran = [r for r in scored if r["status"] not in ("skipped", "interrupted")]
     groups = tuple(fnd.group(scored, column, link_prefix))
     # a failure (known or not) that triage gives to the tier or the environment says nothing about the kernel
