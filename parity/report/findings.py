@@ -226,6 +226,17 @@ class Finding:
         return f"{self.repro}/{name}" if self.repro and name else None  # undecided: the repro dir only
 
 
+SCORED_SUITES = (None, "accuracy", "compile")
+
+
+def scored(record: Mapping[str, Any]) -> bool:
+    """Whether the verdict judges the kernel by this record: every case of the accuracy and compile suites,
+    and a specialization sweep that failed (a recompile storm is the kernel's or its library's finding;
+    a sweep that passed adds no case, one that raised repeats what the compile suite says)."""
+    suite = record.get("suite")
+    return suite in SCORED_SUITES or (suite == "specialization" and record.get("status") == "failed")
+
+
 def _outcome(record: Mapping[str, Any]) -> str | None:
     status = record["status"]
     if status == "xfailed":
@@ -238,7 +249,7 @@ def group(records: Iterable[Mapping[str, Any]], column: str, link_prefix: str = 
     out: dict[tuple[Any, ...], Finding] = {}
     totals: dict[str, int] = {}
     for r in records:
-        if r.get("suite") not in (None, "accuracy", "compile") or r["status"] == "skipped":
+        if not scored(r) or r["status"] == "skipped":
             continue
         totals[r["kernel"]] = totals.get(r["kernel"], 0) + 1
         outcome = _outcome(r)
