@@ -131,7 +131,8 @@ def report(dirs: Sequence[Path], out: Path, perf_ratio: float) -> str:
             fh.write(divergence_report.step_summary(columns, records, divs) + "\n")
     from parity.report import verdict
 
-    return verdict.render_text(verdict.build(columns, records)) + "\n" + divergence_report.headline(columns, divs)
+    return (verdict.render_text(verdict.build(columns, records)) + "\n"
+            + divergence_report.headline(columns, divs, records))
 
 
 def parse_ratio(value: str) -> float:
