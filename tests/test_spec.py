@@ -148,3 +148,24 @@ def test_an_entry_point_that_raises_is_a_spec_error_not_a_crash():
 
     with pytest.raises(SpecError, match=r"entry point 'mine' \(pkg.specs\): importing it raised ValueError"):
         registry.load("pkg.specs", "entry point 'mine' (pkg.specs)", explode)
+
+
+def test_a_dynamic_arg_that_is_no_case_parameter_is_a_spec_error_naming_the_parameters():
+    # the kernel's own argument `n` named instead of the case parameter `N`: the sweep would vary nothing
+    misnamed = replace(planted.correct_add, dynamic_args=("n",))
+    with pytest.raises(SpecError, match=r"'n', which is no case parameter; the cases have 'N'.*did you mean 'N'"):
+        validate_cases(misnamed, "quick")
+    from parity.spec import validate_compile_cases
+    with pytest.raises(SpecError, match="no case parameter"):
+        validate_compile_cases(misnamed, "quick")
+    # the clean twin: the case parameter itself
+    assert validate_cases(replace(planted.correct_add, dynamic_args=("N",)), "quick")
+
+
+def test_a_sweep_of_nothing_is_not_checked_never_ok():
+    from parity.compile.specialize import SweepResult, verdict
+    nothing = SweepResult(kernel="k", arg="n", values=[1, 15], bases=0, compiles=0, per_base_max=0)
+    assert verdict(nothing, 1) == "not checked"
+    swept = SweepResult(kernel="k", arg="N", values=[1, 15], bases=2, compiles=2, per_base_max=1)
+    assert verdict(swept, 1) == "ok"
+    assert verdict(replace(swept, per_base_max=2), 1) == "storm"

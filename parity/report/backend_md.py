@@ -224,6 +224,7 @@ def render_report(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any],
 
 def session_phases(phases: Mapping[str, float]) -> list[str]:
     """The session's wall clock, phase by phase (parity.run.wallclock), as REPORT.md lines; none if unknown."""
+    phases = {label: seconds for label, seconds in phases.items() if seconds >= 0}  # an older run's misstamp
     if not phases:
         return []
     rows = [[label, f"{seconds:.1f}"] for label, seconds in phases.items()]

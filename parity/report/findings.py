@@ -81,6 +81,16 @@ def key_line(message: str | None) -> str:
     return _completed(lines, 0, lines[0])
 
 
+# what differs between two occurrences of one failure: the xdist worker that ran it, a memory address
+_WORKER_ID = re.compile(r"\bgw\d+\b")
+_ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,}\b")
+
+
+def grouping_key(line: str) -> str:
+    """A key line with worker ids and addresses masked, so one bug hit in two workers is one finding."""
+    return _ADDRESS.sub("0x…", _WORKER_ID.sub("gw…", line))
+
+
 def _completed(lines: Sequence[str], i: int, text: str) -> str:
     if _ANNOUNCE.search(text):
         following = next((ln for ln in lines[i + 1:] if not _ANNOUNCE.search(ln)), None)
@@ -216,6 +226,17 @@ class Finding:
         return f"{self.repro}/{name}" if self.repro and name else None  # undecided: the repro dir only
 
 
+SCORED_SUITES = (None, "accuracy", "compile")
+
+
+def scored(record: Mapping[str, Any]) -> bool:
+    """Whether the verdict judges the kernel by this record: every case of the accuracy and compile suites,
+    and a specialization sweep that failed (a recompile storm is the kernel's or its library's finding;
+    a sweep that passed adds no case, one that raised repeats what the compile suite says)."""
+    suite = record.get("suite")
+    return suite in SCORED_SUITES or (suite == "specialization" and record.get("status") == "failed")
+
+
 def _outcome(record: Mapping[str, Any]) -> str | None:
     status = record["status"]
     if status == "xfailed":
@@ -228,7 +249,7 @@ def group(records: Iterable[Mapping[str, Any]], column: str, link_prefix: str = 
     out: dict[tuple[Any, ...], Finding] = {}
     totals: dict[str, int] = {}
     for r in records:
-        if r.get("suite") not in (None, "accuracy", "compile") or r["status"] == "skipped":
+        if not scored(r) or r["status"] == "skipped":
             continue
         totals[r["kernel"]] = totals.get(r["kernel"], 0) + 1
         outcome = _outcome(r)
@@ -236,7 +257,7 @@ def group(records: Iterable[Mapping[str, Any]], column: str, link_prefix: str = 
             continue
         owner, known = owner_of(r), known_of(r) if outcome == "expected" else None
         # an expected numeric failure is not scored: its error figures are never shown
-        key = UNSCORED if outcome == "expected" and r.get("metrics") else key_line(message_of(r))
+        key = UNSCORED if outcome == "expected" and r.get("metrics") else grouping_key(key_line(message_of(r)))
         ident = (r["kernel"], outcome, owner.get("who"), owner.get("name"), key, (known or {}).get("link"))
         f = out.get(ident)
         if f is None:
