@@ -80,3 +80,11 @@ def test_an_announcement_alone_falls_back_to_the_wrapped_exceptions_own_message_
     words = "error: " + " ".join(["operand"] * 30)
     cut = title_text(words, 60)
     assert cut.endswith(" …") and cut[:-2].split()[-1] == "operand", cut
+
+
+def test_a_python_traceback_underline_is_not_tritons_caret():
+    text = ("Traceback (most recent call last):\n  File \"k.py\", line 3, in f\n    y = g(x)\n        ^^^^\n"
+            "  File \"k.py\", line 9, in g\n    return x.shape[5]\n           ~~~~~~~^^^\n"
+            "IndexError: tuple index out of range")
+    assert key_line(text) == "IndexError: tuple index out of range"
+    assert findings.key_line(text) == "IndexError: tuple index out of range"

@@ -488,7 +488,8 @@ def test_an_interpreter_builder_gap_is_the_interpreters_with_its_link_not_the_au
 
 def test_tf32_rounding_of_an_fp32_dot_on_nvidia_is_a_precision_class_with_its_advice():
     dot = "acc = tl.dot(a, b, acc)"
-    rounded = numeric("cuda", metrics={"worst_index": [3], "max_abs_err": 4e-3, "err_ratio": 2e-3, "nan_count": 0})
+    rounded = numeric("cuda", metrics={"worst_index": [3], "max_abs_err": 4e-3, "err_ratio": 2e-3, "nan_count": 0,
+                                       "mismatch_frac": 0.66, "region": "scattered (66.0%)"})
     owner = decide(rounded, {}, dot)
     assert (owner["who"], owner["limit"], owner["provisional"]) == ("author", "cuda-tf32-dot", False), owner
     assert 'input_precision="ieee"' in owner["evidence"] and "tolerance" in owner["evidence"]
@@ -503,3 +504,7 @@ def test_tf32_rounding_of_an_fp32_dot_on_nvidia_is_a_precision_class_with_its_ad
     assert decide({**rounded, "params": {"N": 8, "dtype": "bf16"}}, {}, dot).get("limit") is None
     assert decide({**rounded, "backend": "interpret"}, {}, dot).get("limit") is None
     assert decide(rounded, {}, "acc += tl.sum(a * b, 1)").get("limit") is None
+    # ... and a few wrong elements, whose err_ratio over a large output is as small, are a bug, not rounding
+    few = {**rounded, "metrics": {**rounded["metrics"], "mismatch_frac": 0.001, "region": "scattered (0.1%)"}}
+    tile = {**rounded, "metrics": {**rounded["metrics"], "region": "tail rows m>=96 only"}}
+    assert decide(few, {}, dot).get("limit") is None and decide(tile, {}, dot).get("limit") is None
