@@ -247,6 +247,10 @@ def test_the_block_pointer_note_names_the_kernels_that_use_one_and_no_other():
         return
     assert "block_ptr_tile" in note and "vector_add" not in note and "make_tensor_descriptor" in note
     assert notes.block_ptr_note([s for s in specs if s.name == "vector_add"]) is None
+    # kernels of one module: only the probe that builds a block pointer is named, not its module's others
+    _, probes = registry.build(["probes"])
+    note = notes.block_ptr_note(probes)
+    assert "probe_block_ptr_non_pow2" in note and "probe_index_local_tensor" not in note, note
 
 
 def matrix_columns(old_status):
