@@ -112,6 +112,9 @@ def test_specialization(parity, kernel_spec):
                 mine.append(f"{result.kernel}: declared {spec.variant_count} heuristic variants "
                             f"({dict(spec.variants)}), the sweep compiled {seen}: {result.variants_seen}")
             mine += [f"{result.kernel}: {p}" for p in ir_problems]
+            if mine and verdict_text != "storm":  # a variant count or dead branch the spec claims, not found
+                record["owner"] = make_owner("author", "kernel author", "the spec's claim about the kernel's "
+                                             f"variants or IR does not hold: {'; '.join(mine)}")
             record["status"] = "error" if verdict_text == "error" else "failed" if mine else "passed"
             record["reason"] = "; ".join(mine) or None
             if verdict_text == NOT_CHECKED and not mine:  # a sweep of nothing is no pass
