@@ -118,3 +118,13 @@ def test_a_proof_that_cannot_run_says_why_and_claims_nothing(monkeypatch):
     prove.attach([{"fit": fit}], [{"kernel": "k"}], planted_rowsum.SPECS[0],
                  SimpleNamespace(params=CASE, id=CASE_ID), 0, nothing)
     assert "no tier that computes" in fit["proof"]["why_not"] and "not proven" in proof.change(fit)
+
+
+def test_a_compile_only_probe_has_nothing_to_compare_so_nothing_is_proven():
+    from tests.planted_fit import PLANTED_FIT
+
+    fit = _fit("BM <= 128 (it passed 256)")
+    prove.attach([{"fit": fit}], [{"kernel": "planted_fit_kernel"}], PLANTED_FIT,
+                 SimpleNamespace(params={"BM": 256, "K": 1024}, id="BM=256,K=1024"), 0, _Tier())
+    assert "compile-only probe" in fit["proof"]["why_not"] and not proof.is_fix(fit)
+    assert "not proven to compute" in proof.change(fit)

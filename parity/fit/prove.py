@@ -104,6 +104,8 @@ def prove_fit(fit: dict[str, Any], kernel: str, spec: Any, params: Mapping[str, 
     proof: dict[str, Any] = {"tier": tier, "case": case_id, "configs": [], "kernel_change": None, "why_not": None}
     if disabled():
         proof["why_not"] = "PARITY_NO_PROOF is set"
+    elif getattr(spec, "compile_only", False):
+        proof["why_not"] = f"{spec.name} is a compile-only probe: it has no output to compare with fp64"
     elif tier is None:
         proof["why_not"] = f"no tier that computes is installed here ({why})"
     else:
