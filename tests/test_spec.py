@@ -46,7 +46,26 @@ def test_duplicate_names_are_rejected_naming_both_origins():
     reg = Registry()
     reg.add(planted.correct_add, "mod_a")
     with pytest.raises(SpecError, match="mod_a"):
-        reg.add(planted.correct_add, "mod_b")
+        reg.add(replace(planted.correct_add), "mod_b")  # another spec under the same name
+
+
+def test_two_modules_of_one_library_that_share_specs_load_together():
+    """A library module that re-exports another's SPECS (mojo_opset's list holds mojo_opset_attn's): selecting
+    both registers each spec once; the control is a different spec under a taken name, still an error."""
+    import types
+
+    attn = types.ModuleType("lib_attn")
+    attn.SPECS = [planted.correct_add]  # type: ignore[attr-defined]
+    whole = types.ModuleType("lib_all")
+    whole.SPECS = [*attn.SPECS]  # type: ignore[attr-defined]
+    reg = Registry()
+    reg.add_module(whole)
+    reg.add_module(attn)
+    assert reg.names() == [planted.correct_add.name]
+    twin = types.ModuleType("lib_twin")
+    twin.SPECS = [replace(planted.correct_add)]  # type: ignore[attr-defined]
+    with pytest.raises(SpecError, match="duplicate kernel name"):
+        reg.add_module(twin)
 
 
 def test_unknown_kernel_lists_the_valid_ones():
