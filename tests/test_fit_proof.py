@@ -88,7 +88,9 @@ class _Tier:
 
 @pytest.mark.parametrize("spec, computes", [(planted_rowsum.SPECS[0], False), (planted_rowsum.SPECS[1], True)],
                          ids=["whole-row", "looped-twin"])
-def test_a_fitting_block_is_run_against_fp64_before_it_is_called_a_fix(spec, computes):
+def test_a_fitting_block_is_run_against_fp64_before_it_is_called_a_fix(spec, computes, tmp_path, monkeypatch):
+    monkeypatch.setenv("PARITY_CACHE_DIR", str(tmp_path))  # a cold proof cache: the child runs
+    monkeypatch.setattr(prove, "_PROVEN", {})
     fit = _fit()
     record, compile_ = {"fit": fit}, {"kernel": spec.kernel.fn.__name__}
     prove.attach([record], [compile_], spec, SimpleNamespace(params=CASE, id=CASE_ID), 0, _Tier())
@@ -104,6 +106,16 @@ def test_a_fitting_block_is_run_against_fp64_before_it_is_called_a_fix(spec, com
         assert proof.change(fit).startswith("the kernel assumes one block covers the row")
         assert "BLOCK <=" not in proof.change(fit)
     json.dumps(fit)  # the record stays JSON
+    # another case of the kernel with the same answer reuses the proof, which names the case it ran
+    again = _fit()
+    prove.attach([{"fit": again}], [compile_], spec, SimpleNamespace(params=CASE, id="other"), 0, _Tier())
+    assert again["proof"]["case"] == CASE_ID and again["proof"]["configs"] == found["configs"]
+    # and a later run reads the cached answer instead of running the tier again
+    monkeypatch.setattr(prove, "_PROVEN", {})
+    monkeypatch.setattr(prove, "run_proof", lambda *a, **k: pytest.fail("the cached proof was run again"))
+    cached = _fit()
+    prove.attach([{"fit": cached}], [compile_], spec, SimpleNamespace(params=CASE, id=CASE_ID), 0, _Tier())
+    assert [e["computes"] for e in cached["proof"]["configs"]] == [computes]
 
 
 def test_a_proof_that_cannot_run_says_why_and_claims_nothing(monkeypatch):
