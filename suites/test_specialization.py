@@ -16,6 +16,7 @@ from parity.compile.device_tensors import launch_on_target
 from parity.compile.keep_going import keep_going
 from parity.compile.specialize import (
     NOT_CHECKED,
+    NOT_LAUNCHED,
     SWEEP,
     SweepResult,
     expected_per_base,
@@ -50,6 +51,9 @@ def storm_text(spec: KernelSpec, result: SweepResult, expected: int, record: dic
 
 def not_checked_text(spec: KernelSpec, result: SweepResult) -> str:
     """Why a sweep checked nothing, and what would make it check."""
+    if result.bases and result.values and not result.compiles:
+        return (f"not checked: {result.bases} base case(s) launched across {result.arg} in {result.values}, and "
+                f"{result.kernel} never compiled (the launcher took another path here), so nothing was counted")
     if not result.values:
         return (f"not checked: sweep_limit={spec.sweep_limit} leaves no value of {result.arg} to sweep "
                 f"(the sweep's values start at {SWEEP[0]})")
@@ -117,7 +121,7 @@ def test_specialization(parity, kernel_spec):
                                              f"variants or IR does not hold: {'; '.join(mine)}")
             record["status"] = "error" if verdict_text == "error" else "failed" if mine else "passed"
             record["reason"] = "; ".join(mine) or None
-            if verdict_text == NOT_CHECKED and not mine:  # a sweep of nothing is no pass
+            if verdict_text in (NOT_CHECKED, NOT_LAUNCHED) and not mine:  # a sweep of nothing is no pass
                 record["status"] = "skipped"
                 record["reason"] = not_checked_text(spec, result)
             # the case that raised, through its tier's own repro path; a count over the sweep: why no script
