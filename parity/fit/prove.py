@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -156,8 +157,11 @@ def attach(records: Sequence[dict[str, Any]], compiles: Sequence[Mapping[str, An
         if not fit or id(fit) in done:
             continue
         done.add(id(fit))
+        t0 = time.monotonic()
         try:
             prove_fit(fit, str(compile_.get("kernel")), spec, case.params, case.id, seed, backend)
         except Exception as exc:
             fit["proof"] = {"tier": None, "case": case.id, "configs": [], "kernel_change": None,
                             "why_not": f"the proof raised {type(exc).__name__}: {str(exc)[:200]}"}
+        # the seconds this case spent proving (0 where it reused a proof): "where the time went" counts them
+        record.setdefault("timing", {})["proof_s"] = round(time.monotonic() - t0, 3)
