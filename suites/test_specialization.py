@@ -38,7 +38,9 @@ def storm_text(spec: KernelSpec, result: SweepResult, expected: int, record: dic
     finding = owner.mark(record, spec.family, spec.kernels,
                          why=f"its kernel recompiles as {result.arg} changes (a recompile storm)")
     if finding is None:  # our kernel or a user's: the fix is in the spec or the kernel
-        fix = f"mark {result.arg} do_not_specialize or explain it in the spec's expected_compiles"
+        # the case parameter's name need not be the kernel argument's (N vs n): name the change, not a guess
+        fix = (f"mark the kernel argument that carries {result.arg} do_not_specialize "
+               f"(@triton.jit(do_not_specialize=[...])) or explain it in the spec's expected_compiles")
         # the verdict's ✗ names whose change it is (parity.report.verdict scores a failed sweep)
         record["owner"] = make_owner("author", "kernel author", f"the kernel recompiles as {result.arg} changes "
                                      f"(a recompile storm): {fix}")
