@@ -304,8 +304,8 @@ def ascend_tier(session: nox.Session, env: dict[str, str], *extra: str) -> None:
 # are on PYTHONPATH and PATH only in this session, never installed. Its kernels are small, with perf cases
 # the CPU can time; what it does and does not exercise: docs/ascend-standin-2026-12-03.md
 STANDIN_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tests", "standin_npu")
-STANDIN_ARGS = ("--kernels=standin_kernels,examples.user_kernels.l2norm", "--level=quick", "--perf",
-                "--results-dir=reports/ascend-standin")
+STANDIN_ARGS = ("-p", "standin_plugin", "--kernels=standin_kernels,examples.user_kernels.l2norm", "--level=quick",
+                "--perf", "--results-dir=reports/ascend-standin")
 
 
 @nox.session(name="ascend-standin")
