@@ -131,7 +131,7 @@ def install(session: nox.Session, *packages: str) -> None:
 
 def require_device(session: nox.Session, tool: str, device: str, fallback: str, path: str | None = None) -> None:
     """Stop before installing gigabytes when the machine has no such device (`tool` looked up on `path`)."""
-    if shutil.which(tool, path=path) is None:
+    if (shutil.which(tool) if path is None else shutil.which(tool, path=path)) is None:
         session.error(f"the {session.name} session needs {device}, and `{tool}` is not on PATH here. "
                       f"No such device? Run a hardware-free tier instead: {fallback}")
 
