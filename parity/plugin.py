@@ -27,7 +27,7 @@ from parity.results import (
 from parity.run import rundir
 from parity.run.refcache import ReferenceCache
 from parity.run.wallclock import SessionClock, process_start
-from parity.spec import Case, KernelSpec, SpecError, validate_cases, validate_compile_cases
+from parity.spec import LEVELS, Case, KernelSpec, SpecError, check_dynamic_args, validate_cases, validate_compile_cases
 
 STATE_KEY = pytest.StashKey["ParitySession"]()
 WORKER_STOP_S = 15.0  # how long an interrupted run's controller waits for its workers' last records
@@ -90,7 +90,7 @@ class ParitySession:
             self.writer = ResultWriter(self.results_dir, self.worker)
         from parity.triage import settle_interrupted, triage_record
 
-        settle_interrupted(record)  # a case the run's interruption cut is no finding
+        settle_interrupted(record, self.results_dir)  # a case the run's interruption cut is no finding, no draft
         if "owner" not in record and record.get("suite") in ("accuracy", "compile"):  # e.g. a worker's crash
             triage_record(record, family=None, kernels=(), results_dir=self.results_dir)
         self.writer.write(record)
@@ -168,13 +168,22 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         from parity import registry
         requested = [k.strip() for k in config.getoption("--kernels").split(",")]
-        _, specs = registry.build(requested)
+        replay = config.getoption("--replay")
+        if replay:  # a recorded workload's launches instead of the specs (parity.record.replay)
+            from parity.record.replay import selected
+            specs = selected(replay, [r for r in requested if r])
+        else:
+            _, specs = registry.build(requested)
+        # a dynamic_args name the cases lack would sweep nothing: a spec error before anything runs
+        level = config.getoption("--level")
+        for spec in specs if level in LEVELS else ():
+            check_dynamic_args(spec, list(spec.cases(level)) if spec.dynamic_args else [])
     except SpecError as exc:
         raise pytest.UsageError(str(exc)) from None
     final_dir = Path(config.getoption("--results-dir") or Path("reports") / backend.name)
-    if final_dir.exists() and not final_dir.is_dir():
-        raise pytest.UsageError(f"--results-dir {final_dir} is a file, not a directory; name a directory "
-                                f"(it is created), e.g. --results-dir reports/{backend.name}")
+    problem = rundir.unusable(final_dir)
+    if problem:
+        raise pytest.UsageError(problem.replace("<backend>", backend.name))
     results_dir = rundir.staging_dir(final_dir)
     state = ParitySession(backend=backend, level=config.getoption("--level"), seed=config.getoption("--seed"),
                           results_dir=results_dir, final_dir=final_dir, specs=specs, worker=worker,
@@ -365,7 +374,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         _perf_pass(state, records)
     state.clock.stamp("perf_done")
     write_results(state.results_dir, records)
-    rundir.promote(final)
+    had_previous = rundir.promote(final)
     state.results_dir = final
     state.records = records
     try:
@@ -380,7 +389,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state.clock.stamp("report")
     env["wall_phases"] = state.clock.phases()  # REPORT.md: where the session's wall time went
     atomic_write_text(final / "env.json", json.dumps(env, indent=2, sort_keys=True) + "\n")
-    head = rundir.banner(interrupted, _items_done(session.config), session.testscollected, carried)
+    head = rundir.banner(interrupted, _items_done(session.config), session.testscollected, carried, had_previous)
     atomic_write_text(final / "REPORT.md", head + report.render_report(records, env))
     if head:
         print(head.replace("> ", "parity: ").replace("**", "").strip(), file=sys.stderr)

@@ -85,6 +85,9 @@ def render_author(record: Mapping[str, Any], backend: str, why: str, command: st
         parts += ["## What to change", "", f"{d['what']} at `{d['line']}`:", "", "```python", d["code"], "```", "",
                   f"Write instead: {d['fix']}.", ""]
     parts += oob_section(record)
+    from parity.report.fit_md import author_lines
+
+    parts += author_lines(record)  # an overflow: what fits, whether it computes, the change to make
     where = record.get("where") or {}
     if where.get("class") and not record.get("oob"):  # red zones' writes leave the values right: no "where"
         program = where.get("program") or {}

@@ -30,7 +30,7 @@ from typing import Any
 
 from parity.backends import backend_class
 from parity.compile.ascend_only import LATER_ASCEND_MODULES, later_option
-from parity.report.findings import FIXED
+from parity.report.findings import FIXED, LINKED
 from parity.triage.limits import failure_text, is_numeric, matching_limit
 
 FAILING = ("failed", "error", "crashed", "xfailed")
@@ -184,7 +184,7 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
             who, name = ("library", finding["name"]) if finding.get("name") else ("author", "kernel author")
             return make_owner(who, name, f"expected by {known['expected_by']}: {known.get('reason')} ({link})")
         who, name = _owner_of_link(link, tier)
-        return make_owner(who, name, f"a known divergence, linked: {link}")
+        return make_owner(who, name, LINKED.format(link=link))
     if record.get("diagnosis"):
         return make_owner("author", "kernel author", f"a known kernel mistake: {record['diagnosis'].get('what')}")
     stores = oob_stores(record)
@@ -223,9 +223,11 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
         if limit.who in ("triton", "triton-ascend"):  # already reported upstream: a note pointing there
             return make_owner(limit.who, limit.name, f"already reported: {evidence}", limit=limit.id)
         if limit.who == "tier":
-            settle = None if passing else settle_run(tier)
-            proof = f"; {', '.join(passing)} pass{'es' if len(passing) == 1 else ''} it" if passing else ""
-            return make_owner("tier", limit.name, evidence + proof, provisional=not passing, settle=settle,
+            sure = bool(passing) or limit.evident  # raised inside the tier's own code: proof enough
+            settle = None if sure else settle_run(tier)
+            proof = f"; {', '.join(passing)} pass{'es' if len(passing) == 1 else ''} it" if passing else \
+                "; raised inside the tier's own code" if limit.evident else ""
+            return make_owner("tier", limit.name, evidence + proof, provisional=not sure, settle=settle,
                               limit=limit.id)
         return make_owner("author", "kernel author", evidence, limit=limit.id)
     if _ascend_only(record, text, tier):
