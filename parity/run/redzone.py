@@ -125,9 +125,9 @@ class _Zone:
         start = t.storage_offset() * size  # the argument's first byte in its storage
         breaches = []
         for lo, zone in ((-self.pad, self.base[: self.pad]), (self.nbytes, self.base[self.pad + self.nbytes:])):
-            changed = (zone != self.pattern).nonzero()
-            if not len(changed):
+            if torch.equal(zone, self.pattern):  # the usual case: one pass, no index tensor
                 continue
+            changed = (zone != self.pattern).nonzero()
             a, b = lo + int(changed[0]) - start, lo + int(changed[-1]) + 1 - start
             breaches.append(Breach(kernel, ", ".join(dict.fromkeys(self.names)), str(t.dtype).replace("torch.", ""),
                                    t.numel(), a // size, -(-b // size), stores))
