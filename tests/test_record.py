@@ -338,3 +338,18 @@ def test_a_replay_on_the_tier_that_recorded_it_is_no_evidence_for_triage():
                    "suite": "accuracy", "replay": {"recorded_on": "interpret"}}
     independent = {**self_replay, "backend": "cuda-compile"}  # the clean twin: another tier's replay counts
     assert others_in(failing, [self_replay, independent]) == {"cuda-compile": independent}
+
+
+def test_a_launch_line_naming_a_file_outside_the_bundle_is_skipped(tmp_path, kernels):
+    record(tmp_path / "b", copy_launches(kernels, shapes=(100, 40)))
+    (manifest,) = (tmp_path / "b").glob(fmt.MANIFEST_GLOB)
+    lines, changed = [], False
+    for line in manifest.read_text().splitlines():
+        entry = json.loads(line)
+        if entry["type"] == "launch" and not changed:
+            entry["kernel"]["source"], changed = "sources/../../evil.py", True
+        lines.append(json.dumps(entry))
+    manifest.write_text("\n".join(lines) + "\n")
+    with pytest.warns(UserWarning, match=r"evil\.py.*not a file of this bundle"):
+        b = fmt.load_bundle(tmp_path / "b")
+    assert len(b.launches) == 1  # the other launch, whose files are the bundle's, still loads
