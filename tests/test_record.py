@@ -303,3 +303,19 @@ def test_ctrl_c_while_recording_keeps_a_valid_bundle(tmp_path, kernels):
     b = fmt.load_bundle(out)
     assert len(b.launches) == 1 and b.counts, err  # the process wrote its counts on the way out
     assert "1 launch(es) of 1 kernel(s) kept" in err
+
+
+def test_a_kernel_whose_source_was_rewritten_at_run_time_records_the_running_source(tmp_path, kernels):
+    from triton.runtime.jit import JITFunction
+
+    from parity.record.capture import kernel_identity
+
+    clean = JITFunction(kernels.copy_scaled.fn)  # as Triton's test_core builds kernels from a template
+    info = kernel_identity(clean, tmp_path)
+    assert "rewritten" not in info
+    assert "* alpha * 2" not in (tmp_path / info["source"]).read_text()
+    patched = JITFunction(kernels.copy_scaled.fn)
+    patched._unsafe_update_src(patched.src.replace("* alpha", "* alpha * 2"))
+    info2 = kernel_identity(patched, tmp_path)
+    assert "rewritten" in info2 and info2["source_hash"] != info["source_hash"]
+    assert "* alpha * 2" in (tmp_path / info2["source"]).read_text()

@@ -90,9 +90,10 @@ def kernel_change(source: str, wrong: Mapping[str, Any]) -> str:
     config = ", ".join(f"{k}={v}" for k, v in (wrong.get("config") or {}).items())
     for key in changed if source.strip() else ():  # without the source, claim no missing loop
         if not loops_over(source, key) and not grid_axes(source, key):
-            return (f"the kernel assumes one block covers the row: with {key}={was.get(key)} one block spans it, "
-                    f"at {config} each program computes only its first {wrong['config'][key]} elements; add a loop "
-                    f"over the row in steps of {key} (for start in range(0, N, {key})), then cap {key}")
+            return (f"the kernel assumes one block covers the row: no loop steps by {key} and no program id is "
+                    f"scaled by it, so at {config} (it passed {key}={was.get(key)}) each program reads only the first "
+                    f"{wrong['config'][key]} elements of its row; add a loop over the row in steps of {key} "
+                    f"(for start in range(0, N, {key})), then cap {key}")
     return (f"at {config} the kernel computes a different answer, so a smaller tile is no fix as it stands: "
             f"its result depends on {', '.join(changed) or 'the config'} beyond the tile size")
 

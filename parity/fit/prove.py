@@ -15,13 +15,19 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from parity.fit import cache
 from parity.fit.proof import kernel_change
 from parity.fit.prove_run import PROOF_MARK
 
-PROOF_TIMEOUT_S = 300.0  # one child proves every config of a fit; the case's own timeout is 900 s
+PROOF_TIMEOUT_S = 180.0  # one child proves every config of a fit; the case's own timeout is 900 s
+# the proofs this process ran, by (spec, kernel, configs): the other cases of the kernel with the same answer
+# reuse the first one's proof, which names the case it ran (advice is per kernel; a proof per case would cost
+# a run of the tier that computes for every overflowing case)
+_PROVEN: dict[str, dict[str, Any]] = {}
 
 
 def disabled() -> bool:
@@ -95,6 +101,16 @@ def kernel_source(spec: Any, kernel: str) -> str:
     return ""
 
 
+def _launcher_text(spec: Any) -> str:
+    """The launcher's source, for the proof cache's key: it decides the grid and what else the kernel gets."""
+    import inspect
+
+    try:
+        return inspect.getsource(spec.launch)
+    except (OSError, TypeError):
+        return repr(spec.launch)
+
+
 def prove_fit(fit: dict[str, Any], kernel: str, spec: Any, params: Mapping[str, Any], case_id: str, seed: int,
               backend: Any) -> None:
     """Give one fit its `proof` (in place)."""
@@ -104,16 +120,30 @@ def prove_fit(fit: dict[str, Any], kernel: str, spec: Any, params: Mapping[str, 
     proof: dict[str, Any] = {"tier": tier, "case": case_id, "configs": [], "kernel_change": None, "why_not": None}
     if disabled():
         proof["why_not"] = "PARITY_NO_PROOF is set"
+    elif getattr(spec, "compile_only", False):
+        proof["why_not"] = f"{spec.name} is a compile-only probe: it has no output to compare with fp64"
     elif tier is None:
         proof["why_not"] = f"no tier that computes is installed here ({why})"
     else:
-        answer = run_proof(tier, spec, params, seed, kernel, [f["config"] for f in fit["fitting"]])
+        configs = [f["config"] for f in fit["fitting"]]
+        memo = json.dumps([tier, spec.name, kernel, configs], sort_keys=True, default=str)
+        if memo in _PROVEN:
+            fit["proof"] = dict(_PROVEN[memo])
+            return
+        key = cache.probe_key("proof:" + tier, spec.name, kernel_source(spec, kernel) + _launcher_text(spec),
+                              repr(dict(params)),
+                              {"configs": json.dumps(configs, sort_keys=True, default=str), "seed": seed})
+        answer = cache.read(key) or run_proof(tier, spec, params, seed, kernel, configs)
+        if answer.get("configs") and all(e.get("computes") is not None for e in answer["configs"]):
+            cache.write(key, {**answer, "ok": True})  # definite answers only: a failed run is tried again
         if answer.get("error"):
             proof["why_not"] = f"{tier}: {answer['error']}"
         proof["configs"] = answer.get("configs") or []
         wrong = next((e for e in proof["configs"] if e.get("computes") is False), None)
         if wrong is not None:
             proof["kernel_change"] = kernel_change(kernel_source(spec, kernel), wrong)
+        if not proof["why_not"]:
+            _PROVEN[memo] = proof
     fit["proof"] = proof
 
 
@@ -127,8 +157,11 @@ def attach(records: Sequence[dict[str, Any]], compiles: Sequence[Mapping[str, An
         if not fit or id(fit) in done:
             continue
         done.add(id(fit))
+        t0 = time.monotonic()
         try:
             prove_fit(fit, str(compile_.get("kernel")), spec, case.params, case.id, seed, backend)
         except Exception as exc:
             fit["proof"] = {"tier": None, "case": case.id, "configs": [], "kernel_change": None,
                             "why_not": f"the proof raised {type(exc).__name__}: {str(exc)[:200]}"}
+        # the seconds this case spent proving (0 where it reused a proof): "where the time went" counts them
+        record.setdefault("timing", {})["proof_s"] = round(time.monotonic() - t0, 3)

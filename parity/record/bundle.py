@@ -25,9 +25,10 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
+if TYPE_CHECKING:  # torch is imported only where tensors are read or written: `parity record` itself needs none
+    import torch
 
 FORMAT = "parity-record-bundle"
 SCHEMA = 1

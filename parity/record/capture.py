@@ -85,14 +85,19 @@ def kernel_identity(kernel: Any, root: Path) -> dict[str, Any]:
                 "source_error": f"no Python function under {type(kernel).__name__}: {exc}"}
     info.update(name=fn.__name__, module=fn.__module__, qualname=fn.__qualname__,
                 file=fn.__code__.co_filename, line=fn.__code__.co_firstlineno)
+    rewritten = running_function(kernel, fn, root)
     try:
-        src = inspect.getsource(fn)
+        src = inspect.getsource(rewritten or fn)
         info["source_hash"] = hashlib.sha256(src.encode()).hexdigest()[:16]
     except (OSError, TypeError) as exc:
-        info["source_error"] = f"inspect.getsource failed: {exc}"
+        info["source_error"] = (f"inspect.getsource failed ({exc}): the kernel was made from a string (exec), "
+                                "and this Triton keeps no text of it")
         return info
+    if rewritten is not None:
+        info["rewritten"] = "the JIT compiles other source than its file holds (JITFunction._unsafe_update_src); " \
+                            "the running source was recorded"
     try:
-        text = extract_kernel(kernel).text()
+        text = extract_kernel(rewritten or kernel).text()
         name = hashlib.sha256(text.encode()).hexdigest()[:16]
         info["source"] = fmt.write_source(root, name, text)
         info["entry"] = fn.__name__
@@ -102,6 +107,32 @@ def kernel_identity(kernel: Any, root: Path) -> dict[str, Any]:
     info["library"] = {"name": top, "version": _version(top)}
     info["params"] = _param_names(kernel)
     return info
+
+
+def running_function(kernel: Any, fn: Any, root: Path) -> Any:
+    """The kernel's function rebuilt from the source its JIT compiles, when that is not its file's (a test that
+    rewrites a template's source, as Triton's own test_core does); None when they agree. The text goes into
+    the bundle's sources, so the rebuilt function's source can be read back like any other."""
+    import textwrap
+
+    from parity.compile.counter import base_jit_function
+
+    running = getattr(base_jit_function(kernel), "src", None)
+    if not isinstance(running, str) or not running.strip():
+        return None
+    try:
+        if running.strip() in textwrap.dedent(inspect.getsource(fn)):
+            return None
+    except (OSError, TypeError):
+        pass
+    text = textwrap.dedent(running)
+    path = root / fmt.write_source(root, "running-" + hashlib.sha256(text.encode()).hexdigest()[:16], text)
+    scope: dict[str, Any] = {}
+    exec(compile(text, str(path), "exec"), fn.__globals__, scope)  # defines the function only, in `scope`
+    from parity.compile.counter import innermost
+
+    rebuilt = innermost(scope.get(fn.__name__))  # under the decorator, where the text keeps one
+    return rebuilt if inspect.isfunction(rebuilt) else None
 
 
 def _param_names(kernel: Any) -> list[list[Any]]:

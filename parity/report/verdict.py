@@ -58,6 +58,7 @@ def not_checkable(missing: Mapping[str, str]) -> str:
 # the owner in a cell's words (the findings below say it in full)
 OWNER_TAGS = {"author": "kernel fix", "library": "{name}", "triton": "Triton bug", "triton-ascend": "triton-ascend bug",
               "tier": "tier limit", "environment": "environment"}
+REJECTED = "rejected as expected"
 # each mark's meaning, said under the table for the marks that appear in it
 LEGEND = {"✓": "✓ every case that ran passed",
           "⚠": "⚠ k known: k cases fail as declared in the spec (known and expected, why and link below)",
@@ -65,7 +66,9 @@ LEGEND = {"✓": "✓ every case that ran passed",
                "and its finding number",
           "?": "? the owner is provisional (the finding names the run that settles it)",
           "–": "– no case ran there (REPORT.md says why)",
-          "…": "… interrupted before it finished"}
+          "…": "… interrupted before it finished",
+          REJECTED: "rejected as expected: the compiler refused a probe with the error its spec expects (its "
+                    "compile record: not built), which is the probe's pass"}
 
 
 def _marked(v: Verdict) -> set[str]:
@@ -73,6 +76,8 @@ def _marked(v: Verdict) -> set[str]:
     marks = set()
     for r in [*v.results, *(n for notes in v.versions.values() for n in notes.values())]:
         marks.add(r.mark)
+        if REJECTED in r.text:
+            marks.add(REJECTED)
         if r.mark == "✗" and any(f.owner.get("provisional") for f in r.findings if f.outcome != "expected"):
             marks.add("?")
     return marks
@@ -159,7 +164,12 @@ def result(word: str, records: Sequence[Mapping[str, Any]], column: str, link_pr
                       "the environment" if limit_word == "environment" else "a limit of this tier")
     if expected:  # not a failure of the run, but the kernel does not work there as it stands
         return Result("⚠", f"{word} ⚠ {n_known} known{limit}", groups)
-    return Result("✓", f"{word} ✓{limit}", groups)  # a probe passes when rejected as its spec expects
+    # a probe passes when rejected as its spec expects: the cell says so, as its compile record does (not built)
+    rejected = [r for r in ran if r["status"] == "passed" and r.get("expected_compile_error")
+                and (r.get("compile") or {}).get("ok") is False]
+    if rejected and len(rejected) + n_limit == len(ran):
+        return Result("✓", f"{word} ✓ {REJECTED}{limit}", groups)
+    return Result("✓", f"{word} ✓{limit}", groups)
 
 
 @dataclass(frozen=True)
