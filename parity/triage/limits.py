@@ -313,9 +313,9 @@ LIMITS: tuple[TierLimit, ...] = (
               source=r"triton\.language\.extra(\.libdevice\b| import libdevice)", probe=_ascend_maps_no_libdevice),
     # a precision class: fp32 tl.dot runs in TF32 on NVIDIA unless the kernel asks for ieee; the author's choice
     TierLimit("cuda-tf32-dot", ("cuda",), "author", "kernel author",
-              "fp32 tl.dot runs in TF32 on NVIDIA by default (10-bit mantissa), so its values differ from fp64 by "
-              "TF32's rounding: pass input_precision=\"ieee\" to tl.dot for full fp32, or give the spec an fp32 "
-              "tolerance with that reason (triton-ascend computes fp32 dots in ieee, its default, or hf32 only)",
+              "TF32 rounding of an fp32 tl.dot (NVIDIA's default, a 10-bit mantissa): pass input_precision=\"ieee\" "
+              "to tl.dot for full fp32, or give the spec an fp32 tolerance with that reason (triton-ascend computes "
+              "fp32 dots in ieee, its default, or hf32 only)",
               "https://triton-lang.org/main/python-api/generated/triton.language.dot.html",
               source=r"\bdot\(", numeric_only=True, fits=tf32_rounding),
     # language rules: the author's to handle, on the tiers whose language has them
