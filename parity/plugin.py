@@ -384,6 +384,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     env = envinfo.collect(state.backend.name, backend_env)
     env["level"] = state.level
     env["seed"] = state.seed
+    replay = session.config.getoption("--replay")
+    if replay:  # the verdict then says what the run tiers compared with (parity.report.verdict.check_name)
+        env["replay"] = str(replay)
     env["xdist_workers"] = state.workers
     env["interrupted"] = interrupted
     state.clock.stamp("report")
