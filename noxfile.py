@@ -364,7 +364,7 @@ def ascend_lowered(session: nox.Session) -> None:
                      f"install them with `{LLVM19_APT}`")
     install(session, TORCH_CPU, *ASCEND_TOOLCHAIN, *RUNNER)
     # the tier's own controls: the basics pass here, a planted lowering fault fails here
-    session.run("python", "-m", "pytest", "tests/test_ascend_lowered.py", "-q")
+    session.run("python", "-m", "pytest", "tests/test_ascend_lowered.py", "tests/test_redzone.py", "-q")
     selected = libraries(session)
     # a library's failing cases are its findings (results, REPORT.md), not a failed session: with libraries
     # selected pytest's exit code 1 passes, as in the matrix sessions; anything else still fails

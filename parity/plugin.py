@@ -48,6 +48,8 @@ class ParitySession:
     ref_cache: ReferenceCache = field(default_factory=ReferenceCache)
     perf: str = "off"  # parity.run.perf.PERF_MODES
     retune: bool = False  # --retune: the perf pass ignores stored autotune picks (parity.run.pick_cache)
+    sanitize: bool = False  # --sanitize: each accuracy case in a child under compute-sanitizer (parity.run.sanitize)
+    kernels_option: str = ""  # --kernels as given: what a sanitized child rebuilds its spec from
     workers: int = 0  # xdist workers, so a report can say when timings shared a device
     writer: ResultWriter | None = None
     records: list[dict[str, Any]] = field(default_factory=list)
@@ -193,6 +195,17 @@ def pytest_configure(config: pytest.Config) -> None:
         perf_option = "largest" if timed and state.level == "full" else "off"
     state.perf = perf_option
     state.retune = bool(config.getoption("retune"))
+    state.kernels_option = config.getoption("--kernels")
+    if config.getoption("--sanitize", False):
+        from parity.run import sanitize
+
+        if not (backend.mode == "run" and backend.target == "cuda"):
+            raise pytest.UsageError(f"--sanitize runs cases under NVIDIA's compute-sanitizer, on a CUDA tier "
+                                    f"(nox -s cuda); {backend.name} has no CUDA device. The CPU tiers (interpret, "
+                                    "ascend-lowered) guard every launch with red zones already")
+        if not reason and sanitize.missing():
+            raise pytest.UsageError(sanitize.missing())
+        state.sanitize = True
     state.workers = int(getattr(config.option, "numprocesses", 0) or 0)
     if state.is_controller:
         # the last complete results stay in place until this run has its own (rundir.promote)
@@ -322,8 +335,19 @@ def pytest_handlecrashitem(crashitem: str, report: Any, sched: Any) -> None:
     if before is not None:
         reason += f"; it had recorded `{before.get('status')}` before it died, which the death overrules"
     record = faults.crash_record(crashitem, state.backend.name, state.backend.mode, reason, crash)
-    if record is not None:
-        state.write(record)
+    if record is None:
+        return
+    spec = next((s for s in state.specs if s.name == kernel), None)
+    if spec is not None and suite == "accuracy":
+        try:  # AUTHOR.md with the out-of-bounds hint, and rerun.py (parity.repro.crash_repro)
+            from parity.repro import crash_repro
+
+            crash_repro.write(record, crashitem, kernels=spec.kernels, backend=state.backend,
+                              results_dir=state.results_dir, kernels_option=state.kernels_option, seed=state.seed,
+                              level=state.level, root=Path(config.rootpath))
+        except Exception as exc:  # the record is what matters; its repro is a help
+            record["repro_error"] = f"crash repro: {type(exc).__name__}: {exc}"[:600]
+    state.write(record)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -360,6 +384,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     env = envinfo.collect(state.backend.name, backend_env)
     env["level"] = state.level
     env["seed"] = state.seed
+    replay = session.config.getoption("--replay")
+    if replay:  # the verdict then says what the run tiers compared with (parity.report.verdict.check_name)
+        env["replay"] = str(replay)
     env["xdist_workers"] = state.workers
     env["interrupted"] = interrupted
     state.clock.stamp("report")

@@ -69,6 +69,10 @@ def test_the_change_is_as_strong_as_its_proof():
     unproven = {**_fit(), "proof": {**right["proof"], "configs": [], "why_not": "ascend-lowered: no answer"}}
     assert "not proven to compute" in proof.change(unproven) and not proof.is_fix(unproven)
     assert "not proven to compute" in proof.change(_fit())  # a record from before proofs: compiled only
+    partly = {**_fit(), "proof": {**right["proof"], "configs": [
+        {"config": {"BLOCK": 16384}, "computes": True, "detail": "ok"},
+        {"config": {"BLOCK": 8192}, "computes": None, "detail": "skipped: an op the lowering lacks"}]}}
+    assert not proof.is_fix(partly) and "not proven to compute: 1 of 2 compute" in proof.change(partly)
     # the report's words follow: the finding's line, the library's draft, AUTHOR.md
     assert "computes WRONG on ascend-lowered" in fit_md.fit_line(wrong)
     assert "A smaller config alone is no fix" in " ".join(fit_md.issue_paragraph({"fit": wrong}))

@@ -319,3 +319,11 @@ def test_a_kernel_whose_source_was_rewritten_at_run_time_records_the_running_sou
     info2 = kernel_identity(patched, tmp_path)
     assert "rewritten" in info2 and info2["source_hash"] != info["source_hash"]
     assert "* alpha * 2" in (tmp_path / info2["source"]).read_text()
+
+
+def test_the_verdict_says_a_replay_compares_with_the_recording_not_fp64():
+    from parity.report.verdict import check_name
+
+    assert "fp64" in check_name("interpret", {})  # the clean twin: a spec run
+    replayed = check_name("interpret", {"replay": "reports/bundle"})
+    assert "fp64" not in replayed and "recorded" in replayed

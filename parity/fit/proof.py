@@ -134,22 +134,23 @@ def change(fit: Mapping[str, Any]) -> str | None:
     the kernel's own change where one computes wrong, the cap marked unproven otherwise."""
     proof = fit.get("proof")
     cap = fit.get("cap")
-    right, wrong, _ = proven_configs(proof)
+    _, wrong, _ = proven_configs(proof)
     if wrong:
         return proof.get("kernel_change") or verdict_words(proof)  # type: ignore[union-attr]
     if not cap:
         return None
     if not fit.get("fitting"):
         return cap  # row blocks: a change to the launcher that no config here stands for, worded as such
-    if right and not fit.get("proof", {}).get("why_not"):
+    if is_fix(fit):
         return f"{cap}; proven: {verdict_words(proof)}"
     return f"{cap} (compiles; not proven to compute: {verdict_words(proof)})"
 
 
 def is_fix(fit: Mapping[str, Any]) -> bool:
-    """Whether the fit's fitting configs may be called a fix: each one run computes the fp64 answer."""
-    right, wrong, _ = proven_configs(fit.get("proof"))
-    return bool(right) and not wrong
+    """Whether the fit's fitting configs may be called a fix: every one run, and each computes the fp64 answer."""
+    proof = fit.get("proof")
+    right, wrong, unrun = proven_configs(proof)
+    return bool(right) and not wrong and not unrun and not (proof or {}).get("why_not")
 
 
 def entries_summary(entries: Sequence[Mapping[str, Any]]) -> str:

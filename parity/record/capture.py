@@ -224,7 +224,12 @@ class WorkloadRecorder:
             self._note_failure(self_, f"recording failed before the launch: {type(exc).__name__}: {exc}")
         finally:
             self.local.busy = False
-        result = inner(self_, *args, grid=grid, warmup=warmup, **kwargs)
+        try:
+            result = inner(self_, *args, grid=grid, warmup=warmup, **kwargs)
+        except BaseException as exc:  # the workload's own error: noted, then raised on unchanged
+            if pending is not None:
+                self._note_failure(self_, f"the launch raised {type(exc).__name__}: {str(exc)[:300]}")
+            raise
         if pending is not None:
             try:
                 self._after(*pending)

@@ -101,6 +101,7 @@ class _Zone:
 
     def __init__(self, first: torch.Tensor, name: str, index: int) -> None:
         self.original = first.untyped_storage()
+        self.key = self.original.data_ptr()
         self.nbytes = self.original.nbytes()
         self.pad = pad_bytes(self.nbytes)
         self.first, self.names = first, [name]
@@ -157,7 +158,9 @@ class RedZones:
             zone = zones[key] = _Zone(value, name, len(zones))
         else:
             zone.names.append(name)
-        return zone.view(value)
+        guarded = zone.view(value)
+        _ORIGINALS[guarded.data_ptr()] = value
+        return guarded
 
     def layer(self, inner: Any, kernel: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
         if warmup:
@@ -173,6 +176,9 @@ class RedZones:
         try:
             return inner(kernel, *args, grid=grid, warmup=warmup, **kwargs)
         finally:
+            for zone in zones.values():
+                for address in [a for a, t in _ORIGINALS.items() if t.untyped_storage().data_ptr() == zone.key]:
+                    del _ORIGINALS[address]
             kernel_name = getattr(kernel, "__name__", None) or type(kernel).__name__
             stores: list[str] | None = None
             for zone in zones.values():
@@ -194,6 +200,16 @@ class RedZones:
             return None
         more = f" (and {len(self.breaches) - 1} more)" if len(self.breaches) > 1 else ""
         return self.breaches[0].words() + more
+
+
+# during a launch: the guarded view's address -> the caller's tensor it stands for
+_ORIGINALS: dict[int, torch.Tensor] = {}
+
+
+def unguarded(value: Any) -> Any:
+    """The caller's tensor behind a guarded view that a launch passes on (a launcher-level buffer log, such as
+    ascend-lowered's repro, records the caller's memory, not parity's red zones); anything else as it is."""
+    return _ORIGINALS.get(value.data_ptr(), value) if isinstance(value, torch.Tensor) else value
 
 
 ENABLED = True  # tests switch it off to show what an unguarded launch lets through
