@@ -312,31 +312,10 @@ def pytest_handlecrashitem(crashitem: str, report: Any, sched: Any) -> None:
         return
     from parity.run import faults
 
-    parsed = faults.parse_node_id(crashitem)
-    if parsed is None:
-        return
-    kernel, case, _ = parsed
-    suite = faults.suite_of(crashitem)
-    node = getattr(report, "node", None)
-    worker = str(getattr(getattr(node, "gateway", None), "id", "") or "")
-    for part in state.results_dir.glob("results-*.jsonl"):
-        for r in read_records(part):
-            if (r["kernel"], r["case"]) == (kernel, case) and r.get("status") in ("crashed", "interrupted"):
-                return  # the worker recorded its own crash (or the run's interruption) before exiting
-    returncode = faults.worker_returncode(node)
-    before = None
-    for part in state.results_dir.glob(f"results-{worker or '*'}.jsonl"):
-        before = faults.retire_record(part, kernel, case, suite) or before
-    crash: dict[str, Any] = {"returncode": returncode, "worker": worker or None}
-    if before is not None:
-        crash["before"] = {"status": before.get("status"), "reason": before.get("reason"),
-                           "metrics": before.get("metrics")}
-    reason = faults.crash_reason(returncode)
-    if before is not None:
-        reason += f"; it had recorded `{before.get('status')}` before it died, which the death overrules"
-    record = faults.crash_record(crashitem, state.backend.name, state.backend.mode, reason, crash)
+    record = faults.dead_worker_record(state.results_dir, crashitem, getattr(report, "node", None), state.backend)
     if record is None:
         return
+    kernel, suite = record["kernel"], record["suite"]
     spec = next((s for s in state.specs if s.name == kernel), None)
     if spec is not None and suite == "accuracy":
         try:  # AUTHOR.md with the out-of-bounds hint, and rerun.py (parity.repro.crash_repro)
