@@ -137,7 +137,8 @@ class Record(TypedDict, total=False):
     repro_error: str  # why no repro was written (a raise in shrink, repro, drafting or triage)
     repro_note: str  # what the repro dir lacks and why
     crash: dict[str, Any]  # a dead worker's case: returncode (negative: the signal), worker, what it wrote before
-    oob: dict[str, Any]  # red zones the launch wrote into (parity.run.redzone): tensor, offsets, unmasked stores
+    sanitizer: dict[str, Any]  # --sanitize: compute-sanitizer memcheck's error count, first errors, exit, command
+    oob: dict[str, Any]  # out-of-bounds: red-zone writes (parity.run.redzone) or memcheck errors; unmasked lines
 
 
 # every record carries these (empty_record writes them all), so readers index them without guessing
