@@ -55,7 +55,8 @@ INTERRUPT_TIMEOUT_S = 2.0
 TERMINATE_TIMEOUT_S = 60.0
 # triton's interpreter (3.2 through 3.9) calls int() on 1-element arrays, which numpy 2.4 rejects
 NUMPY = "numpy<2.4"
-RUNNER = [NUMPY, "tabulate", "pytest>=8", "pytest-xdist", "pytest-timeout"]
+# safetensors: parity record's bundles (tensors without pickle)
+RUNNER = [NUMPY, "tabulate", "pytest>=8", "pytest-xdist", "pytest-timeout", "safetensors"]
 ASCEND_TOOLCHAIN = ["triton-ascend==3.2.0", "ascendnpu-ir", "pybind11"]
 
 # reinstalling torch into a fresh venv on every call costs minutes; pip upgrades in place instead
@@ -363,7 +364,7 @@ def ascend_lowered(session: nox.Session) -> None:
                      f"install them with `{LLVM19_APT}`")
     install(session, TORCH_CPU, *ASCEND_TOOLCHAIN, *RUNNER)
     # the tier's own controls: the basics pass here, a planted lowering fault fails here
-    session.run("python", "-m", "pytest", "tests/test_ascend_lowered.py", "-q")
+    session.run("python", "-m", "pytest", "tests/test_ascend_lowered.py", "tests/test_redzone.py", "-q")
     selected = libraries(session)
     # a library's failing cases are its findings (results, REPORT.md), not a failed session: with libraries
     # selected pytest's exit code 1 passes, as in the matrix sessions; anything else still fails

@@ -14,6 +14,7 @@ from parity.repro.compile_prelaunch import attach_compile_tier
 from parity.repro.compile_repro import attach_all
 from parity.results import empty_record
 from parity.run.compile_judge import compile_records
+from parity.run.fit_proof import attach as prove_fits
 from parity.run.runner import build_inputs, mark_declined
 from parity.triage.interrupt import interrupted_record
 
@@ -45,6 +46,8 @@ def test_compile(parity, kernel_case):
         parity.write(record)
         pytest.fail(f"{spec.name}[{case.id}] raised outside the compiler: {record['reason']}", pytrace=False)
     records = compile_records(backend.name, spec, case, compiles)
+    # a config that fits is a fix only if it computes: run it on a tier that computes, before any draft says so
+    prove_fits(records, compiles, spec, case, parity.seed, backend)
     attach_all(records, spec, case, backend, cpu_inputs, parity.results_dir, parity.seed)
     for record in records:
         parity.write(record)
