@@ -274,6 +274,8 @@ def _ascend_cannot_call_noinline() -> bool | None:
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
                           timeout=PROBE_TIMEOUT_S, check=False)
     return {"1": True, "0": False}.get((done.stdout.strip().splitlines() or [""])[-1])
+
+
 # TF32 keeps 10 of fp32's 23 mantissa bits (unit roundoff 2^-11 ~ 4.9e-4): a dot's rounding shows as a relative
 # error of a few times that; beyond this the values are wrong, not rounded
 TF32_MAX_ERR_RATIO = 2e-2
