@@ -59,6 +59,8 @@ class ParitySession:
     wait_s: float = 0.0
     selected: bool = False  # --kernels named a selection: records of other kernels are carried over
     clock: SessionClock = field(default_factory=SessionClock)  # the session's wall-clock phases (controller)
+    # --replay BUNDLE: the bundle and where it was recorded, stamped on every record (parity.record.replay)
+    replay: dict[str, Any] | None = None
 
     @property
     def is_controller(self) -> bool:
@@ -84,6 +86,8 @@ class ParitySession:
             timing["case_wall_s"], timing["wait_s"] = now - self.mark, self.wait_s
             self.mark, self.wait_s = now, 0.0
             record["worker"] = self.worker
+        if self.replay is not None:
+            record.setdefault("replay", self.replay)
         if self.backend.mode == "run" and not self.unavailable:
             record.setdefault("device", self.backend.device)  # which of a multi-device host's devices ran it
         if self.writer is None:
@@ -170,9 +174,11 @@ def pytest_configure(config: pytest.Config) -> None:
         requested = [k.strip() for k in config.getoption("--kernels").split(",")]
         replay = config.getoption("--replay")
         if replay:  # a recorded workload's launches instead of the specs (parity.record.replay)
-            from parity.record.replay import selected
+            from parity.record.replay import provenance, selected
             specs = selected(replay, [r for r in requested if r])
+            replayed = provenance(replay)
         else:
+            replayed = None
             _, specs = registry.build(requested)
         # a dynamic_args name the cases lack would sweep nothing: a spec error before anything runs
         level = config.getoption("--level")
@@ -189,6 +195,7 @@ def pytest_configure(config: pytest.Config) -> None:
                           results_dir=results_dir, final_dir=final_dir, specs=specs, worker=worker,
                           unavailable=reason, selected=bool(config.getoption("--kernels").strip()),
                           ref_cache=ReferenceCache(enabled=not config.getoption("--no-ref-cache")))
+    state.replay = replayed
     perf_option = config.getoption("perf")
     if perf_option is None:
         timed = backend.mode == "run" and backend.times_kernels
@@ -363,6 +370,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     env = envinfo.collect(state.backend.name, backend_env)
     env["level"] = state.level
     env["seed"] = state.seed
+    replay = session.config.getoption("--replay")
+    if replay:  # the verdict then says what the run tiers compared with (parity.report.verdict.check_name)
+        env["replay"] = str(replay)
     env["xdist_workers"] = state.workers
     env["interrupted"] = interrupted
     state.clock.stamp("report")

@@ -1,4 +1,4 @@
-"""Advice is proven by computing (parity.fit.proof, parity.fit.prove): a fitting config is called a fix only
+"""Advice is proven by computing (parity.fit.proof, parity.run.fit_proof): a fitting config is called a fix only
 where it computes the fp64 answer.
 
 The planted pair (tests/planted_rowsum.py): a row sum whose block is the whole row, where a smaller block
@@ -14,9 +14,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from parity.fit import proof, prove
+from parity.fit import proof
 from parity.report import fit_md
 from parity.repro.author import render_author
+from parity.run import fit_proof as prove
 from tests import planted_rowsum
 
 TILED = """
@@ -35,7 +36,7 @@ def _fit(cap: str | None = "BLOCK <= 16384 (it passed 65536)") -> dict:
 
 
 def source_text(kernel) -> str:
-    from parity.fit.prove_run import source_text as source_of
+    from parity.fit.proof import source_text as source_of
 
     return source_of(kernel)
 
@@ -69,6 +70,10 @@ def test_the_change_is_as_strong_as_its_proof():
     unproven = {**_fit(), "proof": {**right["proof"], "configs": [], "why_not": "ascend-lowered: no answer"}}
     assert "not proven to compute" in proof.change(unproven) and not proof.is_fix(unproven)
     assert "not proven to compute" in proof.change(_fit())  # a record from before proofs: compiled only
+    partly = {**_fit(), "proof": {**right["proof"], "configs": [
+        {"config": {"BLOCK": 16384}, "computes": True, "detail": "ok"},
+        {"config": {"BLOCK": 8192}, "computes": None, "detail": "skipped: an op the lowering lacks"}]}}
+    assert not proof.is_fix(partly) and "not proven to compute: 1 of 2 compute" in proof.change(partly)
     # the report's words follow: the finding's line, the library's draft, AUTHOR.md
     assert "computes WRONG on ascend-lowered" in fit_md.fit_line(wrong)
     assert "A smaller config alone is no fix" in " ".join(fit_md.issue_paragraph({"fit": wrong}))

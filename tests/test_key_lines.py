@@ -42,6 +42,15 @@ def test_a_kernels_own_frontend_error_reads_the_same_without_a_cause():
     assert got["row"].startswith("at ") and "no_such_attribute" in got["row"]
 
 
+def test_a_builtins_error_at_the_call_site_keeps_its_reason():
+    """As gdn_npu_solve_tril read on the H200 ("CompilationError: at 36:14:" and nothing more): tl.zeros with a
+    shape that is not a power of 2; the reason is two causes down, under tl.zeros' own source."""
+    got = compiled("zeros_not_power_of_2")
+    assert "power of 2" not in got["own"]  # the control: the call site's own text has no reason
+    assert got["key"] == "ValueError: Shape element 0 must be a power of 2", got["key"]
+    assert got["row"].endswith("Shape element 0 must be a power of 2"), got["row"]
+
+
 def test_a_reason_after_the_caret_that_is_no_exception_is_kept_and_a_bare_location_is_never_the_key():
     text = ("triton.compiler.errors.CompilationError: at 36:14:\n    b = x[0]\n              ^\n"
             "unsupported tensor index: constexpr[0]")

@@ -508,3 +508,18 @@ def test_tf32_rounding_of_an_fp32_dot_on_nvidia_is_a_precision_class_with_its_ad
     few = {**rounded, "metrics": {**rounded["metrics"], "mismatch_frac": 0.001, "region": "scattered (0.1%)"}}
     tile = {**rounded, "metrics": {**rounded["metrics"], "region": "tail rows m>=96 only"}}
     assert decide(few, {}, dot).get("limit") is None and decide(tile, {}, dot).get("limit") is None
+
+
+def test_the_tf32_class_reaches_author_md_with_its_advice(tmp_path):
+    from parity.repro.run_repro import write_drafts
+
+    rounded = numeric("cuda", metrics={"worst_index": [3], "max_abs_err": 4e-3, "err_ratio": 2e-3, "nan_count": 0,
+                                       "mismatch_frac": 0.66, "region": "scattered (66.0%)"})
+    rounded["owner"] = decide(rounded, {}, "acc = tl.dot(a, b, acc)")
+    assert write_drafts(tmp_path, rounded, "cuda", "python repro.py", lambda t: "", {}) == ["AUTHOR.md"]
+    text = (tmp_path / "AUTHOR.md").read_text()
+    assert "the kernel's to handle" in text and 'input_precision="ieee"' in text and "hf32" in text
+    # control: a wrong value with no limit behind it reads as a bug in the kernel
+    plain = {**rounded, "owner": decide({**rounded, "metrics": {**rounded["metrics"], "err_ratio": 0.5}}, {}, "")}
+    write_drafts(tmp_path / "plain", plain, "cuda", "python repro.py", lambda t: "", {})
+    assert "a bug in the kernel" in (tmp_path / "plain" / "AUTHOR.md").read_text()

@@ -79,7 +79,10 @@ def oob_section(record: Mapping[str, Any]) -> list[str]:
 def render_author(record: Mapping[str, Any], backend: str, why: str, command: str) -> str:
     """AUTHOR.md: what fails, where, how to re-run it, and the diagnosis where there is one."""
     d = record.get("diagnosis")
-    parts = [f"# `{record['kernel']}` [{record['case']}]: a bug in the kernel, not in a compiler", "",
+    # a limit entry the author owns (a language rule, TF32 rounding) is the kernel's to handle, not a bug in it
+    what = ("the kernel's to handle, not a compiler bug" if (record.get("owner") or {}).get("limit")
+            else "a bug in the kernel, not in a compiler")
+    parts = [f"# `{record['kernel']}` [{record['case']}]: {what}", "",
              f"Backend `{backend}`: status `{record['status']}`. This is not a vendor issue: {why}.", ""]
     if d:
         parts += ["## What to change", "", f"{d['what']} at `{d['line']}`:", "", "```python", d["code"], "```", "",
