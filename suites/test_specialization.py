@@ -15,10 +15,11 @@ from parity import inputs as inp
 from parity.compile.device_tensors import launch_on_target
 from parity.compile.keep_going import keep_going
 from parity.compile.specialize import SweepResult, expected_per_base, ir_violations, run_sweep, verdict
-from parity.repro import owner, sweep_repro
+from parity.repro import sweep_repro
 from parity.results import empty_record
 from parity.run.runner import build_inputs, launch_pinned
 from parity.spec import KernelSpec
+from parity.triage import library_rule as owner
 
 
 def storm_text(spec: KernelSpec, result: SweepResult, expected: int, record: dict[str, Any]) -> str:

@@ -311,12 +311,14 @@ def test_the_engine_names_no_library():
 
 
 # The floors, lowest first: a package imports only from its own floor and the ones below it. results (the typed
-# record and its files) sits just above spec: every stage that judges a case writes a record.
-FLOORS = ("spec", "results", "seams", "compile", "backends", "run", "report", "repro", "plugin")
+# record and its files) sits just above spec: every stage that judges a case writes a record. triage decides
+# the owner from the evidence it is handed, below the report and the repros that only read it; the pipeline
+# names a case's phases over all of them.
+FLOORS = ("spec", "results", "seams", "compile", "backends", "run", "triage", "report", "repro", "pipeline",
+          "plugin")
 # root modules and packages that share a floor (other root modules, spec, cases, context, ..., are the spec
-# floor): the fit advisor compiles through the compile backends, which call it; triage decides the owner the
-# repro stage drafts for, from records and kernel source
-ROOT_FLOOR = {"plugin": "plugin", "options": "plugin", "cli": "plugin", "fit": "backends", "triage": "repro"}
+# floor): the fit advisor compiles through the compile backends, which call it
+ROOT_FLOOR = {"plugin": "plugin", "options": "plugin", "cli": "plugin", "fit": "backends"}
 # upward imports the engine still has, each a debt with its why (none now: a lower floor that needs an upper one
 # takes a registration, as parity.context.register_facets); a new one fails
 KNOWN_UPWARD: set[tuple[str, str]] = set()

@@ -23,7 +23,7 @@ import inspect
 import math
 import textwrap
 import types
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -341,3 +341,14 @@ def extract_function(fn: Any) -> Extracted:
     out = Extracted(entry=fn.__name__)
     _Extractor(out, plain_functions=True).function(fn, triton_callable=False)
     return out
+
+
+def kernel_source(kernels: Iterable[Any]) -> str:
+    """The source of a spec's kernels with their jit helpers ('' where it cannot be read)."""
+    parts = []
+    for kernel in kernels:
+        try:
+            parts.append(extract_kernel(kernel).text())
+        except Exception:  # a kernel without readable source still gets a verdict from the rest
+            continue
+    return "\n".join(parts)

@@ -27,8 +27,8 @@ from typing import Any
 
 from parity.backends import backend_class
 from parity.compile.ascend_only import LATER_ASCEND_MODULES, later_option
-from parity.report.findings import FIXED
 from parity.triage.limits import failure_text, is_numeric, matching_limit
+from parity.triage.owner import FIXED
 
 FAILING = ("failed", "error", "crashed", "xfailed")
 CONFIG_KINDS = ("ub_overflow", "cc_overflow", "out_of_resources")
@@ -127,7 +127,7 @@ def decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], s
            versions: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any] | None:
     """The owner of a failing record, or None for one that did not fail. `others` maps each other tier
     to its record of the same case; `library` is the library that ships the kernel (or None), and
-    `library_why` today's library rule's reason for this record (parity.repro.owner), if any. `versions`
+    `library_why` today's library rule's reason for this record (parity.triage.library_rule), if any. `versions`
     maps another release of the record's own compiler (`version`) to this tier's record of the same case
     built with it: a vendor bug that a newer release passes is already fixed there."""
     if not is_failing(record) or record.get("status") == "interrupted":
@@ -148,7 +148,7 @@ def fixed_later(record: Mapping[str, Any], verdict: Mapping[str, Any], version: 
                 versions: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
     """The vendor verdict restated as fixed, when a newer release of the same tier passes the same case
     (the oldest such release); None when none does (the newest fails too: still a live bug to report)."""
-    from parity.report.versions import version_key
+    from parity.seams.versions import version_key
 
     if not version:
         return None

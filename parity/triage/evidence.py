@@ -138,7 +138,7 @@ def version_of(env: Mapping[str, Any]) -> str | None:
 
 def installed_version() -> str | None:
     """This process's compiler release, as env.json will record it."""
-    from parity.report.envinfo import package_version
+    from parity.seams.versions import package_version
 
     return version_of({"triton_ascend": package_version("triton-ascend"), "triton": package_version("triton")})
 
@@ -187,16 +187,3 @@ def versions_in(record: Mapping[str, Any], version: str | None,
                 and same_inputs(record, r) and r.get("suite") in (None, "accuracy", "compile"):
             groups.setdefault(other, []).append(r)
     return {v: picked for v, rs in groups.items() if (picked := worst(rs)) is not None}
-
-
-def kernel_source(kernels: Iterable[Any]) -> str:
-    """The source of a spec's kernels with their jit helpers ('' where it cannot be read)."""
-    from parity.repro.source import extract_kernel
-
-    parts = []
-    for kernel in kernels:
-        try:
-            parts.append(extract_kernel(kernel).text())
-        except Exception:  # a kernel without readable source still gets a verdict from the rest
-            continue
-    return "\n".join(parts)

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from parity.library import RULE, LibraryAdapter, for_family, for_package
+from parity.library import LibraryAdapter, for_family, for_package
 
 # a library's identity and tracker come from its adapter (parity.library), registered beside its specs
 LibraryInfo = LibraryAdapter
@@ -193,13 +193,3 @@ def _importable(name: str) -> bool:
         return importlib.util.find_spec(name) is not None
     except (ImportError, ValueError):  # a parent package that is absent or fails to import
         return False
-
-
-def provenance(record: Mapping[str, Any]) -> list[str]:
-    """Lines for a vendor draft whose kernel ships in a library: which one, and why the draft is not its."""
-    lib = record.get("library")
-    if not lib:
-        return []
-    version = f" {lib['version']}" if lib.get("version") else ""
-    return [f"The kernel ships in {lib['name']}{version} ({lib['repo']}), unchanged; by parity's rule the failure "
-            f"is the compiler's ({RULE}).", ""]
