@@ -27,7 +27,7 @@ from parity.repro import run_repro
 from parity.repro.compile_prelaunch import attach_compile_tier
 from parity.repro.compile_repro import attach_all
 from parity.repro.source import kernel_source
-from parity.results import Record, empty_record, outputs_store
+from parity.results import empty_record, outputs_store
 from parity.run import warm
 from parity.run.compile_judge import compile_records
 from parity.run.faults import is_timeout
@@ -36,6 +36,7 @@ from parity.spec import Case, KernelSpec
 from parity.triage import stage
 from parity.triage.interrupt import interrupted_record
 
+Record = dict[str, Any]  # a results record in memory (its keys: parity.results.record.Record)
 PHASES = ("run", "compare", "store", "triage", "shrink", "capture", "repro", "verify", "write")
 
 

@@ -155,7 +155,7 @@ def write_repro(out_dir: Path, cap: Captured, record: Mapping[str, Any], shrunk:
     script, arrays = render_script(cap, title)
     (out_dir / "repro.py").write_text(script, encoding="utf-8")
     if arrays:
-        np.savez_compressed(out_dir / "inputs.npz", **arrays)
+        np.savez_compressed(out_dir / "inputs.npz", **arrays)  # type: ignore[arg-type]  # numpy's stub types **kwds as its allow_pickle
     command = ("TRITON_INTERPRET=1 " if backend_class(backend).mode == "interpret" else "") + "python repro.py"
     write_drafts(out_dir, record, backend, command, lambda tracker: render_issue(
         tracker, cap_summary(cap), record, shrunk.as_dict(), env, backend), env)

@@ -7,11 +7,11 @@ import math
 import os
 import time
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from parity.results.record import SCHEMA, Record, record_problem
+from parity.results.record import SCHEMA, record_problem
 
 MERGED_NAME = "results.jsonl"
 PART_GLOB = "results-*.jsonl"
@@ -49,7 +49,7 @@ class ResultWriter:
         self._fh: TextIO = self.path.open("a", encoding="utf-8")
         self._synced = 0.0
 
-    def write(self, record: Record) -> None:
+    def write(self, record: Mapping[str, Any]) -> None:
         self._fh.write(json.dumps(_clean(record), sort_keys=False) + "\n")
         self._fh.flush()
         now = time.monotonic()

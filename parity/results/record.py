@@ -120,8 +120,9 @@ REQUIRED_KEYS = ("schema", "backend", "mode", "kernel", "case", "params", "statu
                  "tolerance", "compiles", "compile", "perf", "repro")
 
 
-def empty_record(backend: str, mode: str, kernel: str, case: str, params: dict[str, Any]) -> Record:
-    """A record with every required key present, so readers never guess."""
+def empty_record(backend: str, mode: str, kernel: str, case: str, params: dict[str, Any]) -> dict[str, Any]:
+    """A record with every required key present, so readers never guess (a plain dict: the stages add the
+    keys `Record` declares as they judge the case)."""
     return {
         "schema": SCHEMA, "backend": backend, "mode": mode, "kernel": kernel, "case": case,
         "params": params, "status": "error", "reason": None, "metrics": None, "tolerance": None,

@@ -56,8 +56,9 @@ def retriage(records: Iterable[dict[str, Any]], tagged: list[Tagged] | None = No
             same = same_way_elsewhere(record, others) if before.get("who") == "tier" else []
             if not same:
                 continue
-            verdict = make_owner("author", "kernel author", f"{record.get('backend')} and {', '.join(same)} fail "
-                                 f"the same way; the kernel is wrong beyond the tier's own limit ({before['limit']})")
+            why = (f"{record.get('backend')} and {', '.join(same)} fail the same way; the kernel is wrong beyond "
+                   f"the tier's own limit ({before['limit']})")
+            verdict: dict[str, Any] | None = make_owner("author", "kernel author", why)
         else:
             verdict = decide(record, others, "", None, version=facts.version(record), versions=versions)
         if verdict is None:
@@ -75,5 +76,6 @@ def retriage(records: Iterable[dict[str, Any]], tagged: list[Tagged] | None = No
 def annotate(records: Mapping[str, list[dict[str, Any]]], where: Mapping[str, Path]) -> int:
     """retriage over every merged dir's loaded records (label -> records, label -> its dir, for its release).
     The records are the report's own copies: no results dir is written."""
-    tagged = [(label, evidence.dir_version(where[label]), r) for label, recs in records.items() for r in recs]
+    tagged: list[Tagged] = [(label, evidence.dir_version(where[label]), r)
+                            for label, recs in records.items() for r in recs]
     return retriage([r for recs in records.values() for r in recs], tagged)
