@@ -203,7 +203,8 @@ def _cached_probe(limit_id: str, probe: Callable[[], bool | None]) -> bool | Non
     except (OSError, ValueError):
         known = {}
     if key in known:
-        return known[key]
+        cached: bool | None = known[key]
+        return cached
     verdict = probe()
     if verdict is not None:
         known[key] = verdict
