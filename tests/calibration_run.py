@@ -58,4 +58,6 @@ def run(out: Path, tier: str) -> list[dict[str, Any]]:
 
 
 if __name__ == "__main__":
-    print(json.dumps(run(Path(sys.argv[1]), sys.argv[2]), default=str))
+    from parity.results.files import plain  # the results edge: typed values (an Owner) as JSON
+
+    print(json.dumps(plain(run(Path(sys.argv[1]), sys.argv[2])), default=str))

@@ -93,4 +93,6 @@ def generate(out: Path, tier: str) -> list[dict[str, Any]]:
 
 
 if __name__ == "__main__":
-    print(json.dumps(generate(Path(sys.argv[1]), sys.argv[2]), default=str))
+    from parity.results.files import plain  # the results edge: typed values (an Owner) as JSON
+
+    print(json.dumps(plain(generate(Path(sys.argv[1]), sys.argv[2])), default=str))

@@ -7,12 +7,14 @@ It annotates the merged view the report renders and never writes a results dir: 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import parity.triage.evidence as evidence
+from parity.results import OwnerKind
 from parity.triage.decide import decide, make_owner, same_way_elsewhere
+from parity.triage.owner import Owner
 
 Tagged = tuple[str, str | None, Mapping[str, Any]]  # (dir label, its compiler release, a record)
 
@@ -58,13 +60,13 @@ def retriage(records: Iterable[dict[str, Any]], tagged: list[Tagged] | None = No
                 continue
             why = (f"{record.get('backend')} and {', '.join(same)} fail the same way; the kernel is wrong beyond "
                    f"the tier's own limit ({before['limit']})")
-            verdict: dict[str, Any] | None = make_owner("author", "kernel author", why)
+            verdict: Owner | None = make_owner("author", "kernel author", why)
         else:
             verdict = decide(record, others, "", None, version=facts.version(record), versions=versions)
         if verdict is None:
             continue
         if before.get("who") == "library" and verdict["who"] == "author":
-            verdict = {**verdict, "who": "library", "name": before.get("name")}
+            verdict = replace(verdict, who=OwnerKind.LIBRARY, name=str(before.get("name")))
         if before.get("who") == "library" and verdict.get("provisional"):
             continue
         if verdict != before:

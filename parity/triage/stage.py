@@ -18,6 +18,7 @@ import parity.triage.interrupt as interrupt
 import parity.triage.library_rule as library_rule
 from parity.triage.decide import decide, is_failing
 from parity.triage.limits import LIMITS
+from parity.triage.owner import Owner
 
 Record = dict[str, Any]
 # an owner found by a tier limit turns the run's failure into an expected one (as a spec's known divergence
@@ -82,7 +83,7 @@ class CaseCode:
     source: Callable[[], str] = field(default=lambda: "")
 
 
-def triage(record: Record, facts: Evidence, code: CaseCode = CaseCode()) -> dict[str, Any] | None:
+def triage(record: Record, facts: Evidence, code: CaseCode = CaseCode()) -> Owner | None:
     """Settle, decide and record `owner` (None for a record that did not fail). Keeps `finding_of`, the
     library drafts' input, in step with it. A raise here leaves the record as it was, with `repro_error`."""
     if interrupt.settle(record):  # a case the run's interruption cut is no finding
