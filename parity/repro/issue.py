@@ -9,7 +9,6 @@ from parity.library import RULE
 from parity.report.tables import fmt_num, md_escape, table
 from parity.spec import Case
 
-TRACKERS = ("triton-ascend", "triton")
 NEW_ISSUE_URLS = {"triton-ascend": "https://github.com/triton-lang/triton-ascend/issues/new/choose",
                   "triton": "https://github.com/triton-lang/triton/issues/new/choose"}
 ENV_FIELDS = {

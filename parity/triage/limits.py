@@ -228,8 +228,6 @@ def _ascend_maps_no_libdevice() -> bool | None:
 
 
 INTERPRETER = "Triton interpreter"
-BF16_SOURCE = r"bfloat16|\bbf16\b"
-
 LIMITS: tuple[TierLimit, ...] = (
     TierLimit("interpret-bf16-dot", ("interpret",), "tier", INTERPRETER,
               "Triton's interpreter multiplies the raw bit patterns of bf16 tiles in tl.dot",
