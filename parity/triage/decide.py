@@ -27,8 +27,10 @@ from dataclasses import replace
 from typing import Any
 
 from parity.backends import backend_class
-from parity.compile.ascend_only import LATER_ASCEND_MODULES, later_option
+from parity.compile.ascend_only import ASCEND_ONLY_OPTIONS, LATER_ASCEND_MODULES, language_finding, later_option
+from parity.reasons import key_line
 from parity.results import OwnerKind
+from parity.seams.versions import version_key
 from parity.triage.limits import failure_text, is_numeric, matching_limit
 from parity.triage.owner import FIXED, Owner
 
@@ -150,8 +152,6 @@ def fixed_later(record: Mapping[str, Any], verdict: Mapping[str, Any], version: 
                 versions: Mapping[str, Mapping[str, Any]]) -> Owner | None:
     """The vendor verdict restated as fixed, when a newer release of the same tier passes the same case
     (the oldest such release); None when none does (the newest fails too: still a live bug to report)."""
-    from parity.seams.versions import version_key
-
     if not version:
         return None
     newer = sorted((v for v, r in versions.items() if version_key(v) > version_key(version) and _passes(r)),
@@ -262,8 +262,6 @@ def _explained(record: Mapping[str, Any]) -> bool:
 def _ascend_only(record: Mapping[str, Any], text: str, tier: str) -> bool:
     if family(tier) == "triton-ascend":
         return False
-    from parity.compile.ascend_only import ASCEND_ONLY_OPTIONS, language_finding
-
     if language_finding(text) or "triton-ascend launch option" in text:
         return True
     option = re.search(r"Keyword argument (\w+) was specified but unrecognised", text)
@@ -335,6 +333,4 @@ def _owner_of_link(link: str, tier: str) -> tuple[str, str]:
 
 def _key(text: str) -> str:
     """The message's key line, for one-line evidence."""
-    from parity.reasons import key_line
-
     return key_line(text)[:160]

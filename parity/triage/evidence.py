@@ -9,6 +9,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from parity.results import read_records
+from parity.seams.versions import package_version
+
 RESULTS = "results.jsonl"
 STAGING = ".running"  # parity.run.rundir's staging dir: the final dir is its parent
 
@@ -37,8 +40,6 @@ def sibling_dirs(results_dir: Path) -> list[Path]:
 
 @functools.lru_cache(maxsize=16)
 def _index(path: str, mtime: float) -> dict[tuple[str, str], list[dict[str, Any]]]:
-    from parity.results import read_records
-
     index: dict[tuple[str, str], list[dict[str, Any]]] = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -138,8 +139,6 @@ def version_of(env: Mapping[str, Any]) -> str | None:
 
 def installed_version() -> str | None:
     """This process's compiler release, as env.json will record it."""
-    from parity.seams.versions import package_version
-
     return version_of({"triton_ascend": package_version("triton-ascend"), "triton": package_version("triton")})
 
 

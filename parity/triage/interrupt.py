@@ -15,6 +15,8 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from parity.results import empty_record
+
 _SEEN = threading.Event()
 _INSTALLED: dict[int, Any] = {}
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -131,8 +133,6 @@ def settle(record: dict[str, Any]) -> bool:
 
 def interrupted_record(backend: Any, spec: Any, case: Any, suite: str) -> dict[str, Any]:
     """The record of a case the interruption cut before it had one of its own."""
-    from parity.results import empty_record
-
     note()
     record = empty_record(backend.name, backend.mode, spec.name, case.id, dict(case.params))
     record.update(suite=suite, status="interrupted", reason="interrupted (Ctrl-C or a job stop) before the case "

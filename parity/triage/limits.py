@@ -23,6 +23,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from parity.paths import cache_root
+
 PROBE_TIMEOUT_S = 120.0
 
 
@@ -130,8 +132,6 @@ except Exception:
 
 def _interpreter_probe(limit_id: str) -> Callable[[], bool | None]:
     def probe() -> bool | None:
-        from parity.paths import cache_root
-
         if sys.modules.get("triton") is not None and _is_triton_ascend():
             return None  # triton-ascend's process: the upstream interpreter is not here to ask
         folder = cache_root() / "triage-probes"
@@ -192,8 +192,6 @@ def _installed_version() -> str:
 @functools.cache
 def _cached_probe(limit_id: str, probe: Callable[[], bool | None]) -> bool | None:
     """Once per process, and on disk per installed version (a probe may start a Python)."""
-    from parity.paths import cache_root
-
     path = cache_root() / "triage-probes" / "verdicts.json"
     # the probe's name is in the key: a parity that answers a limit another way (the tier now supplies what
     # the host lacks) must not read an older parity's verdict
