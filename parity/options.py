@@ -53,6 +53,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="case set: quick or full (default quick; the cuda and ascend nox sessions pass full)")
     group.addoption("--kernels", default="",
                     help="comma-separated kernel names, families, or importable modules with SPECS")
+    group.addoption("--replay", default=None, metavar="BUNDLE",
+                    help="replay the launches `parity record` kept in BUNDLE (a directory) instead of the specs: "
+                         "run tiers compare with the recorded outputs, compile tiers compile each specialization")
     group.addoption("--seed", type=parse_seed, default=0, help="base seed of every input (default 0)")
     group.addoption("--results-dir", default=None, help="where results go (default reports/<backend>)")
     group.addoption("--no-ref-cache", action="store_true", help="recompute fp64 references")
@@ -65,6 +68,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--perf-all", action="store_const", const="all", dest="perf",
                     help="like --perf, for every passing case")
     group.addoption("--no-perf", action="store_const", const="off", dest="perf", help="never time cases")
+    group.addoption("--sanitize", action="store_true",
+                    help="GPU tiers: run each accuracy case in a fresh process under compute-sanitizer's memcheck, "
+                         "with torch's caching allocator off; an invalid access fails the case (parity.run.sanitize)")
     group.addoption("--retune", action="store_true",
                     help="autotune every perf case afresh instead of reusing the picks earlier runs stored")
     group.addoption("--cuda-arch", type=parse_cuda_arch, default=None,

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from parity.errors import error_text
+from parity.fit.prove import attach as prove_fits
 from parity.repro import run_repro
 from parity.repro.compile_prelaunch import attach_compile_tier
 from parity.repro.compile_repro import attach_all
@@ -32,8 +33,9 @@ from parity.run import warm
 from parity.run.compile_judge import compile_records
 from parity.run.faults import is_timeout
 from parity.run.runner import build_inputs, mark_declined, memory_skip, run_case
+from parity.run.sanitize import sanitized_case
 from parity.spec import Case, KernelSpec
-from parity.triage import stage
+from parity.triage import interrupt, stage
 from parity.triage.interrupt import interrupted_record
 
 Record = dict[str, Any]  # a results record in memory (its keys: parity.results.record.Record)
@@ -50,6 +52,9 @@ class Session(Protocol):
     perf: str
     retune: bool
     worker: str
+    level: str
+    sanitize: bool  # each accuracy case in a child under compute-sanitizer (parity.run.sanitize)
+    kernels_option: str  # --kernels as given: what a sanitized child rebuilds its spec from
 
     def store(self, record: Record) -> None: ...
     def cases(self, spec: KernelSpec) -> list[Case]: ...
@@ -69,7 +74,9 @@ def triage(session: Session, record: Record, code: stage.CaseCode) -> None:
 
 
 def write(session: Session, record: Record) -> None:
-    """The write phase."""
+    """The write phase. A case the run's interruption cut after its triage (in its repro or its warm-up) is
+    settled `interrupted` here, and any draft it got is removed: an interrupted case has no finding."""
+    interrupt.settle_interrupted(record, session.results_dir)
     session.store(record)
 
 
@@ -114,7 +121,11 @@ def accuracy_case(session: Session, spec: KernelSpec, case: Case) -> Record:
         record.update(suite="accuracy", status="skipped", reason=skip)
         return conclude(session, record, spec)
     try:
-        record, outputs = run_case(spec, case, backend, seed=session.seed, cache=session.ref_cache)  # run, compare
+        if session.sanitize:  # run, compare: in a fresh child under compute-sanitizer's memcheck
+            record, outputs = sanitized_case(spec, case, backend, seed=session.seed, level=session.level,
+                                             kernels=session.kernels_option)
+        else:  # run, compare
+            record, outputs = run_case(spec, case, backend, seed=session.seed, cache=session.ref_cache)
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):  # Ctrl-C or a job stop: the case is `interrupted`, no finding
             conclude(session, interrupted_record(backend, spec, case, "accuracy"), spec)
@@ -129,14 +140,16 @@ def accuracy_case(session: Session, spec: KernelSpec, case: Case) -> Record:
     try:  # triage; then shrink, capture, repro, verify: only a failed/errored case pays for those
         judge_and_repro(record, spec, case, backend, seed=session.seed, cache=session.ref_cache,
                         results_dir=session.results_dir)
+        part = warm.share(spec, case, backend, cases=session.cases(spec), perf=session.perf, worker=session.worker)
+        if part and record["status"] in ("passed", "failed", "xfailed", "xpassed"):  # one that raised would again
+            # the perf pass's autotune compiles, done here beside the other workers (parity.run.warm)
+            record["perf_warm"] = warm.perf_configs(spec, backend, seed=session.seed, part=part,
+                                                    retune=session.retune)
+            record["timing"]["warm_s"] = record["perf_warm"]["seconds"]
     except KeyboardInterrupt:
-        write(session, record)  # attach settled it as `interrupted`
+        interrupt.note()
+        write(session, record)  # settled as `interrupted` there, with any draft it got removed
         raise
-    part = warm.share(spec, case, backend, cases=session.cases(spec), perf=session.perf, worker=session.worker)
-    if part and record["status"] in ("passed", "failed", "xfailed", "xpassed"):  # one that raised would again
-        # the perf pass's autotune compiles, done here beside the other workers (parity.run.warm)
-        record["perf_warm"] = warm.perf_configs(spec, backend, seed=session.seed, part=part, retune=session.retune)
-        record["timing"]["warm_s"] = record["perf_warm"]["seconds"]
     write(session, record)
     return record
 
@@ -167,6 +180,8 @@ def compile_case(session: Session, spec: KernelSpec, case: Case) -> list[Record]
         write(session, record)
         return [record]
     records = compile_records(backend.name, spec, case, compiles)
+    # a config that fits is a fix only if it computes: run it on a tier that computes, before any draft says so
+    prove_fits(records, compiles, spec, case, session.seed, backend)
     judge_and_repro_compiles(records, spec, case, backend, cpu_inputs, session.results_dir, session.seed)
     for record in records:
         write(session, record)

@@ -27,7 +27,7 @@ from parity.results import (
 from parity.run import rundir
 from parity.run.refcache import ReferenceCache
 from parity.run.wallclock import SessionClock, process_start
-from parity.spec import Case, KernelSpec, SpecError, validate_cases, validate_compile_cases
+from parity.spec import LEVELS, Case, KernelSpec, SpecError, check_dynamic_args, validate_cases, validate_compile_cases
 
 STATE_KEY = pytest.StashKey["ParitySession"]()
 WORKER_STOP_S = 15.0  # how long an interrupted run's controller waits for its workers' last records
@@ -48,6 +48,8 @@ class ParitySession:
     ref_cache: ReferenceCache = field(default_factory=ReferenceCache)
     perf: str = "off"  # parity.run.perf.PERF_MODES
     retune: bool = False  # --retune: the perf pass ignores stored autotune picks (parity.run.pick_cache)
+    sanitize: bool = False  # --sanitize: each accuracy case in a child under compute-sanitizer (parity.run.sanitize)
+    kernels_option: str = ""  # --kernels as given: what a sanitized child rebuilds its spec from
     workers: int = 0  # xdist workers, so a report can say when timings shared a device
     writer: ResultWriter | None = None
     records: list[dict[str, Any]] = field(default_factory=list)
@@ -145,6 +147,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if backend.mode != "compile":  # compile tiers also stop the disk autotune cache (parity.compile.sandbox)
         point_triton_at(triton_cache_dir(backend.name))
     backend.prepare()
+    from parity.run import redzone
+
+    if redzone.applies(backend):  # kernels run on host memory: every launch between red zones, first layer in
+        redzone.install()
     reason = backend.unavailable()
     if reason and backend.hardware:
         raise pytest.UsageError(
@@ -164,13 +170,22 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         from parity import registry
         requested = [k.strip() for k in config.getoption("--kernels").split(",")]
-        _, specs = registry.build(requested)
+        replay = config.getoption("--replay")
+        if replay:  # a recorded workload's launches instead of the specs (parity.record.replay)
+            from parity.record.replay import selected
+            specs = selected(replay, [r for r in requested if r])
+        else:
+            _, specs = registry.build(requested)
+        # a dynamic_args name the cases lack would sweep nothing: a spec error before anything runs
+        level = config.getoption("--level")
+        for spec in specs if level in LEVELS else ():
+            check_dynamic_args(spec, list(spec.cases(level)) if spec.dynamic_args else [])
     except SpecError as exc:
         raise pytest.UsageError(str(exc)) from None
     final_dir = Path(config.getoption("--results-dir") or Path("reports") / backend.name)
-    if final_dir.exists() and not final_dir.is_dir():
-        raise pytest.UsageError(f"--results-dir {final_dir} is a file, not a directory; name a directory "
-                                f"(it is created), e.g. --results-dir reports/{backend.name}")
+    problem = rundir.unusable(final_dir)
+    if problem:
+        raise pytest.UsageError(problem.replace("<backend>", backend.name))
     results_dir = rundir.staging_dir(final_dir)
     state = ParitySession(backend=backend, level=config.getoption("--level"), seed=config.getoption("--seed"),
                           results_dir=results_dir, final_dir=final_dir, specs=specs, worker=worker,
@@ -182,6 +197,17 @@ def pytest_configure(config: pytest.Config) -> None:
         perf_option = "largest" if timed and state.level == "full" else "off"
     state.perf = perf_option
     state.retune = bool(config.getoption("retune"))
+    state.kernels_option = config.getoption("--kernels")
+    if config.getoption("--sanitize", False):
+        from parity.run import sanitize
+
+        if not (backend.mode == "run" and backend.target == "cuda"):
+            raise pytest.UsageError(f"--sanitize runs cases under NVIDIA's compute-sanitizer, on a CUDA tier "
+                                    f"(nox -s cuda); {backend.name} has no CUDA device. The CPU tiers (interpret, "
+                                    "ascend-lowered) guard every launch with red zones already")
+        if not reason and sanitize.missing():
+            raise pytest.UsageError(sanitize.missing())
+        state.sanitize = True
     state.workers = int(getattr(config.option, "numprocesses", 0) or 0)
     if state.is_controller:
         # the last complete results stay in place until this run has its own (rundir.promote)
@@ -278,24 +304,52 @@ class _ItemSpans:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_handlecrashitem(crashitem: str, report: Any, sched: Any) -> None:
-    """xdist: a worker died running `crashitem`; record it unless the worker did so itself."""
+    """xdist: a worker died running `crashitem`. Its record is `crashed`, with the signal or exit code, whatever
+    the worker wrote for it before dying (a pass, then a heap the kernel corrupted): a death is never a pass.
+    Only the worker's own `crashed` record (a sticky device error, after which it exits on purpose) and an
+    `interrupted` one stand."""
     config = getattr(sched, "config", None)  # xdist's schedulers keep the controller's config
     state = session_of(config) if config is not None else None
     if state is None:
         return
-    from parity.results import read_records
-    from parity.run.faults import crash_record, parse_node_id
+    from parity.run import faults
 
-    parsed = parse_node_id(crashitem)
+    parsed = faults.parse_node_id(crashitem)
     if parsed is None:
         return
+    kernel, case, _ = parsed
+    suite = faults.suite_of(crashitem)
+    node = getattr(report, "node", None)
+    worker = str(getattr(getattr(node, "gateway", None), "id", "") or "")
     for part in state.results_dir.glob("results-*.jsonl"):
-        if any((r["kernel"], r["case"]) == parsed[:2] for r in read_records(part)):
-            return  # the worker wrote its own record (e.g. a sticky device error) before exiting
-    reason = str(getattr(report, "longrepr", "") or "the worker process died").strip().splitlines()[0]
-    record = crash_record(crashitem, state.backend.name, state.backend.mode, reason)
-    if record is not None:
-        state.write(record)
+        for r in read_records(part):
+            if (r["kernel"], r["case"]) == (kernel, case) and r.get("status") in ("crashed", "interrupted"):
+                return  # the worker recorded its own crash (or the run's interruption) before exiting
+    returncode = faults.worker_returncode(node)
+    before = None
+    for part in state.results_dir.glob(f"results-{worker or '*'}.jsonl"):
+        before = faults.retire_record(part, kernel, case, suite) or before
+    crash: dict[str, Any] = {"returncode": returncode, "worker": worker or None}
+    if before is not None:
+        crash["before"] = {"status": before.get("status"), "reason": before.get("reason"),
+                           "metrics": before.get("metrics")}
+    reason = faults.crash_reason(returncode)
+    if before is not None:
+        reason += f"; it had recorded `{before.get('status')}` before it died, which the death overrules"
+    record = faults.crash_record(crashitem, state.backend.name, state.backend.mode, reason, crash)
+    if record is None:
+        return
+    spec = next((s for s in state.specs if s.name == kernel), None)
+    if spec is not None and suite == "accuracy":
+        try:  # AUTHOR.md with the out-of-bounds hint, and rerun.py (parity.repro.crash_repro)
+            from parity.repro import crash_repro
+
+            crash_repro.write(record, crashitem, kernels=spec.kernels, backend=state.backend,
+                              results_dir=state.results_dir, kernels_option=state.kernels_option, seed=state.seed,
+                              level=state.level, root=Path(config.rootpath))
+        except Exception as exc:  # the record is what matters; its repro is a help
+            record["repro_error"] = f"crash repro: {type(exc).__name__}: {exc}"[:600]
+    state.write(record)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -322,7 +376,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         _perf_pass(state, records)
     state.clock.stamp("perf_done")
     write_results(state.results_dir, records)
-    rundir.promote(final)
+    had_previous = rundir.promote(final)
     state.results_dir = final
     state.records = records
     try:
@@ -332,12 +386,15 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     env = envinfo.collect(state.backend.name, backend_env)
     env["level"] = state.level
     env["seed"] = state.seed
+    replay = session.config.getoption("--replay")
+    if replay:  # the verdict then says what the run tiers compared with (parity.report.verdict.check_name)
+        env["replay"] = str(replay)
     env["xdist_workers"] = state.workers
     env["interrupted"] = interrupted
     state.clock.stamp("report")
     env["wall_phases"] = state.clock.phases()  # REPORT.md: where the session's wall time went
     atomic_write_text(final / "env.json", json.dumps(env, indent=2, sort_keys=True) + "\n")
-    head = rundir.banner(interrupted, _items_done(session.config), session.testscollected, carried)
+    head = rundir.banner(interrupted, _items_done(session.config), session.testscollected, carried, had_previous)
     atomic_write_text(final / "REPORT.md", head + report.render_report(records, env))
     if head:
         print(head.replace("> ", "parity: ").replace("**", "").strip(), file=sys.stderr)

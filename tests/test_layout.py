@@ -317,8 +317,10 @@ def test_the_engine_names_no_library():
 FLOORS = ("spec", "results", "seams", "compile", "backends", "run", "triage", "report", "repro", "pipeline",
           "plugin")
 # root modules and packages that share a floor (other root modules, spec, cases, context, ..., are the spec
-# floor): the fit advisor compiles through the compile backends, which call it
-ROOT_FLOOR = {"plugin": "plugin", "options": "plugin", "cli": "plugin", "fit": "backends"}
+# floor): the fit advisor compiles through the compile backends, which call it; record captures launches as
+# repros do
+ROOT_FLOOR = {"plugin": "plugin", "options": "plugin", "cli": "plugin", "__main__": "plugin", "fit": "backends",
+              "record": "repro"}
 # upward imports the engine still has, each a debt with its why (none now: a lower floor that needs an upper one
 # takes a registration, as parity.context.register_facets); a new one fails
 KNOWN_UPWARD: set[tuple[str, str]] = set()

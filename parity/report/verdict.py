@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from parity.fit.proof import change as proven_change
 from parity.report import findings as fnd
 from parity.report.fit_md import fit_answer, fit_line
 from parity.report.tables import md_code, md_escape, table
@@ -59,6 +60,7 @@ def not_checkable(missing: Mapping[str, str]) -> str:
 # the owner in a cell's words (the findings below say it in full)
 OWNER_TAGS = {"author": "kernel fix", "library": "{name}", "triton": "Triton bug", "triton-ascend": "triton-ascend bug",
               "tier": "tier limit", "environment": "environment"}
+REJECTED = "rejected as expected"
 # each mark's meaning, said under the table for the marks that appear in it
 LEGEND = {"✓": "✓ every case that ran passed",
           "⚠": "⚠ k known: k cases fail as declared in the spec (known and expected, why and link below)",
@@ -66,7 +68,9 @@ LEGEND = {"✓": "✓ every case that ran passed",
                "and its finding number",
           "?": "? the owner is provisional (the finding names the run that settles it)",
           "–": "– no case ran there (REPORT.md says why)",
-          "…": "… interrupted before it finished"}
+          "…": "… interrupted before it finished",
+          REJECTED: "rejected as expected: the compiler refused a probe with the error its spec expects (its "
+                    "compile record: not built), which is the probe's pass"}
 
 
 def _marked(v: Verdict) -> set[str]:
@@ -74,6 +78,8 @@ def _marked(v: Verdict) -> set[str]:
     marks = set()
     for r in [*v.results, *(n for notes in v.versions.values() for n in notes.values())]:
         marks.add(r.mark)
+        if REJECTED in r.text:
+            marks.add(REJECTED)
         if r.mark == "✗" and any(f.owner.get("provisional") for f in r.findings if f.outcome != "expected"):
             marks.add("?")
     return marks
@@ -90,7 +96,10 @@ def check_of(backend: str) -> Check:
 def check_name(backend: str, env: Mapping[str, Any]) -> str:
     arch = env.get("target_arch") or "the target"
     device = env.get("device_name") or "the device"
-    return check_of(backend).name.format(arch=arch, device=device)
+    name = check_of(backend).name.format(arch=arch, device=device)
+    if env.get("replay"):  # --replay BUNDLE: the outputs are checked against the recording's, not fp64
+        name = name.replace("the fp64 answer", "the recorded launches' outputs")
+    return name
 
 
 def owner_tag(owner: Mapping[str, Any]) -> str:
@@ -127,7 +136,7 @@ class Result:
 def result(word: str, records: Sequence[Mapping[str, Any]], column: str, link_prefix: str,
            number: Mapping[tuple[Any, ...], int]) -> Result:
     """One check's verdict over one kernel's records on one column; `number` maps a finding's ident to its row."""
-    scored = [r for r in records if r.get("suite") in (None, "accuracy", "compile")]
+    scored = [r for r in records if fnd.scored(r)]  # a failed specialization sweep too (a recompile storm)
     ran = [r for r in scored if r["status"] not in ("skipped", "interrupted")]
     groups = tuple(fnd.group(scored, column, link_prefix))
     # a failure (known or not) that triage gives to the tier or the environment says nothing about the kernel
@@ -160,7 +169,12 @@ def result(word: str, records: Sequence[Mapping[str, Any]], column: str, link_pr
                       "the environment" if limit_word == "environment" else "a limit of this tier")
     if expected:  # not a failure of the run, but the kernel does not work there as it stands
         return Result("⚠", f"{word} ⚠ {n_known} known{limit}", groups)
-    return Result("✓", f"{word} ✓{limit}", groups)  # a probe passes when rejected as its spec expects
+    # a probe passes when rejected as its spec expects: the cell says so, as its compile record does (not built)
+    rejected = [r for r in ran if r["status"] == "passed" and r.get("expected_compile_error")
+                and (r.get("compile") or {}).get("ok") is False]
+    if rejected and len(rejected) + n_limit == len(ran):
+        return Result("✓", f"{word} ✓ {REJECTED}{limit}", groups)
+    return Result("✓", f"{word} ✓{limit}", groups)
 
 
 @dataclass(frozen=True)
@@ -408,8 +422,9 @@ def render_text(v: Verdict, width: int = 100) -> str:
             lines.append("    " + fnd.clip(f.key, width - 4))
         if f.fit:  # the answer, then what to change, each on its line
             lines.append("    " + fnd.clip(f"fit advisor: {fit_answer(f.fit)}", width - 4))
-            if f.fit.get("cap"):
-                lines.append("    " + fnd.clip(f"change: {f.fit['cap']}", width - 4))
+            change = proven_change(f.fit)  # as strong as its proof: a fix only where it computes the fp64 answer
+            if change:
+                lines += _wrap(f"change: {change}", width - 4, "    ")[:3]
         if f.draft or f.repro:
             lines.append(f"    {f.draft or f.repro}")
     expected = sum(len(f.cases) for f in v.findings if f.outcome == "expected")

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from parity.triage.decide import decide, make_owner
 from parity.triage.drafts import DraftPlan, plan_drafts
+from parity.triage.interrupt import settle_interrupted
 from parity.triage.stage import CaseCode, Evidence, NoEvidence, RunEvidence, triage
 
 __all__ = ["CaseCode", "DraftPlan", "Evidence", "NoEvidence", "RunEvidence", "decide", "make_owner", "plan_drafts",
-           "triage"]
+           "settle_interrupted", "triage"]

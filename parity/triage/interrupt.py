@@ -131,6 +131,20 @@ def settle(record: dict[str, Any]) -> bool:
     return True
 
 
+def drop_drafts(record: dict[str, Any], results_dir: Any) -> None:
+    """Remove the repro dir a settled record pointed at (written before the signal came) and the pointer."""
+    import shutil
+    from pathlib import Path
+
+    rel = record.pop("repro", None)
+    if not rel:
+        return
+    root = Path(results_dir).resolve()
+    where = (root / str(rel)).resolve()
+    if where != root and root in where.parents and where.is_dir():  # only ever inside the results dir
+        shutil.rmtree(where, ignore_errors=True)
+
+
 def interrupted_record(backend: Any, spec: Any, case: Any, suite: str) -> dict[str, Any]:
     """The record of a case the interruption cut before it had one of its own."""
     note()
@@ -138,3 +152,13 @@ def interrupted_record(backend: Any, spec: Any, case: Any, suite: str) -> dict[s
     record.update(suite=suite, status="interrupted", reason="interrupted (Ctrl-C or a job stop) before the case "
                   "finished")
     return record
+
+
+def settle_interrupted(record: dict[str, Any], results_dir: Any = None) -> bool:
+    """settle; with `results_dir`, a draft the case got before the interruption settled it is removed (an
+    interrupted case has no finding, so no AUTHOR.md or ISSUE.md may speak for it)."""
+    if not settle(record):
+        return False
+    if results_dir is not None:
+        drop_drafts(record, results_dir)
+    return True

@@ -55,6 +55,9 @@ class Owner(Mapping[str, Any]):
 # a vendor owner's evidence starts so when a newer release of the same tier passes the case (decide.fixed_later)
 FIXED = "fixed in {fixed}; upgrade"
 _FIXED = re.compile(r"^fixed in (\S+); upgrade")
+# a vendor owner's evidence starts so when a spec's known divergence links the vendor's report (decide)
+LINKED = "a known divergence, linked: {link}"
+_LINKED = re.compile(r"^a known divergence, linked: (\S+)")
 
 
 def fixed_in(owner: Mapping[str, Any] | None) -> str | None:
@@ -63,9 +66,18 @@ def fixed_in(owner: Mapping[str, Any] | None) -> str | None:
     return found.group(1) if found and (owner or {}).get("who") in VENDORS else None
 
 
+def linked_known(owner: Mapping[str, Any] | None) -> str | None:
+    """The upstream link of a vendor owner that a spec's known divergence names, else None."""
+    found = _LINKED.match(str((owner or {}).get("evidence") or ""))
+    return found.group(1) if found and (owner or {}).get("who") in VENDORS else None
+
+
 def reported_upstream(owner: Mapping[str, Any] | None) -> bool:
-    """A vendor owner's bug already reported upstream (a limit entry of parity.triage.limits with its link)."""
-    return bool((owner or {}).get("limit")) and (owner or {}).get("who") in VENDORS
+    """A vendor owner's bug already reported upstream: a limit entry of parity.triage.limits, or a spec's known
+    divergence, each with its link."""
+    if (owner or {}).get("who") not in VENDORS:
+        return False
+    return bool((owner or {}).get("limit")) or linked_known(owner) is not None
 
 
 def vendor_note(owner: Mapping[str, Any] | None) -> bool:

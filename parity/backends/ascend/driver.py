@@ -27,8 +27,15 @@ from pathlib import Path
 from typing import Any
 
 from parity.backends.ascend.arch import ASCEND_ARCHS, AscendArch
-from parity.backends.ascend.diagnostics import clean_message, diagnose, grid_finding, hivmc_only_failure
+from parity.backends.ascend.diagnostics import (
+    clean_message,
+    diagnose,
+    grid_finding,
+    hivmc_only_failure,
+    with_own_message,
+)
 from parity.compile.tools import CompileOnlyDriver
+from parity.errors import chained_text, says_nothing
 
 # metadata keys this driver adds; they survive the on-disk cache, so a cache hit still knows its stage
 STAGE_KEY = "parity_stage"
@@ -163,11 +170,14 @@ def _observe_compile(driver: CompileOnlyNPUDriver) -> Callable[..., Any]:
         except Exception as exc:
             attempt.seconds = time.perf_counter() - attempt.started
             text = str(exc)
+            if exc.__cause__ is not None and says_nothing(text):  # a jit helper's frontend error: the cause says why
+                text = chained_text(exc)
             found = diagnose(type(exc).__name__, getattr(exc, "stage_name", None), text)
             attempt.ok, attempt.cached = False, False
             attempt.error_kind, attempt.stage_reached = found.error_kind, found.stage_reached
             attempt.ub_bits, attempt.ub_limit_bits = found.ub_bits, found.ub_limit_bits
-            attempt.message = clean_message(text) or f"{type(exc).__name__}: {text}"
+            cleaned = with_own_message(clean_message(text), exc.__cause__ or exc.__context__)
+            attempt.message = cleaned or f"{type(exc).__name__}: {text}"
             recorder.save()
             raise
         attempt.seconds = time.perf_counter() - attempt.started
