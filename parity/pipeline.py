@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from parity.errors import error_text
-from parity.fit.prove import attach as prove_fits
 from parity.repro import run_repro
 from parity.repro.compile_prelaunch import attach_compile_tier
 from parity.repro.compile_repro import attach_all
@@ -32,6 +31,7 @@ from parity.results import empty_record, outputs_store
 from parity.run import warm
 from parity.run.compile_judge import compile_records
 from parity.run.faults import is_timeout
+from parity.run.fit_proof import attach as prove_fits
 from parity.run.runner import build_inputs, mark_declined, memory_skip, run_case
 from parity.run.sanitize import sanitized_case
 from parity.spec import Case, KernelSpec

@@ -59,6 +59,8 @@ class ParitySession:
     wait_s: float = 0.0
     selected: bool = False  # --kernels named a selection: records of other kernels are carried over
     clock: SessionClock = field(default_factory=SessionClock)  # the session's wall-clock phases (controller)
+    # --replay BUNDLE: the bundle and where it was recorded, stamped on every record (parity.record.replay)
+    replay: dict[str, Any] | None = None
 
     @property
     def is_controller(self) -> bool:
@@ -70,21 +72,17 @@ class ParitySession:
         self.wait_s, self.mark = self.wait_s + now - self.mark, now
 
     def store(self, record: dict[str, Any]) -> None:
-        """Append a record, stamped with the worker time it accounts for: the pipeline's write phase
-        (parity.pipeline), after the record's triage.
-
-        timing.case_wall_s is the worker's wall time since the previous record (or since its
-        test item started) and timing.wait_s the time before that item started, so per worker
-        they partition its time up to its last record; what the phases leave of case_wall_s is
-        the harness's untimed work. `worker` names the process, so the spread of the workers'
-        totals shows the idle tail (bench/suite_speed.py reports all three).
-        """
+        """The pipeline's write phase: append a record, stamped with the worker time it accounts for.
+        timing.case_wall_s (since the previous record) and timing.wait_s (before this item) partition each
+        worker's time; `worker` names the process (bench/suite_speed.py reports all three)."""
         if not (self.is_controller and self.workers):  # an xdist controller runs no items
             now = time.perf_counter()
             timing = record.setdefault("timing", {})
             timing["case_wall_s"], timing["wait_s"] = now - self.mark, self.wait_s
             self.mark, self.wait_s = now, 0.0
             record["worker"] = self.worker
+        if self.replay is not None:
+            record.setdefault("replay", self.replay)
         if self.backend.mode == "run" and not self.unavailable:
             record.setdefault("device", self.backend.device)  # which of a multi-device host's devices ran it
         if self.writer is None:
@@ -172,9 +170,11 @@ def pytest_configure(config: pytest.Config) -> None:
         requested = [k.strip() for k in config.getoption("--kernels").split(",")]
         replay = config.getoption("--replay")
         if replay:  # a recorded workload's launches instead of the specs (parity.record.replay)
-            from parity.record.replay import selected
+            from parity.record.replay import provenance, selected
             specs = selected(replay, [r for r in requested if r])
+            replayed = provenance(replay)
         else:
+            replayed = None
             _, specs = registry.build(requested)
         # a dynamic_args name the cases lack would sweep nothing: a spec error before anything runs
         level = config.getoption("--level")
@@ -191,6 +191,7 @@ def pytest_configure(config: pytest.Config) -> None:
                           results_dir=results_dir, final_dir=final_dir, specs=specs, worker=worker,
                           unavailable=reason, selected=bool(config.getoption("--kernels").strip()),
                           ref_cache=ReferenceCache(enabled=not config.getoption("--no-ref-cache")))
+    state.replay = replayed
     perf_option = config.getoption("perf")
     if perf_option is None:
         timed = backend.mode == "run" and backend.times_kernels
@@ -314,31 +315,10 @@ def pytest_handlecrashitem(crashitem: str, report: Any, sched: Any) -> None:
         return
     from parity.run import faults
 
-    parsed = faults.parse_node_id(crashitem)
-    if parsed is None:
-        return
-    kernel, case, _ = parsed
-    suite = faults.suite_of(crashitem)
-    node = getattr(report, "node", None)
-    worker = str(getattr(getattr(node, "gateway", None), "id", "") or "")
-    for part in state.results_dir.glob("results-*.jsonl"):
-        for r in read_records(part):
-            if (r["kernel"], r["case"]) == (kernel, case) and r.get("status") in ("crashed", "interrupted"):
-                return  # the worker recorded its own crash (or the run's interruption) before exiting
-    returncode = faults.worker_returncode(node)
-    before = None
-    for part in state.results_dir.glob(f"results-{worker or '*'}.jsonl"):
-        before = faults.retire_record(part, kernel, case, suite) or before
-    crash: dict[str, Any] = {"returncode": returncode, "worker": worker or None}
-    if before is not None:
-        crash["before"] = {"status": before.get("status"), "reason": before.get("reason"),
-                           "metrics": before.get("metrics")}
-    reason = faults.crash_reason(returncode)
-    if before is not None:
-        reason += f"; it had recorded `{before.get('status')}` before it died, which the death overrules"
-    record = faults.crash_record(crashitem, state.backend.name, state.backend.mode, reason, crash)
+    record = faults.dead_worker_record(state.results_dir, crashitem, getattr(report, "node", None), state.backend)
     if record is None:
         return
+    kernel, suite = record["kernel"], record["suite"]
     spec = next((s for s in state.specs if s.name == kernel), None)
     if spec is not None and suite == "accuracy":
         try:  # AUTHOR.md with the out-of-bounds hint, and rerun.py (parity.repro.crash_repro)
