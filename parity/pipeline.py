@@ -16,7 +16,6 @@ around the repro phases: no other place decides an owner. The suites and the plu
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -26,7 +25,7 @@ from parity.errors import error_text
 from parity.repro import run_repro
 from parity.repro.compile_prelaunch import attach_compile_tier
 from parity.repro.compile_repro import attach_all
-from parity.repro.source import kernel_source
+from parity.repro.source import case_code
 from parity.results import empty_record, outputs_store
 from parity.run import warm
 from parity.run.compile_judge import compile_records
@@ -58,14 +57,6 @@ class Session(Protocol):
 
     def store(self, record: Record) -> None: ...
     def cases(self, spec: KernelSpec) -> list[Case]: ...
-
-
-def case_code(spec: KernelSpec | None) -> stage.CaseCode:
-    """The case's code as triage reads it; the source is extracted only for a failing record."""
-    if spec is None:  # a record without its spec (a worker's crash): the record alone
-        return stage.CaseCode()
-    kernels = tuple(spec.kernels)
-    return stage.CaseCode(spec.family, kernels, functools.cache(lambda: kernel_source(kernels)))
 
 
 def triage(session: Session, record: Record, code: stage.CaseCode) -> None:
