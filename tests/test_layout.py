@@ -314,13 +314,12 @@ def test_the_engine_names_no_library():
 # record and its files) sits just above spec: every stage that judges a case writes a record. triage decides
 # the owner from the evidence it is handed, below the report and the repros that only read it; the pipeline
 # names a case's phases over all of them.
-FLOORS = ("spec", "results", "seams", "compile", "backends", "run", "triage", "report", "repro", "pipeline",
+FLOORS = ("spec", "results", "seams", "compile", "fit", "backends", "run", "triage", "report", "repro", "pipeline",
           "plugin")
 # root modules and packages that share a floor (other root modules, spec, cases, context, ..., are the spec
-# floor): the fit advisor compiles through the compile backends, which call it; record captures launches as
-# repros do
-ROOT_FLOOR = {"plugin": "plugin", "options": "plugin", "cli": "plugin", "__main__": "plugin", "fit": "backends",
-              "record": "repro"}
+# floor): record captures launches as repros do. The fit advisor sits below the backends that call it: it
+# compiles through the driver object it is handed, never by importing a backend
+ROOT_FLOOR = {"plugin": "plugin", "options": "plugin", "cli": "plugin", "__main__": "plugin", "record": "repro"}
 # upward imports the engine still has, each a debt with its why (none now: a lower floor that needs an upper one
 # takes a registration, as parity.context.register_facets); a new one fails
 KNOWN_UPWARD: set[tuple[str, str]] = set()
