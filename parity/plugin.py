@@ -71,15 +71,10 @@ class ParitySession:
         now = time.perf_counter()
         self.wait_s, self.mark = self.wait_s + now - self.mark, now
 
-    def write(self, record: dict[str, Any]) -> None:
-        """Append a record, stamped with the worker time it accounts for.
-
-        timing.case_wall_s is the worker's wall time since the previous record (or since its
-        test item started) and timing.wait_s the time before that item started, so per worker
-        they partition its time up to its last record; what the phases leave of case_wall_s is
-        the harness's untimed work. `worker` names the process, so the spread of the workers'
-        totals shows the idle tail (bench/suite_speed.py reports all three).
-        """
+    def store(self, record: dict[str, Any]) -> None:
+        """The pipeline's write phase: append a record, stamped with the worker time it accounts for.
+        timing.case_wall_s (since the previous record) and timing.wait_s (before this item) partition each
+        worker's time; `worker` names the process (bench/suite_speed.py reports all three)."""
         if not (self.is_controller and self.workers):  # an xdist controller runs no items
             now = time.perf_counter()
             timing = record.setdefault("timing", {})
@@ -92,12 +87,13 @@ class ParitySession:
             record.setdefault("device", self.backend.device)  # which of a multi-device host's devices ran it
         if self.writer is None:
             self.writer = ResultWriter(self.results_dir, self.worker)
-        from parity.triage import settle_interrupted, triage_record
-
-        settle_interrupted(record, self.results_dir)  # a case the run's interruption cut is no finding, no draft
-        if "owner" not in record and record.get("suite") in ("accuracy", "compile"):  # e.g. a worker's crash
-            triage_record(record, family=None, kernels=(), results_dir=self.results_dir)
         self.writer.write(record)
+
+    def write(self, record: dict[str, Any]) -> None:
+        """A record that gets no repro (a skip, a suite's own check, a worker's crash): triage, then store."""
+        from parity import pipeline
+
+        pipeline.conclude(self, record)
 
     def cases(self, spec: KernelSpec) -> list[Case]:
         if self.backend.mode == "compile":  # compile tiers warm up each spec's compile signature

@@ -299,10 +299,10 @@ def validate(spec: KernelSpec) -> None:
     for d in spec.known_divergences:
         if not d.link or not d.reason:
             raise SpecError(f"{where}: known divergence on {d.backend} needs a reason and a public link")
-    for d in spec.declines:
-        if not (d.library and d.reason and d.link):
+    for declined in spec.declines:
+        if not (declined.library and declined.reason and declined.link):
             raise SpecError(f"{where}: a declined environment needs the library, a reason and a public link")
-        _check_pattern(where, f"declined environment of {d.library}", d.pattern)
+        _check_pattern(where, f"declined environment of {declined.library}", declined.pattern)
     for e in spec.expected_compile_errors:
         if not e.reason:
             raise SpecError(f"{where}: expected compile error on {e.backend} needs a reason")

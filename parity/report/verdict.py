@@ -21,7 +21,9 @@ from parity.report import findings as fnd
 from parity.report.fit_md import fit_answer, fit_line
 from parity.report.legend import DEVICE_RUNS, REJECTED, legend, not_checkable
 from parity.report.tables import md_code, md_escape, table
-from parity.report.versions import split_columns, triton_of, version_key
+from parity.report.versions import split_columns, triton_of
+from parity.seams.versions import version_key
+from parity.triage.owner import fixed_in
 
 
 @dataclass(frozen=True)
@@ -83,7 +85,7 @@ def owner_tag(owner: Mapping[str, Any]) -> str:
         return "undecided"
     name = str(owner.get("name") or who).split(" (")[0]  # "fla (flash-linear-attention)": fla
     tag = OWNER_TAGS.get(who, str(who)).format(name=name)
-    fixed = fnd.fixed_in(owner)
+    fixed = fixed_in(owner)
     return tag + (f", fixed in {fixed}" if fixed else "") + ("?" if owner.get("provisional") else "")
 
 

@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     from parity.backends import get_backend
     from parity.context import set_current_backend
     from parity.paths import point_triton_at, triton_cache_dir
-    from parity.results.files import _clean
+    from parity.results.files import plain
     from parity.run.refcache import ReferenceCache
     from parity.run.runner import run_case
     from parity.spec import validate_cases
@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     if case is None:
         raise SystemExit(f"{args.kernel}: no case {args.case!r} at level {args.level}")
     record, _ = run_case(spec, case, backend, seed=args.seed, cache=ReferenceCache())
-    Path(args.out).write_text(json.dumps(_clean(record)))
+    Path(args.out).write_text(json.dumps(plain(record)))
     return 0
 
 

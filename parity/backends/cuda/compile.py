@@ -64,7 +64,6 @@ CUDA_ARCHS: dict[int, CudaArch] = {
     90: CudaArch("sm_90 (H100, H200)", 232448, 132),
 }
 DEFAULT_ARCH = 90
-STAGES = ("ttir", "ttgir", "llir", "ptx", "cubin")
 # CUDA's grid limits: x < 2^31, y and z <= 65535
 GRID_LIMITS = (2**31 - 1, 65535, 65535)
 COMPILE_TIMEOUT_S = float(os.environ.get("PARITY_COMPILE_TIMEOUT_S", "300"))
