@@ -267,9 +267,10 @@ def kernel_spec(bundle: Bundle, entries: list[dict[str, Any]], name: str) -> Ker
             f"kernel from {origin}")
 
 
-def selected(bundle: str, requested: list[str]) -> list[KernelSpec]:
-    """--replay BUNDLE's specs, narrowed by --kernels names or families where given: the plugin's source of
-    specs in place of parity.registry.build. A bundle that cannot be read is a SpecError naming the file."""
+def selected(bundle: str, requested: list[str]) -> tuple[list[KernelSpec], dict[str, Any]]:
+    """--replay BUNDLE's specs, narrowed by --kernels names or families where given (the plugin's source of
+    specs in place of parity.registry.build), and the provenance every record carries. A bundle that
+    cannot be read is a SpecError naming the file."""
     from parity.library import adapt_imports
     from parity.registry import Registry
     from parity.spec import SpecError
@@ -282,7 +283,7 @@ def selected(bundle: str, requested: list[str]) -> list[KernelSpec]:
         raise SpecError(f"--replay {bundle}: {exc}") from None
     for spec in specs:
         registry.add(spec, f"--replay {bundle}")
-    return registry.select(requested) if requested else list(registry)
+    return (registry.select(requested) if requested else list(registry)), provenance(bundle)
 
 
 def recorded_on(bundle: Bundle) -> str:
