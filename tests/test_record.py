@@ -353,3 +353,24 @@ def test_a_launch_line_naming_a_file_outside_the_bundle_is_skipped(tmp_path, ker
     with pytest.warns(UserWarning, match=r"evil\.py.*not a file of this bundle"):
         b = fmt.load_bundle(tmp_path / "b")
     assert len(b.launches) == 1  # the other launch, whose files are the bundle's, still loads
+
+
+def test_a_full_disk_stops_keeping_launches_and_the_command_runs_on(tmp_path, kernels, monkeypatch, capsys):
+    import errno
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    ys = []
+
+    def go() -> None:
+        for n in (100, 200):
+            x, y = torch.ones(n), torch.empty(n)
+            kernels.copy_scaled[(triton_cdiv(n, 32),)](x, y, n, 3.0, BLOCK=32)
+            ys.append(y)
+
+    monkeypatch.setattr(fmt, "write_tensors", full)
+    b = record(tmp_path / "b", go)
+    assert not b.launches and "No space left" in (b.counts[0]["stopped"] or "")
+    assert "stopped keeping launches" in capsys.readouterr().err
+    assert all(bool((y == 3.0).all()) for y in ys)
