@@ -86,7 +86,7 @@ class ParitySession:
             self.mark, self.wait_s = now, 0.0
             record["worker"] = self.worker
         if self.replay is not None:
-            record.setdefault("replay", self.replay)
+            record.setdefault("replay", dict(self.replay, kernel_from=self.replay["kernel_from"].get(record["kernel"])))
         if self.backend.mode == "run" and not self.unavailable:
             record.setdefault("device", self.backend.device)  # which of a multi-device host's devices ran it
         if self.writer is None:
