@@ -374,3 +374,15 @@ def test_a_full_disk_stops_keeping_launches_and_the_command_runs_on(tmp_path, ke
     assert not b.launches and "No space left" in (b.counts[0]["stopped"] or "")
     assert "stopped keeping launches" in capsys.readouterr().err
     assert all(bool((y == 3.0).all()) for y in ys)
+
+
+def test_replay_imports_the_kernel_from_its_module_or_says_it_rebuilt_it(tmp_path, kernels):
+    from parity.record.replay import ORIGINS, selected
+
+    record(tmp_path / "b", copy_launches(kernels))
+    (spec,), provenance = selected(str(tmp_path / "b"), [])
+    assert ORIGINS[spec.name] == "module" and provenance["recorded_on"] == "interpret"
+    forget(kernels)
+    (spec,), provenance = selected(str(tmp_path / "b"), [])
+    assert ORIGINS[spec.name].startswith("captured source (") and "does not import here" in ORIGINS[spec.name]
+    assert provenance["kernel_from"] == {spec.name: ORIGINS[spec.name]}
