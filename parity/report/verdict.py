@@ -399,7 +399,7 @@ def render_text(v: Verdict, width: int = 100) -> str:
             lines.append("    " + fnd.clip(f"fit advisor: {fit_answer(f.fit)}", width - 4))
             change = proven_change(f.fit)  # as strong as its proof: a fix only where it computes the fp64 answer
             if change:
-                lines += _wrap(f"change: {change}", width - 4, "    ")[:3]
+                lines += _wrap(f"change: {change}", width - 4, "    ")[:4]
         if f.draft or f.repro:
             lines.append(f"    {f.draft or f.repro}")
     expected = sum(len(f.cases) for f in v.findings if f.outcome == "expected")
