@@ -388,3 +388,14 @@ def test_replay_imports_the_kernel_from_its_module_or_says_it_rebuilt_it(tmp_pat
     (spec,), provenance = selected(str(tmp_path / "b"), [])
     assert ORIGINS[spec.name].startswith("captured source (") and "does not import here" in ORIGINS[spec.name]
     assert provenance["kernel_from"] == {spec.name: ORIGINS[spec.name]}
+
+
+def test_the_summary_names_each_disagreements_owner_and_each_skips_reason():
+    from parity.record.summary import tier_cell
+
+    clean = [{"status": "passed", "mode": "run"}] * 2
+    assert tier_cell(clean) == "2 replayed, 2 agree"
+    mixed = [*clean, {"status": "failed", "mode": "run", "owner": {"who": "library", "provisional": True}},
+             {"status": "skipped", "mode": "run", "reason": "not checked: nothing changed"}]
+    cell = tier_cell(mixed)
+    assert "1 disagree (1× library (provisional))" in cell and "1 not replayable (not checked" in cell
