@@ -59,8 +59,7 @@ class ParitySession:
     wait_s: float = 0.0
     selected: bool = False  # --kernels named a selection: records of other kernels are carried over
     clock: SessionClock = field(default_factory=SessionClock)  # the session's wall-clock phases (controller)
-    # --replay BUNDLE: the bundle and where it was recorded, stamped on every record (parity.record.replay)
-    replay: dict[str, Any] | None = None
+    replay: dict[str, Any] | None = None  # --replay: the bundle and the tier that recorded it, on every record
 
     @property
     def is_controller(self) -> bool:
@@ -82,7 +81,7 @@ class ParitySession:
             self.mark, self.wait_s = now, 0.0
             record["worker"] = self.worker
         if self.replay is not None:
-            record.setdefault("replay", self.replay)
+            record.setdefault("replay", dict(self.replay, kernel_from=self.replay["kernel_from"].get(record["kernel"])))
         if self.backend.mode == "run" and not self.unavailable:
             record.setdefault("device", self.backend.device)  # which of a multi-device host's devices ran it
         if self.writer is None:
@@ -170,12 +169,10 @@ def pytest_configure(config: pytest.Config) -> None:
         requested = [k.strip() for k in config.getoption("--kernels").split(",")]
         replay = config.getoption("--replay")
         if replay:  # a recorded workload's launches instead of the specs (parity.record.replay)
-            from parity.record.replay import provenance, selected
-            specs = selected(replay, [r for r in requested if r])
-            replayed = provenance(replay)
+            from parity.record.replay import selected
+            specs, replayed = selected(replay, [r for r in requested if r])
         else:
-            replayed = None
-            _, specs = registry.build(requested)
+            replayed, (_, specs) = None, registry.build(requested)
         # a dynamic_args name the cases lack would sweep nothing: a spec error before anything runs
         level = config.getoption("--level")
         for spec in specs if level in LEVELS else ():
@@ -354,9 +351,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     env = envinfo.collect(state.backend.name, backend_env)
     env["level"] = state.level
     env["seed"] = state.seed
-    replay = session.config.getoption("--replay")
-    if replay:  # the verdict then says what the run tiers compared with (parity.report.verdict.check_name)
-        env["replay"] = str(replay)
+    if state.replay:  # the verdict then says what the run tiers compared with (parity.report.verdict)
+        env["replay"] = state.replay["bundle"]
     env["xdist_workers"] = state.workers
     env["interrupted"] = interrupted
     state.clock.stamp("report")
