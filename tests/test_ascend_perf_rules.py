@@ -129,3 +129,8 @@ def test_cube_vector_note_only_for_a_mix_kernel():
     found = advise(_ev(ATTN, (24,), core_type="mix", constants={"BLOCK": 64})).findings
     assert [f.rule for f in found] == ["cv.mix"] and "no speedup claimed" in found[0].change
     assert _rules(_ev(ATTN, (24,), core_type="aic", constants={"BLOCK": 64})) == []
+
+
+def test_a_one_element_tile_of_a_tiny_problem_is_not_judged():
+    advice = advise(_ev(BLOCKS_2D, (48,), tensors=SMALL, constants={"BLOCK_M": 1, "BLOCK_N": 4}))
+    assert advice.findings == [] and "small launch" in advice.not_checked["shape.block_of_one"]

@@ -193,6 +193,20 @@ def _launch_bytes(ev: Evidence) -> int | None:
     return sum(t.nbytes for t in ev.tensors.values()) if ev.tensors else None
 
 
+def too_small(ev: Evidence) -> str | None:
+    """Why this launch is too small to judge its cores or tile shapes (its problem, not the kernel's
+    choice), or None. A tile of one element is the problem's own shape when the problem is that small."""
+    cube = uses_cube(ev)
+    size = _launch_bytes(ev)
+    if size is None:
+        return "the launch's tensors were not recorded"
+    cores, kind, _ = cores_of(ev.arch, bool(cube))
+    if size < cores * MIN_BYTES_PER_CORE:
+        return (f"a small launch: {size:,} bytes of tensors for {cores} {kind} cores "
+                f"(judged from {MIN_BYTES_PER_CORE // 1024} KiB per core)")
+    return None
+
+
 # --- rule 1: use every core -----------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -263,17 +277,12 @@ def check_cores(ev: Evidence, advice: Advice) -> None:
                      f"the loop steps by {loop.spelled} while the grid has {n} programs: tiles are "
                      f"{'skipped' if n < loop.step else 'computed twice'}")
         advice.findings.append(Finding("cores.hard_coded", loop.line, f"{grid_note}; {effect}", fix))
-    size = _launch_bytes(ev)
-    if size is None:
+    small = too_small(ev)
+    if small:
         for rule in ("cores.idle", "cores.last_wave", "shape.one_program"):
-            advice.not_checked[rule] = "the launch's tensors were not recorded"
+            advice.not_checked[rule] = small
         return
-    if size < cores * MIN_BYTES_PER_CORE:
-        why = (f"a small launch: {size:,} bytes of tensors for {cores} {kind} cores "
-               f"(judged from {MIN_BYTES_PER_CORE // 1024} KiB per core)")
-        for rule in ("cores.idle", "cores.last_wave", "shape.one_program"):
-            advice.not_checked[rule] = why
-        return
+    size = _launch_bytes(ev) or 0
     if loops:  # the hard-coded count already says how many cores the grid leaves idle
         return
     grid = tuple(ev.grid or ())
@@ -393,6 +402,10 @@ def check_shapes(ev: Evidence, advice: Advice) -> None:
     if not blocks:
         advice.not_checked["shape.block_of_one"] = advice.not_checked["shape.under_32_bytes"] = \
             "no block-size constexpr (BLOCK*, TILE*, BK/BV/BM/BN/BT) in this compile"
+        return
+    small = too_small(ev)
+    if small:
+        advice.not_checked["shape.block_of_one"] = advice.not_checked["shape.under_32_bytes"] = small
         return
     for name, value in sorted(blocks.items()):
         if value == 1:
