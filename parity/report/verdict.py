@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from parity.report import ascend_perf_md
 from parity.report import findings as fnd
 from parity.report.fit_md import fit_answer, fit_line
 from parity.report.tables import md_code, md_escape, table
@@ -223,7 +224,8 @@ def build(columns: Sequence[Any], records: Mapping[str, Sequence[Mapping[str, An
                                                                                                     strict=True)]
             on_main.update({c.backend: r for c, r in zip(mine, results, strict=True)})
             every += results
-            cells.append(" · ".join(r.text for r in results) or "–")
+            perf = [ascend_perf_md.cell_note(recs(c, kernel), c.link_prefix) for c in mine]  # static advice
+            cells.append(" · ".join([r.text for r in results] + [p for p in perf if p]) or "–")
         rows.append((kernel, cells))
         per_release: dict[str, list[tuple[Result, Result | None]]] = {}
         for c in matrix:

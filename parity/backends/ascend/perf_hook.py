@@ -13,7 +13,7 @@ import ast
 import inspect
 import os
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -149,10 +149,3 @@ def attach(compiles: Sequence[dict[str, Any]], attempts: Sequence[Any], arch: As
         if ev is not None:
             compile_["ascend_perf"] = advise(ev).as_json(arch.name)
 
-
-def summary(advice: Mapping[str, Any] | None) -> str | None:
-    """"perf: 2 notes" for a verdict cell, or None where nothing was advised or checked."""
-    if not advice:
-        return None
-    n = len(advice.get("findings") or [])
-    return f"perf: {n} note{'s' if n != 1 else ''}" if n else None
