@@ -78,7 +78,8 @@ def calibrated(spec: KernelSpec, changes: list[Mapping[str, Any]], name: str | N
 
 
 # --- fa-test's twin: the advice's fix applied to the checkout's own script at load time ----------------------
-FA_FIX = (("for block_idx in range(pid, NUM_BLOCKS, 20):", "for block_idx in range(pid, NUM_BLOCKS, tl.num_programs(0)):"),
+FA_FIX = (("for block_idx in range(pid, NUM_BLOCKS, 20):",
+           "for block_idx in range(pid, NUM_BLOCKS, tl.num_programs(0)):"),
           ("        num_cores = 20\n",
            "        num_cores = triton.runtime.driver.active.utils.get_device_properties(0)[\"num_aicore\"]\n"))
 
