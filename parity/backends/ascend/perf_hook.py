@@ -55,15 +55,17 @@ def _file_label(path: str | None) -> str | None:
 def source_text(jit: Any) -> SourceText | None:
     """A JITFunction's source from its `def` line, with that line's number in its file."""
     fn = getattr(jit, "fn", None)
-    text = getattr(jit, "src", None)
-    if fn is None or not text:
+    if fn is None:
         return None
     try:
         lines, start = inspect.getsourcelines(fn)
         path = inspect.getsourcefile(fn)
     except (OSError, TypeError):
-        return SourceText(getattr(fn, "__name__", "?"), text)
+        text = getattr(jit, "src", None)
+        return SourceText(getattr(fn, "__name__", "?"), text) if text else None
     offset = next((i for i, line in enumerate(lines) if line.lstrip().startswith("def ")), 0)
+    # the JITFunction's own `src` where it has one (the interpreter's wrapper has none): from the def line on
+    text = getattr(jit, "src", None) or textwrap.dedent("".join(lines[offset:]))
     return SourceText(fn.__name__, text, start + offset, _file_label(path))
 
 
@@ -88,7 +90,7 @@ def sources_of(jit: Any) -> list[SourceText]:
         space = getattr(getattr(fn, "fn", None), "__globals__", {})
         for name in sorted(_called_names(src.text) - seen):
             helper = space.get(name)
-            if helper is None or not hasattr(helper, "src") or not hasattr(helper, "fn"):
+            if helper is None or not callable(getattr(helper, "fn", None)):  # a @triton.jit helper
                 continue
             text = source_text(helper)
             if text is not None:
