@@ -111,8 +111,17 @@ def fa_test_twin(spec: KernelSpec) -> KernelSpec | None:
     def launch(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, Any]:
         return {"o": module.attention(inputs["q"], inputs["k"], inputs["v"], p["causal"], fa_test.SM_SCALE, 128, 128)}
 
+    cap_configs(module._attn_fwd)
     twin = dataclasses.replace(spec, kernel=module._attn_fwd, launch=launch)
     return calibrated(twin, SIZES["fa_test_npu_attn_fwd"], "calib_twin_fa_test_npu_attn_fwd")
+
+
+def cap_configs(kernel: Any) -> None:
+    """PARITY_CALIB_CONFIGS=N keeps an autotuned kernel's first N configs (its findings do not depend on the
+    config: fa-test's 48 take ~15 minutes per arch on two shared cores)."""
+    keep = int(os.environ.get("PARITY_CALIB_CONFIGS", "0") or 0)
+    if keep and hasattr(kernel, "configs"):
+        kernel.configs = kernel.configs[:keep]
 
 
 def _specs() -> list[KernelSpec]:
@@ -123,6 +132,7 @@ def _specs() -> list[KernelSpec]:
             module = importlib.import_module(module_name)
             for spec in module.SPECS:
                 if spec.name in SIZES and (spec.unavailable is None or spec.unavailable() is None):
+                    cap_configs(spec.kernel)
                     out.append(calibrated(spec, SIZES[spec.name]))
                     if spec.name == "fa_test_npu_attn_fwd":
                         twin = fa_test_twin(spec)
