@@ -455,5 +455,6 @@ def advise(ev: Evidence) -> Advice:
     check_shapes(ev, advice)
     check_contiguity(ev, advice)
     check_cube_vector(ev, advice)
-    advice.not_checked.setdefault("ub.larger_fits", "UB use against larger configs is not built yet")
+    advice.not_checked.setdefault("ub.larger_fits", "not built yet: it needs a fitting config's UB plan and the "
+                                  "larger config's fp64 run on ascend-lowered")
     return advice
