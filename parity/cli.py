@@ -1,4 +1,6 @@
-"""Command line: `python -m parity.cli report [DIR ...]` writes reports/DIVERGENCE.md and divergence.png.
+"""Command line: `python -m parity.cli report [DIR ...]` writes reports/DIVERGENCE.md and divergence.png;
+`parity record [--out DIR] -- CMD ...` records a command's Triton launches into a bundle (parity.record);
+`parity replay-summary BUNDLE [DIR ...]` says per kernel what the bundle holds and how each tier replayed it.
 
 The dirs may come from different machines; each needs its results.jsonl (and env.json).
 Without DIRs every reports/*/ holding results is taken.
@@ -129,7 +131,8 @@ def report(dirs: Sequence[Path], out: Path, perf_ratio: float) -> str:
             fh.write(divergence_report.step_summary(columns, records, divs) + "\n")
     from parity.report import verdict
 
-    return verdict.render_text(verdict.build(columns, records)) + "\n" + divergence_report.headline(columns, divs)
+    return (verdict.render_text(verdict.build(columns, records)) + "\n"
+            + divergence_report.headline(columns, divs, records))
 
 
 def parse_ratio(value: str) -> float:
@@ -152,7 +155,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     rep.add_argument("--out", type=Path, default=Path("reports") / "DIVERGENCE.md", help="the markdown to write")
     rep.add_argument("--perf-ratio", type=parse_ratio, default=divergence.PERF_RATIO,
                      help="flag perf differences above this ratio (default 2)")
+    from parity.record import command as record_command
+
+    record_command.add_arguments(sub.add_parser(
+        "record", help="run a command with every Triton launch recorded into a bundle, for --replay on any tier"))
+    summary = sub.add_parser("replay-summary", help="per kernel: launches and specializations a bundle holds, "
+                             "and how each results dir replayed them")
+    summary.add_argument("bundle", type=Path)
+    summary.add_argument("dirs", nargs="*", type=Path, help="results dirs of `--replay BUNDLE` runs")
     args = parser.parse_args(argv)
+    if args.command == "record":
+        return record_command.run(args)
+    if args.command == "replay-summary":
+        from parity.record.summary import main as summary_main
+
+        return summary_main(args.bundle, args.dirs)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:

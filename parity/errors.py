@@ -17,12 +17,37 @@ def error_text(exc: BaseException, limit: int = 600) -> str:
     from parity.reasons import key_line
 
     text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    if exc.__cause__ is not None and says_nothing(text):  # Triton's call site: the reason is the cause's
+        text = chained_text(exc)
     if len(text) > limit:  # the compiler's own key line first (its `error:`), then the tail, never a dump alone
         key = key_line(text)[: limit // 2]
         tail = text[-(limit - len(key)):]
         text = tail if key in tail else f"{key} … {tail}"
     where = raised_at(exc)
     return f"{text} (raised at {where})" if where else text
+
+
+def chained_text(exc: BaseException) -> str:
+    """The exception with the causes it chains, the innermost first: triton's CompilationError carries
+    only the source and the caret, and the reason ("Shape element 0 must be a power of 2") is its
+    __cause__. The outer exceptions follow it, for the source location."""
+    chain, seen = [], exc
+    for _ in range(6):
+        chain.append("".join(traceback.format_exception_only(type(seen), seen)).strip())
+        nxt = seen.__cause__ or (None if seen.__suppress_context__ else seen.__context__)
+        if nxt is None or nxt is seen:
+            break
+        seen = nxt
+    if len(chain) == 1:
+        return chain[0]
+    return "\n".join([chain[-1], *(f"raised from: {text}" for text in reversed(chain[:-1]))])
+
+
+def says_nothing(text: str) -> bool:
+    """Whether an exception's own text ends where its reason should start: Triton's CompilationError of a
+    call into a jit helper is the call site's source and a caret, and the reason is its __cause__."""
+    lines = [line.strip() for line in str(text).strip().splitlines()]
+    return bool(lines) and (set(lines[-1]) <= {"^", "~"} or lines[-1].endswith(":"))
 
 
 # top-level packages whose frames are the machinery, not the code that went wrong; the standard

@@ -53,6 +53,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="case set: quick or full (default quick; the cuda and ascend nox sessions pass full)")
     group.addoption("--kernels", default="",
                     help="comma-separated kernel names, families, or importable modules with SPECS")
+    group.addoption("--replay", default=None, metavar="BUNDLE",
+                    help="replay the launches `parity record` kept in BUNDLE (a directory) instead of the specs: "
+                         "run tiers compare with the recorded outputs, compile tiers compile each specialization")
     group.addoption("--seed", type=parse_seed, default=0, help="base seed of every input (default 0)")
     group.addoption("--results-dir", default=None, help="where results go (default reports/<backend>)")
     group.addoption("--no-ref-cache", action="store_true", help="recompute fp64 references")

@@ -88,7 +88,7 @@ class ParitySession:
             self.writer = ResultWriter(self.results_dir, self.worker)
         from parity.triage import settle_interrupted, triage_record
 
-        settle_interrupted(record)  # a case the run's interruption cut is no finding
+        settle_interrupted(record, self.results_dir)  # a case the run's interruption cut is no finding, no draft
         if "owner" not in record and record.get("suite") in ("accuracy", "compile"):  # e.g. a worker's crash
             triage_record(record, family=None, kernels=(), results_dir=self.results_dir)
         self.writer.write(record)
@@ -143,6 +143,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if backend.mode != "compile":  # compile tiers also stop the disk autotune cache (parity.compile.sandbox)
         point_triton_at(triton_cache_dir(backend.name))
     backend.prepare()
+    from parity.run import redzone
+
+    if redzone.applies(backend):  # kernels run on host memory: every launch between red zones, first layer in
+        redzone.install()
     reason = backend.unavailable()
     if reason and backend.hardware:
         raise pytest.UsageError(
@@ -162,13 +166,18 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         from parity import registry
         requested = [k.strip() for k in config.getoption("--kernels").split(",")]
-        _, specs = registry.build(requested)
+        replay = config.getoption("--replay")
+        if replay:  # a recorded workload's launches instead of the specs (parity.record.replay)
+            from parity.record.replay import selected
+            specs = selected(replay, [r for r in requested if r])
+        else:
+            _, specs = registry.build(requested)
     except SpecError as exc:
         raise pytest.UsageError(str(exc)) from None
     final_dir = Path(config.getoption("--results-dir") or Path("reports") / backend.name)
-    if final_dir.exists() and not final_dir.is_dir():
-        raise pytest.UsageError(f"--results-dir {final_dir} is a file, not a directory; name a directory "
-                                f"(it is created), e.g. --results-dir reports/{backend.name}")
+    problem = rundir.unusable(final_dir)
+    if problem:
+        raise pytest.UsageError(problem.replace("<backend>", backend.name))
     results_dir = rundir.staging_dir(final_dir)
     state = ParitySession(backend=backend, level=config.getoption("--level"), seed=config.getoption("--seed"),
                           results_dir=results_dir, final_dir=final_dir, specs=specs, worker=worker,
@@ -276,22 +285,39 @@ class _ItemSpans:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_handlecrashitem(crashitem: str, report: Any, sched: Any) -> None:
-    """xdist: a worker died running `crashitem`; record it unless the worker did so itself."""
+    """xdist: a worker died running `crashitem`. Its record is `crashed`, with the signal or exit code, whatever
+    the worker wrote for it before dying (a pass, then a heap the kernel corrupted): a death is never a pass.
+    Only the worker's own `crashed` record (a sticky device error, after which it exits on purpose) and an
+    `interrupted` one stand."""
     config = getattr(sched, "config", None)  # xdist's schedulers keep the controller's config
     state = session_of(config) if config is not None else None
     if state is None:
         return
-    from parity.results import read_records
-    from parity.run.faults import crash_record, parse_node_id
+    from parity.run import faults
 
-    parsed = parse_node_id(crashitem)
+    parsed = faults.parse_node_id(crashitem)
     if parsed is None:
         return
+    kernel, case, _ = parsed
+    suite = faults.suite_of(crashitem)
+    node = getattr(report, "node", None)
+    worker = str(getattr(getattr(node, "gateway", None), "id", "") or "")
     for part in state.results_dir.glob("results-*.jsonl"):
-        if any((r["kernel"], r["case"]) == parsed[:2] for r in read_records(part)):
-            return  # the worker wrote its own record (e.g. a sticky device error) before exiting
-    reason = str(getattr(report, "longrepr", "") or "the worker process died").strip().splitlines()[0]
-    record = crash_record(crashitem, state.backend.name, state.backend.mode, reason)
+        for r in read_records(part):
+            if (r["kernel"], r["case"]) == (kernel, case) and r.get("status") in ("crashed", "interrupted"):
+                return  # the worker recorded its own crash (or the run's interruption) before exiting
+    returncode = faults.worker_returncode(node)
+    before = None
+    for part in state.results_dir.glob(f"results-{worker or '*'}.jsonl"):
+        before = faults.retire_record(part, kernel, case, suite) or before
+    crash: dict[str, Any] = {"returncode": returncode, "worker": worker or None}
+    if before is not None:
+        crash["before"] = {"status": before.get("status"), "reason": before.get("reason"),
+                           "metrics": before.get("metrics")}
+    reason = faults.crash_reason(returncode)
+    if before is not None:
+        reason += f"; it had recorded `{before.get('status')}` before it died, which the death overrules"
+    record = faults.crash_record(crashitem, state.backend.name, state.backend.mode, reason, crash)
     if record is not None:
         state.write(record)
 
@@ -320,7 +346,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         _perf_pass(state, records)
     state.clock.stamp("perf_done")
     write_results(state.results_dir, records)
-    rundir.promote(final)
+    had_previous = rundir.promote(final)
     state.results_dir = final
     state.records = records
     try:
@@ -335,7 +361,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state.clock.stamp("report")
     env["wall_phases"] = state.clock.phases()  # REPORT.md: where the session's wall time went
     atomic_write_text(final / "env.json", json.dumps(env, indent=2, sort_keys=True) + "\n")
-    head = rundir.banner(interrupted, _items_done(session.config), session.testscollected, carried)
+    head = rundir.banner(interrupted, _items_done(session.config), session.testscollected, carried, had_previous)
     atomic_write_text(final / "REPORT.md", head + report.render_report(records, env))
     if head:
         print(head.replace("> ", "parity: ").replace("**", "").strip(), file=sys.stderr)

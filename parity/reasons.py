@@ -16,6 +16,12 @@ _EXC = re.compile(r"^\s*(?:[\w.]+\.)?(\w+(?:Error|Exception))(?::\s*|\(\s*['\"]?
 # an exception written as its repr, e.g. the cause among a wrapper's args: TypeError("unsupported operand …")
 _REPR_START = re.compile(r"\b(\w+(?:Error|Exception))\(")
 _REPR_ARG = re.compile(r"""(["'])(.+?)(?<!\\)\1\s*[,)]""", re.DOTALL)
+# an exception message that is only where it happened ("CompilationError: at 36:14:"): its reason follows
+_ONLY_AT = re.compile(r"^at \d+:\d+:?$")
+# where parity.errors.error_text says the error was raised, after the message's last line
+_RAISED_AT = re.compile(r"\s*\(raised at [^()]*(?:\([^()]*\)[^()]*)*\)$")
+# the line after which an exception chain's outer exceptions follow (parity.compile.tools.exception_text)
+_RAISED_FROM = "raised from:"
 # a message that is a kernel helper's source (Triton's CompilationError quotes the jit function it failed in)
 _SOURCE = re.compile(r"^\s*(?:def |@\w)")
 _DEF = re.compile(r"def (\w+)\(")
@@ -47,11 +53,32 @@ def _source_message(line: str) -> bool:
     return bool(found and _SOURCE.match(found.group(2).strip("'\"")))
 
 
+def after_caret(text: str) -> str:
+    """Triton's frontend error: `at L:C:`, the source, a caret line, then the reason (up to the chain's outer
+    exceptions). "at L:C: <reason>", or '' when nothing follows the caret."""
+    raw = [_RAISED_AT.sub("", line).strip() for line in str(text or "").splitlines()]
+    carets = [i for i, line in enumerate(raw) if line and set(line) <= {"^", "~"}]
+    if not carets:
+        return ""
+    reason = []
+    for line in raw[carets[0] + 1:]:
+        if line.startswith(_RAISED_FROM):
+            break
+        reason.append(line)
+    said = " ".join(" ".join(reason).split())
+    if not said:
+        return ""
+    found = _EXC.match(said)
+    said = f"{found.group(1)}: {found.group(2).strip()}" if found else said
+    where = re.search(r"\bat (\d+:\d+):", "\n".join(raw[: carets[0]]))
+    return f"at {where.group(1)}: {said}" if where else said
+
+
 def key_line(text: str) -> str:
     """The line that says what is wrong: the first `error:` message that is not a type dump, else the cause a
     source-quoting exception wraps, else the last exception line that is not source, else the first line
     that is not noise."""
-    lines = [line.strip() for line in str(text or "").splitlines() if line.strip()]
+    lines = [_RAISED_AT.sub("", line).strip() for line in str(text or "").splitlines() if line.strip()]
     for line in lines:
         found = _ERROR.search(line)
         if found and not _NOISE.search(found.group(1)):
@@ -61,8 +88,11 @@ def key_line(text: str) -> str:
         return cause
     for line in reversed(lines):
         found = _EXC.match(line)
-        if found and not _NOISE.search(line) and not _source_message(line):
+        if found and not _NOISE.search(line) and not _source_message(line) and not _ONLY_AT.match(found.group(2)):
             return f"{found.group(1)}: {found.group(2).strip()}"
+    after = after_caret(text)
+    if after:
+        return after
     clean = [line for line in lines if not _NOISE.search(line)]
     return (clean or lines or [""])[0]
 

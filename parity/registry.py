@@ -31,6 +31,8 @@ class Registry:
     def add(self, spec: KernelSpec, origin: str) -> None:
         if not isinstance(spec, KernelSpec):
             raise SpecError(f"{origin}: SPECS holds {type(spec).__name__}, expected parity.KernelSpec")
+        if self._specs.get(spec.name) is spec:
+            return  # the same spec again (a library module that re-exports another's SPECS): one kernel, not two
         if spec.name in self._specs:
             raise SpecError(f"duplicate kernel name {spec.name!r}: defined in {self._origin[spec.name]} "
                             f"and in {origin}; rename one")

@@ -336,10 +336,29 @@ def validate_perf(spec: KernelSpec, where: str) -> None:
         raise SpecError(f"{where}: perf_target compares with a peer, but the spec has no `peer`")
 
 
+def check_dynamic_args(spec: KernelSpec, cases: Sequence[Case]) -> None:
+    """Every `dynamic_args` name must be a parameter of the cases: the specialization sweep varies that
+    parameter, so a name the cases lack (the kernel's own argument `n` for the case parameter `N`) would
+    sweep nothing and read as a clean check."""
+    if not spec.dynamic_args or not cases:
+        return
+    params = list(dict.fromkeys(k for c in cases for k in c.params))
+    unknown = [a for a in spec.dynamic_args if a not in params]
+    if unknown:
+        names = ", ".join(repr(a) for a in unknown)
+        near = {a: next((p for p in params if p.lower() == a.lower()), None) for a in unknown}
+        hint = "; ".join(f"did you mean {near[a]!r}?" for a in unknown if near[a])
+        raise SpecError(f"KernelSpec {spec.name!r}: dynamic_args names {names}, which is no case parameter; "
+                        f"the cases have {', '.join(repr(p) for p in params)}. dynamic_args names the case "
+                        f"parameters the specialization sweep varies (not the kernel's own argument names)"
+                        + (f": {hint}" if hint else ""))
+
+
 def validate_compile_cases(spec: KernelSpec, level: str) -> list[Case]:
     """The compile signature of one level, checked for unique ids (no tolerance needed: nothing runs)."""
     if level not in LEVELS:
         raise SpecError(f"unknown level {level!r}; valid: {', '.join(LEVELS)}")
+    check_dynamic_args(spec, list(spec.cases(level)) if spec.dynamic_args else [])
     cases = spec.compile_cases(level)
     ids = [c.id for c in cases]
     dupes = sorted({i for i in ids if ids.count(i) > 1})
@@ -353,6 +372,7 @@ def validate_cases(spec: KernelSpec, level: str) -> list[Case]:
     if level not in LEVELS:
         raise SpecError(f"unknown level {level!r}; valid: {', '.join(LEVELS)}")
     cases = list(spec.cases(level))
+    check_dynamic_args(spec, cases)
     seen: set[str] = set()
     for case in cases:
         if case.id in seen:

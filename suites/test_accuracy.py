@@ -12,6 +12,7 @@ from parity.results import empty_record, outputs_store
 from parity.run import warm
 from parity.run.faults import is_timeout
 from parity.run.runner import memory_skip, run_case
+from parity.triage import interrupt
 from parity.triage.interrupt import interrupted_record
 
 
@@ -41,15 +42,17 @@ def test_accuracy(parity, kernel_case):
     try:
         repro.attach(record, spec, case, parity.backend, seed=parity.seed, cache=parity.ref_cache,
                      results_dir=parity.results_dir)
+        cases = parity.cases(spec)
+        part = warm.share(spec, case, parity.backend, cases=cases, perf=parity.perf, worker=parity.worker)
+        if part and record["status"] in ("passed", "failed", "xfailed", "xpassed"):  # one that raised would again
+            # the perf pass's autotune compiles, done here beside the other workers (parity.run.warm)
+            record["perf_warm"] = warm.perf_configs(spec, parity.backend, seed=parity.seed, part=part,
+                                                    retune=parity.retune)
+            record["timing"]["warm_s"] = record["perf_warm"]["seconds"]
     except KeyboardInterrupt:
-        parity.write(record)  # attach settled it as `interrupted`
+        interrupt.note()
+        parity.write(record)  # settled as `interrupted` there, with any draft it got removed
         raise
-    cases = parity.cases(spec)
-    part = warm.share(spec, case, parity.backend, cases=cases, perf=parity.perf, worker=parity.worker)
-    if part and record["status"] in ("passed", "failed", "xfailed", "xpassed"):  # one that raised would again
-        # the perf pass's autotune compiles, done here beside the other workers (parity.run.warm)
-        record["perf_warm"] = warm.perf_configs(spec, parity.backend, seed=parity.seed, part=part, retune=parity.retune)
-        record["timing"]["warm_s"] = record["perf_warm"]["seconds"]
     parity.write(record)
     status, reason = record["status"], record["reason"]
     if status == "crashed":

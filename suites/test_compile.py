@@ -10,6 +10,7 @@ import pytest
 
 from parity.compile.tools import declared_variants, reached_variants
 from parity.errors import error_text
+from parity.fit.prove import attach as prove_fits
 from parity.repro.compile_prelaunch import attach_compile_tier
 from parity.repro.compile_repro import attach_all
 from parity.results import empty_record
@@ -45,6 +46,8 @@ def test_compile(parity, kernel_case):
         parity.write(record)
         pytest.fail(f"{spec.name}[{case.id}] raised outside the compiler: {record['reason']}", pytrace=False)
     records = compile_records(backend.name, spec, case, compiles)
+    # a config that fits is a fix only if it computes: run it on a tier that computes, before any draft says so
+    prove_fits(records, compiles, spec, case, parity.seed, backend)
     attach_all(records, spec, case, backend, cpu_inputs, parity.results_dir, parity.seed)
     for record in records:
         parity.write(record)

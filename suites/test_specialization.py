@@ -14,11 +14,20 @@ import pytest
 from parity import inputs as inp
 from parity.compile.device_tensors import launch_on_target
 from parity.compile.keep_going import keep_going
-from parity.compile.specialize import SweepResult, expected_per_base, ir_violations, run_sweep, verdict
+from parity.compile.specialize import (
+    NOT_CHECKED,
+    SWEEP,
+    SweepResult,
+    expected_per_base,
+    ir_violations,
+    run_sweep,
+    verdict,
+)
 from parity.repro import owner, sweep_repro
 from parity.results import empty_record
 from parity.run.runner import build_inputs, launch_pinned
 from parity.spec import KernelSpec
+from parity.triage.decide import make_owner
 
 
 def storm_text(spec: KernelSpec, result: SweepResult, expected: int, record: dict[str, Any]) -> str:
@@ -28,10 +37,24 @@ def storm_text(spec: KernelSpec, result: SweepResult, expected: int, record: dic
     finding = owner.mark(record, spec.family, spec.kernels,
                          why=f"its kernel recompiles as {result.arg} changes (a recompile storm)")
     if finding is None:  # our kernel or a user's: the fix is in the spec or the kernel
-        return f"{what}; mark {result.arg} do_not_specialize or explain it in the spec's expected_compiles"
+        fix = f"mark {result.arg} do_not_specialize or explain it in the spec's expected_compiles"
+        # the verdict's ✗ names whose change it is (parity.report.verdict scores a failed sweep)
+        record["owner"] = make_owner("author", "kernel author", f"the kernel recompiles as {result.arg} changes "
+                                     f"(a recompile storm): {fix}")
+        return f"{what}; {fix}"
+    record["owner"] = make_owner("library", finding["name"], finding["why"])
     version = f" {finding['version']}" if finding.get("version") else ""
     return (f"{finding['name']}{version}'s finding, not parity's: {what}. The library's kernel specializes "
             f"on {result.arg}; do_not_specialize there would avoid it ({finding['repo']}/issues)")
+
+
+def not_checked_text(spec: KernelSpec, result: SweepResult) -> str:
+    """Why a sweep checked nothing, and what would make it check."""
+    if not result.values:
+        return (f"not checked: sweep_limit={spec.sweep_limit} leaves no value of {result.arg} to sweep "
+                f"(the sweep's values start at {SWEEP[0]})")
+    return (f"not checked: no case of {spec.name} has the parameter {result.arg!r}, so nothing was swept; "
+            "name a case parameter in dynamic_args")
 
 
 @pytest.mark.parity_modes("run", "compile")  # TRITON_INTERPRET=1 cannot count compilations
@@ -56,6 +79,8 @@ def test_specialization(parity, kernel_spec):
     expected = expected_per_base(spec, backend.name)
     problems: list[str] = []
     reruns: dict[str, dict[str, Any]] = {}  # a case the sweep stopped at, re-run once for its repro
+    checked: list[bool] = []
+    unchecked: list[str] = []
     for arg in spec.dynamic_args:
         for result in run_sweep(spec, arg, run_one):
             seen = len(result.variants_seen) or (1 if result.compiles else 0)
@@ -89,10 +114,18 @@ def test_specialization(parity, kernel_spec):
             mine += [f"{result.kernel}: {p}" for p in ir_problems]
             record["status"] = "error" if verdict_text == "error" else "failed" if mine else "passed"
             record["reason"] = "; ".join(mine) or None
+            if verdict_text == NOT_CHECKED and not mine:  # a sweep of nothing is no pass
+                record["status"] = "skipped"
+                record["reason"] = not_checked_text(spec, result)
             # the case that raised, through its tier's own repro path; a count over the sweep: why no script
             sweep_repro.attach(record, spec, result.error_case, backend, seed=parity.seed, cache=parity.ref_cache,
                                results_dir=parity.results_dir, reruns=reruns)
             parity.write(record)
             problems += mine
+            checked.append(record["status"] != "skipped")
+            if record["status"] == "skipped":
+                unchecked.append(record["reason"])
     if problems:
         pytest.fail("\n".join(problems), pytrace=False)
+    if unchecked and not any(checked):  # the terminal says it too: nothing here was checked
+        pytest.skip("; ".join(dict.fromkeys(unchecked)))

@@ -232,3 +232,21 @@ def test_the_cli_has_one_console_script_entry_point():
     scripts = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]["scripts"]
     module, _, func = scripts["parity"].partition(":")
     assert (module, func) == ("parity.cli", "main") and callable(getattr(cli, func))
+
+
+def test_divergences_under_a_table_without_a_cross_say_they_are_known_and_no_new_failure():
+    from parity.report.divergence_md import headline
+
+    cols = [divergence.Column("a", "cuda", "run", {}), divergence.Column("b", "interpret", "interpret", {})]
+    known = {"reason": "declared", "link": "https://example.org/issue/1"}
+    declared = {"a": [rec("cuda", "run", "k", "c", "passed")],
+                "b": [rec("interpret", "interpret", "k", "c", "xfailed", known_divergence=known,
+                          reason="known divergence: declared (https://example.org/issue/1); observed: x")]}
+    divs = divergence.find(cols, declared)
+    assert divs and all(d.known for d in divs)
+    text = headline(cols, divs, declared)
+    assert "None is a new failure (the table above has no ✗): 1 declared known in the specs" in text, text
+    # the planted contrast: an undeclared failure is a ✗ and the headline claims nothing of the kind
+    failing = {"a": declared["a"], "b": [rec("interpret", "interpret", "k", "c", "failed")]}
+    text = headline(cols, divergence.find(cols, failing), failing)
+    assert "None is a new failure" not in text and "known" not in text, text

@@ -69,3 +69,40 @@ def test_sigterm_to_pytest_alone_merges_and_stops_the_workers(tmp_path):
     assert json.loads((tmp_path / "env.json").read_text())["interrupted"] is True
     assert not [p for p in tmp_path.rglob("*.md") if p.name != "REPORT.md"]  # no draft of any kind
     assert seconds < 25, f"the run took {seconds:.0f} s to stop: the workers were not stopped"
+
+
+def test_a_draft_written_before_the_signal_goes_when_the_case_is_settled(tmp_path):
+    from parity.triage import settle_interrupted
+
+    drafted = tmp_path / "repros" / "k__n=1"
+    drafted.mkdir(parents=True)
+    (drafted / "AUTHOR.md").write_text("status error")
+    record = {"status": "error", "reason": "boom", "repro": "repros/k__n=1"}
+    interrupt.reset()
+    assert not settle_interrupted(dict(record), tmp_path) and drafted.exists()  # negative control: no signal
+    interrupt.note()
+    try:
+        assert settle_interrupted(record, tmp_path)
+    finally:
+        interrupt.reset()
+    assert record["status"] == "interrupted" and "repro" not in record and not drafted.exists()
+    assert tmp_path.exists()  # only the case's own dir, never the results dir
+    outside = {"status": "error", "reason": "KeyboardInterrupt", "repro": ".."}
+    assert settle_interrupted(outside, tmp_path) and tmp_path.exists()
+
+
+def test_the_banner_points_at_previous_only_when_it_exists_and_the_counts_say_interrupted():
+    from parity.report.backend_md import terminal_summary
+    from parity.run import rundir
+
+    without = rundir.banner(True, 3, 10, [], previous=False)
+    assert "previous/" not in without and "no previous results" in without
+    assert "`previous/`" in rundir.banner(True, 3, 10, [], previous=True)
+    records = [{"backend": "interpret", "mode": "interpret", "kernel": "k", "case": f"n={i}", "status": s,
+                "metrics": {}, "tolerance": {}} for i, s in enumerate(("passed", "interrupted", "interrupted"))]
+    lines = terminal_summary(records).splitlines()
+    head = next(line for line in lines if line.startswith("kernel") and "results" in line)
+    row = lines[lines.index(head) + 2]
+    assert "interrupted" in head and row.split()[6:8] == ["0", "2"], (head, row)  # skip 0, interrupted 2
+    plain = terminal_summary(records[:1]).splitlines()
+    assert "interrupted" not in next(line for line in plain if line.startswith("kernel") and "results" in line)

@@ -46,7 +46,26 @@ def test_duplicate_names_are_rejected_naming_both_origins():
     reg = Registry()
     reg.add(planted.correct_add, "mod_a")
     with pytest.raises(SpecError, match="mod_a"):
-        reg.add(planted.correct_add, "mod_b")
+        reg.add(replace(planted.correct_add), "mod_b")  # another spec under the same name
+
+
+def test_two_modules_of_one_library_that_share_specs_load_together():
+    """A library module that re-exports another's SPECS (mojo_opset's list holds mojo_opset_attn's): selecting
+    both registers each spec once; the control is a different spec under a taken name, still an error."""
+    import types
+
+    attn = types.ModuleType("lib_attn")
+    attn.SPECS = [planted.correct_add]  # type: ignore[attr-defined]
+    whole = types.ModuleType("lib_all")
+    whole.SPECS = [*attn.SPECS]  # type: ignore[attr-defined]
+    reg = Registry()
+    reg.add_module(whole)
+    reg.add_module(attn)
+    assert reg.names() == [planted.correct_add.name]
+    twin = types.ModuleType("lib_twin")
+    twin.SPECS = [replace(planted.correct_add)]  # type: ignore[attr-defined]
+    with pytest.raises(SpecError, match="duplicate kernel name"):
+        reg.add_module(twin)
 
 
 def test_unknown_kernel_lists_the_valid_ones():
@@ -129,3 +148,24 @@ def test_an_entry_point_that_raises_is_a_spec_error_not_a_crash():
 
     with pytest.raises(SpecError, match=r"entry point 'mine' \(pkg.specs\): importing it raised ValueError"):
         registry.load("pkg.specs", "entry point 'mine' (pkg.specs)", explode)
+
+
+def test_a_dynamic_arg_that_is_no_case_parameter_is_a_spec_error_naming_the_parameters():
+    # the kernel's own argument `n` named instead of the case parameter `N`: the sweep would vary nothing
+    misnamed = replace(planted.correct_add, dynamic_args=("n",))
+    with pytest.raises(SpecError, match=r"'n', which is no case parameter; the cases have 'N'.*did you mean 'N'"):
+        validate_cases(misnamed, "quick")
+    from parity.spec import validate_compile_cases
+    with pytest.raises(SpecError, match="no case parameter"):
+        validate_compile_cases(misnamed, "quick")
+    # the clean twin: the case parameter itself
+    assert validate_cases(replace(planted.correct_add, dynamic_args=("N",)), "quick")
+
+
+def test_a_sweep_of_nothing_is_not_checked_never_ok():
+    from parity.compile.specialize import SweepResult, verdict
+    nothing = SweepResult(kernel="k", arg="n", values=[1, 15], bases=0, compiles=0, per_base_max=0)
+    assert verdict(nothing, 1) == "not checked"
+    swept = SweepResult(kernel="k", arg="N", values=[1, 15], bases=2, compiles=2, per_base_max=1)
+    assert verdict(swept, 1) == "ok"
+    assert verdict(replace(swept, per_base_max=2), 1) == "storm"

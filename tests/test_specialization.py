@@ -36,7 +36,14 @@ def test_storm_twin_and_false_ir_claim_fail_while_the_shared_kernels_pass(tmp_pa
     tril = by_kernel["tril_mask"]
     assert tril["status"] == "passed" and tril["specialization"]["variants_seen"] == 2
     assert tril["specialization"]["ir_checked"] > 0
-    assert "Recompile storms: 1." in (tmp_path / "REPORT.md").read_text()
+    report = (tmp_path / "REPORT.md").read_text()
+    assert "Recompile storms: 1." in report
+    # the verdict says it too, with whose change it is: never "build ✓, every case that ran passed"
+    assert twin["owner"]["who"] == "author" and "do_not_specialize" in twin["owner"]["evidence"]
+    [row] = [ln for ln in report.splitlines() if ln.startswith("| vector_add_specialized ")]
+    assert "build ✗ kernel fix" in row, row
+    [shared_row] = [ln for ln in report.splitlines() if ln.startswith("| vector_add ")]
+    assert "build ✓" in shared_row, shared_row
     # a count over the sweep has no one launch to replay: no folder, and the record says why and how to re-run
     assert twin["repro"] is None and "not one launch that fails" in twin["repro_error"], twin["repro_error"]
     assert "suites/test_specialization.py::test_specialization[vector_add_specialized]" in twin["repro_error"]
@@ -73,3 +80,18 @@ def test_a_generated_kernel_and_a_device_branch_are_swept_on_the_target_path(tmp
     assert generated["params"]["defined_in"] == "<parity-codegen-scale>"
     branch = by_kernel["device_branch"]  # 0 compiles ("not launched") on plain CPU tensors
     assert branch["compiles"] >= 1 and branch["specialization"]["verdict"] == "ok", branch
+
+
+def test_a_misnamed_dynamic_arg_is_a_spec_error_and_its_twin_finds_the_storm(tmp_path):
+    # ("n",): the kernel's argument, not a case parameter; the sweep would vary nothing and read "ok"
+    env = {k: v for k, v in __import__("os").environ.items() if k != "TRITON_INTERPRET"}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "suites", "-q", "-p", "no:xdist", "--backend=cuda-compile",
+                           "--kernels=tests.planted_misnamed_dynamic", f"--results-dir={tmp_path / 'bad'}"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 4, proc.stdout + proc.stderr  # a usage error before any case runs
+    assert "dynamic_args names 'n', which is no case parameter; the cases have 'N', 'dtype'" in proc.stderr
+    assert "did you mean 'N'?" in proc.stderr
+    proc, by_kernel = sweep(tmp_path / "fixed", "tests.planted_dynamic_fixed")
+    record = by_kernel["scale_dynamic_n"]
+    assert record["specialization"]["bases"] == 1 and record["specialization"]["verdict"] == "storm", record
+    assert record["owner"]["who"] == "author"

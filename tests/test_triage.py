@@ -411,10 +411,11 @@ def test_a_case_its_own_author_documents_is_theirs_and_drafts_nothing():
     assert (owner["who"], owner["name"]) == ("library", "triton-ascend tests")
     assert "expected by triton-ascend's own test" in owner["evidence"]
     assert plan_drafts({**record, "owner": owner}).kind == "none"
-    # negative control: the same divergence without its author's word is the linked compiler's, drafted
+    # negative control: the same divergence without its author's word is the linked compiler's, with a note
+    # pointing at the link (TIER.md), never a draft inviting a new report
     compilers = {**record, "known_divergence": {**known, "expected_by": None}}
     assert decide(compilers, {})["who"] == "triton-ascend"
-    assert plan_drafts({**compilers, "owner": decide(compilers, {})}).kind == "vendor"
+    assert plan_drafts({**compilers, "owner": decide(compilers, {})}).kind == "tier"
 
 
 def test_a_library_fallback_for_a_module_the_installed_triton_ascend_lacks_is_the_environments():
@@ -445,3 +446,60 @@ def test_a_launch_option_newer_than_the_installed_triton_ascend_is_the_environme
     unknown = {**record, "reason": reason.replace("enable_ubuf_saving", "enable_foo")}
     assert decide(unknown, {})["who"] != "environment"
     assert decide({**record, "backend": "cuda-compile"}, {})["who"] != "environment"
+
+
+def test_a_known_divergence_linking_the_vendors_report_gets_a_note_with_the_link_not_a_new_draft(tmp_path):
+    """A spec's known divergence that links an upstream report: TIER.md naming the link, never an ISSUE.md that
+    invites "File at …/issues/new/choose" for a bug the record itself says is reported."""
+    from parity.repro.run_repro import write_drafts
+
+    link = "https://github.com/triton-lang/triton-ascend/issues/2332"
+    record = {**compiled("ascend-compile", False, "expected offsets to be non-negative, but got -16"),
+              "status": "xfailed", "known_divergence": {"reason": "masked lanes below the base", "link": link,
+                                                        "expected_by": None}}
+    record["owner"] = decide(record, {})
+    assert record["owner"]["who"] == "triton-ascend" and plan_drafts(record).kind == "tier"
+    files = write_drafts(tmp_path, record, "ascend-compile", "python repro.py", lambda t: "File at: new", {})
+    assert files == ["TIER.md"]
+    note = (tmp_path / "TIER.md").read_text()
+    assert link in note and "issues/new" not in note and "not a new bug report" in note
+    # negative control: the same failure without the link is the vendor's own finding, drafted to it
+    fresh = {**compiled("ascend-compile", False, "expected offsets to be non-negative, but got -16")}
+    fresh["owner"] = decide(fresh, {"cuda-compile": {**compiled("cuda-compile", True)}})
+    assert fresh["owner"]["who"] == "triton-ascend" and plan_drafts(fresh).kind == "vendor", fresh["owner"]
+
+
+def test_an_interpreter_builder_gap_is_the_interpreters_with_its_link_not_the_authors():
+    gap = errored("interpret", "InterpreterError: AttributeError(\"'InterpreterBuilder' object has no attribute "
+                               "'get_bf16'\")")
+    owner = decide(gap, {})
+    assert (owner["who"], owner["limit"], owner["provisional"]) == ("tier", "interpret-builder-gap", False), owner
+    assert "triton/runtime/interpreter.py" in owner["evidence"] and plan_drafts({"owner": owner}).kind == "tier"
+    semantic = errored("interpret", "InterpreterError: NotImplementedError('inline_asm not supported in interpreter "
+                                    "mode')")
+    assert decide(semantic, {})["limit"] == "interpret-builder-gap"
+    # negative controls: the kernel's own attribute error under the interpreter, and the builder's message on
+    # another tier, are no gap of the interpreter
+    own = errored("interpret", "InterpreterError: AttributeError(\"'tensor' object has no attribute 'foo'\")")
+    assert decide(own, {}).get("limit") is None and decide(own, {})["who"] == "author"
+    elsewhere = {**gap, "backend": "ascend-lowered"}
+    assert decide(elsewhere, {}).get("limit") != "interpret-builder-gap"
+
+
+def test_tf32_rounding_of_an_fp32_dot_on_nvidia_is_a_precision_class_with_its_advice():
+    dot = "acc = tl.dot(a, b, acc)"
+    rounded = numeric("cuda", metrics={"worst_index": [3], "max_abs_err": 4e-3, "err_ratio": 2e-3, "nan_count": 0})
+    owner = decide(rounded, {}, dot)
+    assert (owner["who"], owner["limit"], owner["provisional"]) == ("author", "cuda-tf32-dot", False), owner
+    assert 'input_precision="ieee"' in owner["evidence"] and "tolerance" in owner["evidence"]
+    assert "hf32" in owner["evidence"] and plan_drafts({"owner": owner}).kind == "author"
+    # negative controls: a dot pinned to ieee, an error far beyond TF32's rounding, NaN, a bf16 case, the
+    # interpreter (no TF32 there) and a kernel with no dot are not TF32's doing
+    assert decide(rounded, {}, 'acc = tl.dot(a, b, acc, input_precision="ieee")').get("limit") is None
+    wrong = {**rounded, "metrics": {**rounded["metrics"], "err_ratio": 0.4}}
+    assert decide(wrong, {}, dot).get("limit") is None
+    nan = {**rounded, "metrics": {**rounded["metrics"], "nan_count": 3}}
+    assert decide(nan, {}, dot).get("limit") is None
+    assert decide({**rounded, "params": {"N": 8, "dtype": "bf16"}}, {}, dot).get("limit") is None
+    assert decide({**rounded, "backend": "interpret"}, {}, dot).get("limit") is None
+    assert decide(rounded, {}, "acc += tl.sum(a * b, 1)").get("limit") is None

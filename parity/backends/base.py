@@ -51,6 +51,14 @@ class Backend:
     arch_option: ClassVar[str | None] = None
     # the target the backend compiles for (an SM number, an Ascend arch name); None on a run backend
     arch: Any = None
+    # the tiers that compute, in order of preference, that prove a compile tier's fit advice by running it
+    # against fp64 (parity.fit.prove): the first one `installed()` here is used
+    proves_on: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def installed(cls) -> str | None:
+        """Why this tier cannot run in this environment (checked without preparing it), or None."""
+        return None
 
     def __init__(self) -> None:
         self.device_index = 0

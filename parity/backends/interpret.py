@@ -33,6 +33,10 @@ class InterpretBackend(Backend):
             undo()
         self._undo = []
 
+    @classmethod
+    def installed(cls) -> str | None:
+        return cls().unavailable()
+
     def unavailable(self) -> str | None:
         if package_version("triton") is None:
             return "package `triton` is not installed; `pip install triton` (or `nox -s interpret`)"

@@ -170,9 +170,14 @@ def ir_violations(spec: KernelSpec, ir: Iterable[tuple[Mapping[str, Any], str]])
     return sorted(set(problems))
 
 
+NOT_CHECKED = "not checked"
+
+
 def verdict(result: SweepResult, expected: int) -> str:
     if result.error is not None:
         return "error"  # the sweep could not finish: a launch or compile raised
+    if not result.bases or not result.values:
+        return NOT_CHECKED  # nothing was swept: no case has the arg, or the sweep limit leaves no value
     if result.per_base_max > expected:
         return "storm"  # compiles grow with the dynamic arg's values
     if result.bases and result.compiles == 0:

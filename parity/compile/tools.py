@@ -135,21 +135,10 @@ def trim_message(text: str, limit: int = MESSAGE_LIMIT) -> str:
 
 
 def exception_text(exc: BaseException) -> str:
-    """The exception with the causes it chains, the innermost first: triton's CompilationError carries
-    only the source and the caret, and the reason ("Shape element 0 must be a power of 2") is its
-    __cause__. The outer exceptions follow it, for the source location."""
-    import traceback
+    """The exception with the causes it chains, the innermost first (parity.errors.chained_text)."""
+    from parity.errors import chained_text
 
-    chain, seen = [], exc
-    for _ in range(6):
-        chain.append("".join(traceback.format_exception_only(type(seen), seen)).strip())
-        nxt = seen.__cause__ or (None if seen.__suppress_context__ else seen.__context__)
-        if nxt is None or nxt is seen:
-            break
-        seen = nxt
-    if len(chain) == 1:
-        return chain[0]
-    return "\n".join([chain[-1], *(f"raised from: {text}" for text in reversed(chain[:-1]))])
+    return chained_text(exc)
 
 
 def unwrap(kernel: Any) -> list[Any]:

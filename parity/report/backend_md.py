@@ -225,6 +225,7 @@ def render_report(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any],
 
 def session_phases(phases: Mapping[str, float]) -> list[str]:
     """The session's wall clock, phase by phase (parity.run.wallclock), as REPORT.md lines; none if unknown."""
+    phases = {label: seconds for label, seconds in phases.items() if seconds >= 0}  # an older run's misstamp
     if not phases:
         return []
     rows = [[label, f"{seconds:.1f}"] for label, seconds in phases.items()]
@@ -262,14 +263,16 @@ def terminal_summary(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any
     """The verdict lines, then per kernel the counts; worst err/tol over scored cases only."""
     from parity.report import verdict
 
+    cut = any(r.get("status") == "interrupted" for r in records)  # its own column: a cut case was no skip
     rows = []
     for kernel, recs in by_kernel(records).items():
         c = status_counts(recs)
         worst = worst_err_over_tol(recs)  # xfailed cases are not scored, as in REPORT.md
         rows.append([kernel, len(recs), c["passed"], c["failed"] + c["error"] + c["crashed"],
-                     c["xfailed"], c["xpassed"], c["skipped"] + c["interrupted"], fmt_num(worst)])
+                     c["xfailed"], c["xpassed"], c["skipped"], *([c["interrupted"]] if cut else []), fmt_num(worst)])
+    headers = ["kernel", "results", "pass", "fail", "known", "xpass", "skip", *(["interrupted"] if cut else []),
+               "err/tol"]
     col = _column(env or {}, records)
     return "\n".join([verdict.render_text(verdict.build([col], {col.label: records})), "",
-                      tabulate(rows, headers=["kernel", "results", "pass", "fail", "known", "xpass", "skip",
-                                              "err/tol"], tablefmt="simple"),
+                      tabulate(rows, headers=headers, tablefmt="simple"),
                       textwrap.fill(count_line(records), 100, break_long_words=False)])

@@ -89,11 +89,28 @@ def count_line(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping
     return f"Results per dir, as each tier's REPORT.md and terminal count them: {per}. {COUNT_NOTE}"
 
 
-def headline(columns: Sequence[Column], divs: Sequence[Divergence]) -> str:
+def headline(columns: Sequence[Column], divs: Sequence[Divergence],
+             records: Mapping[str, Sequence[Mapping[str, Any]]] | None = None) -> str:
+    """How many divergences, by kind; how many the specs declare known; and, where the verdict table above
+    has no ✗ (given `records`), that none of them is a new failure, so the count never reads as one."""
     counts = Counter(d.kind for d in divs)
     by_kind = ", ".join(f"{counts[k]} {k}" for k in KINDS if counts[k])
-    return (f"{len(divs)} divergence(s) across {len(columns)} results dir(s)"
+    text = (f"{len(divs)} divergence(s) across {len(columns)} results dir(s)"
             + (f": {by_kind}." if by_kind else "."))
+    known = sum(1 for d in divs if d.known)
+    if not divs:
+        return text
+    failing = None if records is None else any(r.mark == "✗" for r in verdict.build(columns, records).results)
+    if failing is False:
+        rest = len(divs) - known
+        parts = [f"{known} declared known in the specs (⚠ above, each with its reason and link)"] if known else []
+        if rest:
+            parts.append(f"{rest} a tier limit, or a difference between backends that both pass "
+                         "(cross-output, perf, compile counts)")
+        return text + " None is a new failure (the table above has no ✗): " + "; ".join(parts) + "."
+    if known:
+        return text + f" {known} of them declared known in the specs (⚠ above, each with its reason and link)."
+    return text
 
 
 def render(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[str, Any]]],
@@ -102,7 +119,7 @@ def render(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[str
     """The whole DIVERGENCE.md."""
     parts = ["# parity: does each kernel port?", "",
              verdict.render_md(verdict.build(columns, records)), "",
-             "## What was counted", "", count_line(columns, records), "", headline(columns, divs), "",
+             "## What was counted", "", count_line(columns, records), "", headline(columns, divs, records), "",
              "## Environments", "", env_table(columns), "",
              "## Summary by kernel × backend", "",
              "`n/m pass` counts fp64 checks; `err/tol` is REPORT.md's: the worst |out − ref| / (atol + rtol·|ref|) "
@@ -139,5 +156,5 @@ def step_summary(columns: Sequence[Column], records: Mapping[str, Sequence[Mappi
     rows = [[k, counts[k]] for k in KINDS]
     return "\n".join(["## parity: does each kernel port?", "",
                       verdict.render_md(verdict.build(columns, records), key_limit=100), "",
-                      count_line(columns, records), "", headline(columns, divs), "",
+                      count_line(columns, records), "", headline(columns, divs, records), "",
                       summary_table(columns, records), "", table(rows, ["kind", "count"]), ""])

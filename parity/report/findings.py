@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from parity.reasons import wrapped_cause
+from parity.reasons import after_caret, wrapped_cause
 
 BAD = ("failed", "error", "crashed", "xpassed")
 # lines that carry the verdict of a compiler or a check, best first
@@ -33,6 +33,12 @@ UNSCORED = "fails the fp64 check, as declared (not scored)"
 _KNOWN_IN_REASON = re.compile(r"known divergence: (?P<reason>.+?) \((?P<link>https?://[^\s)]+)\)")
 
 
+# a cut that ends at an exception's name keeps its name and loses its text
+_NAMES_ONLY = re.compile(r"\b\w*(?:Error|Exception)$")
+# an announcement that is a Python exception's, not a compiler's
+_PY_EXC = re.compile(r"^\s*(?:[\w.]+\.)?\w+(?:Error|Exception)\b")
+
+
 def clip(text: str, limit: int) -> str:
     """At most `limit` characters, cut after a sentence (or a clause, or a word), never mid-word."""
     text = " ".join(str(text).split())
@@ -41,8 +47,9 @@ def clip(text: str, limit: int) -> str:
     head = text[: limit - 1]
     for stop in (". ", "; ", " / ", ": ", ", ", " ", ","):  # "," last: between a case id's parameters
         cut = head.rfind(stop)
-        if cut > limit // 3:
-            return head[: cut + (1 if stop.strip() in (".", ";") else 0)].rstrip(" ,:") + " …"
+        kept = head[: cut + (1 if stop.strip() in (".", ";") else 0)].rstrip(" ,:")
+        if cut > limit // 3 and not _NAMES_ONLY.search(kept):  # "raised TypeError …" would drop what it says
+            return kept + " …"
     return head + "…"
 
 
@@ -60,12 +67,9 @@ def key_line(message: str | None) -> str:
     cause = wrapped_cause(str(message or ""))  # a frontend error quoting a helper's source: its cause
     if cause:
         return cause
-    raw = str(message or "").strip().splitlines()
-    carets = [i for i, ln in enumerate(raw) if ln.strip() == "^"]
-    if carets and carets[-1] < len(raw) - 1:  # Triton's frontend: source, a caret, then the reason
-        where = _FRONTEND_AT.search(raw[0])
-        reason = " ".join(ln.strip() for ln in raw[carets[-1] + 1:])
-        return f"at {where[1]}: {reason}" if where else reason
+    after = after_caret(str(message or ""))  # Triton's frontend: source, a caret, then the reason
+    if after:
+        return after
     lines = _lines(message or "")
     if not lines:
         return ""
@@ -77,10 +81,22 @@ def key_line(message: str | None) -> str:
     return _completed(lines, 0, lines[0])
 
 
+# what differs between two occurrences of one failure: the xdist worker that ran it, a memory address
+_WORKER_ID = re.compile(r"\bgw\d+\b")
+_ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,}\b")
+
+
+def grouping_key(line: str) -> str:
+    """A key line with worker ids and addresses masked, so one bug hit in two workers is one finding."""
+    return _ADDRESS.sub("0x…", _WORKER_ID.sub("gw…", line))
+
+
 def _completed(lines: Sequence[str], i: int, text: str) -> str:
     if _ANNOUNCE.search(text):
         following = next((ln for ln in lines[i + 1:] if not _ANNOUNCE.search(ln)), None)
-        return f"{text} {following}" if following else f"{text} (the compiler printed nothing after it)"
+        if following:
+            return f"{text} {following}"
+        return text if _PY_EXC.match(text) else f"{text} (the compiler printed nothing after it)"
     return text
 
 
@@ -145,9 +161,23 @@ def fixed_in(owner: Mapping[str, Any] | None) -> str | None:
     return found.group(1) if found and (owner or {}).get("who") in ("triton", "triton-ascend") else None
 
 
+# a vendor owner's evidence starts so when a spec's known divergence links the vendor's report (parity.triage)
+LINKED = "a known divergence, linked: {link}"
+_LINKED = re.compile(r"^a known divergence, linked: (\S+)")
+
+
+def linked_known(owner: Mapping[str, Any] | None) -> str | None:
+    """The upstream link of a vendor owner that a spec's known divergence names, else None."""
+    found = _LINKED.match(str((owner or {}).get("evidence") or ""))
+    return found.group(1) if found and (owner or {}).get("who") in ("triton", "triton-ascend") else None
+
+
 def reported_upstream(owner: Mapping[str, Any] | None) -> bool:
-    """A vendor owner's bug already reported upstream (a limit entry of parity.triage.limits with its link)."""
-    return bool((owner or {}).get("limit")) and (owner or {}).get("who") in ("triton", "triton-ascend")
+    """A vendor owner's bug already reported upstream: a limit entry of parity.triage.limits, or a spec's known
+    divergence, each with its link."""
+    if (owner or {}).get("who") not in ("triton", "triton-ascend"):
+        return False
+    return bool((owner or {}).get("limit")) or linked_known(owner) is not None
 
 
 def vendor_note(owner: Mapping[str, Any] | None) -> bool:
@@ -196,6 +226,17 @@ class Finding:
         return f"{self.repro}/{name}" if self.repro and name else None  # undecided: the repro dir only
 
 
+SCORED_SUITES = (None, "accuracy", "compile")
+
+
+def scored(record: Mapping[str, Any]) -> bool:
+    """Whether the verdict judges the kernel by this record: every case of the accuracy and compile suites,
+    and a specialization sweep that failed (a recompile storm is the kernel's or its library's finding;
+    a sweep that passed adds no case, one that raised repeats what the compile suite says)."""
+    suite = record.get("suite")
+    return suite in SCORED_SUITES or (suite == "specialization" and record.get("status") == "failed")
+
+
 def _outcome(record: Mapping[str, Any]) -> str | None:
     status = record["status"]
     if status == "xfailed":
@@ -208,7 +249,7 @@ def group(records: Iterable[Mapping[str, Any]], column: str, link_prefix: str = 
     out: dict[tuple[Any, ...], Finding] = {}
     totals: dict[str, int] = {}
     for r in records:
-        if r.get("suite") not in (None, "accuracy", "compile") or r["status"] == "skipped":
+        if not scored(r) or r["status"] == "skipped":
             continue
         totals[r["kernel"]] = totals.get(r["kernel"], 0) + 1
         outcome = _outcome(r)
@@ -216,7 +257,7 @@ def group(records: Iterable[Mapping[str, Any]], column: str, link_prefix: str = 
             continue
         owner, known = owner_of(r), known_of(r) if outcome == "expected" else None
         # an expected numeric failure is not scored: its error figures are never shown
-        key = UNSCORED if outcome == "expected" and r.get("metrics") else key_line(message_of(r))
+        key = UNSCORED if outcome == "expected" and r.get("metrics") else grouping_key(key_line(message_of(r)))
         ident = (r["kernel"], outcome, owner.get("who"), owner.get("name"), key, (known or {}).get("link"))
         f = out.get(ident)
         if f is None:

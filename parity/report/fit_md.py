@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from parity.backends import backend_class
+from parity.fit import proof
 from parity.report.tables import md_escape, table
 
 SHOWN = 3  # fitting configs per finding in a table cell
@@ -37,13 +38,15 @@ def fit_answer(fit: Mapping[str, Any]) -> str:
     shown = "; ".join(f"{config_text(f['config'])} ({need_text(fit, f['used'], f['of'])})"
                       for f in fit["fitting"][:SHOWN])
     more = f" and {len(fit['fitting']) - SHOWN} more" if len(fit["fitting"]) > SHOWN else ""
-    return f"{len(fit['fitting'])} of {fit['searched']} searched fit {fit['arch']}: {shown}{more}"
+    return (f"{len(fit['fitting'])} of {fit['searched']} searched fit {fit['arch']}: {shown}{more}; "
+            f"{proof.verdict_words(fit.get('proof'))}")
 
 
 def fit_line(fit: Mapping[str, Any]) -> str:
-    """The answer in one line, for the porting verdict's finding."""
-    cap = f"; {fit['cap']}" if fit.get("cap") else ""
-    return f"fit advisor: {fit_answer(fit)}{cap}"
+    """The answer in one line, for the porting verdict's finding: what fits, then what to change (as strong
+    as its proof: parity.fit.proof.change)."""
+    change = proof.change(fit)
+    return f"fit advisor: {fit_answer(fit)}" + (f"; {change}" if change else "")
 
 
 def fit_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
@@ -61,13 +64,14 @@ def fit_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
         comp = r.get("compile") or {}
         need = comp.get("ub_bits") or comp.get("shared_bytes")
         rows.append([r["backend"], md_escape(r["kernel"]), md_escape(base_case), fit["arch"],
-                     f"{need:,}" if need else "", md_escape(fit_answer(fit), 400), md_escape(fit.get("cap") or ""),
+                     f"{need:,}" if need else "", md_escape(fit_answer(fit), 400),
+                     md_escape(proof.change(fit) or "", 400),
                      f"{fit['search_s']:.1f}"])
     return rows
 
 
-FIT_HEADERS = ["tier", "kernel", "case", "arch", "need", "what fits (each one compiled)",
-               "what the launcher must change", "search s"]
+FIT_HEADERS = ["tier", "kernel", "case", "arch", "need", "what fits (each one compiled, then run against fp64)",
+               "what to change", "search s"]
 
 
 def _arch(record: Mapping[str, Any], env: Mapping[str, Any]) -> str:
@@ -117,7 +121,10 @@ def fit_sections(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any]) -
                       "Each compile that ran out of on-chip memory, with the configs parity found that fit: its "
                       "autotune configs first, then its block sizes halved and fewer stages or buffers, largest "
                       "tile first; every one listed compiled on the same tier and arch (`--no-fit` turns the "
-                      "search off).\n\n"
+                      "search off). Each one is then run at the case's shape on a tier that computes "
+                      "(ascend-lowered, else the interpreter) against the fp64 reference: only a config that "
+                      "computes the right answer is called a fix; one that computes wrong names the kernel change "
+                      "it needs.\n\n"
                       + table(rows, FIT_HEADERS)))
     return found + autotune_fit_tables(records, env)
 
@@ -131,6 +138,30 @@ def issue_paragraph(record: Mapping[str, Any]) -> list[str]:
         change = f" What to change: {fit['cap']}." if fit.get("cap") else ""
         return [f"No config parity tried fits: {fit_answer(fit)}.{change}", ""]
     configs = "; ".join(f"`{config_text(f['config'])}`" for f in fit["fitting"][:SHOWN])
+    _, wrong, _ = proof.proven_configs(fit.get("proof"))
+    if wrong:
+        found = fit["proof"]
+        return [f"These configs fit {fit['arch']} (each compiled by parity on the same tier): {configs}; but run on "
+                f"{found['tier']} at `{found['case']}` against the fp64 reference, they compute wrong "
+                f"({md_escape(proof.entries_summary(wrong), 400)}). A smaller config alone is no fix. What to change "
+                f"in the kernel: {proof.change(fit)}.", ""]
     fix = (f"cap it in the launcher: {fit['cap']}" if fit.get("cap")
            else "add them to the autotune list (or drop the configs that overflow)")
-    return [f"These configs fit {fit['arch']} (each compiled by parity on the same tier): {configs}; {fix}.", ""]
+    return [f"These configs fit {fit['arch']} (each compiled by parity on the same tier): {configs}; {fix}. "
+            f"Run against the fp64 reference: {proof.verdict_words(fit.get('proof'))}.", ""]
+
+
+def author_lines(record: Mapping[str, Any]) -> list[str]:
+    """AUTHOR.md's section for an overflow: what fits, whether it computes, and the change to make."""
+    fit = record.get("fit")
+    if not fit:
+        return []
+    change = proof.change(fit)
+    lines = ["## What fits, and what to change", "", f"Fit advisor: {fit_answer(fit)}.", ""]
+    if change:
+        lines += [f"Change: {change}.", ""]
+    _, wrong, _ = proof.proven_configs(fit.get("proof"))
+    if wrong:
+        lines += ["Each config above compiles, but computes wrong against the fp64 reference "
+                  f"({proof.entries_summary(wrong)[:600]}): a smaller config alone is no fix.", ""]
+    return lines

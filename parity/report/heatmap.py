@@ -24,7 +24,7 @@ class Grid:
     labels: list[str]
     values: list[list[float | None]]  # worst err/tol per cell; None: no numeric result
     # "C" compile failure, "K" known compile divergence, "E" rejected as expected, "L" launch refused,
-    # "R" error while running (neither a compile nor a launch message),
+    # "R" error while running (neither a compile nor a launch message), "D" the process died (crashed),
     # "✗" numeric failure, "ok" compiled
     marks: list[list[str]]
 
@@ -46,6 +46,9 @@ def _cell(records: Sequence[Mapping[str, Any]]) -> tuple[float | None, str]:
             marks.add("ok")
         if compile_.get("launch_error"):
             marks.add("L")
+        if r["status"] == "crashed":  # never coloured by figures recorded before the death
+            marks.add("D")
+            continue
         if r["status"] == "error":
             marks.add({"launch": "L", "compile": "C"}.get(classify_error(r.get("reason")), "R"))
         if r.get("mode") in RUN_MODES:
@@ -54,9 +57,9 @@ def _cell(records: Sequence[Mapping[str, Any]]) -> tuple[float | None, str]:
             value = err_over_tol(r) if r["status"] != "xfailed" else None  # known: not scored
             if value is not None and (worst is None or value > worst):
                 worst = value
-    if worst is not None or marks & {"C", "K", "E", "L", "R", "✗"}:
+    if worst is not None or marks & {"C", "K", "E", "L", "R", "D", "✗"}:
         marks.discard("ok")  # "compiled" only labels cells with nothing else to show
-    return worst, "".join(m for m in ("C", "K", "E", "L", "R", "✗", "ok") if m in marks)
+    return worst, "".join(m for m in ("C", "K", "E", "L", "R", "D", "✗", "ok") if m in marks)
 
 
 def grid(labels: Sequence[str], records: Mapping[str, Sequence[Mapping[str, Any]]]) -> Grid:
@@ -101,7 +104,7 @@ def draw(g: Grid, path: Path) -> bool:
     fig.colorbar(image, ax=ax, label="worst err / tol (>1 fails)")
     ax.set_title("worst error over tolerance, kernel × backend", fontsize=10)
     ax.set_xlabel("C compile failure · K known divergence · E rejected as expected · L launch refused · "
-                  "R error while running · x fails fp64 · ok compiled", fontsize=7)
+                  "R error while running · D process died · x fails fp64 · ok compiled", fontsize=7)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)

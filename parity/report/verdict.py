@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from parity.fit.proof import change as proven_change
 from parity.report import ascend_perf_md
 from parity.report import findings as fnd
 from parity.report.fit_md import fit_answer, fit_line
@@ -126,7 +127,7 @@ class Result:
 def result(word: str, records: Sequence[Mapping[str, Any]], column: str, link_prefix: str,
            number: Mapping[tuple[Any, ...], int]) -> Result:
     """One check's verdict over one kernel's records on one column; `number` maps a finding's ident to its row."""
-    scored = [r for r in records if r.get("suite") in (None, "accuracy", "compile")]
+    scored = [r for r in records if fnd.scored(r)]  # a failed specialization sweep too (a recompile storm)
     ran = [r for r in scored if r["status"] not in ("skipped", "interrupted")]
     groups = tuple(fnd.group(scored, column, link_prefix))
     # a failure (known or not) that triage gives to the tier or the environment says nothing about the kernel
@@ -408,8 +409,9 @@ def render_text(v: Verdict, width: int = 100) -> str:
             lines.append("    " + fnd.clip(f.key, width - 4))
         if f.fit:  # the answer, then what to change, each on its line
             lines.append("    " + fnd.clip(f"fit advisor: {fit_answer(f.fit)}", width - 4))
-            if f.fit.get("cap"):
-                lines.append("    " + fnd.clip(f"change: {f.fit['cap']}", width - 4))
+            change = proven_change(f.fit)  # as strong as its proof: a fix only where it computes the fp64 answer
+            if change:
+                lines += _wrap(f"change: {change}", width - 4, "    ")[:3]
         if f.draft or f.repro:
             lines.append(f"    {f.draft or f.repro}")
     expected = sum(len(f.cases) for f in v.findings if f.outcome == "expected")

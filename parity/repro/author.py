@@ -50,6 +50,9 @@ def render_author(record: Mapping[str, Any], backend: str, why: str, command: st
     if d:
         parts += ["## What to change", "", f"{d['what']} at `{d['line']}`:", "", "```python", d["code"], "```", "",
                   f"Write instead: {d['fix']}.", ""]
+    from parity.report.fit_md import author_lines
+
+    parts += author_lines(record)  # an overflow: what fits, whether it computes, the change to make
     where = record.get("where") or {}
     if where.get("class"):
         program = where.get("program") or {}

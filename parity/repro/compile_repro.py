@@ -223,13 +223,13 @@ def render_script(backend: str, arch: Any, entry: Mapping[str, Any], record: Map
 
 
 def render_issue(tracker: str, record: Mapping[str, Any], env: Mapping[str, Any], backend: str) -> str:
-    from parity.repro.issue import ENV_FIELDS, NEW_ISSUE_URLS, evidence_lines
+    from parity.repro.issue import ENV_FIELDS, NEW_ISSUE_URLS, evidence_lines, title_text
     from parity.repro.owner import provenance
 
     comp = record.get("compile") or {}
     kind, stage = comp.get("error_kind") or "compile error", comp.get("stage_reached") or "none (frontend)"
     message = trim_message(comp.get("message") or record.get("reason") or "")
-    first = (message.splitlines() or [""])[0][:90]
+    first = title_text(message)
     title = f"`{comp.get('kernel') or record['kernel']}` fails to compile ({kind}): {first}"
     env_text = "\n".join(f"{label}: {env.get(key) or 'n/a'}" for label, key in ENV_FIELDS[tracker])
     needs = ("triton-ascend and ascendnpu-ir (bishengir-compile); no NPU and no CANN"

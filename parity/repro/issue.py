@@ -28,10 +28,21 @@ def evidence_lines(record: Mapping[str, Any]) -> list[str]:
     return [f"**Why it is {owner.get('name')}'s:** {owner['evidence']}", ""] if owner.get("evidence") else []
 
 
+def title_text(text: str | None, limit: int = 90) -> str:
+    """What a draft's title says of an error: its key line (the compiler's own verdict, never a bare "[Pass]
+    encounters error:" when more follows), cut at a word."""
+    from parity.reasons import key_line
+    from parity.report.findings import clip
+
+    text = str(text or "")
+    key = key_line(text) or next((line for line in text.splitlines() if line.strip()), "")
+    return clip(key, limit) or "an error"
+
+
 def issue_title(tracker: str, summary: Mapping[str, Any], record: Mapping[str, Any]) -> str:
     kernels = ", ".join(summary["kernels"])
     if record.get("status") == "error":
-        first = (summary.get("error") or record.get("reason") or "an error").splitlines()[0][:90]
+        first = title_text(summary.get("error") or record.get("reason") or "an error")
         what = f"`{kernels}` fails to compile or launch: {first}"
     else:
         m = summary.get("metrics") or record.get("metrics") or {}

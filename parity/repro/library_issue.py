@@ -25,7 +25,9 @@ def library_issue_title(finding: Mapping[str, Any], record: Mapping[str, Any], b
     if record.get("status") == "failed" and not comp:
         what = f"wrong result ({(record.get('metrics') or {}).get('region') or 'see the mismatch'})"
     else:
-        what = (str(record.get("reason") or comp.get("message") or "an error").splitlines() or ["an error"])[0][:90]
+        from parity.repro.issue import title_text
+
+        what = title_text(str(record.get("reason") or comp.get("message") or "an error"))
     return f"`{kernel}` on {backend}: {what}"
 
 

@@ -114,6 +114,8 @@ class Record(TypedDict, total=False):
     owner: Owner  # who must act (parity.triage)
     repro_error: str  # why no repro was written (a raise in shrink, repro, drafting or triage)
     repro_note: str  # what the repro dir lacks and why
+    crash: dict[str, Any]  # a dead worker's case: returncode (negative: the signal), worker, what it wrote before
+    oob: dict[str, Any]  # red zones the launch wrote into (parity.run.redzone): tensor, offsets, unmasked stores
 
 
 # every record carries these (empty_record writes them all), so readers index them without guessing

@@ -10,7 +10,10 @@ and recorded as `error` with reason "timeout".
 
 from __future__ import annotations
 
+import json
 import re
+import signal
+from pathlib import Path
 from typing import Any
 
 from parity.results import empty_record
@@ -43,12 +46,77 @@ def parse_node_id(nodeid: str) -> tuple[str, str, dict[str, str]] | None:
     return kernel, case, params
 
 
-def crash_record(nodeid: str, backend: str, mode: str, reason: str) -> dict[str, Any] | None:
-    """The record for a case whose process died before it could write its own."""
+def suite_of(nodeid: str) -> str | None:
+    return "accuracy" if "test_accuracy" in nodeid else "compile" if "test_compile" in nodeid else None
+
+
+def crash_record(nodeid: str, backend: str, mode: str, reason: str,
+                 crash: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """The record for a case whose process died: before it wrote its own, or after (`crash["before"]` then
+    keeps what it wrote, which the death overrules)."""
     parsed = parse_node_id(nodeid)
     if parsed is None:
         return None
     kernel, case, params = parsed
     record = empty_record(backend, mode, kernel, case, params)
-    record.update(status="crashed", reason=reason, suite="accuracy" if "test_accuracy" in nodeid else None)
+    record.update(status="crashed", reason=reason, suite=suite_of(nodeid))
+    if crash is not None:
+        record["crash"] = crash
     return record
+
+
+def exit_words(returncode: int | None) -> str:
+    """A dead process's exit status in words: `killed by SIGSEGV (signal 11)`, `exit code 3`."""
+    if returncode is None:
+        return "exit status unknown"
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = "signal"
+        return f"killed by {name} (signal {-returncode})"
+    return f"exit code {returncode}"
+
+
+def worker_returncode(node: Any, wait_s: float = 5.0) -> int | None:
+    """The dead xdist worker's exit status, from the Popen that execnet started it with (None where it
+    cannot be read: another gateway kind, or a process that has not exited within `wait_s`)."""
+    popen = getattr(getattr(getattr(node, "gateway", None), "_io", None), "popen", None)
+    if popen is None:
+        return None
+    try:
+        return int(popen.wait(timeout=wait_s))
+    except Exception:  # (TimeoutExpired, or an execnet that holds it elsewhere)
+        return None
+
+
+def crash_reason(returncode: int | None) -> str:
+    """The reason of a crashed record: what died and how, with the usual cause on a tier that computes. No
+    worker id or node id: those differ between two crashes of one bug and would split its finding."""
+    return (f"the process running this case died ({exit_words(returncode)}) before the case finished; "
+            "under the interpreter or a CPU lowering this usually means an out-of-bounds access "
+            "(an unmasked tl.load or tl.store)")
+
+
+def retire_record(part: Path, kernel: str, case: str, suite: str | None) -> dict[str, Any] | None:
+    """Remove the record of (kernel, case, suite) that a now dead worker wrote to its part file, and return it.
+
+    The worker flushed it before it died (a comparison that passed, then a corrupted heap that killed the
+    process): the death overrules it, so the controller's `crashed` record replaces it. Only a dead worker's
+    part is rewritten: no one writes to it any more."""
+    if not part.exists():
+        return None
+    kept, found = [], None
+    for line in part.read_text(encoding="utf-8").splitlines():
+        try:
+            r = json.loads(line)
+        except json.JSONDecodeError:
+            kept.append(line)
+            continue
+        if (r.get("kernel"), r.get("case")) == (kernel, case) and r.get("suite") in (suite, None):
+            found = r
+            continue
+        kept.append(line)
+    if found is not None:
+        part.write_text("".join(f"{line}\n" for line in kept), encoding="utf-8")
+    return found

@@ -8,6 +8,7 @@ previous records of the kernels it did not select, so it never silently drops th
 
 from __future__ import annotations
 
+import os
 import shutil
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -19,6 +20,23 @@ PREVIOUS = "previous"
 UNFINISHED = "unfinished"
 # what a finished run owns in its results dir; everything else there (user files) is left alone
 RUN_FILES = ("results.jsonl", "env.json", "REPORT.md", "repros", "outputs")
+
+
+def unusable(results_dir: Path) -> str | None:
+    """Why a results dir cannot be made or written (a file in its place or on its path, no permission), with
+    the fix; None when it can."""
+    path = Path(results_dir)
+    for at in (path, *path.parents):
+        if not at.exists():
+            continue
+        if not at.is_dir():
+            where = "is a file" if at == path else f"lies under {at}, which is a file"
+            return (f"--results-dir {results_dir} {where}, not a directory; name a directory (it is created), "
+                    "e.g. --results-dir reports/<backend>")
+        if not os.access(at, os.W_OK | os.X_OK):
+            return f"--results-dir {results_dir}: {at} is not writable here; name a directory you can write"
+        return None
+    return None
 
 
 def staging_dir(results_dir: Path) -> Path:
@@ -64,8 +82,9 @@ def carry_files(results_dir: Path, records: Sequence[Mapping[str, Any]], outputs
             _move(path, staging / path.relative_to(results_dir))
 
 
-def promote(results_dir: Path) -> None:
-    """Previous results into previous/, the staged run into place, staging removed."""
+def promote(results_dir: Path) -> bool:
+    """Previous results into previous/, the staged run into place, staging removed. True when there were
+    previous results (so previous/ holds them now)."""
     staging = staging_dir(results_dir)
     old = [name for name in RUN_FILES if (results_dir / name).exists()]
     if old:
@@ -75,16 +94,20 @@ def promote(results_dir: Path) -> None:
     for item in staging.iterdir():
         _move(item, results_dir / item.name)
     staging.rmdir()
+    return bool(old)
 
 
-def banner(interrupted: bool, items_done: int, items_total: int, carried: Sequence[Mapping[str, Any]]) -> str:
-    """REPORT.md's first lines when the run was cut short or carries records over; '' otherwise."""
+def banner(interrupted: bool, items_done: int, items_total: int, carried: Sequence[Mapping[str, Any]],
+           previous: bool = False) -> str:
+    """REPORT.md's first lines when the run was cut short or carries records over; '' otherwise. `previous`:
+    whether an earlier run's results were kept in previous/ (the banner points there only then)."""
     lines = []
     if interrupted:
         missing = max(items_total - items_done, 0)
+        kept = (f"the previous results are in `{PREVIOUS}/`" if previous else
+                "there were no previous results in this directory")
         lines.append(f"> **This run was interrupted**: {items_done} of {items_total} test items ran, {missing} did "
-                     f"not. The records below are the ones written before the stop; the previous results are in "
-                     f"`{PREVIOUS}/`.")
+                     f"not. The records below are the ones written before the stop; {kept}.")
     if carried:
         kernels = sorted({str(r.get("kernel")) for r in carried})
         lines.append(f"> {len(carried)} records of {len(kernels)} kernels this run did not select "

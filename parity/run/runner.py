@@ -16,7 +16,7 @@ from parity.context import backend_scope
 from parity.errors import error_text
 from parity.results import empty_record
 from parity.results.outputs_store import input_digest
-from parity.run import autotune_pin, mistakes, perf, prefill, second_reference
+from parity.run import autotune_pin, mistakes, perf, prefill, redzone, second_reference
 from parity.run.compare import Metrics, compare, worst_of
 from parity.run.faults import is_sticky_device_error
 from parity.run.refcache import ReferenceCache, input_hash
@@ -138,14 +138,18 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
         record["second_reference"] = second
 
     outputs: dict[str, torch.Tensor] | None = None
+    zones: redzone.RedZones | None = None
     t0 = time.perf_counter()
     try:
         dev_inputs = inp.to_device(cpu_inputs, backend.device)
         # what the launcher allocates itself starts as NaN too, on run tiers (parity.run.prefill)
+        # on a CPU tier every tensor a launch reaches lies between red zones (parity.run.redzone)
         with CompileCounter() as counter, backend_scope(backend.name), backend.presented() as present, \
-                prefill.launcher_allocations(backend.mode) as filled:
+                prefill.launcher_allocations(backend.mode) as filled, redzone.guarded_launches(backend) as zones:
             dev_outputs = launch_pinned(spec, case, present(dev_inputs), backend, record)
         record["launcher_allocs_filled"] = filled.count if filled is not None else None
+        if zones is not None and zones.summary() is not None:
+            record["oob"] = zones.summary()
         outputs = {k: v.detach().cpu() for k, v in dev_outputs.items()}
     except Exception as exc:  # a kernel or compiler error is a result, not a crash of the suite
         timing["run_s"] = time.perf_counter() - t0
@@ -161,6 +165,9 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
         if launch:
             record["error_kind"] = "launch_option"
         record["status"], record["reason"] = ("crashed" if is_sticky_device_error(reason) else "error"), reason
+        if zones is not None and zones.summary() is not None:  # it wrote out of bounds before it raised
+            record["oob"] = zones.summary()
+            record["reason"] = f"{zones.reason()}; then: {reason}"
         _diagnose(spec, exc, record)
         timing["run_s"] = time.perf_counter() - t0
         return _apply_divergence(spec, case, backend, record), None
@@ -184,6 +191,8 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
         failure = spec.extra_check(inp.as_fp64(cpu_inputs), {k: v.double() for k, v in outputs.items()},
                                    case.params)
     timing["compare_s"] = time.perf_counter() - t0
+    if record.get("oob"):  # the values may be right: the writes landed in a red zone, not in another tensor
+        failure = "; ".join(x for x in (zones.reason() if zones is not None else None, failure) if x)
     record["status"] = "failed" if failure else "passed"
     record["reason"] = failure
     return _apply_divergence(spec, case, backend, record), outputs

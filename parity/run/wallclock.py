@@ -44,11 +44,15 @@ class SessionClock:
         self.stamps[name] = time.time() if at is None else at
 
     def item(self, start: float, stop: float) -> None:
-        """One test report's span: the accuracy pass runs from the first start to the last stop."""
+        """One test report's span: the accuracy pass runs from the first start to the last stop. A report
+        with no span (xdist's report of a crashed item has start = stop = 0) says nothing about when."""
+        if not (start > 0 and stop >= start):
+            return
         self.stamps["first_item"] = min(start, self.stamps.get("first_item", start))
         self.stamps["last_item"] = max(stop, self.stamps.get("last_item", stop))
 
     def phases(self) -> dict[str, float]:
-        """label -> seconds, for the phases whose two ends were stamped."""
+        """label -> seconds, for the phases whose two ends were stamped in order (a phase whose end precedes
+        its start has no true length: it is left out rather than printed negative)."""
         s = self.stamps
-        return {label: round(s[b] - s[a], 2) for label, a, b in PHASES if a in s and b in s}
+        return {label: round(s[b] - s[a], 2) for label, a, b in PHASES if a in s and b in s and s[b] >= s[a]}

@@ -6,6 +6,7 @@ a compile tier must put its driver in before a kernel module imports):
 - `jit_run()`: JITFunction.run (`jit_run(kernel)`: one kernel's own run, an instance attribute);
 - `interpreted_run()`: the interpreter's InterpretedFunction.run, where the release has one;
 - `autotuner_run(cls)`: Autotuner.run, or the run of a subclass that defines its own (a library's tuner);
+- `autotuner_bench()`: Autotuner._bench (one config's timing runs), or None where the release has none;
 - `compile_function()`: triton.compiler.compile (the JIT looks the name up at each compile);
 - `before_compile()`, `after_compile()`: the compile hooks, wherever this release keeps them;
 - `disk_autotune()`: Autotuner.check_disk_cache, or None where the release has no disk autotune cache;
@@ -44,6 +45,12 @@ def autotuner_run(cls: type | None = None) -> Seam:
 
         cls = Autotuner
     return seam(cls, "run")
+
+
+def autotuner_bench() -> Seam | None:
+    from triton.runtime.autotuner import Autotuner
+
+    return seam(Autotuner, "_bench") if "_bench" in Autotuner.__dict__ else None
 
 
 def compile_function() -> Seam:

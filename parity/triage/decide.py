@@ -14,6 +14,9 @@ Order of the rules (the first that applies wins):
 7. the vendor's tool is the odd one out (its tier fails, the other family's tiers pass) → that vendor;
 8. a compiler that aborts, hangs or asserts → that tier's compiler, on its own evidence;
 9. nothing else to go on → a provisional guess, with the run that would settle it.
+Two kinds of evidence never name a vendor: a case whose process died while the kernel ran (a crash on a
+tier that computes: the kernel's own stray access is the usual cause), and a compile tier's pass against a
+failure at run time (compiling says nothing about the values or the memory a kernel touches).
 A vendor verdict whose case passes on a newer release of the same tier (the version matrix's dirs) is
 "fixed in <release>; upgrade": a note, never a fresh upstream draft for a bug already fixed.
 A kernel shipped by a library hands the author's verdicts (and today's library rule) to the library.
@@ -27,7 +30,7 @@ from typing import Any
 
 from parity.backends import backend_class
 from parity.compile.ascend_only import LATER_ASCEND_MODULES, later_option
-from parity.report.findings import FIXED
+from parity.report.findings import FIXED, LINKED
 from parity.triage.limits import failure_text, is_numeric, matching_limit
 
 FAILING = ("failed", "error", "crashed", "xfailed")
@@ -181,9 +184,13 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
             who, name = ("library", finding["name"]) if finding.get("name") else ("author", "kernel author")
             return make_owner(who, name, f"expected by {known['expected_by']}: {known.get('reason')} ({link})")
         who, name = _owner_of_link(link, tier)
-        return make_owner(who, name, f"a known divergence, linked: {link}")
+        return make_owner(who, name, LINKED.format(link=link))
     if record.get("diagnosis"):
         return make_owner("author", "kernel author", f"a known kernel mistake: {record['diagnosis'].get('what')}")
+    stores = oob_stores(record)
+    if stores:  # the kernel's own unmasked store wrote into a red zone: wrong on any tier, whatever the values
+        return make_owner("author", "kernel author", f"an out-of-bounds write found by parity's red zones on "
+                          f"{tier}, from an unmasked tl.store ({stores[0]})")
     # this tier's own evidence, whatever another tier shows (a different error there is no "same way")
     later = later_option(text) if family(tier) == "triton-ascend" else None
     if later is not None:  # the library targets a triton-ascend newer than the one installed
@@ -214,9 +221,11 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
         if limit.who in ("triton", "triton-ascend"):  # already reported upstream: a note pointing there
             return make_owner(limit.who, limit.name, f"already reported: {evidence}", limit=limit.id)
         if limit.who == "tier":
-            settle = None if passing else settle_run(tier)
-            proof = f"; {', '.join(passing)} pass{'es' if len(passing) == 1 else ''} it" if passing else ""
-            return make_owner("tier", limit.name, evidence + proof, provisional=not passing, settle=settle,
+            sure = bool(passing) or limit.evident  # raised inside the tier's own code: proof enough
+            settle = None if sure else settle_run(tier)
+            proof = f"; {', '.join(passing)} pass{'es' if len(passing) == 1 else ''} it" if passing else \
+                "; raised inside the tier's own code" if limit.evident else ""
+            return make_owner("tier", limit.name, evidence + proof, provisional=not sure, settle=settle,
                               limit=limit.id)
         return make_owner("author", "kernel author", evidence, limit=limit.id)
     if _ascend_only(record, text, tier):
@@ -231,6 +240,13 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
                           f"{tier} and {', '.join(failing_same)} fail the same way{_where(record)}")
     if ENVIRONMENT.search(text) and "import error" not in text:
         return make_owner("environment", "environment", f"a module or tool is missing: {_key(text)}")
+    if died_running(record):
+        return make_owner("author", "kernel author",
+                          f"the process died while the kernel ran on {tier} ({_key(text)}); a crash on a tier that "
+                          "computes is usually the kernel's own out-of-bounds access (an unmasked tl.load or "
+                          "tl.store), and no tool is blamed on the strength of a crash", provisional=True,
+                          settle=f"the repro in a fresh process, and the same case on a tier with red zones "
+                          f"({settle_run(tier)})")
     odd = _odd_one_out(record, others, tier, kind)
     if odd is not None:
         return odd
@@ -239,6 +255,28 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
         who, name = vendor_of(tier)
         return make_owner(who, name, f"the compiler aborted or hung ({kind or 'crash'}): {_key(text)}")
     return _provisional(record, others, tier, kind)
+
+
+def oob_stores(record: Mapping[str, Any]) -> list[str]:
+    """The unmasked tl.store lines behind the red-zone writes a record found (parity.run.redzone); a write with no
+    unmasked store in sight (a lowering that drops a mask) is left to the other rules."""
+    return [line for w in (record.get("oob") or {}).get("writes") or [] for line in w.get("unmasked_stores") or []]
+
+
+def computes(tier: str) -> bool:
+    """A tier whose pass says the kernel's values were right (it ran the kernel), not only that it compiled."""
+    return backend_class(tier).mode != "compile"
+
+
+def failed_at_run_time(record: Mapping[str, Any]) -> bool:
+    """Wrong values, or a process that died running the kernel: a compile tier's pass is no evidence against it."""
+    return is_numeric(record) or died_running(record)
+
+
+def died_running(record: Mapping[str, Any]) -> bool:
+    """A crash on a tier that runs the kernel, outside any compile (a compiler's own abort has compile evidence)."""
+    comp = record.get("compile") or {}
+    return record.get("status") == "crashed" and computes(str(record.get("backend"))) and not comp.get("message")
 
 
 def same_way_elsewhere(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]]) -> list[str]:
@@ -272,7 +310,8 @@ def _odd_one_out(record: Mapping[str, Any], others: Mapping[str, Mapping[str, An
                  kind: str | None) -> dict[str, Any] | None:
     """A vendor verdict where this tier's tool alone fails: the other family passes, none of its own fails."""
     mine = family(tier)
-    other_pass = sorted(t for t, r in others.items() if family(t) != mine and _passes(r))
+    other_pass = sorted(t for t, r in others.items() if family(t) != mine and _passes(r)
+                        and (computes(t) or not failed_at_run_time(record)))
     if not other_pass:
         if interpreted(tier):  # the interpreter against a compiled upstream tier of its own family
             compiled = sorted(t for t, r in others.items() if runs_upstream(t) and _passes(r))

@@ -6,7 +6,9 @@
 - the author, or an owner that is still provisional: AUTHOR.md (the provisional one says whose it most
   likely is and which run settles it);
 - the tier or the environment: TIER.md, a note, never a vendor draft;
-- a vendor bug that a newer release already fixes: TIER.md too, saying which release to upgrade to.
+- a vendor bug that a newer release already fixes: TIER.md too, saying which release to upgrade to;
+- a vendor bug already reported upstream (a limit entry, or a spec's known divergence linking it): TIER.md with
+  the link, never a draft inviting a new report.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from parity.report.findings import fixed_in, reported_upstream, vendor_note
+from parity.report.findings import fixed_in, linked_known, reported_upstream, vendor_note
 
 VENDORS = ("triton", "triton-ascend")
 
@@ -63,13 +65,17 @@ def render_tier(record: Mapping[str, Any], backend: str, command: str | None) ->
     what = "the environment" if owner.get("who") == "environment" else f"the tier itself ({owner.get('name')})"
     fixed = fixed_in(owner)
     reported = reported_upstream(owner) and not fixed
+    link = linked_known(owner)
     head = (f"a {owner.get('name')} bug already fixed in {fixed}: upgrade" if fixed else
+            f"a known {owner.get('name')} divergence, linked upstream" if reported and link else
             f"a {owner.get('name')} bug already reported upstream" if reported else f"a limit of {what}")
     parts = [f"# `{record['kernel']}` [{record['case']}] on {backend}: {head}", "",
              "This is a note, not a new bug report: the bug is filed upstream already (the link below); add this "
              "case there if it shows something the report lacks." if reported else
              "This is a note, not a bug report: do not file it with a vendor or the kernel's author.", "",
              f"Evidence: {owner.get('evidence')}", ""]
+    if link and not fixed:
+        parts += [f"Known upstream: {link} (the spec's known divergence names it).", ""]
     if owner.get("limit"):
         kind = "Known bug" if reported else "Tier limit"
         parts += [f"{kind}: `{owner['limit']}` (parity.triage.limits; its probe retires it once the installed "

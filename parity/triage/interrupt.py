@@ -129,6 +129,20 @@ def settle(record: dict[str, Any]) -> bool:
     return True
 
 
+def drop_drafts(record: dict[str, Any], results_dir: Any) -> None:
+    """Remove the repro dir a settled record pointed at (written before the signal came) and the pointer."""
+    import shutil
+    from pathlib import Path
+
+    rel = record.pop("repro", None)
+    if not rel:
+        return
+    root = Path(results_dir).resolve()
+    where = (root / str(rel)).resolve()
+    if where != root and root in where.parents and where.is_dir():  # only ever inside the results dir
+        shutil.rmtree(where, ignore_errors=True)
+
+
 def interrupted_record(backend: Any, spec: Any, case: Any, suite: str) -> dict[str, Any]:
     """The record of a case the interruption cut before it had one of its own."""
     from parity.results import empty_record

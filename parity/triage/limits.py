@@ -41,20 +41,26 @@ class TierLimit:
     numeric_only: bool = False  # applies to wrong values only, not to errors
     dtypes: tuple[str, ...] = ()  # the case's dtype param must be one of these (empty: any)
     probe: Callable[[], bool | None] | None = None  # True: still holds; False: fixed; None: cannot tell
+    # a further test of the record and the kernel's source that a regex cannot say (an error's size, say)
+    fits: Callable[[Mapping[str, Any], str], bool] | None = None
+    # the record itself proves it (the error is raised inside the tier's own code): no other tier needed
+    evident: bool = False
 
     def matches(self, record: Mapping[str, Any], source: str) -> bool:
         if record.get("backend") not in self.tiers:
             return False
         if self.numeric_only and not is_numeric(record):
             return False
-        if self.dtypes and str((record.get("params") or {}).get("dtype")) not in self.dtypes \
-                and not (self.source and source and re.search(self.source, source)):
+        dtype = (record.get("params") or {}).get("dtype")
+        # a case of another dtype is never this limit's; one with no dtype parameter is, where the source says so
+        if self.dtypes and str(dtype) not in self.dtypes and \
+                (dtype is not None or not (self.source and source and re.search(self.source, source))):
             return False
         if self.message and not re.search(self.message, failure_text(record), re.IGNORECASE | re.DOTALL):
             return False
         if self.source and not (source and re.search(self.source, source)):
             return False
-        return True
+        return self.fits is None or self.fits(record, source)
 
     def holds(self) -> bool:
         """Whether the installed version still has it (a probe that cannot tell keeps the entry)."""
@@ -226,6 +232,25 @@ def _ascend_maps_no_libdevice() -> bool | None:
         return None
 
 
+# TF32 keeps 10 of fp32's 23 mantissa bits (unit roundoff 2^-11 ~ 4.9e-4): a dot's rounding shows as a relative
+# error of a few times that; beyond this the values are wrong, not rounded
+TF32_MAX_ERR_RATIO = 2e-2
+# a dot whose precision is pinned to full fp32: TF32 cannot explain its error
+_FULL_FP32_DOT = re.compile(r"input_precision\s*=\s*['\"](ieee|tf32x3)['\"]|allow_tf32\s*=\s*False")
+
+
+def tf32_rounding(record: Mapping[str, Any], source: str) -> bool:
+    """An fp32 case whose wrong values are TF32's rounding in size: no NaN, err_ratio above zero and within
+    TF32_MAX_ERR_RATIO, and the kernel's dots are not pinned to full fp32."""
+    if str((record.get("params") or {}).get("dtype")) not in ("fp32", "float32"):
+        return False
+    metrics = record.get("metrics") or {}
+    ratio = metrics.get("err_ratio")
+    if metrics.get("nan_count") or not isinstance(ratio, (int, float)) or not 0 < ratio <= TF32_MAX_ERR_RATIO:
+        return False
+    return not _FULL_FP32_DOT.search(source or "")
+
+
 INTERPRETER = "Triton interpreter"
 BF16_SOURCE = r"bfloat16|\bbf16\b"
 
@@ -251,6 +276,14 @@ LIMITS: tuple[TierLimit, ...] = (
               "https://github.com/triton-lang/triton/issues/8825",
               message=r"cannot convert None|NoneType", source=r"libdevice",
               probe=_interpreter_probe("interpret-libdevice")),
+    # the interpreter's own builder or semantic layer lacks an operation: raised inside the interpreter, never
+    # the kernel's (once upstream adds the operation the message no longer occurs, so the entry needs no probe)
+    TierLimit("interpret-builder-gap", ("interpret",), "tier", INTERPRETER,
+              "Triton's interpreter lacks an operation the compiled path has (its InterpreterBuilder or semantic "
+              "layer raises AttributeError / NotImplementedError)",
+              "https://github.com/triton-lang/triton/blob/main/python/triton/runtime/interpreter.py",
+              message=r"(AttributeError|NotImplementedError)\W.{0,8}'Interpreter\w*' object has no attribute|"
+                      r"not supported in interpreter mode", evident=True),
     TierLimit("lowered-truncsfbf2", ("ascend-lowered",), "tier", "ascend-lowered host toolchain",
               "the host's libgcc lacks the soft-float bf16 builtins a lowered module with bf16 arithmetic needs",
               "https://gcc.gnu.org/gcc-13/changes.html", message=r"undefined symbol: __(trunc|extend)\w*bf2",
@@ -272,6 +305,13 @@ LIMITS: tuple[TierLimit, ...] = (
               "libdevice, or tl.math, work", "https://github.com/triton-lang/triton-ascend/issues/2363",
               message=r"cannot convert None|NoneType",
               source=r"triton\.language\.extra(\.libdevice\b| import libdevice)", probe=_ascend_maps_no_libdevice),
+    # a precision class: fp32 tl.dot runs in TF32 on NVIDIA unless the kernel asks for ieee; the author's choice
+    TierLimit("cuda-tf32-dot", ("cuda",), "author", "kernel author",
+              "fp32 tl.dot runs in TF32 on NVIDIA by default (10-bit mantissa), so its values differ from fp64 by "
+              "TF32's rounding: pass input_precision=\"ieee\" to tl.dot for full fp32, or give the spec an fp32 "
+              "tolerance with that reason (triton-ascend computes fp32 dots in ieee, its default, or hf32 only)",
+              "https://triton-lang.org/main/python-api/generated/triton.language.dot.html",
+              source=r"\bdot\(", numeric_only=True, fits=tf32_rounding),
     # language rules: the author's to handle, on the tiers whose language has them
     TierLimit("upstream-erf-fp32-only", ("interpret", "cuda", "cuda-compile"), "author", "kernel author",
               "upstream Triton's tl.erf takes fp32/fp64 only; triton-ascend also takes fp16/bf16",

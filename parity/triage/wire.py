@@ -12,8 +12,14 @@ from parity.triage.decide import decide
 from parity.triage.libraries import library_for, library_rule
 
 
-def settle_interrupted(record: dict[str, Any]) -> bool:
-    return interrupt.settle(record)
+def settle_interrupted(record: dict[str, Any], results_dir: Path | None = None) -> bool:
+    """interrupt.settle; with `results_dir`, a draft the case got before the interruption settled it is removed
+    (an interrupted case has no finding, so no AUTHOR.md or ISSUE.md may speak for it)."""
+    if not interrupt.settle(record):
+        return False
+    if results_dir is not None:
+        interrupt.drop_drafts(record, results_dir)
+    return True
 
 
 def triage_record(record: dict[str, Any], *, family: str | None, kernels: Iterable[Any], results_dir: Path | None,

@@ -59,6 +59,8 @@ class AscendCompileBackend(Backend):
     fallback_hint = SESSION_HINT
     # the plugin copies this pytest option's value into `arch` before prepare()
     arch_option: ClassVar[str] = "--ascend-arch"
+    # triton-ascend's own lowering computes a fit where LLVM 19's tools are; else triton-ascend's interpreter
+    proves_on: ClassVar[tuple[str, ...]] = ("ascend-lowered", "interpret")
     repro_template: ClassVar[str] = "ascend_compile_script"
 
     def __init__(self) -> None:

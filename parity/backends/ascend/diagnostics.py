@@ -47,6 +47,30 @@ def clean_message(text: str) -> str:
     return "\n".join(kept)
 
 
+# triton-ascend's MLIRCompilationError announces its stage; the compiler's output follows, or nothing does
+_ANNOUNCED = re.compile(r"^\[\w+\] encounters error:\s*$")
+
+
+def announced_only(message: str) -> bool:
+    """Whether a cleaned message is only the stage's announcement ("[ConvertLinalgRToBinary] encounters
+    error:"), with no compiler output after it (triton-ascend keeps only what precedes a stack dump)."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    return all(_ANNOUNCED.match(line) for line in lines)
+
+
+def with_own_message(message: str, cause: BaseException | None) -> str:
+    """A message that is only the announcement, completed with the exception triton-ascend wrapped (the failed
+    tool's own error: its command, exit status, and whatever it printed on stdout)."""
+    if not announced_only(message) or cause is None:
+        return message
+    own = f"{type(cause).__name__}: {' '.join(str(cause).split())}"
+    output = getattr(cause, "stdout", None) or getattr(cause, "output", None)
+    if isinstance(output, bytes):
+        output = output.decode("utf-8", "replace")
+    said = clean_message(str(output or "")).strip()
+    return "\n".join(x for x in (message.strip(), own, said[-1500:]) if x)
+
+
 def diagnose(exc_type: str, stage_name: str | None, text: str) -> Diagnosis:
     """What a failed compile tells: its error kind, the last stage produced, and buffer bits.
 

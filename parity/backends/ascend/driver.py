@@ -27,7 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from parity.backends.ascend.arch import ASCEND_ARCHS, AscendArch
-from parity.backends.ascend.diagnostics import clean_message, diagnose, grid_finding, hivmc_only_failure
+from parity.backends.ascend.diagnostics import (
+    clean_message,
+    diagnose,
+    grid_finding,
+    hivmc_only_failure,
+    with_own_message,
+)
 from parity.compile.tools import CompileOnlyDriver
 
 # metadata keys this driver adds; they survive the on-disk cache, so a cache hit still knows its stage
@@ -175,7 +181,8 @@ def _observe_compile(driver: CompileOnlyNPUDriver) -> Callable[..., Any]:
             attempt.ok, attempt.cached = False, False
             attempt.error_kind, attempt.stage_reached = found.error_kind, found.stage_reached
             attempt.ub_bits, attempt.ub_limit_bits = found.ub_bits, found.ub_limit_bits
-            attempt.message = clean_message(text) or f"{type(exc).__name__}: {text}"
+            cleaned = with_own_message(clean_message(text), exc.__cause__ or exc.__context__)
+            attempt.message = cleaned or f"{type(exc).__name__}: {text}"
             recorder.save()
             raise
         attempt.seconds = time.perf_counter() - attempt.started

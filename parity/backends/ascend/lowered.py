@@ -89,6 +89,10 @@ class AscendLoweredBackend(Backend):
         # set while a repro re-runs a case: logs each launch's module and buffers (parity.repro.lowered_repro)
         self.buffer_log: Any = None
 
+    @classmethod
+    def installed(cls) -> str | None:
+        return cls()._missing()
+
     def _missing(self) -> str | None:
         from parity.backends.ascend.cpu_build import find_tools
 

@@ -7,7 +7,10 @@ cuda code path: same kernels, same launchers, same comparison.
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
+import math
 import os
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,6 +22,32 @@ from parity.backends.base import Backend
 
 def _torch_npu() -> Any:
     return importlib.import_module("torch_npu")
+
+
+# What one unit of do_bench_npu's answer is, in ms, by triton-ascend release. 3.2.0 returns the profiler's
+# op_statistic.csv "Avg Time(us)" as it is (collect_single in its python/triton/testing.py), and that column
+# is in microseconds (https://www.hiascend.com/document/detail/en/canncommercial/800/devaids/profiling/
+# atlasprofiling_16_0068.html); later releases document milliseconds. Read as ms, every NPU time was 1000x.
+DO_BENCH_NPU_MS_PER_UNIT = {"3.2": 1e-3}
+
+
+def do_bench_npu_ms_per_unit(version: str | None = None) -> float:
+    """Milliseconds per unit of triton.testing.do_bench_npu's return value for this triton-ascend."""
+    if version is None:
+        try:
+            version = importlib.metadata.version("triton-ascend")
+        except importlib.metadata.PackageNotFoundError:
+            return 1.0
+    return DO_BENCH_NPU_MS_PER_UNIT.get(".".join(version.split(".")[:2]), 1.0)
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    if message not in _WARNED:
+        _WARNED.add(message)
+        warnings.warn(message, stacklevel=3)
 
 
 def cann_version() -> str | None:
@@ -69,13 +98,24 @@ class AscendBackend(Backend):
         torch.npu.empty_cache()  # type: ignore[attr-defined]
 
     def time_ms(self, fn: Callable[[], Any]) -> float:
-        # triton-ascend ships an NPU-aware do_bench; fall back to NPU events where it is absent
+        """Milliseconds per call: triton-ascend's profiler-based do_bench_npu where it works, else NPU events."""
         try:
             from triton.testing import do_bench_npu  # type: ignore[attr-defined]
-
-            return float(do_bench_npu(fn, warmup=10, active=30))
         except ImportError:
-            pass
+            do_bench_npu = None
+        if do_bench_npu is not None:
+            try:
+                raw = float(do_bench_npu(fn, warmup=10, active=30))
+            except ImportError as exc:  # 3.2's reader of the profile imports pandas
+                _warn_once(f"triton.testing.do_bench_npu cannot read its profile ({exc}); timing with "
+                           "torch.npu.Event instead (install pandas for the profiler's kernel times)")
+            else:
+                if math.isfinite(raw) and raw > 0:  # inf: the profiler wrote no op_statistic.csv
+                    return raw * do_bench_npu_ms_per_unit()
+                _warn_once(f"triton.testing.do_bench_npu measured {raw}; timing with torch.npu.Event instead")
+        return self._event_ms(fn)
+
+    def _event_ms(self, fn: Callable[[], Any]) -> float:
         start = torch.npu.Event(enable_timing=True)  # type: ignore[attr-defined]
         end = torch.npu.Event(enable_timing=True)  # type: ignore[attr-defined]
         for _ in range(5):

@@ -235,6 +235,7 @@ class CudaCompileBackend(Backend):
     # the plugin copies this pytest option's value into `arch` before prepare()
     arch_option: ClassVar[str] = "--cuda-arch"
     repro_template: ClassVar[str] = "cuda_compile_script"
+    proves_on: ClassVar[tuple[str, ...]] = ("interpret",)  # the same triton's interpreter computes a fit
 
     def __init__(self) -> None:
         super().__init__()

@@ -1,0 +1,155 @@
+"""Advice is proven by computing: what a fit's proof says, and the change it asks for. Pure functions.
+
+A config that fits is only a fix if the kernel still computes the right answer with it. parity.fit.prove
+runs each fitting config on a tier that computes (ascend-lowered where it is installed, else Triton's
+interpreter) and compares it with the fp64 reference; its answer is the fit's `proof`:
+
+    {"tier": "ascend-lowered", "case": "M=4,N=65536,dtype=fp32",
+     "configs": [{"config": {"BLOCK": 16384}, "was": {"BLOCK": 65536}, "computes": false,
+                  "detail": "output 'out': ...", "grid_scaled": {}}],
+     "kernel_change": "the kernel assumes one block covers the row: ...", "why_not": null}
+
+`computes` is True (the fp64 answer within the spec's tolerance), False (wrong), or None (not run: the
+tier could not run it, or the launch never passed the constexpr); `why_not` says why nothing was run.
+The kernel source tells which change a wrong answer asks for (`kernel_change`): a block constexpr that no
+loop steps by and no program id scales assumes one block covers its whole extent.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+
+def _parse(source: str) -> ast.AST | None:
+    try:
+        return ast.parse(textwrap.dedent(source))
+    except SyntaxError:
+        return None
+
+
+def _is_name(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _program_id_axis(node: ast.AST) -> int | None:
+    """The axis of a `tl.program_id(axis)` call, or None."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name))):
+        return None
+    func = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
+    if func != "program_id":
+        return None
+    arg = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "axis"), None)
+    return arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, int) else None
+
+
+def grid_axes(source: str, name: str) -> set[int]:
+    """The grid axes whose program id the kernel multiplies by the constexpr `name` (`pid * BLOCK`):
+    a launcher that sizes its grid from `name` launches more programs along them as `name` shrinks."""
+    tree = _parse(source)
+    if tree is None:
+        return set()
+    pids: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            axis = _program_id_axis(node.value)
+            if axis is not None:
+                pids[node.targets[0].id] = axis
+    axes = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            for a, b in ((node.left, node.right), (node.right, node.left)):
+                if _is_name(b, name):
+                    axis = _program_id_axis(a)
+                    if axis is None and isinstance(a, ast.Name):
+                        axis = pids.get(a.id)
+                    if axis is not None:
+                        axes.add(axis)
+    return axes
+
+
+def loops_over(source: str, name: str) -> bool:
+    """Whether a loop of the kernel uses `name` in its range (`for start in range(0, N, BLOCK)`)."""
+    tree = _parse(source)
+    if tree is None:
+        return True  # unknown: never claim the kernel lacks a loop
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.For, ast.While)):
+            header = node.iter if isinstance(node, ast.For) else node.test
+            if any(_is_name(n, name) for n in ast.walk(header)):
+                return True
+    return False
+
+
+def kernel_change(source: str, wrong: Mapping[str, Any]) -> str:
+    """The change a config that fits but computes wrong asks of the kernel (`wrong`: a proof entry)."""
+    changed = [k for k, v in (wrong.get("config") or {}).items() if (wrong.get("was") or {}).get(k) != v]
+    was = wrong.get("was") or {}
+    config = ", ".join(f"{k}={v}" for k, v in (wrong.get("config") or {}).items())
+    for key in changed if source.strip() else ():  # without the source, claim no missing loop
+        if not loops_over(source, key) and not grid_axes(source, key):
+            return (f"the kernel assumes one block covers the row: with {key}={was.get(key)} one block spans it, "
+                    f"at {config} each program computes only its first {wrong['config'][key]} elements; add a loop "
+                    f"over the row in steps of {key} (for start in range(0, N, {key})), then cap {key}")
+    return (f"at {config} the kernel computes a different answer, so a smaller tile is no fix as it stands: "
+            f"its result depends on {', '.join(changed) or 'the config'} beyond the tile size")
+
+
+def proven_configs(proof: Mapping[str, Any] | None) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]],
+                                                             list[Mapping[str, Any]]]:
+    """(those that compute the fp64 answer, those that compute wrong, those not run)."""
+    entries = list((proof or {}).get("configs") or [])
+    return ([e for e in entries if e.get("computes") is True], [e for e in entries if e.get("computes") is False],
+            [e for e in entries if e.get("computes") is None])
+
+
+def verdict_words(proof: Mapping[str, Any] | None) -> str:
+    """What the proof found, in a few words, for the fit's answer."""
+    if not proof:
+        return "compiled only; not run on a tier that computes"
+    if proof.get("why_not"):
+        return f"compiled only; not run: {proof['why_not']}"
+    right, wrong, unrun = proven_configs(proof)
+    tier, case = proof.get("tier"), proof.get("case")
+    if wrong:
+        shown = ", ".join(label(e["config"]) for e in wrong)
+        return f"computes WRONG on {tier} at {case} ({shown})"
+    if right and not unrun:
+        return f"each computes the fp64 answer on {tier} at {case}"
+    if right:
+        return (f"{len(right)} of {len(right) + len(unrun)} compute the fp64 answer on {tier} at {case}; "
+                f"not run: {unrun[0].get('detail')}")
+    return f"compiled only; not run on {tier}: {unrun[0].get('detail') if unrun else 'no config'}"
+
+
+def label(config: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in config.items()) or "(no constexpr changed)"
+
+
+def change(fit: Mapping[str, Any]) -> str | None:
+    """The "change:" advice, only as strong as its proof: the cap where its configs compute the fp64 answer,
+    the kernel's own change where one computes wrong, the cap marked unproven otherwise."""
+    proof = fit.get("proof")
+    cap = fit.get("cap")
+    right, wrong, _ = proven_configs(proof)
+    if wrong:
+        return proof.get("kernel_change") or verdict_words(proof)  # type: ignore[union-attr]
+    if not cap:
+        return None
+    if not fit.get("fitting"):
+        return cap  # row blocks: a change to the launcher that no config here stands for, worded as such
+    if right and not fit.get("proof", {}).get("why_not"):
+        return f"{cap}; proven: {verdict_words(proof)}"
+    return f"{cap} (compiles; not proven to compute: {verdict_words(proof)})"
+
+
+def is_fix(fit: Mapping[str, Any]) -> bool:
+    """Whether the fit's fitting configs may be called a fix: each one run computes the fp64 answer."""
+    right, wrong, _ = proven_configs(fit.get("proof"))
+    return bool(right) and not wrong
+
+
+def entries_summary(entries: Sequence[Mapping[str, Any]]) -> str:
+    return "; ".join(f"{label(e['config'])}: {e.get('detail') or ''}".rstrip(": ") for e in entries)

@@ -1,0 +1,134 @@
+"""Before the fit advisor calls a config a fix, it runs it: each fit's configs on a tier that computes.
+
+A compile tier's fit search proves only that a config compiles. Here every fit of a case (parity.fit's
+`fit` on its overflowing records) gets a `proof` (parity.fit.proof): its fitting configs run on the
+first tier the compile tier names in `Backend.proves_on` that is installed here (ascend-lowered for
+ascend-compile where LLVM 19's tools are, else Triton's interpreter), in a fresh process
+(parity.fit.prove_run), and are compared with the fp64 reference at the case's own shape. A config that
+computes wrong turns the advice into the kernel change it needs (parity.fit.proof.kernel_change).
+`PARITY_NO_PROOF=1` skips the runs; the advice then says it is not proven.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from parity.fit.proof import kernel_change
+from parity.fit.prove_run import PROOF_MARK
+
+PROOF_TIMEOUT_S = 300.0  # one child proves every config of a fit; the case's own timeout is 900 s
+
+
+def disabled() -> bool:
+    return os.environ.get("PARITY_NO_PROOF", "") not in ("", "0")
+
+
+def proof_tier(backend: Any) -> tuple[str | None, str]:
+    """(the tier that proves this compile tier's advice, or None; why it is that one, or why none)."""
+    from parity.backends import backend_class
+
+    tried = []
+    for name in getattr(backend, "proves_on", ()):
+        missing = _missing(backend_class(name))
+        if missing is None:
+            return name, ""
+        tried.append(f"{name}: {missing}")
+    return None, "; ".join(tried) or f"{backend.name} names no tier that computes its configs"
+
+
+def _missing(cls: type) -> str | None:
+    """Why a tier cannot run here, without preparing it in this process (a compile tier is active)."""
+    probe = getattr(cls, "installed", None)
+    return probe() if callable(probe) else None
+
+
+def spec_location(spec: Any) -> tuple[str, str | None]:
+    """(module, file) of the module whose SPECS holds `spec`: the child imports it again."""
+    for name, module in list(sys.modules.items()):
+        specs = getattr(module, "SPECS", None)
+        if isinstance(specs, (list, tuple)) and any(s is spec for s in specs):
+            return name, getattr(module, "__file__", None)
+    module = getattr(spec.launch, "__module__", None) or ""
+    return module, getattr(sys.modules.get(module), "__file__", None)
+
+
+def _child_env(tier: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("TRITON_INTERPRET", None)
+    if tier == "interpret":
+        env["TRITON_INTERPRET"] = "1"  # read when @triton.jit decorates, before the spec module imports
+    paths = [os.getcwd(), *[p for p in sys.path if p and os.path.isdir(p)]]
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    return env
+
+
+def run_proof(tier: str, spec: Any, params: Mapping[str, Any], seed: int, kernel: str,
+              configs: Sequence[Mapping[str, Any]], timeout_s: float = PROOF_TIMEOUT_S) -> dict[str, Any]:
+    """The child's answer: {"configs": [...]} or {"error": why}."""
+    module, file = spec_location(spec)
+    request = {"backend": tier, "module": module, "file": file, "spec": spec.name, "params": repr(dict(params)),
+               "seed": seed, "kernel": kernel, "configs": [dict(c) for c in configs]}
+    try:
+        done = subprocess.run([sys.executable, "-m", "parity.fit.prove_run"], input=json.dumps(request, default=str),
+                              capture_output=True, text=True, timeout=timeout_s, env=_child_env(tier), check=False)
+    except subprocess.TimeoutExpired:
+        return {"error": f"no answer within {timeout_s:g} s"}
+    for line in reversed(done.stdout.splitlines()):
+        if line.startswith(PROOF_MARK):
+            return json.loads(line[len(PROOF_MARK):])
+    tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+    return {"error": f"the proof's child exited {done.returncode} without an answer: {' | '.join(tail)[:300]}"}
+
+
+def kernel_source(spec: Any, kernel: str) -> str:
+    from parity.compile.counter import base_jit_function, kernel_name
+    from parity.fit.prove_run import source_text as source_of
+
+    for k in spec.kernels:
+        if kernel_name(k) == kernel:
+            return source_of(base_jit_function(k))
+    return ""
+
+
+def prove_fit(fit: dict[str, Any], kernel: str, spec: Any, params: Mapping[str, Any], case_id: str, seed: int,
+              backend: Any) -> None:
+    """Give one fit its `proof` (in place)."""
+    if not fit.get("fitting"):
+        return  # nothing is called a fix (row blocks compute another problem: the porter judges those)
+    tier, why = proof_tier(backend)
+    proof: dict[str, Any] = {"tier": tier, "case": case_id, "configs": [], "kernel_change": None, "why_not": None}
+    if disabled():
+        proof["why_not"] = "PARITY_NO_PROOF is set"
+    elif tier is None:
+        proof["why_not"] = f"no tier that computes is installed here ({why})"
+    else:
+        answer = run_proof(tier, spec, params, seed, kernel, [f["config"] for f in fit["fitting"]])
+        if answer.get("error"):
+            proof["why_not"] = f"{tier}: {answer['error']}"
+        proof["configs"] = answer.get("configs") or []
+        wrong = next((e for e in proof["configs"] if e.get("computes") is False), None)
+        if wrong is not None:
+            proof["kernel_change"] = kernel_change(kernel_source(spec, kernel), wrong)
+    fit["proof"] = proof
+
+
+def attach(records: Sequence[dict[str, Any]], compiles: Sequence[Mapping[str, Any]], spec: Any, case: Any,
+           seed: int, backend: Any) -> None:
+    """Prove every distinct fit of a case's records (the records of `compiles`, in order). Never raises:
+    a proof that cannot run says why in its `why_not`."""
+    done: set[int] = set()
+    for record, compile_ in zip(records, compiles, strict=False):
+        fit = record.get("fit")
+        if not fit or id(fit) in done:
+            continue
+        done.add(id(fit))
+        try:
+            prove_fit(fit, str(compile_.get("kernel")), spec, case.params, case.id, seed, backend)
+        except Exception as exc:
+            fit["proof"] = {"tier": None, "case": case.id, "configs": [], "kernel_change": None,
+                            "why_not": f"the proof raised {type(exc).__name__}: {str(exc)[:200]}"}

@@ -1,0 +1,174 @@
+"""The proof's child: run one case with a fitting config on a tier that computes, against fp64.
+
+`python -m parity.fit.prove_run` reads a JSON request on stdin and prints one JSON answer line after
+PROOF_MARK. It is a fresh process because the tier that computes is not the compile tier that asked:
+the interpreter decides at decoration time (TRITON_INTERPRET=1), and ascend-lowered installs its own
+driver. Each config's constexprs replace what the launcher passed to the fit's kernel, on its way into
+Triton's run (a layer on JITFunction.run / InterpretedFunction.run). Where the kernel multiplies a
+program id by a changed constexpr and the launcher passed a fixed grid, that grid axis is scaled as a
+launcher that sizes its grid from the constexpr would. Compile options in a config (stages, warps,
+multibuffer) are left as launched: they change no arithmetic on a CPU tier.
+
+Request: {"backend", "module", "file", "spec", "params" (a Python literal), "seed", "kernel", "configs"}.
+Answer: {"configs": [{"config", "was", "computes", "status", "detail", "grid_scaled"}]} or {"error": ...}.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import importlib
+import importlib.util
+import inspect
+import json
+import sys
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+PROOF_MARK = "PARITY-PROOF:"
+
+
+def _spec_module(module: str, file: str | None) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        if not file:
+            raise
+    loaded = importlib.util.spec_from_file_location(module, file)
+    if loaded is None or loaded.loader is None:
+        raise ImportError(f"cannot load {file}")
+    mod = importlib.util.module_from_spec(loaded)
+    sys.modules[module] = mod
+    loaded.loader.exec_module(mod)
+    return mod
+
+
+def _arg_names(fn_obj: Any) -> list[str]:
+    names = getattr(fn_obj, "arg_names", None)
+    if names:
+        return list(names)
+    fn = getattr(fn_obj, "fn", fn_obj)
+    try:
+        return list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return []
+
+
+def source_text(fn_obj: Any) -> str:
+    src = getattr(fn_obj, "src", None)
+    if src:
+        return str(src)
+    try:
+        return inspect.getsource(getattr(fn_obj, "fn", fn_obj))
+    except (OSError, TypeError):
+        return ""
+
+
+@contextlib.contextmanager
+def overridden(kernel: str, constexprs: Mapping[str, Any], log: dict[str, Any]) -> Iterator[None]:
+    """Launches of the kernel named `kernel` get `constexprs` in place of what the launcher passed;
+    `log` gets "was" (the launcher's values) and "grid_scaled" (axis -> factor)."""
+    from parity.fit.proof import grid_axes
+    from parity.seams.jit import interpreted_run, jit_run
+
+    def layer(inner: Any, self_: Any, *args: Any, **kwargs: Any) -> Any:
+        if getattr(getattr(self_, "fn", None), "__name__", None) != kernel:
+            return inner(self_, *args, **kwargs)
+        names, args = _arg_names(self_), list(args)
+        was: dict[str, Any] = {}
+        for key, value in constexprs.items():
+            if key in kwargs:
+                was[key], kwargs[key] = kwargs[key], value
+            elif key in names and names.index(key) < len(args):
+                index = names.index(key)
+                was[key], args[index] = args[index], value
+        grid = kwargs.get("grid")
+        if was and isinstance(grid, (tuple, list)):  # a fixed grid: scale the axes a program id tiles by
+            source, new_grid = source_text(self_), list(grid)
+            for key, old in was.items():
+                new = constexprs[key]
+                if not (isinstance(old, int) and isinstance(new, int) and new and old % new == 0):
+                    continue
+                for axis in grid_axes(source, key):
+                    if axis < len(new_grid):
+                        new_grid[axis] = int(new_grid[axis]) * (old // new)
+                        log.setdefault("grid_scaled", {})[str(axis)] = old // new
+            kwargs["grid"] = type(grid)(new_grid)
+        log.setdefault("was", {}).update(was)
+        return inner(self_, *args, **kwargs)
+
+    seams = [jit_run(), *([s] if (s := interpreted_run()) is not None else [])]
+    with contextlib.ExitStack() as stack:
+        for one in seams:
+            stack.enter_context(one.layer(layer))
+        yield
+
+
+def _constexprs(spec: Any, kernel: str, config: Mapping[str, Any]) -> dict[str, Any]:
+    """The keys of `config` that are parameters of the kernel (the rest are compile options)."""
+    from parity.compile.counter import base_jit_function, kernel_name
+
+    params = next((_arg_names(base_jit_function(k)) for k in spec.kernels if kernel_name(k) == kernel), None)
+    return {k: v for k, v in config.items() if params is None or k in params}
+
+
+def prove(request: Mapping[str, Any]) -> dict[str, Any]:
+    from parity.backends import get_backend
+    from parity.context import set_current_backend
+    from parity.paths import point_triton_at, triton_cache_dir
+    from parity.run.refcache import ReferenceCache
+    from parity.run.runner import run_case
+    from parity.spec import Case
+
+    backend = get_backend(request["backend"])
+    set_current_backend(backend.name)
+    if backend.mode != "compile":
+        point_triton_at(triton_cache_dir(backend.name))
+    backend.prepare()
+    reason = backend.unavailable()
+    if reason:
+        return {"error": f"{backend.name} is unavailable here: {reason}"}
+    module = _spec_module(request["module"], request.get("file"))
+    spec = next((s for s in getattr(module, "SPECS", []) if s.name == request["spec"]), None)
+    if spec is None:
+        return {"error": f"no spec {request['spec']!r} in {request['module']}"}
+    case = Case(ast.literal_eval(request["params"]))
+    answers, seen = [], []
+    for config in request["configs"]:
+        constexprs = _constexprs(spec, request["kernel"], config)
+        if constexprs in seen:
+            continue
+        seen.append(constexprs)
+        log: dict[str, Any] = {}
+        with overridden(request["kernel"], constexprs, log):
+            record, _ = run_case(spec, case, backend, seed=request["seed"], cache=ReferenceCache(enabled=False))
+        status = record["status"]
+        applied = bool(log.get("was"))
+        computes = (status in ("passed", "xpassed")) if applied and status in ("passed", "xpassed", "failed") \
+            else None
+        detail = record.get("reason") or ""
+        if not applied:
+            detail = (f"the launch never passed {', '.join(constexprs) or 'a constexpr'} to {request['kernel']}: "
+                      "nothing was changed")
+        elif computes:
+            m = record.get("metrics") or {}
+            detail = f"max_abs_err {m.get('max_abs_err', 0):.3g} within the spec's tolerance"
+        elif status not in ("failed",):
+            detail = f"{status}: {detail}"
+        answers.append({"config": constexprs, "was": log.get("was", {}), "computes": computes, "status": status,
+                        "detail": detail[:400], "grid_scaled": log.get("grid_scaled", {})})
+    return {"configs": answers}
+
+
+def main() -> None:
+    request = json.loads(sys.stdin.read())
+    try:
+        answer = prove(request)
+    except Exception as exc:  # the answer says why nothing was proven; the asking tier carries on
+        answer = {"error": f"{type(exc).__name__}: {str(exc)[:300]}"}
+    sys.stdout.write("\n" + PROOF_MARK + json.dumps(answer, default=str) + "\n")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,217 @@
+"""The bundle: one directory that holds a recorded workload's launches, readable without running any code.
+
+    bundle.json                      header: format, schema, command, options, the recording host's versions
+    manifest-<pid>.jsonl             one JSON object per line, each process its own file:
+                                       {"type": "process"}  the process and its environment
+                                       {"type": "launch"}   one kept launch (kernel, args, grid, buffers, outputs)
+                                       {"type": "unrecorded"} a launch that could not be kept, with the reason
+                                       {"type": "counts"}   per dedupe key: kept and seen; the budget's state
+    tensors/<launch id>.safetensors  the launch's buffers: `before.<buffer>` (the bytes it started from) and
+                                     `after.<buffer>` (the bytes it left, for each storage it changed)
+    sources/<sha>.py                 a kernel's captured source with its @triton.jit helpers (for replay
+                                     where its module is not importable)
+
+Tensors are safetensors only, never pickle: loading a bundle someone else wrote runs no code. A file
+a bundle may not hold (a pickle, a torch.save archive, anything else) makes the whole bundle refused.
+Each launch's tensor file is written before its manifest line and renamed into place, so a bundle
+cut at any moment (Ctrl-C, a kill) is valid up to its last line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+FORMAT = "parity-record-bundle"
+SCHEMA = 1
+HEADER = "bundle.json"
+MANIFEST_GLOB = "manifest-*.jsonl"
+TENSORS = "tensors"
+SOURCES = "sources"
+ALLOWED_SUFFIXES = {HEADER: None, ".jsonl": None, ".safetensors": TENSORS, ".py": SOURCES}
+PICKLE_MAGIC = (b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05")
+ZIP_MAGIC = b"PK\x03\x04"  # torch.save's archive, which holds a pickle
+
+
+class BundleError(RuntimeError):
+    """A bundle (or one file of it) cannot be read; the message names the file and what to do."""
+
+
+# ---------------------------------------------------------------- writing
+
+
+def write_header(root: Path, command: list[str], options: dict[str, Any], env: dict[str, Any]) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / TENSORS).mkdir(exist_ok=True)
+    (root / SOURCES).mkdir(exist_ok=True)
+    header = {"format": FORMAT, "schema": SCHEMA, "command": command, "options": options, "env": env}
+    _atomic_bytes(root / HEADER, (json.dumps(header, indent=1, sort_keys=True) + "\n").encode())
+
+
+def _atomic_bytes(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def write_tensors(root: Path, launch_id: str, tensors: dict[str, torch.Tensor]) -> tuple[str, int]:
+    """The launch's tensor file (renamed into place whole); returns its path in the bundle and its size."""
+    from safetensors.torch import save
+
+    data = save({k: v.contiguous() for k, v in tensors.items()})
+    rel = f"{TENSORS}/{launch_id}.safetensors"
+    _atomic_bytes(root / rel, data)
+    return rel, len(data)
+
+
+def write_source(root: Path, name: str, text: str) -> str:
+    rel = f"{SOURCES}/{name}.py"
+    (root / SOURCES).mkdir(parents=True, exist_ok=True)
+    if not (root / rel).exists():
+        _atomic_bytes(root / rel, text.encode())
+    return rel
+
+
+class ManifestWriter:
+    """This process's manifest file; every line is flushed as it is written."""
+
+    def __init__(self, root: Path) -> None:
+        self.path = root / f"manifest-{os.getpid()}.jsonl"
+        self._fh = open(self.path, "a", encoding="utf-8")  # open for the process's life
+
+    def write(self, entry: dict[str, Any]) -> None:
+        self._fh.write(json.dumps({"schema": SCHEMA, **entry}, sort_keys=True) + "\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        self._fh.close()
+
+
+def size_on_disk(root: Path) -> int:
+    return sum(e.stat().st_size for sub in (TENSORS, SOURCES) if (root / sub).is_dir()
+               for e in os.scandir(root / sub) if e.is_file())
+
+
+# ---------------------------------------------------------------- reading
+
+
+@dataclass
+class Bundle:
+    root: Path
+    header: dict[str, Any]
+    launches: list[dict[str, Any]]
+    unrecorded: list[dict[str, Any]] = field(default_factory=list)
+    processes: list[dict[str, Any]] = field(default_factory=list)
+    counts: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # lines skipped, each naming its file
+
+    def tensors(self, launch: dict[str, Any], prefix: str) -> dict[str, torch.Tensor]:
+        return read_tensors(self.root / launch["tensors"], prefix)
+
+    def dropped(self) -> dict[str, int]:
+        """Launches seen but not kept, per dedupe key (from every process that finished its counts)."""
+        out: dict[str, int] = {}
+        for c in self.counts:
+            for key, n in c.get("keys", {}).items():
+                out[key] = out.get(key, 0) + max(0, n["seen"] - n["kept"])
+        return out
+
+
+def _check_schema(what: str, schema: Any) -> None:
+    if not isinstance(schema, int):
+        raise BundleError(f"{what}: no integer `schema`; not a parity record bundle (record one with "
+                          "`parity record --out DIR -- CMD`)")
+    if schema > SCHEMA:
+        raise BundleError(f"{what}: written with bundle schema {schema}, newer than this parity reads "
+                          f"(schema {SCHEMA}); replay it with the parity release that recorded it, or upgrade parity")
+
+
+def refuse_foreign_files(root: Path) -> None:
+    """Every file must be one a bundle holds; a pickle or a torch.save archive refuses the whole bundle."""
+    for path in sorted(root.rglob("*")):
+        if not path.is_file() or path.name.startswith("."):
+            continue
+        rel = path.relative_to(root)
+        with open(path, "rb") as fh:
+            head = fh.read(4)
+        if head[:2] in PICKLE_MAGIC or head == ZIP_MAGIC:
+            raise BundleError(f"{path}: holds a pickle (or a torch.save archive); a bundle holds tensors only "
+                              "as safetensors, so this bundle is refused: loading a pickle would run code. "
+                              "Record it again with `parity record`")
+        suffix = HEADER if path.name == HEADER else path.suffix
+        where = ALLOWED_SUFFIXES.get(suffix, "?")
+        if where == "?" or (where is not None and rel.parts[0] != where) or (where is None and len(rel.parts) > 1):
+            raise BundleError(f"{path}: a bundle holds no such file (only {HEADER}, manifest-*.jsonl, "
+                              f"{TENSORS}/*.safetensors, {SOURCES}/*.py); remove it or record the bundle again")
+
+
+def load_bundle(root: Path | str) -> Bundle:
+    """The bundle's header and manifest lines; a broken line is skipped and named in `problems`."""
+    root = Path(root)
+    if not (root / HEADER).is_file():
+        raise BundleError(f"{root}: no {HEADER}; pass the directory `parity record --out DIR` wrote")
+    refuse_foreign_files(root)
+    try:
+        header = json.loads((root / HEADER).read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BundleError(f"{root / HEADER}: not JSON ({exc}); the bundle's header is damaged, record it again") \
+            from None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise BundleError(f"{root / HEADER}: not a parity record bundle header (format {FORMAT!r} expected)")
+    _check_schema(str(root / HEADER), header.get("schema"))
+    bundle = Bundle(root, header, [])
+    for path in sorted(root.glob(MANIFEST_GLOB)):
+        for n, entry in _lines(path, bundle.problems):
+            _check_schema(f"{path}:{n}", entry.get("schema"))
+            kind = entry.get("type")
+            target = {"launch": bundle.launches, "unrecorded": bundle.unrecorded, "process": bundle.processes,
+                      "counts": bundle.counts}.get(kind)
+            if target is None:
+                bundle.problems.append(f"{path}:{n}: unknown entry type {kind!r}, skipped")
+                continue
+            target.append(entry)
+    bundle.launches.sort(key=lambda e: (e.get("order", 0), e["id"]))
+    for problem in bundle.problems:
+        warnings.warn(problem, stacklevel=2)
+    return bundle
+
+
+def _lines(path: Path, problems: list[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.append(f"{path}: unreadable ({exc}); its launches are left out")
+        return
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            problems.append(f"{path}:{n}: not a complete JSON line (a recording cut mid-write?); skipped")
+            continue
+        if isinstance(entry, dict):
+            yield n, entry
+        else:
+            problems.append(f"{path}:{n}: not a JSON object; skipped")
+
+
+def read_tensors(path: Path, prefix: str) -> dict[str, torch.Tensor]:
+    """The tensors of one launch file whose names start with `prefix` ("before." or "after."), by buffer."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load
+
+    try:
+        found = load(path.read_bytes())
+    except (OSError, SafetensorError, ValueError) as exc:
+        raise BundleError(f"bundle file {path} is truncated or corrupt ({exc}); this launch cannot be replayed "
+                          "(the bundle's other launches still are); record the workload again to get it back") \
+            from None
+    return {k[len(prefix):]: v for k, v in found.items() if k.startswith(prefix)}

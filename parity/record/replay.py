@@ -1,0 +1,300 @@
+"""Replay: each kept launch of a bundle as a case of a KernelSpec, so it runs through the same pipeline.
+
+One spec per recorded kernel (its family: the kernel's module), one case per kept launch. The inputs
+are the recorded buffers' bytes before the launch; the launch rebuilds every view and pointer table
+over them and calls the kernel with the recorded grid, arguments and options (the config its tuner
+chose included), so no tuner runs again. The "reference" is what the recording left: the bytes of each
+storage the launch changed, compared at the output dtype's tolerance (REPLAY_TOLERANCES, stated in
+every record). On the compile tiers the same launch compiles each recorded specialization.
+
+The kernel comes from its module where that imports here and its source hash matches the recording;
+otherwise from the source captured with the bundle, and the record's params say which (`kernel_from`).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import re
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from parity.record.bundle import Bundle, BundleError, load_bundle
+from parity.spec import DEFAULT_TOLERANCES, Case, KernelSpec, Tolerance
+
+REPLAY_TOLERANCES: dict[str, Tolerance] = {
+    **DEFAULT_TOLERANCES,
+    "fp8": Tolerance(rtol=0.125, atol=1e-3, reason="fp8 keeps 2-3 mantissa bits: one rounding is up to 1/8 relative"),
+    "int": Tolerance(rtol=0.0, atol=0.0, reason="integer and boolean outputs are exact"),
+    "bytes": Tolerance(rtol=0.0, atol=0.0, reason="a storage reached only through a pointer table is compared "
+                                                   "byte for byte"),
+}
+TOLERANCE_KEYS = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64"}
+# loosest first: a launch with outputs of several dtypes is judged at the loosest one's tolerance
+LOOSENESS = ("fp8", "bf16", "fp16", "fp32", "fp64", "int", "bytes")
+FLOAT_LITERAL = re.compile(r"^float\('(-?inf|nan)'\)$")
+
+
+class NotReplayable(RuntimeError):
+    """This launch cannot run on this tier or from this bundle; a skip with the reason, never a failure."""
+
+    parity_skip = True
+
+
+def torch_dtype(name: str) -> torch.dtype:
+    dtype = getattr(torch, name, None)
+    if not isinstance(dtype, torch.dtype):
+        raise NotReplayable(f"dtype {name!r} does not exist in this torch ({torch.__version__})")
+    return dtype
+
+
+def tolerance_key(dtype: str) -> str:
+    if dtype in TOLERANCE_KEYS:
+        return TOLERANCE_KEYS[dtype]
+    if dtype.startswith("float8"):
+        return "fp8"
+    return "bytes" if dtype == "uint8" else "int"
+
+
+def decode(value: Mapping[str, Any], views: Mapping[str, torch.Tensor]) -> Any:
+    """One recorded argument: a tensor view, a triton dtype or a plain literal (never evaluated code)."""
+    if "tensor" in value:
+        return views[value["tensor"]]
+    if "tl_dtype" in value:
+        import triton.language as tl
+
+        return tl.dtype(value["tl_dtype"])
+    text = value["literal"]
+    m = FLOAT_LITERAL.match(text)
+    return float(m.group(1)) if m else ast.literal_eval(text)
+
+
+# ---------------------------------------------------------------- the kernel
+
+
+def _captured_module(bundle: Bundle, info: Mapping[str, Any]) -> Any:
+    """The captured source as a module file in parity's cache (Triton reads a kernel's source from its file)."""
+    from parity.paths import cache_root
+
+    text = (bundle.root / info["source"]).read_text(encoding="utf-8")
+    name = "parity_replay_" + hashlib.sha256(text.encode()).hexdigest()[:16]
+    if name in sys.modules:
+        return sys.modules[name]
+    path = cache_root() / "replay-sources" / f"{name}.py"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def resolve_kernel(bundle: Bundle, info: Mapping[str, Any]) -> tuple[Any, str]:
+    """(the JITFunction to launch, where it came from); raises NotReplayable with both reasons."""
+    from parity.compile.counter import base_jit_function
+    from parity.repro.source import python_function
+
+    module, qualname = info.get("module", "?"), info.get("qualname", "?")
+    if module == "__main__" or "<locals>" in qualname or qualname == "?":
+        why = f"{module}.{qualname} is defined in a script or inside a function, so it cannot be imported"
+    else:
+        try:
+            obj: Any = importlib.import_module(module)
+            for part in qualname.split("."):
+                obj = getattr(obj, part)
+            src = inspect.getsource(python_function(obj))
+            if hashlib.sha256(src.encode()).hexdigest()[:16] == info.get("source_hash"):
+                return base_jit_function(obj), "module"
+            why = f"{module}.{qualname} here has other source than the recorded kernel"
+        except Exception as exc:  # any import failure: the captured source is the fallback
+            why = f"{module}.{qualname} does not import here ({type(exc).__name__}: {str(exc)[:200]})"
+    if info.get("source"):
+        try:
+            found = getattr(_captured_module(bundle, info), info["entry"])
+        except Exception as exc:
+            raise NotReplayable(f"{why}; its captured source does not load either: {type(exc).__name__}: "
+                                f"{str(exc)[:300]}") from None
+        return found, f"captured source ({why})"
+    raise NotReplayable(f"{why}; and the recording kept no source: {info.get('source_error', 'unknown reason')}")
+
+
+# ---------------------------------------------------------------- one launch
+
+
+def output_names(entry: Mapping[str, Any], params: list[str]) -> dict[str, str]:
+    """Buffer key -> a readable output name: the kernel parameter whose view reaches it first."""
+    names: dict[str, str] = {}
+    args = [*entry["args"], *entry["kwargs"].values()]
+    arg_names = [*(params[i] if i < len(params) else f"arg{i}" for i in range(len(entry["args"]))),
+                 *entry["kwargs"]]
+    for name, value in zip(arg_names, args, strict=True):
+        if "tensor" in value:
+            names.setdefault(entry["views"][value["tensor"]]["buffer"], name)
+    return {b: names.get(b, b) for b in entry["outputs"]}
+
+
+def output_dtype(entry: Mapping[str, Any], buffer: str) -> str:
+    return next((v["dtype"] for v in entry["views"].values() if v["buffer"] == buffer), "uint8")
+
+
+def typed(flat: torch.Tensor, dtype: str) -> torch.Tensor:
+    """A uint8 buffer as a 1-D tensor of `dtype` (a trailing partial element is left out)."""
+    dt = torch_dtype(dtype)
+    size = torch.empty((), dtype=dt).element_size()
+    return flat[: flat.numel() // size * size].view(dt)
+
+
+def build_views(entry: Mapping[str, Any], buffers: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    views = {}
+    for key, v in entry["views"].items():
+        flat = typed(buffers[v["buffer"]], v["dtype"])
+        views[key] = flat.as_strided(v["shape"], v["stride"], flat.storage_offset() + v["offset"])
+    for key, table in entry["pointers"].items():  # addresses of this run's buffers, as the recording's were
+        values = [buffers[e[0]].data_ptr() + e[1] if isinstance(e, list) else e for e in table]
+        views[key].view(-1).copy_(torch.tensor(values, dtype=views[key].dtype))
+    return views
+
+
+def launch_entry(kernel: Any, entry: Mapping[str, Any], inputs: Mapping[str, Any],
+                 names: Mapping[str, str]) -> dict[str, torch.Tensor]:
+    views = build_views(entry, inputs)
+    args = [decode(a, views) for a in entry["args"]]
+    kwargs = {k: decode(v, views) for k, v in entry["kwargs"].items()}
+    kwargs = {k: v for k, v in kwargs.items() if v is not None or k not in entry.get("options", {})}
+    kernel[tuple(entry["grid"])](*args, **kwargs)
+    return {names[b]: typed(inputs[b], output_dtype(entry, b)) for b in entry["outputs"]}
+
+
+def _run_tier() -> bool:
+    from parity.context import backend_facets, current_backend
+
+    name = current_backend()
+    return name is None or backend_facets(name).mode != "compile"
+
+
+# ---------------------------------------------------------------- specs
+
+
+def _spec_name(info: Mapping[str, Any], taken: set[str]) -> str:
+    base = re.sub(r"\W", "_", str(info.get("name", "kernel"))) or "kernel"
+    name = base if base not in taken else f"{base}_{info.get('id', 'x')[:6]}"
+    taken.add(name)
+    return name
+
+
+def kernel_spec(bundle: Bundle, entries: list[dict[str, Any]], name: str) -> KernelSpec:
+    info = entries[0]["kernel"]
+    params = [p[0] for p in info.get("params") or []]
+    try:
+        kernel, origin = resolve_kernel(bundle, info)
+        missing = None
+    except NotReplayable as exc:
+        kernel, origin, missing = f"<not replayable: {info.get('qualname')}>", "none", str(exc)
+    tensor_cache: dict[tuple[str, str], dict[str, torch.Tensor]] = {}
+
+    def tensors(entry: Mapping[str, Any], prefix: str) -> dict[str, torch.Tensor]:
+        key = (entry["id"], prefix)
+        if key not in tensor_cache:
+            tensor_cache.clear()  # one launch's tensors at a time
+            tensor_cache[key] = bundle.tensors(entry, prefix)
+        return tensor_cache[key]
+
+    def entry_of(p: Mapping[str, Any]) -> dict[str, Any]:
+        return entries[p["launch"]]
+
+    def make_inputs(p: Mapping[str, Any], gen: torch.Generator) -> dict[str, Any]:
+        entry = entry_of(p)
+        try:
+            found = {k: v.clone() for k, v in tensors(entry, "before.").items()}
+            after = tensors(entry, "after.")
+        except BundleError as exc:
+            return {"bundle_error": str(exc)}
+        # the recorded outputs' digest, so a cached reference follows any change to them
+        h = hashlib.sha256()
+        for k in sorted(after):
+            h.update(k.encode() + after[k].numpy().tobytes())
+        return {**found, "recorded_outputs": h.hexdigest()}
+
+    def reference(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, torch.Tensor]:
+        entry = entry_of(p)
+        if "bundle_error" in inputs:
+            return {}  # the launch raises the same error first: nothing is compared
+        names = output_names(entry, params)
+        after = tensors(entry, "after.")
+        out = {}
+        for b in entry["outputs"]:
+            t = typed(after[b], output_dtype(entry, b))
+            out[names[b]] = t.to(torch.float64) if t.is_floating_point() else t
+        return out
+
+    def launch(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, torch.Tensor]:
+        entry = entry_of(p)
+        if "bundle_error" in inputs:
+            raise BundleError(inputs["bundle_error"])
+        if entry.get("unresolved_pointers"):
+            raise NotReplayable(f"not replayable here: pointer table(s) {sorted(entry['unresolved_pointers'])} "
+                                "hold addresses in no tensor the recording saw")
+        outputs = launch_entry(kernel, entry, inputs, output_names(entry, params))
+        if not outputs and _run_tier():
+            raise NotReplayable("not checked: the recorded launch changed no byte of any storage it reached "
+                                "(it wrote what was already there, or nothing), so there is no output to compare")
+        return outputs
+
+    def case_of(i: int, entry: Mapping[str, Any]) -> Case:
+        keys = [tolerance_key(output_dtype(entry, b)) for b in entry["outputs"]] or ["bytes"]
+        loosest = min(keys, key=LOOSENESS.index)
+        return Case({"launch": i, "grid": tuple(entry["grid"]), "out": loosest})
+
+    cases = [case_of(i, e) for i, e in enumerate(entries)]
+    module = info.get("module", "?")
+    return KernelSpec(
+        name=name, family=module if module != "__main__" else Path(info.get("file", "main")).stem,
+        kernel=kernel, launch=launch, reference=reference, make_inputs=make_inputs,
+        cases=lambda level: cases, compile_signature=lambda level: cases,
+        tolerance={k: t for k, t in REPLAY_TOLERANCES.items()}, tolerance_key=lambda p: p["out"],
+        fork=False, unavailable=(lambda: missing) if missing else None,
+        doc=f"replayed from {bundle.root}: {module}.{info.get('qualname')} ({info.get('file')}:{info.get('line')}); "
+            f"kernel from {origin}")
+
+
+def selected(bundle: str, requested: list[str]) -> list[KernelSpec]:
+    """--replay BUNDLE's specs, narrowed by --kernels names or families where given: the plugin's source of
+    specs in place of parity.registry.build. A bundle that cannot be read is a SpecError naming the file."""
+    from parity.library import adapt_imports
+    from parity.registry import Registry
+    from parity.spec import SpecError
+
+    adapt_imports()  # a recorded library's kernels import with its adapter, as its specs would
+    registry = Registry()
+    try:
+        specs = specs_from_bundle(bundle)
+    except BundleError as exc:
+        raise SpecError(f"--replay {bundle}: {exc}") from None
+    for spec in specs:
+        registry.add(spec, f"--replay {bundle}")
+    return registry.select(requested) if requested else list(registry)
+
+
+def kernel_groups(bundle: Bundle) -> dict[str, tuple[str, list[dict[str, Any]]]]:
+    """Kernel id -> (its spec name, its kept launches in recording order)."""
+    by_kernel: dict[str, list[dict[str, Any]]] = {}
+    for entry in bundle.launches:
+        by_kernel.setdefault(entry["kernel"].get("id", "?"), []).append(entry)
+    taken: set[str] = set()
+    return {k: (_spec_name(entries[0]["kernel"], taken), entries) for k, entries in by_kernel.items()}
+
+
+def specs_from_bundle(path: str | Path) -> list[KernelSpec]:
+    """One KernelSpec per recorded kernel of the bundle at `path`."""
+    bundle = load_bundle(path)
+    return [kernel_spec(bundle, entries, name) for name, entries in kernel_groups(bundle).values()]

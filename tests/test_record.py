@@ -1,0 +1,305 @@
+"""Record and replay (parity.record): each checker with a planted fault it catches and a clean twin it passes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+pytest.importorskip("safetensors", reason="record bundles need safetensors: pip install safetensors")
+
+from parity.backends import get_backend
+from parity.record import bundle as fmt
+from parity.record.capture import WorkloadRecorder
+from parity.record.replay import specs_from_bundle
+from parity.run.refcache import ReferenceCache
+from parity.run.runner import run_case
+
+KERNEL_SOURCE = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy_scaled(x, y, n, alpha, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(y + offs, tl.load(x + offs, mask=m) * alpha, mask=m)
+
+
+@triton.jit
+def writes_nothing(x, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x + offs, tl.load(x + offs, mask=offs < n), mask=offs < n)
+'''
+PLANTED = "    tl.store(y + offs, tl.load(x + offs, mask=m) * alpha, mask=m)\n"
+PLANTED_BUG = ("    tl.store(y + offs, tl.where(offs == 7, -1.0, tl.load(x + offs, mask=m) * alpha)"
+               ".to(y.dtype.element_ty), mask=m)\n")
+
+
+@pytest.fixture
+def kernels(tmp_path, monkeypatch):
+    """A kernel module of the recording session, importable while recording, gone at replay (as for a user
+    whose kernels live beside their script): replay then rebuilds the kernel from the captured source."""
+    name = f"rec_kernels_{abs(hash(tmp_path)) % 10**8}"
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / f"{name}.py").write_text(KERNEL_SOURCE)
+    monkeypatch.syspath_prepend(str(src))
+    monkeypatch.setenv("PARITY_CACHE_DIR", str(tmp_path / "cache"))
+    module = __import__(name)
+    yield module
+    sys.modules.pop(name, None)
+
+
+def record(root: Path, launches, keep: int = 2) -> fmt.Bundle:
+    fmt.write_header(root, ["test"], {"keep": keep}, {})
+    rec = WorkloadRecorder(root, keep=keep)
+    rec.install()
+    try:
+        launches()
+    finally:
+        rec.uninstall()
+    return fmt.load_bundle(root)
+
+
+def copy_launches(mod, shapes=(100,), repeats=1):
+    def go() -> None:
+        for _ in range(repeats):
+            for n in shapes:
+                x = torch.arange(n, dtype=torch.float32)
+                y = torch.empty(n, dtype=torch.float32)
+                mod.copy_scaled[(triton_cdiv(n, 32),)](x, y, n, 2.0, BLOCK=32)
+    return go
+
+
+def triton_cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def forget(mod) -> None:
+    """Make the recording's module unimportable, so replay takes the captured source."""
+    sys.modules.pop(mod.__name__, None)
+    sys.path[:] = [p for p in sys.path if not Path(p, f"{mod.__name__}.py").exists()]
+
+
+def replay(root: Path) -> list[dict]:
+    backend = get_backend("interpret")
+    out = []
+    for spec in specs_from_bundle(root):
+        for case in spec.cases("quick"):
+            record_, _ = run_case(spec, case, backend, seed=0, cache=ReferenceCache(enabled=False))
+            out.append(record_)
+    return out
+
+
+# ---------------------------------------------------------------- dedupe
+
+
+@pytest.mark.parametrize("keep", [1, 2, 3])
+def test_dedupe_keeps_exactly_n_per_key_and_counts_the_rest(tmp_path, kernels, keep):
+    b = record(tmp_path / "b", copy_launches(kernels, shapes=(100, 64), repeats=5), keep=keep)
+    per_key: dict[str, int] = {}
+    for e in b.launches:
+        per_key[e["key"]] = per_key.get(e["key"], 0) + 1
+    assert sorted(per_key.values()) == [keep, keep]  # two shapes, `keep` each: never more, never fewer
+    assert sum(b.dropped().values()) == 2 * (5 - keep)
+    seen = {k: v["seen"] for c in b.counts for k, v in c["keys"].items()}
+    assert sorted(seen.values()) == [5, 5]
+
+
+def test_a_spent_budget_stops_keeping_and_says_so_the_launches_still_run(tmp_path, kernels, capsys):
+    ys = []
+
+    def go() -> None:
+        for n in (100, 200, 300):
+            x, y = torch.ones(n), torch.empty(n)
+            kernels.copy_scaled[(triton_cdiv(n, 32),)](x, y, n, 3.0, BLOCK=32)
+            ys.append(y)
+
+    fmt.write_header(tmp_path / "b", ["test"], {}, {})
+    rec = WorkloadRecorder(tmp_path / "b", budget_bytes=2000)
+    rec.install()
+    try:
+        go()
+    finally:
+        rec.uninstall()
+    b = fmt.load_bundle(tmp_path / "b")
+    assert len(b.launches) == 1 and "budget" in (b.counts[0]["stopped"] or "")
+    assert "stopped keeping launches" in capsys.readouterr().err
+    assert all(bool((y == 3.0).all()) for y in ys)  # the command ran to the end
+
+
+# ---------------------------------------------------------------- replay verdicts
+
+
+def test_replay_passes_a_clean_recording(tmp_path, kernels):
+    record(tmp_path / "b", copy_launches(kernels, shapes=(100, 40)))
+    forget(kernels)
+    records = replay(tmp_path / "b")
+    assert [r["status"] for r in records] == ["passed", "passed"], [r["reason"] for r in records]
+    assert records[0]["tolerance"]["reason"]  # the tolerance is stated
+
+
+def test_a_planted_wrong_element_fails_on_that_element(tmp_path, kernels):
+    record(tmp_path / "b", copy_launches(kernels))
+    forget(kernels)
+    (source,) = (tmp_path / "b" / "sources").glob("*.py")
+    text = source.read_text()
+    assert PLANTED in text
+    source.write_text(text.replace(PLANTED, PLANTED_BUG))
+    (r,) = replay(tmp_path / "b")
+    assert r["status"] == "failed"
+    assert r["metrics"]["worst_index"] in ([7], (7,), "7", "(7,)", 7), r["metrics"]["worst_index"]
+    assert r["metrics"]["mismatch_frac"] == pytest.approx(1 / 100)
+
+
+def test_a_tampered_recorded_output_is_caught(tmp_path, kernels):
+    from safetensors.torch import load_file, save_file
+
+    b = record(tmp_path / "b", copy_launches(kernels))
+    forget(kernels)
+    path = tmp_path / "b" / b.launches[0]["tensors"]
+    tensors = load_file(path)
+    (key,) = [k for k in tensors if k.startswith("after.")]
+    floats = tensors[key].view(torch.float32).clone()
+    floats[42] += 1.0
+    tensors[key] = floats.view(torch.uint8)
+    save_file(tensors, path)
+    (r,) = replay(tmp_path / "b")
+    assert r["status"] == "failed" and "42" in str(r["metrics"]["worst_index"])
+
+
+def test_a_launch_that_changed_nothing_is_not_checked_never_passed(tmp_path, kernels):
+    def go() -> None:
+        x = torch.ones(64)
+        kernels.writes_nothing[(2,)](x, 64, BLOCK=32)
+
+    record(tmp_path / "b", go)
+    forget(kernels)
+    (r,) = replay(tmp_path / "b")
+    assert r["status"] == "skipped" and r["reason"].startswith("not checked")
+
+
+# ---------------------------------------------------------------- bad input
+
+
+def test_a_corrupt_tensor_file_is_one_error_naming_it_and_the_others_replay(tmp_path, kernels):
+    b = record(tmp_path / "b", copy_launches(kernels, shapes=(100, 40)))
+    forget(kernels)
+    broken = tmp_path / "b" / b.launches[1]["tensors"]
+    broken.write_bytes(broken.read_bytes()[:50])
+    records = replay(tmp_path / "b")
+    assert records[0]["status"] == "passed"
+    assert records[1]["status"] == "error" and str(broken) in records[1]["reason"]
+
+
+def test_a_bundle_holding_a_pickle_is_refused(tmp_path, kernels):
+    import pickle
+
+    record(tmp_path / "b", copy_launches(kernels))
+    fmt.load_bundle(tmp_path / "b")  # the clean twin loads
+    evil = tmp_path / "b" / "tensors" / "extra.safetensors"
+    evil.write_bytes(pickle.dumps({"x": 1}))
+    with pytest.raises(fmt.BundleError, match=r"extra\.safetensors: holds a pickle"):
+        fmt.load_bundle(tmp_path / "b")
+    evil.unlink()
+    (tmp_path / "b" / "tensors" / "weights.pt").write_bytes(b"PK\x03\x04rest")
+    with pytest.raises(fmt.BundleError, match=r"weights\.pt"):
+        fmt.load_bundle(tmp_path / "b")
+
+
+def test_a_newer_schema_is_a_clear_error(tmp_path, kernels):
+    record(tmp_path / "b", copy_launches(kernels))
+    header = json.loads((tmp_path / "b" / fmt.HEADER).read_text())
+    header["schema"] = fmt.SCHEMA + 1
+    (tmp_path / "b" / fmt.HEADER).write_text(json.dumps(header))
+    with pytest.raises(fmt.BundleError, match=rf"schema {fmt.SCHEMA + 1}, newer than this parity reads"):
+        fmt.load_bundle(tmp_path / "b")
+
+
+def test_a_truncated_manifest_line_is_skipped_by_name(tmp_path, kernels):
+    record(tmp_path / "b", copy_launches(kernels, shapes=(100, 40)))
+    (manifest,) = (tmp_path / "b").glob(fmt.MANIFEST_GLOB)
+    lines = manifest.read_text().splitlines()
+    launch_lines = [i for i, line in enumerate(lines) if '"type": "launch"' in line]
+    lines[launch_lines[-1]] = lines[launch_lines[-1]][:40]  # a recording cut mid-line
+    manifest.write_text("\n".join(lines) + "\n")
+    with pytest.warns(UserWarning, match=rf"{manifest.name}:\d+: not a complete JSON line"):
+        b = fmt.load_bundle(tmp_path / "b")
+    assert len(b.launches) == 1
+
+
+def test_a_kernel_whose_source_cannot_be_recovered_is_recorded_with_the_reason(tmp_path, kernels):
+    from parity.record.capture import kernel_identity
+
+    fn = kernels.copy_scaled
+    info = kernel_identity(fn, tmp_path)
+    assert info.get("source") and "source_error" not in info  # the clean twin
+
+    class Opaque:  # no Python function under it
+        fn = None
+
+    info = kernel_identity(Opaque(), tmp_path)
+    assert "source_error" in info and "Opaque" in info["source_error"]
+
+
+def test_a_kernel_neither_importable_nor_captured_replays_as_a_skip_with_the_reason(tmp_path, kernels):
+    b = record(tmp_path / "b", copy_launches(kernels))
+    forget(kernels)
+    (manifest,) = (tmp_path / "b").glob(fmt.MANIFEST_GLOB)
+    lines = []
+    for line in manifest.read_text().splitlines():
+        entry = json.loads(line)
+        if entry["type"] == "launch":
+            entry["kernel"].pop("source")
+            entry["kernel"]["source_error"] = "planted: the source was not kept"
+        lines.append(json.dumps(entry))
+    manifest.write_text("\n".join(lines) + "\n")
+    assert b.launches
+    (spec,) = specs_from_bundle(tmp_path / "b")
+    assert spec.unavailable is not None
+    assert "does not import here" in spec.unavailable() and "planted" in spec.unavailable()
+
+
+# ---------------------------------------------------------------- the command
+
+
+SLEEPER = '''
+import sys, time
+import torch
+sys.path.insert(0, {src!r})
+from {mod} import copy_scaled
+x = torch.ones(64); y = torch.empty(64)
+copy_scaled[(2,)](x, y, 64, 2.0, BLOCK=32)
+print("launched", flush=True)
+time.sleep(60)
+'''
+
+
+def test_ctrl_c_while_recording_keeps_a_valid_bundle(tmp_path, kernels):
+    import os
+    import signal
+    import subprocess
+
+    script = tmp_path / "sleeper.py"
+    script.write_text(SLEEPER.format(src=str(Path(kernels.__file__).parent), mod=kernels.__name__))
+    out = tmp_path / "bundle"
+    proc = subprocess.Popen([sys.executable, "-m", "parity", "record", "--out", str(out), "--", sys.executable,
+                             str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, cwd=Path(__file__).resolve().parents[1])
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()  # the launch was recorded before this line
+        assert line.strip() == "launched", (line, proc.stderr.read() if proc.poll() is not None else "")
+        os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole foreground group
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    b = fmt.load_bundle(out)
+    assert len(b.launches) == 1 and b.counts, err  # the process wrote its counts on the way out
+    assert "1 launch(es) of 1 kernel(s) kept" in err
