@@ -43,7 +43,8 @@ def test_hard_coded_count_on_a_24_core_part_and_its_twin():
 def test_hard_coded_count_matching_this_part_still_names_the_others():
     found = advise(_ev(PERSISTENT_FIXED, (20,), arch=B3, core_type="aic")).findings
     assert [f.rule for f in found] == ["cores.hard_coded"]
-    assert "matches Ascend910B3's 20 cube cores" in found[0].evidence and "24 on 910B1/910B2" in found[0].evidence
+    assert "matches Ascend910B3's 20 cube cores" in found[0].evidence
+    assert "on 910B1/910B2 (24 cube cores) 4 idle" in found[0].evidence
 
 
 def test_module_constant_step_is_hard_coded_but_a_constexpr_is_the_launchers():

@@ -242,13 +242,15 @@ def hard_coded_loops(ev: Evidence) -> list[StridedLoop]:
     return found
 
 
-def _other_archs(arch: AscendArch, cube: bool) -> str:
-    counts = sorted({cores_of(a, cube)[0] for a in ASCEND_ARCHS.values()} - {cores_of(arch, cube)[0]})
+def _elsewhere(step: int, arch: AscendArch, cube: bool) -> str:
+    """What a program count fixed at `step` does on the other parts: "on 910B1/910B2 (24 cube cores) 4 idle"."""
+    kind = cores_of(arch, cube)[1]
     parts = []
-    for n in counts:
+    for n in sorted({cores_of(a, cube)[0] for a in ASCEND_ARCHS.values()} - {cores_of(arch, cube)[0]}):
         names = "/".join(a.name.removeprefix("Ascend") for a in ASCEND_ARCHS.values() if cores_of(a, cube)[0] == n)
-        parts.append(f"{n} on {names}")
-    return ", ".join(parts)
+        effect = f"{n - step} idle" if n > step else f"a second wave of {step - n}" if n < step else "all busy"
+        parts.append(f"on {names} ({n} {kind} cores) {effect}")
+    return "; ".join(parts)
 
 
 def check_cores(ev: Evidence, advice: Advice) -> None:
@@ -268,8 +270,8 @@ def check_cores(ev: Evidence, advice: Advice) -> None:
         if loop.step < cores:
             effect = f"{loop.step} of {ev.arch.name}'s {cores} {kind} cores busy, {cores - loop.step} idle"
         elif loop.step == cores:
-            effect = (f"it matches {ev.arch.name}'s {cores} {kind} cores, but not other parts "
-                      f"({_other_archs(ev.arch, cube)} {kind} cores)")
+            effect = (f"it matches {ev.arch.name}'s {cores} {kind} cores, not the other parts': "
+                      f"{_elsewhere(loop.step, ev.arch, cube)}")
         else:
             effect = f"{loop.step} programs on {cores} {kind} cores: a second wave of {loop.step - cores}"
         grid_note = (f"the grid has {n} programs and the loop steps by {loop.spelled}: both hard-coded"
