@@ -82,10 +82,25 @@ def tile(x_ptr, y_ptr, stride_m, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
 
 
 def test_degenerate_blocks_and_their_twin():
-    ev = _ev(BLOCKS_2D, (48,), constants={"BLOCK_M": 1, "BLOCK_N": 4})  # fp32: 4 x 4 = 16 bytes
-    assert sorted(_rules(ev)) == ["shape.block_of_one", "shape.under_32_bytes"]
-    # BLOCK_M sizes rows, not the innermost axis: 4 rows of 64 fp32 is aligned
-    assert _rules(_ev(BLOCKS_2D, (48,), constants={"BLOCK_M": 4, "BLOCK_N": 64})) == []
+    assert _rules(_ev(BLOCKS_2D, (48,), constants={"BLOCK_M": 64, "BLOCK_N": 4})) == ["shape.under_32_bytes"]
+    assert _rules(_ev(BLOCKS_2D, (48,), constants={"BLOCK_M": 64, "BLOCK_N": 1})) == ["shape.block_of_one"]
+    # BLOCK_M sizes rows, not the innermost axis: one row of 64 fp32 is aligned (mojo_opset's row blocks)
+    assert _rules(_ev(BLOCKS_2D, (48,), constants={"BLOCK_M": 1, "BLOCK_N": 64})) == []
+
+
+ROWS_BY_NAME = '''
+def rows(x_ptr, n_cols, BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr):
+    rows_off = tl.program_id(0) * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+    cols_off = tl.arange(0, BLOCK_SIZE_N)
+    tl.store(x_ptr + rows_off[:, None] * n_cols + cols_off[None, :], 0.0)
+'''
+
+
+def test_innermost_block_through_an_assigned_name():
+    one_row = {"BLOCK_SIZE_M": 1, "BLOCK_SIZE_N": 1024}
+    assert _rules(_ev(ROWS_BY_NAME, (48,), constants=one_row)) == []
+    one_col = {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 1}
+    assert _rules(_ev(ROWS_BY_NAME, (48,), constants=one_col)) == ["shape.block_of_one"]
 
 
 BLOCK_PTR = '''

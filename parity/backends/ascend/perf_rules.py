@@ -368,9 +368,18 @@ def check_contiguity(ev: Evidence, advice: Advice) -> None:
 
 # --- rule 4: degenerate shapes ------------------------------------------------------------------------------
 
+def _arange_block(node: ast.AST) -> str | None:
+    """NAME of a `tl.arange(0, NAME)` call, or None."""
+    if _call_name(node) == "arange" and isinstance(node, ast.Call) and len(node.args) >= 2 \
+            and isinstance(node.args[1], ast.Name):
+        return node.args[1].id
+    return None
+
+
 def innermost_blocks(ev: Evidence) -> set[str]:
-    """Block constexprs that size a tile's innermost axis: the last of a block pointer's block_shape,
-    `tl.arange(0, B)[None, :]`, or any `tl.arange(0, B)` of a kernel without 2-D indexing."""
+    """Block constexprs that size a tile's innermost axis: the last of a block pointer's block_shape, an
+    arange (or a name assigned from an expression over one) indexed `[None, :]`, or any `tl.arange(0, B)` of
+    a kernel without 2-D indexing. A row block indexed `[:, None]` is not one: a [1, 1024] tile is aligned."""
     inner: set[str] = set()
     for src in ev.sources:
         tree = _tree(src)
@@ -378,17 +387,25 @@ def innermost_blocks(ev: Evidence) -> set[str]:
             continue
         two_d = False
         aranges: set[str] = set()
+        from_arange: dict[str, str] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                names = [b for n in ast.walk(node.value) if (b := _arange_block(n))]
+                if len(names) == 1:
+                    from_arange[node.targets[0].id] = names[0]
+            if (name := _arange_block(node)) is not None:
+                aranges.add(name)
         for node in ast.walk(tree):
             if _call_name(node) == "make_block_ptr":
                 two_d = True
             if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple):
                 two_d = True
                 elts = node.slice.elts
-                if (_call_name(node.value) == "arange" and len(elts) == 2 and isinstance(elts[0], ast.Constant)
-                        and elts[0].value is None):
-                    inner |= {a.id for a in node.value.args[1:2] if isinstance(a, ast.Name)}  # type: ignore[attr-defined]
-            if _call_name(node) == "arange":
-                aranges |= {a.id for a in node.args[1:2] if isinstance(a, ast.Name)}  # type: ignore[attr-defined]
+                if len(elts) == 2 and isinstance(elts[0], ast.Constant) and elts[0].value is None:
+                    base = node.value
+                    name = _arange_block(base) or (from_arange.get(base.id) if isinstance(base, ast.Name) else None)
+                    if name:
+                        inner.add(name)
         for _, args in _block_ptr_calls(src):
             shape = args.get("block_shape")
             if isinstance(shape, (ast.Tuple, ast.List)) and shape.elts and isinstance(shape.elts[-1], ast.Name):
@@ -409,17 +426,18 @@ def check_shapes(ev: Evidence, advice: Advice) -> None:
     if small:
         advice.not_checked["shape.block_of_one"] = advice.not_checked["shape.under_32_bytes"] = small
         return
+    inner = innermost_blocks(ev)
     for name, value in sorted(blocks.items()):
-        if value == 1:
+        if value == 1 and name in inner:
             advice.findings.append(Finding(
-                "shape.block_of_one", None, f"constexpr {name}=1: a tile axis of one element",
-                f"give {name} at least {ALIGN_BYTES} bytes of elements (16 for fp16), or drop the axis from the tile"))
+                "shape.block_of_one", None, f"constexpr {name}=1 sizes a tile's innermost axis: one element wide",
+                f"give {name} at least {ALIGN_BYTES} bytes of elements (16 for fp16), or make the long axis innermost"))
     sizes = [t.itemsize for t in ev.tensors.values() if t.dtype.startswith(("float", "bfloat"))]
     if not sizes:
         advice.not_checked["shape.under_32_bytes"] = "no floating-point tensor argument recorded"
         return
     itemsize = max(sizes)  # the widest element: the most lenient reading of the alignment
-    for name in sorted(innermost_blocks(ev) & set(blocks)):
+    for name in sorted(inner & set(blocks)):
         value = blocks[name]
         if 1 < value and value * itemsize < ALIGN_BYTES:
             advice.findings.append(Finding(
