@@ -145,12 +145,12 @@ def _call_name(node: ast.AST) -> str | None:
 
 
 def _tl_calls(src: SourceText, names: set[str] | frozenset[str]) -> list[tuple[str, int]]:
-    """(name, line in the source) of each call to one of `names` through an attribute (tl.x, tl.math.x)."""
+    """(name, line in the source) of each call to one of `names`: tl.x, tl.math.x, or x imported by name
+    (fla's `exp`)."""
     tree = _tree(src)
     if tree is None:
         return []
-    return [(_call_name(n) or "", n.lineno) for n in ast.walk(tree)
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in names]
+    return [(name, n.lineno) for n in ast.walk(tree) if (name := _call_name(n)) in names]
 
 
 def _names_in(node: ast.AST) -> set[str]:
