@@ -17,6 +17,7 @@ Why each core count: triton-ascend's guide sizes a persistent grid to the physic
 from __future__ import annotations
 
 import ast
+import builtins
 import math
 import re
 import textwrap
@@ -150,7 +151,8 @@ def _tl_calls(src: SourceText, names: set[str] | frozenset[str]) -> list[tuple[s
     tree = _tree(src)
     if tree is None:
         return []
-    return [(name, n.lineno) for n in ast.walk(tree) if (name := _call_name(n)) in names]
+    return [(name, n.lineno) for n in ast.walk(tree) if (name := _call_name(n)) in names
+            and (isinstance(n.func, ast.Attribute) or not hasattr(builtins, name))]  # type: ignore[attr-defined]
 
 
 def _names_in(node: ast.AST) -> set[str]:
