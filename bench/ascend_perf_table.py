@@ -16,7 +16,40 @@ from collections import defaultdict
 from pathlib import Path
 
 # (kernel without the calib_ prefix, rule) -> (label, why), from reading each kernel's source
-LABELS: dict[tuple[str, str], tuple[str, str]] = {}
+_CV = ("right", "bishengir says mix; the source has tl.dot and element-wise gating or softmax work")
+_STRIDE_H = ("right", "a [B, T, H] tensor read along T with stride H; the GDN NPU port pre-transposes g and beta for "
+                      "exactly this (chunk_delta_h.py: 'to ensure contiguous memory access within the kernel')")
+LABELS: dict[tuple[str, str], tuple[str, str]] = {
+    ("fa_test_npu_attn_fwd", "cores.hard_coded"): ("right", "launcher `num_cores = 20`, grid `(num_cores,)`, kernel "
+                                                   "`range(pid, NUM_BLOCKS, 20)`"),
+    ("fa_test_npu_attn_fwd", "cv.mix"): _CV,
+    ("twin_fa_test_npu_attn_fwd", "cv.mix"): _CV,
+    ("flash_attention_fwd", "cv.mix"): _CV,
+    ("fla_chunk_scaled_dot_kkt_fwd", "cv.mix"): _CV,
+    ("fla_solve_tril", "cv.mix"): _CV,
+    ("gdn_chunk_scaled_dot_kkt", "cv.mix"): _CV,
+    ("gdn_chunk_fwd_h", "cv.mix"): _CV,
+    ("gdn_npu_chunk_fwd_o", "cv.mix"): _CV,
+    ("gdn_npu_chunk_gated_delta_rule_fwd_h", "cv.mix"): _CV,
+    ("gdn_npu_chunk_scaled_dot_kkt_fwd", "cv.mix"): _CV,
+    ("block_ptr_tile", "contiguity.block_ptr"): ("right", "rowsum [B, T, H] stored along T with stride H"),
+    ("gdn_chunk_scaled_dot_kkt", "contiguity.block_ptr"): _STRIDE_H,
+    ("gdn_chunk_fwd_h", "contiguity.block_ptr"): _STRIDE_H,
+    ("gdn_chunk_fwd_h", "cores.idle"): ("right", "grid (V/BV, B*H): with B*H = 4 the only parallelism is V/BV; T is a "
+                                        "serial loop inside each program"),
+    ("gdn_chunk_fwd_h", "cores.last_wave"): ("right", "BV=16: 32 equal programs (each loops over all of T) on 24 cube "
+                                             "cores, so a second round with 8 busy"),
+    ("gdn_npu_chunk_fwd_o", "cores.idle"): ("right", "grid (V/BV, N*H) = (1, 4): the port loops over every chunk of T "
+                                            "inside one program"),
+    ("gdn_npu_chunk_gated_delta_rule_fwd_h", "cores.idle"): ("right", "grid `(1, N * H)`: 4 programs at H=4"),
+    ("gdn_npu_solve_tril", "cores.idle"): ("right", "grid (cdiv(T, LARGE_BLOCK_T), B*H) = (4, 4) on a vector-only "
+                                           "kernel: 16 of 48 vector cores"),
+    # the first run's rule flagged these; read: a [1, 1024] row tile is aligned, so the rule now judges only
+    # innermost blocks (kept here so a regression is labelled)
+    ("mojo_gelu_fwd", "shape.block_of_one"): ("wrong", "BLOCK_SIZE_M=1 is the row count of a [1, 1024] tile"),
+    ("mojo_silu_fwd", "shape.block_of_one"): ("wrong", "BLOCK_SIZE_M=1 is the row count of a [1, 1024] tile"),
+    ("mojo_swiglu_fwd", "shape.block_of_one"): ("wrong", "BLOCK_SIZE_M=1 is the row count of a [1, 1024] tile"),
+}
 
 
 def load(dirs: list[str]) -> list[dict]:
