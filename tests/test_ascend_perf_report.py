@@ -46,6 +46,9 @@ def test_report_and_verdict_carry_the_notes():
     cols = [Column("ascend-compile", "ascend-compile", "compile", env, "ascend-compile/")]
     cell = verdict.build(cols, {"ascend-compile": records}).rows[0][1][0]
     assert cell.startswith("build ✓") and "[perf: 2 notes](ascend-compile/REPORT.md#ascend-performance)" in cell
+    built = verdict.build(cols, {"ascend-compile": records})
+    assert "| build ✓ · [perf: 2 notes](ascend-compile/REPORT.md#ascend-performance)" in verdict.render_md(built)
+    assert "build ✓ · perf: 2 notes" in verdict.render_text(built) and "](" not in verdict.render_text(built)
     plain = verdict.build(cols, {"ascend-compile": [_plain("BM=128")]}).rows[0][1][0]
     assert "perf" not in plain
     div = divergence_md.render(cols, {"ascend-compile": records}, [], None)

@@ -8,6 +8,7 @@ arch, with how many compiles showed it. The verdict's Ascend cell links here wit
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -53,6 +54,20 @@ def cell_note(records: Sequence[Mapping[str, Any]], link_prefix: str = "") -> st
     if not n:
         return None
     return f"[perf: {n} note{'s' if n != 1 else ''}]({link_prefix}REPORT.md#{ANCHOR})"
+
+
+_LINK = re.compile(r"\\\[(perf: \d+ notes?)\\\]\(([^)\s]*)\)")
+_RAW_LINK = re.compile(r"\[(perf: \d+ notes?)\]\([^)\s]*\)")
+
+
+def relink(escaped: str) -> str:
+    """A table cell after md_escape, with the perf note's link made a link again."""
+    return _LINK.sub(lambda m: f"[{m.group(1)}]({m.group(2).replace(chr(92), '')})", escaped)
+
+
+def unlink(text: str) -> str:
+    """The perf note without its link, for a terminal."""
+    return _RAW_LINK.sub(lambda m: m.group(1), text)
 
 
 def kernel_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
