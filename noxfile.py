@@ -132,7 +132,7 @@ def install(session: nox.Session, *packages: str) -> None:
 
 def require_device(session: nox.Session, tool: str, device: str, fallback: str, path: str | None = None) -> None:
     """Stop before installing gigabytes when the machine has no such device (`tool` looked up on `path`)."""
-    if shutil.which(tool, path=path) is None:
+    if (shutil.which(tool) if path is None else shutil.which(tool, path=path)) is None:
         session.error(f"the {session.name} session needs {device}, and `{tool}` is not on PATH here. "
                       f"No such device? Run a hardware-free tier instead: {fallback}")
 
@@ -305,8 +305,8 @@ def ascend_tier(session: nox.Session, env: dict[str, str], *extra: str) -> None:
 # are on PYTHONPATH and PATH only in this session, never installed. Its kernels are small, with perf cases
 # the CPU can time; what it does and does not exercise: docs/ascend-standin-2026-12-03.md
 STANDIN_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tests", "standin_npu")
-STANDIN_ARGS = ("--kernels=standin_kernels,examples.user_kernels.l2norm", "--level=quick", "--perf",
-                "--results-dir=reports/ascend-standin")
+STANDIN_ARGS = ("-p", "standin_plugin", "--kernels=standin_kernels,examples.user_kernels.l2norm", "--level=quick",
+                "--perf", "--results-dir=reports/ascend-standin")
 
 
 @nox.session(name="ascend-standin")
@@ -364,7 +364,7 @@ def ascend_lowered(session: nox.Session) -> None:
                      f"install them with `{LLVM19_APT}`")
     install(session, TORCH_CPU, *ASCEND_TOOLCHAIN, *RUNNER)
     # the tier's own controls: the basics pass here, a planted lowering fault fails here
-    session.run("python", "-m", "pytest", "tests/test_ascend_lowered.py", "-q")
+    session.run("python", "-m", "pytest", "tests/test_ascend_lowered.py", "tests/test_redzone.py", "-q")
     selected = libraries(session)
     # a library's failing cases are its findings (results, REPORT.md), not a failed session: with libraries
     # selected pytest's exit code 1 passes, as in the matrix sessions; anything else still fails

@@ -22,7 +22,7 @@ def error_text(exc: BaseException, limit: int = 600) -> str:
     if len(text) > limit:  # the compiler's own key line first (its `error:`), then the tail, never a dump alone
         key = key_line(text)[: limit // 2]
         tail = text[-(limit - len(key)):]
-        text = tail if key in tail else f"{key} … {tail}"
+        text = tail if key in tail else f"{key}\n… {tail}"  # the key on a line of its own: it stays the key line
     where = raised_at(exc)
     return f"{text} (raised at {where})" if where else text
 

@@ -68,6 +68,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--perf-all", action="store_const", const="all", dest="perf",
                     help="like --perf, for every passing case")
     group.addoption("--no-perf", action="store_const", const="off", dest="perf", help="never time cases")
+    group.addoption("--sanitize", action="store_true",
+                    help="GPU tiers: run each accuracy case in a fresh process under compute-sanitizer's memcheck, "
+                         "with torch's caching allocator off; an invalid access fails the case (parity.run.sanitize)")
     group.addoption("--retune", action="store_true",
                     help="autotune every perf case afresh instead of reusing the picks earlier runs stored")
     group.addoption("--cuda-arch", type=parse_cuda_arch, default=None,

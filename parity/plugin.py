@@ -27,7 +27,7 @@ from parity.results import (
 from parity.run import rundir
 from parity.run.refcache import ReferenceCache
 from parity.run.wallclock import SessionClock, process_start
-from parity.spec import Case, KernelSpec, SpecError, validate_cases, validate_compile_cases
+from parity.spec import LEVELS, Case, KernelSpec, SpecError, check_dynamic_args, validate_cases, validate_compile_cases
 
 STATE_KEY = pytest.StashKey["ParitySession"]()
 WORKER_STOP_S = 15.0  # how long an interrupted run's controller waits for its workers' last records
@@ -48,6 +48,8 @@ class ParitySession:
     ref_cache: ReferenceCache = field(default_factory=ReferenceCache)
     perf: str = "off"  # parity.run.perf.PERF_MODES
     retune: bool = False  # --retune: the perf pass ignores stored autotune picks (parity.run.pick_cache)
+    sanitize: bool = False  # --sanitize: each accuracy case in a child under compute-sanitizer (parity.run.sanitize)
+    kernels_option: str = ""  # --kernels as given: what a sanitized child rebuilds its spec from
     workers: int = 0  # xdist workers, so a report can say when timings shared a device
     writer: ResultWriter | None = None
     records: list[dict[str, Any]] = field(default_factory=list)
@@ -57,6 +59,8 @@ class ParitySession:
     wait_s: float = 0.0
     selected: bool = False  # --kernels named a selection: records of other kernels are carried over
     clock: SessionClock = field(default_factory=SessionClock)  # the session's wall-clock phases (controller)
+    # --replay BUNDLE: the bundle and where it was recorded, stamped on every record (parity.record.replay)
+    replay: dict[str, Any] | None = None
 
     @property
     def is_controller(self) -> bool:
@@ -82,6 +86,8 @@ class ParitySession:
             timing["case_wall_s"], timing["wait_s"] = now - self.mark, self.wait_s
             self.mark, self.wait_s = now, 0.0
             record["worker"] = self.worker
+        if self.replay is not None:
+            record.setdefault("replay", self.replay)
         if self.backend.mode == "run" and not self.unavailable:
             record.setdefault("device", self.backend.device)  # which of a multi-device host's devices ran it
         if self.writer is None:
@@ -168,10 +174,16 @@ def pytest_configure(config: pytest.Config) -> None:
         requested = [k.strip() for k in config.getoption("--kernels").split(",")]
         replay = config.getoption("--replay")
         if replay:  # a recorded workload's launches instead of the specs (parity.record.replay)
-            from parity.record.replay import selected
+            from parity.record.replay import provenance, selected
             specs = selected(replay, [r for r in requested if r])
+            replayed = provenance(replay)
         else:
+            replayed = None
             _, specs = registry.build(requested)
+        # a dynamic_args name the cases lack would sweep nothing: a spec error before anything runs
+        level = config.getoption("--level")
+        for spec in specs if level in LEVELS else ():
+            check_dynamic_args(spec, list(spec.cases(level)) if spec.dynamic_args else [])
     except SpecError as exc:
         raise pytest.UsageError(str(exc)) from None
     final_dir = Path(config.getoption("--results-dir") or Path("reports") / backend.name)
@@ -183,12 +195,24 @@ def pytest_configure(config: pytest.Config) -> None:
                           results_dir=results_dir, final_dir=final_dir, specs=specs, worker=worker,
                           unavailable=reason, selected=bool(config.getoption("--kernels").strip()),
                           ref_cache=ReferenceCache(enabled=not config.getoption("--no-ref-cache")))
+    state.replay = replayed
     perf_option = config.getoption("perf")
     if perf_option is None:
         timed = backend.mode == "run" and backend.times_kernels
         perf_option = "largest" if timed and state.level == "full" else "off"
     state.perf = perf_option
     state.retune = bool(config.getoption("retune"))
+    state.kernels_option = config.getoption("--kernels")
+    if config.getoption("--sanitize", False):
+        from parity.run import sanitize
+
+        if not (backend.mode == "run" and backend.target == "cuda"):
+            raise pytest.UsageError(f"--sanitize runs cases under NVIDIA's compute-sanitizer, on a CUDA tier "
+                                    f"(nox -s cuda); {backend.name} has no CUDA device. The CPU tiers (interpret, "
+                                    "ascend-lowered) guard every launch with red zones already")
+        if not reason and sanitize.missing():
+            raise pytest.UsageError(sanitize.missing())
+        state.sanitize = True
     state.workers = int(getattr(config.option, "numprocesses", 0) or 0)
     if state.is_controller:
         # the last complete results stay in place until this run has its own (rundir.promote)
@@ -295,31 +319,21 @@ def pytest_handlecrashitem(crashitem: str, report: Any, sched: Any) -> None:
         return
     from parity.run import faults
 
-    parsed = faults.parse_node_id(crashitem)
-    if parsed is None:
+    record = faults.dead_worker_record(state.results_dir, crashitem, getattr(report, "node", None), state.backend)
+    if record is None:
         return
-    kernel, case, _ = parsed
-    suite = faults.suite_of(crashitem)
-    node = getattr(report, "node", None)
-    worker = str(getattr(getattr(node, "gateway", None), "id", "") or "")
-    for part in state.results_dir.glob("results-*.jsonl"):
-        for r in read_records(part):
-            if (r["kernel"], r["case"]) == (kernel, case) and r.get("status") in ("crashed", "interrupted"):
-                return  # the worker recorded its own crash (or the run's interruption) before exiting
-    returncode = faults.worker_returncode(node)
-    before = None
-    for part in state.results_dir.glob(f"results-{worker or '*'}.jsonl"):
-        before = faults.retire_record(part, kernel, case, suite) or before
-    crash: dict[str, Any] = {"returncode": returncode, "worker": worker or None}
-    if before is not None:
-        crash["before"] = {"status": before.get("status"), "reason": before.get("reason"),
-                           "metrics": before.get("metrics")}
-    reason = faults.crash_reason(returncode)
-    if before is not None:
-        reason += f"; it had recorded `{before.get('status')}` before it died, which the death overrules"
-    record = faults.crash_record(crashitem, state.backend.name, state.backend.mode, reason, crash)
-    if record is not None:
-        state.write(record)
+    kernel, suite = record["kernel"], record["suite"]
+    spec = next((s for s in state.specs if s.name == kernel), None)
+    if spec is not None and suite == "accuracy":
+        try:  # AUTHOR.md with the out-of-bounds hint, and rerun.py (parity.repro.crash_repro)
+            from parity.repro import crash_repro
+
+            crash_repro.write(record, crashitem, kernels=spec.kernels, backend=state.backend,
+                              results_dir=state.results_dir, kernels_option=state.kernels_option, seed=state.seed,
+                              level=state.level, root=Path(config.rootpath))
+        except Exception as exc:  # the record is what matters; its repro is a help
+            record["repro_error"] = f"crash repro: {type(exc).__name__}: {exc}"[:600]
+    state.write(record)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -356,6 +370,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     env = envinfo.collect(state.backend.name, backend_env)
     env["level"] = state.level
     env["seed"] = state.seed
+    replay = session.config.getoption("--replay")
+    if replay:  # the verdict then says what the run tiers compared with (parity.report.verdict.check_name)
+        env["replay"] = str(replay)
     env["xdist_workers"] = state.workers
     env["interrupted"] = interrupted
     state.clock.stamp("report")

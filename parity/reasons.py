@@ -57,7 +57,8 @@ def after_caret(text: str) -> str:
     """Triton's frontend error: `at L:C:`, the source, a caret line, then the reason (up to the chain's outer
     exceptions). "at L:C: <reason>", or '' when nothing follows the caret."""
     raw = [_RAISED_AT.sub("", line).strip() for line in str(text or "").splitlines()]
-    carets = [i for i, line in enumerate(raw) if line and set(line) <= {"^", "~"}]
+    # Triton marks the column with one caret; Python's tracebacks underline with runs of ^ and ~ instead
+    carets = [i for i, line in enumerate(raw) if line == "^"]
     if not carets:
         return ""
     reason = []

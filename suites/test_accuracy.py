@@ -12,6 +12,7 @@ from parity.results import empty_record, outputs_store
 from parity.run import warm
 from parity.run.faults import is_timeout
 from parity.run.runner import memory_skip, run_case
+from parity.run.sanitize import sanitized_case
 from parity.triage import interrupt
 from parity.triage.interrupt import interrupted_record
 
@@ -26,7 +27,11 @@ def test_accuracy(parity, kernel_case):
         parity.write(record)
         pytest.skip(skip)
     try:
-        record, outputs = run_case(spec, case, parity.backend, seed=parity.seed, cache=parity.ref_cache)
+        if parity.sanitize:  # a fresh child under compute-sanitizer's memcheck (parity.run.sanitize)
+            record, outputs = sanitized_case(spec, case, parity.backend, seed=parity.seed, level=parity.level,
+                                             kernels=parity.kernels_option)
+        else:
+            record, outputs = run_case(spec, case, parity.backend, seed=parity.seed, cache=parity.ref_cache)
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):  # Ctrl-C or a job stop: the case is `interrupted`, no finding
             parity.write(interrupted_record(parity.backend, spec, case, "accuracy"))

@@ -16,6 +16,7 @@ from parity.compile.device_tensors import launch_on_target
 from parity.compile.keep_going import keep_going
 from parity.compile.specialize import (
     NOT_CHECKED,
+    NOT_LAUNCHED,
     SWEEP,
     SweepResult,
     expected_per_base,
@@ -37,7 +38,9 @@ def storm_text(spec: KernelSpec, result: SweepResult, expected: int, record: dic
     finding = owner.mark(record, spec.family, spec.kernels,
                          why=f"its kernel recompiles as {result.arg} changes (a recompile storm)")
     if finding is None:  # our kernel or a user's: the fix is in the spec or the kernel
-        fix = f"mark {result.arg} do_not_specialize or explain it in the spec's expected_compiles"
+        # the case parameter's name need not be the kernel argument's (N vs n): name the change, not a guess
+        fix = (f"mark the kernel argument that carries {result.arg} do_not_specialize "
+               f"(@triton.jit(do_not_specialize=[...])) or explain it in the spec's expected_compiles")
         # the verdict's ✗ names whose change it is (parity.report.verdict scores a failed sweep)
         record["owner"] = make_owner("author", "kernel author", f"the kernel recompiles as {result.arg} changes "
                                      f"(a recompile storm): {fix}")
@@ -50,6 +53,9 @@ def storm_text(spec: KernelSpec, result: SweepResult, expected: int, record: dic
 
 def not_checked_text(spec: KernelSpec, result: SweepResult) -> str:
     """Why a sweep checked nothing, and what would make it check."""
+    if result.bases and result.values and not result.compiles:
+        return (f"not checked: {result.bases} base case(s) launched across {result.arg} in {result.values}, and "
+                f"{result.kernel} never compiled (the launcher took another path here), so nothing was counted")
     if not result.values:
         return (f"not checked: sweep_limit={spec.sweep_limit} leaves no value of {result.arg} to sweep "
                 f"(the sweep's values start at {SWEEP[0]})")
@@ -112,9 +118,12 @@ def test_specialization(parity, kernel_spec):
                 mine.append(f"{result.kernel}: declared {spec.variant_count} heuristic variants "
                             f"({dict(spec.variants)}), the sweep compiled {seen}: {result.variants_seen}")
             mine += [f"{result.kernel}: {p}" for p in ir_problems]
+            if mine and verdict_text != "storm":  # a variant count or dead branch the spec claims, not found
+                record["owner"] = make_owner("author", "kernel author", "the spec's claim about the kernel's "
+                                             f"variants or IR does not hold: {'; '.join(mine)}")
             record["status"] = "error" if verdict_text == "error" else "failed" if mine else "passed"
             record["reason"] = "; ".join(mine) or None
-            if verdict_text == NOT_CHECKED and not mine:  # a sweep of nothing is no pass
+            if verdict_text in (NOT_CHECKED, NOT_LAUNCHED) and not mine:  # a sweep of nothing is no pass
                 record["status"] = "skipped"
                 record["reason"] = not_checked_text(spec, result)
             # the case that raised, through its tier's own repro path; a count over the sweep: why no script

@@ -39,6 +39,17 @@ def add_one_kernel(x, out, n, BLOCK: tl.constexpr):
     tl.store(out + o_x, tl.load(x + o_x, mask=m_x) + 1.0, mask=m_x)
 
 
+@triton.jit
+def no_such_attribute(v):
+    return v.no_such_attribute  # planted: a tensor has no such attribute
+
+
+@triton.jit
+def calls_a_broken_helper_kernel(x, out, n, BLOCK: tl.constexpr):
+    o_x = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out + o_x, no_such_attribute(tl.load(x + o_x)))
+
+
 add_one_tuned = triton.autotune(
     configs=[triton.Config({"BLOCK": 1024}), triton.Config({"BLOCK": 1 << 20})], key=["n"],
 )(add_one_kernel)
@@ -66,6 +77,13 @@ def _add_one_tuned(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str,
     return {"out": out}
 
 
+def _broken_helper(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, torch.Tensor]:
+    x = inputs["x"]
+    out = torch.empty_like(x)
+    calls_a_broken_helper_kernel[(1,)](x, out, x.numel(), BLOCK=16)
+    return {"out": out}
+
+
 def _abort(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, torch.Tensor]:
     os.abort()  # what a compiler assertion does to the process
 
@@ -85,3 +103,4 @@ ADD_ONE = _spec("ctl_add_one", add_one_kernel, _add_one)
 ADD_ONE_TUNED = _spec("ctl_add_one_tuned", add_one_tuned, _add_one_tuned)
 ABORTS = _spec("ctl_abort", add_one_kernel, _abort)
 HANGS = _spec("ctl_hang", add_one_kernel, _hang)
+BROKEN_HELPER = _spec("ctl_broken_helper", calls_a_broken_helper_kernel, _broken_helper)

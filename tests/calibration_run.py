@@ -1,6 +1,6 @@
-"""One tier of the calibration: `python -m tests.calibration_run OUT TIER` runs tests/calibration_kernels.py's
-specs there as the tier's suite would (run tiers: run_case and the repro; compile tiers: the compiles and
-their repros), into OUT/<TIER>/results.jsonl, reading the tiers already in OUT as evidence."""
+"""One tier of the calibration: `python -m tests.calibration_run OUT TIER [SOURCE]` runs the specs of SOURCE
+(default tests.calibration_kernels) there as the tier's suite would (run tiers: run_case and the repro; compile
+tiers: the compiles and their repros), into OUT/<TIER>/results.jsonl, reading the tiers already in OUT as evidence."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 
-def run(out: Path, tier: str) -> list[dict[str, Any]]:
+def run(out: Path, tier: str, source: str = "tests.calibration_kernels") -> list[dict[str, Any]]:
     from parity.backends import get_backend
     from parity.errors import error_text
     from parity.repro import run_repro
@@ -27,8 +27,9 @@ def run(out: Path, tier: str) -> list[dict[str, Any]]:
         backend.prepare()
     if backend.unavailable():
         return [{"skip": backend.unavailable()}]
-    from tests import calibration_kernels
+    import importlib
 
+    calibration_kernels = importlib.import_module(source)  # the spec source: a module with specs(folder)
     results = out / tier
     results.mkdir(parents=True, exist_ok=True)
     records: list[dict[str, Any]] = []
@@ -66,4 +67,4 @@ def _triage_only(record: dict[str, Any], spec: Any, results: Path) -> None:
 
 
 if __name__ == "__main__":
-    print(json.dumps(run(Path(sys.argv[1]), sys.argv[2]), default=str))
+    print(json.dumps(run(Path(sys.argv[1]), sys.argv[2], *sys.argv[3:4]), default=str))

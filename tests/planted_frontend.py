@@ -25,6 +25,13 @@ def broken_itself(X, BLOCK: tl.constexpr):
     tl.store(X + o, tl.load(X + o).no_such_attribute)
 
 
+@triton.jit
+def zeros_not_power_of_2(X, BLOCK: tl.constexpr):
+    N_BLOCKS: tl.constexpr = BLOCK // 5  # planted: 3 rows
+    b = tl.zeros((N_BLOCKS, 16), dtype=tl.float32)
+    tl.store(X + tl.arange(0, 16), tl.sum(b, 0))
+
+
 def frontend_error(kernel) -> BaseException:
     """The exception Triton's frontend raises compiling `kernel` for sm_90 (no GPU needed)."""
     from triton.backends.compiler import GPUTarget

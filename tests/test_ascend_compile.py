@@ -165,6 +165,17 @@ def test_every_autotune_config_is_compiled_and_judged(ascend):
     assert by_block[1 << 20]["error_kind"] == "ub_overflow"
 
 
+def test_a_jit_helpers_frontend_error_keeps_its_reason(ascend):
+    """The call site's CompilationError is the kernel's source and a caret; the reason is its cause (the
+    helper's error): the message keeps it, and the key line is it."""
+    from parity.reasons import key_line
+
+    [c] = _compile(ascend, "BROKEN_HELPER", {"x": torch.randn(16)})
+    assert not c["ok"] and "no_such_attribute" in c["message"].split("^", 1)[-1], c["message"]
+    key = key_line(c["message"])  # triton 3.2 quotes the helper's error as a repr after the caret
+    assert key.startswith("AttributeError: 'tensor' object has no attribute 'no_such_attribute'"), key
+
+
 def test_a_compiler_abort_is_a_crash_and_the_tier_goes_on(ascend):
     [c] = _compile(ascend, "ABORTS", {})
     assert (c["ok"], c["error_kind"]) == (False, "crash")

@@ -28,13 +28,13 @@ def _python(session: str) -> Path:
     return python if python.exists() else Path(sys.executable)
 
 
-def _run_tiers(out: Path) -> list[str]:
+def _run_tiers(out: Path, source: str = "tests.calibration_kernels") -> list[str]:
     ran = []
     for tier, session in TIERS:
         env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET", "PYTHONPATH")}
         if tier == "interpret":
             env["TRITON_INTERPRET"] = "1"
-        proc = subprocess.run([str(_python(session)), "-m", "tests.calibration_run", str(out), tier], cwd=ROOT,
+        proc = subprocess.run([str(_python(session)), "-m", "tests.calibration_run", str(out), tier, source], cwd=ROOT,
                               env=env, capture_output=True, text=True, timeout=900, check=False)
         if proc.returncode != 0:
             if "No module named" in proc.stderr or "not installed" in proc.stderr:

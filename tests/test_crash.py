@@ -33,7 +33,7 @@ class _Popen:
         return self.code
 
 
-def _crash_in(tmp_path: Path, written: list[dict], returncode: int = -6) -> list[dict]:
+def _crash_in(tmp_path: Path, written: list[dict], returncode: int = -6, specs: list | None = None) -> list[dict]:
     """Run the controller's crash hook over a dead worker gw1 whose part holds `written`; the merged records."""
     from parity.backends import get_backend
     from parity.plugin import STATE_KEY, ParitySession, pytest_handlecrashitem
@@ -41,8 +41,9 @@ def _crash_in(tmp_path: Path, written: list[dict], returncode: int = -6) -> list
 
     (tmp_path / "results-gw1.jsonl").write_text("".join(json.dumps(r) + "\n" for r in written))
     state = ParitySession(backend=get_backend("ascend-lowered"), level="quick", seed=0, results_dir=tmp_path,
-                          final_dir=tmp_path, specs=[], worker="main", workers=2)
-    config = SimpleNamespace(stash=pytest.Stash())
+                          final_dir=tmp_path, specs=specs or [], worker="main", workers=2,
+                          kernels_option="tests.planted_oob")
+    config = SimpleNamespace(stash=pytest.Stash(), rootpath=Path(__file__).resolve().parents[1])
     config.stash[STATE_KEY] = state
     node = SimpleNamespace(gateway=SimpleNamespace(id="gw1", _io=SimpleNamespace(popen=_Popen(returncode))))
     pytest_handlecrashitem(crashitem=NODE, report=SimpleNamespace(node=node, longrepr="worker 'gw1' crashed"),
@@ -140,3 +141,24 @@ def test_wall_phases_are_never_negative():
     from parity.report.backend_md import session_phases
 
     assert "-1796" not in "\n".join(session_phases({"a": -1796326031.0, "b": 2.0}))
+
+
+def test_a_crash_gets_author_md_with_the_out_of_bounds_hint_and_the_unmasked_lines(tmp_path):
+    from tests.planted_oob import tail_scale_kernel, tail_scale_masked_kernel
+
+    spec = SimpleNamespace(name="tail_sum", kernels=(tail_scale_kernel,))
+    (died,) = _crash_in(tmp_path, [_passed()], specs=[spec])
+    folder = tmp_path / died["repro"]
+    author = (folder / "AUTHOR.md").read_text()
+    assert "## Out-of-bounds access" in author and "usually means an out-of-bounds access" in author
+    assert "planted_oob.py:24: b_x = tl.load(x + o_x)" in author and "planted_oob.py:25: tl.store(" in author
+    rerun = (folder / "rerun.py").read_text()
+    assert NODE in rerun and "--backend=ascend-lowered" in rerun and "no:xdist" in rerun
+    compile(rerun, "rerun.py", "exec")
+    assert "not run here" in died["repro_note"]
+    # control: a kernel with every access masked gets the hint, but no line is blamed
+    spec = SimpleNamespace(name="tail_sum", kernels=(tail_scale_masked_kernel,))
+    (tmp_path / "masked").mkdir()
+    (died,) = _crash_in(tmp_path / "masked", [], specs=[spec])
+    author = (tmp_path / "masked" / died["repro"] / "AUTHOR.md").read_text()
+    assert "parity sees no unmasked tl.load or tl.store" in author and "planted_oob.py" not in author

@@ -1,4 +1,4 @@
-"""Advice is proven by computing (parity.fit.proof, parity.fit.prove): a fitting config is called a fix only
+"""Advice is proven by computing (parity.fit.proof, parity.run.fit_proof): a fitting config is called a fix only
 where it computes the fp64 answer.
 
 The planted pair (tests/planted_rowsum.py): a row sum whose block is the whole row, where a smaller block
@@ -14,9 +14,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from parity.fit import proof, prove
+from parity.fit import proof
 from parity.report import fit_md
 from parity.repro.author import render_author
+from parity.run import fit_proof as prove
 from tests import planted_rowsum
 
 TILED = """
@@ -35,7 +36,7 @@ def _fit(cap: str | None = "BLOCK <= 16384 (it passed 65536)") -> dict:
 
 
 def source_text(kernel) -> str:
-    from parity.fit.prove_run import source_text as source_of
+    from parity.fit.proof import source_text as source_of
 
     return source_of(kernel)
 
@@ -69,6 +70,10 @@ def test_the_change_is_as_strong_as_its_proof():
     unproven = {**_fit(), "proof": {**right["proof"], "configs": [], "why_not": "ascend-lowered: no answer"}}
     assert "not proven to compute" in proof.change(unproven) and not proof.is_fix(unproven)
     assert "not proven to compute" in proof.change(_fit())  # a record from before proofs: compiled only
+    partly = {**_fit(), "proof": {**right["proof"], "configs": [
+        {"config": {"BLOCK": 16384}, "computes": True, "detail": "ok"},
+        {"config": {"BLOCK": 8192}, "computes": None, "detail": "skipped: an op the lowering lacks"}]}}
+    assert not proof.is_fix(partly) and "not proven to compute: 1 of 2 compute" in proof.change(partly)
     # the report's words follow: the finding's line, the library's draft, AUTHOR.md
     assert "computes WRONG on ascend-lowered" in fit_md.fit_line(wrong)
     assert "A smaller config alone is no fix" in " ".join(fit_md.issue_paragraph({"fit": wrong}))
@@ -88,7 +93,9 @@ class _Tier:
 
 @pytest.mark.parametrize("spec, computes", [(planted_rowsum.SPECS[0], False), (planted_rowsum.SPECS[1], True)],
                          ids=["whole-row", "looped-twin"])
-def test_a_fitting_block_is_run_against_fp64_before_it_is_called_a_fix(spec, computes):
+def test_a_fitting_block_is_run_against_fp64_before_it_is_called_a_fix(spec, computes, tmp_path, monkeypatch):
+    monkeypatch.setenv("PARITY_CACHE_DIR", str(tmp_path))  # a cold proof cache: the child runs
+    monkeypatch.setattr(prove, "_PROVEN", {})
     fit = _fit()
     record, compile_ = {"fit": fit}, {"kernel": spec.kernel.fn.__name__}
     prove.attach([record], [compile_], spec, SimpleNamespace(params=CASE, id=CASE_ID), 0, _Tier())
@@ -104,6 +111,16 @@ def test_a_fitting_block_is_run_against_fp64_before_it_is_called_a_fix(spec, com
         assert proof.change(fit).startswith("the kernel assumes one block covers the row")
         assert "BLOCK <=" not in proof.change(fit)
     json.dumps(fit)  # the record stays JSON
+    # another case of the kernel with the same answer reuses the proof, which names the case it ran
+    again = _fit()
+    prove.attach([{"fit": again}], [compile_], spec, SimpleNamespace(params=CASE, id="other"), 0, _Tier())
+    assert again["proof"]["case"] == CASE_ID and again["proof"]["configs"] == found["configs"]
+    # and a later run reads the cached answer instead of running the tier again
+    monkeypatch.setattr(prove, "_PROVEN", {})
+    monkeypatch.setattr(prove, "run_proof", lambda *a, **k: pytest.fail("the cached proof was run again"))
+    cached = _fit()
+    prove.attach([{"fit": cached}], [compile_], spec, SimpleNamespace(params=CASE, id=CASE_ID), 0, _Tier())
+    assert [e["computes"] for e in cached["proof"]["configs"]] == [computes]
 
 
 def test_a_proof_that_cannot_run_says_why_and_claims_nothing(monkeypatch):
@@ -118,3 +135,13 @@ def test_a_proof_that_cannot_run_says_why_and_claims_nothing(monkeypatch):
     prove.attach([{"fit": fit}], [{"kernel": "k"}], planted_rowsum.SPECS[0],
                  SimpleNamespace(params=CASE, id=CASE_ID), 0, nothing)
     assert "no tier that computes" in fit["proof"]["why_not"] and "not proven" in proof.change(fit)
+
+
+def test_a_compile_only_probe_has_nothing_to_compare_so_nothing_is_proven():
+    from tests.planted_fit import PLANTED_FIT
+
+    fit = _fit("BM <= 128 (it passed 256)")
+    prove.attach([{"fit": fit}], [{"kernel": "planted_fit_kernel"}], PLANTED_FIT,
+                 SimpleNamespace(params={"BM": 256, "K": 1024}, id="BM=256,K=1024"), 0, _Tier())
+    assert "compile-only probe" in fit["proof"]["why_not"] and not proof.is_fix(fit)
+    assert "not proven to compute" in proof.change(fit)

@@ -42,6 +42,15 @@ def test_a_kernels_own_frontend_error_reads_the_same_without_a_cause():
     assert got["row"].startswith("at ") and "no_such_attribute" in got["row"]
 
 
+def test_a_builtins_error_at_the_call_site_keeps_its_reason():
+    """As gdn_npu_solve_tril read on the H200 ("CompilationError: at 36:14:" and nothing more): tl.zeros with a
+    shape that is not a power of 2; the reason is two causes down, under tl.zeros' own source."""
+    got = compiled("zeros_not_power_of_2")
+    assert "power of 2" not in got["own"]  # the control: the call site's own text has no reason
+    assert got["key"] == "ValueError: Shape element 0 must be a power of 2", got["key"]
+    assert got["row"].endswith("Shape element 0 must be a power of 2"), got["row"]
+
+
 def test_a_reason_after_the_caret_that_is_no_exception_is_kept_and_a_bare_location_is_never_the_key():
     text = ("triton.compiler.errors.CompilationError: at 36:14:\n    b = x[0]\n              ^\n"
             "unsupported tensor index: constexpr[0]")
@@ -80,3 +89,11 @@ def test_an_announcement_alone_falls_back_to_the_wrapped_exceptions_own_message_
     words = "error: " + " ".join(["operand"] * 30)
     cut = title_text(words, 60)
     assert cut.endswith(" …") and cut[:-2].split()[-1] == "operand", cut
+
+
+def test_a_python_traceback_underline_is_not_tritons_caret():
+    text = ("Traceback (most recent call last):\n  File \"k.py\", line 3, in f\n    y = g(x)\n        ^^^^\n"
+            "  File \"k.py\", line 9, in g\n    return x.shape[5]\n           ~~~~~~~^^^\n"
+            "IndexError: tuple index out of range")
+    assert key_line(text) == "IndexError: tuple index out of range"
+    assert findings.key_line(text) == "IndexError: tuple index out of range"

@@ -316,8 +316,8 @@ FLOORS = ("spec", "results", "seams", "compile", "backends", "run", "report", "r
 # root modules and packages that share a floor (other root modules, spec, cases, context, ..., are the spec
 # floor): the fit advisor compiles through the compile backends, which call it; triage decides the owner the
 # repro stage drafts for, from records and kernel source; record captures launches as repros do
-ROOT_FLOOR = {"plugin": "plugin", "options": "plugin", "cli": "plugin", "fit": "backends", "triage": "repro",
-              "record": "repro"}
+ROOT_FLOOR = {"plugin": "plugin", "options": "plugin", "cli": "plugin", "__main__": "plugin", "fit": "backends",
+              "triage": "repro", "record": "repro"}
 # upward imports the engine still has, each a debt with its why (none now: a lower floor that needs an upper one
 # takes a registration, as parity.context.register_facets); a new one fails
 KNOWN_UPWARD: set[tuple[str, str]] = set()

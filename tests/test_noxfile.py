@@ -165,3 +165,33 @@ def test_run_tiers_steal_work_where_the_installed_xdist_can(monkeypatch, backend
     assert args[:2] == ["-n", "auto"] and ("--dist=worksteal" in args) == steals
     session.posargs = ["-n", "4"]  # the caller's own -n: nothing added
     assert noxfile.run_tier_defaults(session) == []
+
+
+def test_ascend_standin_runs_the_ascend_sessions_own_pytest_on_the_stand_in(monkeypatch):
+    """ascend-standin is `nox -s ascend`'s pytest run (same backend, same arguments first) with the stand-in torch_npu
+    on PYTHONPATH and its npu-smi found on the stand-in's PATH, not on the machine's."""
+    monkeypatch.setattr(noxfile, "index_reachable", lambda url: False)
+    monkeypatch.setattr(noxfile, "llvm19_missing", lambda: [])
+    monkeypatch.setattr(noxfile.sys, "version_info", (3, 11))
+    real_which = noxfile.shutil.which
+    looked: list = []
+
+    def which(name, path=None):
+        looked.append((name, path))
+        return real_which(name, path=path) if path else None  # no npu-smi on this machine
+
+    monkeypatch.setattr(noxfile.shutil, "which", which)
+    ascend, standin = FakeSession("ascend"), FakeSession("ascend-standin")
+    monkeypatch.setattr(noxfile.shutil, "which", lambda name, path=None: "/usr/bin/npu-smi")
+    noxfile.ascend(ascend)
+    monkeypatch.setattr(noxfile.shutil, "which", which)
+    noxfile.ascend_standin(standin)
+    assert ("npu-smi", None) not in looked and looked[0][0] == "npu-smi"
+    (real_args, _), = ascend.ran
+    runs = [args for args, _ in standin.ran]
+    tier = next(args for args in runs if "suites" in args)
+    assert tier[:len(real_args)] == real_args  # nox -s ascend's own command, then the stand-in's selection
+    env = dict(standin.ran[runs.index(tier)][1]["env"])
+    assert env["PYTHONPATH"] == noxfile.STANDIN_DIR and (Path(noxfile.STANDIN_DIR) / "torch_npu").is_dir()
+    assert not [p for p in standin.installed if p.startswith("torch_npu")]  # the stand-in is never installed
+    assert any("tests.standin_npu.check" in args for args in runs)  # and the run must prove what it exercised

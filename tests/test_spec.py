@@ -169,3 +169,4 @@ def test_a_sweep_of_nothing_is_not_checked_never_ok():
     swept = SweepResult(kernel="k", arg="N", values=[1, 15], bases=2, compiles=2, per_base_max=1)
     assert verdict(swept, 1) == "ok"
     assert verdict(replace(swept, per_base_max=2), 1) == "storm"
+    assert verdict(replace(swept, compiles=0, per_base_max=0), 1) == "not launched"  # counted nothing either

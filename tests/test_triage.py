@@ -488,7 +488,8 @@ def test_an_interpreter_builder_gap_is_the_interpreters_with_its_link_not_the_au
 
 def test_tf32_rounding_of_an_fp32_dot_on_nvidia_is_a_precision_class_with_its_advice():
     dot = "acc = tl.dot(a, b, acc)"
-    rounded = numeric("cuda", metrics={"worst_index": [3], "max_abs_err": 4e-3, "err_ratio": 2e-3, "nan_count": 0})
+    rounded = numeric("cuda", metrics={"worst_index": [3], "max_abs_err": 4e-3, "err_ratio": 2e-3, "nan_count": 0,
+                                       "mismatch_frac": 0.66, "region": "scattered (66.0%)"})
     owner = decide(rounded, {}, dot)
     assert (owner["who"], owner["limit"], owner["provisional"]) == ("author", "cuda-tf32-dot", False), owner
     assert 'input_precision="ieee"' in owner["evidence"] and "tolerance" in owner["evidence"]
@@ -503,3 +504,22 @@ def test_tf32_rounding_of_an_fp32_dot_on_nvidia_is_a_precision_class_with_its_ad
     assert decide({**rounded, "params": {"N": 8, "dtype": "bf16"}}, {}, dot).get("limit") is None
     assert decide({**rounded, "backend": "interpret"}, {}, dot).get("limit") is None
     assert decide(rounded, {}, "acc += tl.sum(a * b, 1)").get("limit") is None
+    # ... and a few wrong elements, whose err_ratio over a large output is as small, are a bug, not rounding
+    few = {**rounded, "metrics": {**rounded["metrics"], "mismatch_frac": 0.001, "region": "scattered (0.1%)"}}
+    tile = {**rounded, "metrics": {**rounded["metrics"], "region": "tail rows m>=96 only"}}
+    assert decide(few, {}, dot).get("limit") is None and decide(tile, {}, dot).get("limit") is None
+
+
+def test_the_tf32_class_reaches_author_md_with_its_advice(tmp_path):
+    from parity.repro.run_repro import write_drafts
+
+    rounded = numeric("cuda", metrics={"worst_index": [3], "max_abs_err": 4e-3, "err_ratio": 2e-3, "nan_count": 0,
+                                       "mismatch_frac": 0.66, "region": "scattered (66.0%)"})
+    rounded["owner"] = decide(rounded, {}, "acc = tl.dot(a, b, acc)")
+    assert write_drafts(tmp_path, rounded, "cuda", "python repro.py", lambda t: "", {}) == ["AUTHOR.md"]
+    text = (tmp_path / "AUTHOR.md").read_text()
+    assert "the kernel's to handle" in text and 'input_precision="ieee"' in text and "hf32" in text
+    # control: a wrong value with no limit behind it reads as a bug in the kernel
+    plain = {**rounded, "owner": decide({**rounded, "metrics": {**rounded["metrics"], "err_ratio": 0.5}}, {}, "")}
+    write_drafts(tmp_path / "plain", plain, "cuda", "python repro.py", lambda t: "", {})
+    assert "a bug in the kernel" in (tmp_path / "plain" / "AUTHOR.md").read_text()

@@ -247,6 +247,10 @@ def test_the_block_pointer_note_names_the_kernels_that_use_one_and_no_other():
         return
     assert "block_ptr_tile" in note and "vector_add" not in note and "make_tensor_descriptor" in note
     assert notes.block_ptr_note([s for s in specs if s.name == "vector_add"]) is None
+    # kernels of one module: only the probe that builds a block pointer is named, not its module's others
+    _, probes = registry.build(["probes"])
+    note = notes.block_ptr_note(probes)
+    assert "probe_block_ptr_non_pow2" in note and "probe_index_local_tensor" not in note, note
 
 
 def matrix_columns(old_status):
@@ -287,3 +291,16 @@ def test_the_version_matrix_folds_into_one_note_per_kernel_and_every_terminal_li
     # negative control: the same matrix passing everywhere leaves nothing to note for gdn_h
     passing = verdict.build(*matrix_columns("passed"))
     assert "gdn_h:" not in verdict.render_text(passing) and "fixed in 3.8.0" not in verdict.render_md(passing)
+
+
+def test_a_probe_rejected_as_expected_reads_so_as_its_compile_record_does():
+    col = Column("cuda-compile", "cuda-compile", "compile", {"target_arch": "sm_90"})
+    refused = rec("cuda-compile", "compile", "probe_x", "B=16", "passed", expected_compile_error="must be",
+                  compile={"ok": False, "error_kind": "unsupported", "message": "arange's arguments must be"},
+                  reason="failed as expected (upstream refuses it): arange's arguments must be")
+    built = rec("cuda-compile", "compile", "vadd", "N=1", "passed", compile={"ok": True})
+    v = verdict.build([col], {"cuda-compile": [refused, built]})
+    cells = dict((k, c[0]) for k, c in v.rows)
+    assert cells["probe_x"] == "build ✓ rejected as expected", cells  # never a bare "builds ✓": it did not build
+    assert cells["vadd"] == "build ✓"  # the clean twin: built, and nothing more said
+    assert "rejected as expected: the compiler refused a probe" in verdict.render_md(v)

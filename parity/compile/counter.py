@@ -79,19 +79,38 @@ def library_kernel_caches(kernels: Iterable[Any]) -> list[dict[Any, Any]]:
     itself from then on. Clearing triton's caches alone leaves these, so a later case reuses the kernel
     without a compile and its count reads 0 where a plain kernel reads 1.
     """
+    return [cache for kernel in kernels for wrapper in wrapper_chain(kernel) for cache in caches_on(wrapper)]
+
+
+def cache_attrs() -> list[str]:
+    """The wrapper attributes that hold a library's own kernel cache, as the registered adapters name them."""
     from parity.library import adapters
 
-    attrs = list(dict.fromkeys(a for adapter in adapters() for a in adapter.kernel_cache_attrs))
-    found = []
-    for kernel in kernels:
-        for wrapper in wrapper_chain(kernel):
-            for attr in attrs:
-                cache = getattr(wrapper, attr, None)
-                if isinstance(cache, dict):
-                    found.append(cache)
-                elif isinstance(cache, (tuple, list)):
-                    found.extend(c for c in cache if isinstance(c, dict))
+    return list(dict.fromkeys(a for adapter in adapters() for a in adapter.kernel_cache_attrs))
+
+
+def caches_on(wrapper: Any) -> list[dict[Any, Any]]:
+    """The kernel caches one library wrapper keeps (a dict, or one dict per device)."""
+    found: list[dict[Any, Any]] = []
+    for attr in cache_attrs():
+        cache = getattr(wrapper, attr, None)
+        if isinstance(cache, dict):
+            found.append(cache)
+        elif isinstance(cache, (tuple, list)):
+            found.extend(c for c in cache if isinstance(c, dict))
     return found
+
+
+def drop_unlaunchable(caches: Iterable[dict[Any, Any]]) -> int:
+    """Remove the entries that hold no kernel (None, or a tuple whose kernel is None): what a wrapper stored
+    from a launch parity answered without running anything. A later launch of that key then goes through
+    triton again instead of subscripting None. Returns how many were removed."""
+    dropped = 0
+    for cache in caches:
+        for key in [k for k, v in cache.items() if v is None or (isinstance(v, (tuple, list)) and v and v[0] is None)]:
+            del cache[key]
+            dropped += 1
+    return dropped
 
 
 def forget_library_kernels(kernels: Iterable[Any]) -> None:

@@ -171,6 +171,7 @@ def ir_violations(spec: KernelSpec, ir: Iterable[tuple[Mapping[str, Any], str]])
 
 
 NOT_CHECKED = "not checked"
+NOT_LAUNCHED = "not launched"  # base cases ran, and the kernel never compiled: nothing was counted either
 
 
 def verdict(result: SweepResult, expected: int) -> str:
@@ -181,5 +182,5 @@ def verdict(result: SweepResult, expected: int) -> str:
     if result.per_base_max > expected:
         return "storm"  # compiles grow with the dynamic arg's values
     if result.bases and result.compiles == 0:
-        return "not launched"
+        return NOT_LAUNCHED
     return "ok"

@@ -1,6 +1,6 @@
 """Advice is proven by computing: what a fit's proof says, and the change it asks for. Pure functions.
 
-A config that fits is only a fix if the kernel still computes the right answer with it. parity.fit.prove
+A config that fits is only a fix if the kernel still computes the right answer with it. parity.run.fit_proof
 runs each fitting config on a tier that computes (ascend-lowered where it is installed, else Triton's
 interpreter) and compares it with the fp64 reference; its answer is the fit's `proof`:
 
@@ -18,6 +18,7 @@ loop steps by and no program id scales assumes one block covers its whole extent
 from __future__ import annotations
 
 import ast
+import inspect
 import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -90,9 +91,10 @@ def kernel_change(source: str, wrong: Mapping[str, Any]) -> str:
     config = ", ".join(f"{k}={v}" for k, v in (wrong.get("config") or {}).items())
     for key in changed if source.strip() else ():  # without the source, claim no missing loop
         if not loops_over(source, key) and not grid_axes(source, key):
-            return (f"the kernel assumes one block covers the row: with {key}={was.get(key)} one block spans it, "
-                    f"at {config} each program computes only its first {wrong['config'][key]} elements; add a loop "
-                    f"over the row in steps of {key} (for start in range(0, N, {key})), then cap {key}")
+            return (f"the kernel assumes one block covers the row: no loop steps by {key} and no program id is "
+                    f"scaled by it, so at {config} (it passed {key}={was.get(key)}) each program reads only the first "
+                    f"{wrong['config'][key]} elements of its row; add a loop over the row in steps of {key} "
+                    f"(for start in range(0, N, {key})), then cap {key}")
     return (f"at {config} the kernel computes a different answer, so a smaller tile is no fix as it stands: "
             f"its result depends on {', '.join(changed) or 'the config'} beyond the tile size")
 
@@ -133,23 +135,35 @@ def change(fit: Mapping[str, Any]) -> str | None:
     the kernel's own change where one computes wrong, the cap marked unproven otherwise."""
     proof = fit.get("proof")
     cap = fit.get("cap")
-    right, wrong, _ = proven_configs(proof)
+    _, wrong, _ = proven_configs(proof)
     if wrong:
         return proof.get("kernel_change") or verdict_words(proof)  # type: ignore[union-attr]
     if not cap:
         return None
     if not fit.get("fitting"):
         return cap  # row blocks: a change to the launcher that no config here stands for, worded as such
-    if right and not fit.get("proof", {}).get("why_not"):
+    if is_fix(fit):
         return f"{cap}; proven: {verdict_words(proof)}"
     return f"{cap} (compiles; not proven to compute: {verdict_words(proof)})"
 
 
 def is_fix(fit: Mapping[str, Any]) -> bool:
-    """Whether the fit's fitting configs may be called a fix: each one run computes the fp64 answer."""
-    right, wrong, _ = proven_configs(fit.get("proof"))
-    return bool(right) and not wrong
+    """Whether the fit's fitting configs may be called a fix: every one run, and each computes the fp64 answer."""
+    proof = fit.get("proof")
+    right, wrong, unrun = proven_configs(proof)
+    return bool(right) and not wrong and not unrun and not (proof or {}).get("why_not")
 
 
 def entries_summary(entries: Sequence[Mapping[str, Any]]) -> str:
     return "; ".join(f"{label(e['config'])}: {e.get('detail') or ''}".rstrip(": ") for e in entries)
+
+
+def source_text(fn_obj: Any) -> str:
+    """A @triton.jit function's source (JITFunction keeps it as `src`; the interpreter's wrapper does not)."""
+    src = getattr(fn_obj, "src", None)
+    if src:
+        return str(src)
+    try:
+        return inspect.getsource(getattr(fn_obj, "fn", fn_obj))
+    except (OSError, TypeError):
+        return ""

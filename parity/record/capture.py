@@ -29,7 +29,7 @@ import torch
 
 from parity.record import bundle as fmt
 from parity.record.keys import dedupe_key, specialization_key
-from parity.repro.capture import LaunchRecorder, _snapshot
+from parity.repro.capture import LaunchRecorder
 
 TENSOR_REF = re.compile(r"^T\['(t\d+)'\]$")
 TL_DTYPE = re.compile(r"^tl\.dtype\('(\w+)'\)$")
@@ -85,14 +85,19 @@ def kernel_identity(kernel: Any, root: Path) -> dict[str, Any]:
                 "source_error": f"no Python function under {type(kernel).__name__}: {exc}"}
     info.update(name=fn.__name__, module=fn.__module__, qualname=fn.__qualname__,
                 file=fn.__code__.co_filename, line=fn.__code__.co_firstlineno)
+    rewritten = running_function(kernel, fn, root)
     try:
-        src = inspect.getsource(fn)
+        src = inspect.getsource(rewritten or fn)
         info["source_hash"] = hashlib.sha256(src.encode()).hexdigest()[:16]
     except (OSError, TypeError) as exc:
-        info["source_error"] = f"inspect.getsource failed: {exc}"
+        info["source_error"] = (f"inspect.getsource failed ({exc}): the kernel was made from a string (exec), "
+                                "and this Triton keeps no text of it")
         return info
+    if rewritten is not None:
+        info["rewritten"] = "the JIT compiles other source than its file holds (JITFunction._unsafe_update_src); " \
+                            "the running source was recorded"
     try:
-        text = extract_kernel(kernel).text()
+        text = extract_kernel(rewritten or kernel).text()
         name = hashlib.sha256(text.encode()).hexdigest()[:16]
         info["source"] = fmt.write_source(root, name, text)
         info["entry"] = fn.__name__
@@ -104,6 +109,32 @@ def kernel_identity(kernel: Any, root: Path) -> dict[str, Any]:
     return info
 
 
+def running_function(kernel: Any, fn: Any, root: Path) -> Any:
+    """The kernel's function rebuilt from the source its JIT compiles, when that is not its file's (a test that
+    rewrites a template's source, as Triton's own test_core does); None when they agree. The text goes into
+    the bundle's sources, so the rebuilt function's source can be read back like any other."""
+    import textwrap
+
+    from parity.compile.counter import base_jit_function
+
+    running = getattr(base_jit_function(kernel), "src", None)
+    if not isinstance(running, str) or not running.strip():
+        return None
+    try:
+        if running.strip() in textwrap.dedent(inspect.getsource(fn)):
+            return None
+    except (OSError, TypeError):
+        pass
+    text = textwrap.dedent(running)
+    path = root / fmt.write_source(root, "running-" + hashlib.sha256(text.encode()).hexdigest()[:16], text)
+    scope: dict[str, Any] = {}
+    exec(compile(text, str(path), "exec"), fn.__globals__, scope)  # defines the function only, in `scope`
+    from parity.compile.counter import innermost
+
+    rebuilt = innermost(scope.get(fn.__name__))  # under the decorator, where the text keeps one
+    return rebuilt if inspect.isfunction(rebuilt) else None
+
+
 def _param_names(kernel: Any) -> list[list[Any]]:
     from parity.compile.counter import base_jit_function
     from parity.seams.jit import kernel_params
@@ -112,6 +143,12 @@ def _param_names(kernel: Any) -> list[list[Any]]:
         return [[n, c] for n, c, _ in kernel_params(base_jit_function(kernel))]
     except Exception:  # an unusual wrapper: the keys treat every argument as a plain value
         return []
+
+
+def _kept_bytes(t: torch.Tensor, lo: int, hi: int) -> torch.Tensor:
+    """Bytes [lo, hi) of t's storage as a uint8 CPU copy: only the kept range crosses to the host."""
+    flat = torch.empty(0, dtype=torch.uint8, device=t.device).set_(t.untyped_storage(), lo, (hi - lo,), (1,))
+    return flat.detach().cpu().clone()
 
 
 def _synchronize(devices: set[str]) -> None:
@@ -193,7 +230,12 @@ class WorkloadRecorder:
             self._note_failure(self_, f"recording failed before the launch: {type(exc).__name__}: {exc}")
         finally:
             self.local.busy = False
-        result = inner(self_, *args, grid=grid, warmup=warmup, **kwargs)
+        try:
+            result = inner(self_, *args, grid=grid, warmup=warmup, **kwargs)
+        except BaseException as exc:  # the workload's own error: noted, then raised on unchanged
+            if pending is not None:
+                self._note_failure(self_, f"the launch raised {type(exc).__name__}: {str(exc)[:300]}")
+            raise
         if pending is not None:
             try:
                 self._after(*pending)
@@ -247,7 +289,7 @@ class WorkloadRecorder:
         for buf in buffers:
             lo, hi = buf.kept
             before = buf.initial()
-            after = _snapshot(buf.live)[lo:hi]
+            after = _kept_bytes(buf.live, lo, hi)
             tensors[f"before.{buf.key}"] = before
             if not torch.equal(before, after):
                 tensors[f"after.{buf.key}"] = after

@@ -15,13 +15,31 @@ from typing import Any
 BLOCK_PTR_FILTER = "ignore:tl.make_block_ptr is deprecated:UserWarning"
 
 
-def _source(kernel: Any) -> str:
-    fn = getattr(kernel, "fn", kernel)  # Autotuner / Heuristics wrap the JITFunction
-    fn = getattr(fn, "fn", fn)
-    try:  # the whole module: the block pointer may sit in a @triton.jit helper the kernel calls
-        return inspect.getsource(inspect.getmodule(fn) or fn)
+def _plain(obj: Any) -> Any:
+    """The Python function under Autotuner / Heuristics / JITFunction wrappers."""
+    for _ in range(8):
+        inner = getattr(obj, "fn", None)
+        if inner is None:
+            return obj
+        obj = inner
+    return obj
+
+
+def _source(kernel: Any, seen: set[int] | None = None) -> str:
+    """The kernel's source and that of every @triton.jit helper it calls (by global name, transitively): the
+    block pointer may sit in a helper, and another kernel of the same module is not this one's."""
+    seen = set() if seen is None else seen
+    fn = _plain(kernel)
+    if id(fn) in seen:
+        return ""
+    seen.add(id(fn))
+    try:
+        text = inspect.getsource(fn)
     except (OSError, TypeError):
         return str(getattr(kernel, "src", ""))
+    code, names = getattr(fn, "__code__", None), getattr(fn, "__globals__", {})
+    helpers = [names[n] for n in (code.co_names if code else ()) if n in names and hasattr(names[n], "fn")]
+    return "\n".join([text, *(_source(h, seen) for h in helpers)])
 
 
 def deprecates_block_ptr() -> bool:

@@ -20,6 +20,7 @@ from parity.fit.proof import change as proven_change
 from parity.report import ascend_perf_md
 from parity.report import findings as fnd
 from parity.report.fit_md import fit_answer, fit_line
+from parity.report.legend import DEVICE_RUNS, REJECTED, legend, not_checkable
 from parity.report.tables import md_code, md_escape, table
 from parity.report.versions import split_columns, triton_of, version_key
 
@@ -47,26 +48,9 @@ CHECKS: dict[str, Check] = {
 }
 TIER_OWNERS = ("tier", "environment")
 DEVICE_CHECKS = {"NVIDIA (Triton)": "GPU arithmetic", "Ascend (triton-ascend)": "NPU arithmetic"}
-DEVICE_RUNS = {"NVIDIA (Triton)": "`nox -s cuda`", "Ascend (triton-ascend)": "`nox -s ascend`"}
-NOT_CHECKABLE = ("No tier here sees the hardware's own arithmetic, timing or launch-time limits without the "
-                 "device itself: {checks} {verb} unchecked until a results dir from that device ({runs}) is added.")
-
-
-def not_checkable(missing: Mapping[str, str]) -> str:
-    """What no tier here can check, said once."""
-    return NOT_CHECKABLE.format(checks=" and ".join(missing.values()), verb="stay" if len(missing) > 1 else "stays",
-                                runs=" / ".join(DEVICE_RUNS.get(t, t) for t in missing))
 # the owner in a cell's words (the findings below say it in full)
 OWNER_TAGS = {"author": "kernel fix", "library": "{name}", "triton": "Triton bug", "triton-ascend": "triton-ascend bug",
               "tier": "tier limit", "environment": "environment"}
-# each mark's meaning, said under the table for the marks that appear in it
-LEGEND = {"✓": "✓ every case that ran passed",
-          "⚠": "⚠ k known: k cases fail as declared in the spec (known and expected, why and link below)",
-          "✗": "✗ a case failed, with whose change it is (kernel fix, a library, Triton bug, triton-ascend bug) "
-               "and its finding number",
-          "?": "? the owner is provisional (the finding names the run that settles it)",
-          "–": "– no case ran there (REPORT.md says why)",
-          "…": "… interrupted before it finished"}
 
 
 def _marked(v: Verdict) -> set[str]:
@@ -74,13 +58,11 @@ def _marked(v: Verdict) -> set[str]:
     marks = set()
     for r in [*v.results, *(n for notes in v.versions.values() for n in notes.values())]:
         marks.add(r.mark)
+        if REJECTED in r.text:
+            marks.add(REJECTED)
         if r.mark == "✗" and any(f.owner.get("provisional") for f in r.findings if f.outcome != "expected"):
             marks.add("?")
     return marks
-
-
-def legend(marks: set[str]) -> str:
-    return " · ".join(words for mark, words in LEGEND.items() if mark in marks)
 
 
 def check_of(backend: str) -> Check:
@@ -90,7 +72,10 @@ def check_of(backend: str) -> Check:
 def check_name(backend: str, env: Mapping[str, Any]) -> str:
     arch = env.get("target_arch") or "the target"
     device = env.get("device_name") or "the device"
-    return check_of(backend).name.format(arch=arch, device=device)
+    name = check_of(backend).name.format(arch=arch, device=device)
+    if env.get("replay"):  # --replay BUNDLE: the outputs are checked against the recording's, not fp64
+        name = name.replace("the fp64 answer", "the recorded launches' outputs")
+    return name
 
 
 def owner_tag(owner: Mapping[str, Any]) -> str:
@@ -160,7 +145,12 @@ def result(word: str, records: Sequence[Mapping[str, Any]], column: str, link_pr
                       "the environment" if limit_word == "environment" else "a limit of this tier")
     if expected:  # not a failure of the run, but the kernel does not work there as it stands
         return Result("⚠", f"{word} ⚠ {n_known} known{limit}", groups)
-    return Result("✓", f"{word} ✓{limit}", groups)  # a probe passes when rejected as its spec expects
+    # a probe passes when rejected as its spec expects: the cell says so, as its compile record does (not built)
+    rejected = [r for r in ran if r["status"] == "passed" and r.get("expected_compile_error")
+                and (r.get("compile") or {}).get("ok") is False]
+    if rejected and len(rejected) + n_limit == len(ran):
+        return Result("✓", f"{word} ✓ {REJECTED}{limit}", groups)
+    return Result("✓", f"{word} ✓{limit}", groups)
 
 
 @dataclass(frozen=True)
@@ -412,7 +402,7 @@ def render_text(v: Verdict, width: int = 100) -> str:
             lines.append("    " + fnd.clip(f"fit advisor: {fit_answer(f.fit)}", width - 4))
             change = proven_change(f.fit)  # as strong as its proof: a fix only where it computes the fp64 answer
             if change:
-                lines += _wrap(f"change: {change}", width - 4, "    ")[:3]
+                lines += _wrap(f"change: {change}", width - 4, "    ")[:4]
         if f.draft or f.repro:
             lines.append(f"    {f.draft or f.repro}")
     expected = sum(len(f.cases) for f in v.findings if f.outcome == "expected")

@@ -42,19 +42,57 @@ def author_reason(record: Mapping[str, Any], backend: str) -> str | None:
     return None
 
 
+OOB_HINT = ("A process that dies under the interpreter or a CPU lowering, a write into parity's red zones, or an "
+            "invalid access under compute-sanitizer usually means an out-of-bounds access: a tl.load or tl.store "
+            "whose offsets reach past the tensor (an unmasked tail: BLOCK 1024 over N = 1000), with no mask or a "
+            "mask that lets the tail through. Mask every access with the bounds, e.g. "
+            "`tl.load(x + o, mask=o < N, other=0.0)` and `tl.store(out + o, v, mask=o < N)`.")
+
+
+def oob_lines(record: Mapping[str, Any]) -> list[str]:
+    """The unmasked tl.load/tl.store lines parity saw behind an out-of-bounds finding or a crash."""
+    oob, crash = record.get("oob") or {}, record.get("crash") or {}
+    lines = [line for w in oob.get("writes") or [] for line in w.get("unmasked_stores") or []]
+    lines += list(oob.get("unmasked") or []) + list(crash.get("unmasked") or [])
+    return list(dict.fromkeys(lines))
+
+
+def oob_section(record: Mapping[str, Any]) -> list[str]:
+    """AUTHOR.md's out-of-bounds section, for a record with out-of-bounds evidence or a dead process."""
+    if not (record.get("oob") or record.get("status") == "crashed"):
+        return []
+    parts = ["## Out-of-bounds access", "", OOB_HINT, ""]
+    writes = (record.get("oob") or {}).get("writes") or []
+    for w in writes:
+        first, last = w.get("elements") or (None, None)
+        parts += [f"- `{w.get('kernel')}` wrote elements [{first}, {last}) of argument `{w.get('tensor')}` "
+                  f"({w.get('dtype')}, {w.get('numel')} elements)", ""]
+    lines = oob_lines(record)
+    if lines:
+        parts += ["The kernel's accesses without a mask:", "", "```text", *lines, "```", ""]
+    else:
+        parts += ["parity sees no unmasked tl.load or tl.store in the kernel source: look at the masks' bounds "
+                  "and at the offsets' arithmetic (an int32 offset that wraps past 2^31).", ""]
+    return parts
+
+
 def render_author(record: Mapping[str, Any], backend: str, why: str, command: str) -> str:
     """AUTHOR.md: what fails, where, how to re-run it, and the diagnosis where there is one."""
     d = record.get("diagnosis")
-    parts = [f"# `{record['kernel']}` [{record['case']}]: a bug in the kernel, not in a compiler", "",
+    # a limit entry the author owns (a language rule, TF32 rounding) is the kernel's to handle, not a bug in it
+    what = ("the kernel's to handle, not a compiler bug" if (record.get("owner") or {}).get("limit")
+            else "a bug in the kernel, not in a compiler")
+    parts = [f"# `{record['kernel']}` [{record['case']}]: {what}", "",
              f"Backend `{backend}`: status `{record['status']}`. This is not a vendor issue: {why}.", ""]
     if d:
         parts += ["## What to change", "", f"{d['what']} at `{d['line']}`:", "", "```python", d["code"], "```", "",
                   f"Write instead: {d['fix']}.", ""]
+    parts += oob_section(record)
     from parity.report.fit_md import author_lines
 
     parts += author_lines(record)  # an overflow: what fits, whether it computes, the change to make
     where = record.get("where") or {}
-    if where.get("class"):
+    if where.get("class") and not record.get("oob"):  # red zones' writes leave the values right: no "where"
         program = where.get("program") or {}
         pid = ", ".join(f"{k}={v}" for k, v in program.items() if k.startswith("pid") and "_" not in k)
         parts += ["## Where it fails", "", f"{where['class']}" + (f"; the worst element is program {pid}'s "

@@ -45,6 +45,7 @@ class BufferLog:
     def __init__(self) -> None:
         self.keys: dict[int, str] = {}
         self.initial: dict[str, np.ndarray] = {}
+        self.dtypes: dict[str, str] = {}  # the dtype each buffer was first passed as (its red zone's fill)
         self.launches: list[tuple[str, str, tuple[int, int, int], list[Any]]] = []
         self.modules: dict[str, str] = {}  # file name -> module text
 
@@ -62,10 +63,14 @@ class BufferLog:
         self.launches.append((name, signature.name, tuple(int(g) for g in grid), arguments))
 
     def _key(self, t: torch.Tensor) -> str:
+        from parity.run.redzone import unguarded
+
+        t = unguarded(t)  # the caller's memory, not parity's red zones around it (the script adds its own)
         key = self.keys.get(t.data_ptr())
         if key is None:
             key = self.keys[t.data_ptr()] = f"b{len(self.keys)}"
             self.initial[key] = storage_bytes(t)
+            self.dtypes[key] = str(getattr(t, "dtype", "uint8")).split(".")[-1]
         return key
 
 
@@ -131,4 +136,5 @@ def render(spec: KernelSpec, case: Case, log: BufferLog, outputs: Mapping[str, A
         "lowered_script", f"{spec.name} [{case.id}] on ascend-lowered",
         passes=literal(list(PASSES)), memref_copy_c=repr(MEMREF_COPY_C), bf16_builtins_ll=repr(BF16_BUILTINS_LL),
         launches=literal([list(launch) for launch in log.launches]), outputs=literal(dict(outputs)),
+        buffer_dtypes=literal(dict(log.dtypes)),
         tolerance=literal({k: tolerance[k] for k in ("rtol", "atol", "max_err_ratio")}))

@@ -30,6 +30,7 @@ class Timing(TypedDict, total=False):
     baseline_timing_s: float | None  # of perf_s: timing the baseline
     peer_timing_s: float | None  # of perf_s: timing the peer (its library's autotuning included)
     repro_s: float | None  # shrinking and writing the repro
+    proof_s: float | None  # running a fit's configs against fp64 (parity.run.fit_proof; 0 where a proof was reused)
     case_wall_s: float | None  # the worker's wall time since its previous record
     wait_s: float | None  # the worker's time before this case's item started
 
@@ -54,7 +55,28 @@ class Owner(TypedDict):
     also: list[str]  # other trackers that must get a draft (usually empty)
 
 
-class Fit(TypedDict):
+class ProvenConfig(TypedDict):
+    """One fitting config run on a tier that computes, against fp64 (parity.run.fit_proof_run)."""
+
+    config: dict[str, Any]  # the constexprs replaced (compile options are left as launched)
+    was: dict[str, Any]  # what the launcher passed for them
+    computes: bool | None  # the fp64 answer within tolerance; False: wrong; None: not run (detail says why)
+    status: str  # the run's record status
+    detail: str
+    grid_scaled: dict[str, int]  # grid axis -> factor, where the launcher's fixed grid was scaled
+
+
+class Proof(TypedDict):
+    """Whether a fit's configs compute the right answer (parity.fit.proof): only then are they a fix."""
+
+    tier: str | None  # the tier that ran them (ascend-lowered, interpret)
+    case: str  # the case id they ran at
+    configs: list[ProvenConfig]
+    kernel_change: str | None  # the change a config that computes wrong asks of the kernel
+    why_not: str | None  # why nothing was run
+
+
+class Fit(TypedDict, total=False):
     """The configs that fit the target where a compile overflowed (built by parity.fit)."""
 
     searched: int
@@ -64,6 +86,7 @@ class Fit(TypedDict):
     smallest_need: int | None
     cap: str | None
     search_s: float
+    proof: Proof  # the fitting configs run against fp64 (parity.run.fit_proof), before any report calls one a fix
 
 
 class Record(TypedDict, total=False):
@@ -115,7 +138,8 @@ class Record(TypedDict, total=False):
     repro_error: str  # why no repro was written (a raise in shrink, repro, drafting or triage)
     repro_note: str  # what the repro dir lacks and why
     crash: dict[str, Any]  # a dead worker's case: returncode (negative: the signal), worker, what it wrote before
-    oob: dict[str, Any]  # red zones the launch wrote into (parity.run.redzone): tensor, offsets, unmasked stores
+    sanitizer: dict[str, Any]  # --sanitize: compute-sanitizer memcheck's error count, first errors, exit, command
+    oob: dict[str, Any]  # out-of-bounds: red-zone writes (parity.run.redzone) or memcheck errors; unmasked lines
 
 
 # every record carries these (empty_record writes them all), so readers index them without guessing

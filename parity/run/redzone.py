@@ -45,6 +45,13 @@ def applies(backend: Any) -> bool:
     return backend.mode != "compile" and backend.device_type == "cpu"
 
 
+def _plain_torch() -> Any:
+    """Torch calls without __torch_function__ handling: the guard's own copies and comparisons are no launcher's
+    allocations (parity.run.prefill) and no target tensors (ascend-lowered's npu tensors); through those
+    handlers they cost several times the launch of a small lowered kernel."""
+    return torch._C.DisableTorchFunction()
+
+
 def pad_bytes(nbytes: int) -> int:
     pad = min(max(nbytes // 2, PAD_MIN_BYTES), PAD_MAX_BYTES)
     return -(-pad // ALIGN) * ALIGN
@@ -101,6 +108,7 @@ class _Zone:
 
     def __init__(self, first: torch.Tensor, name: str, index: int) -> None:
         self.original = first.untyped_storage()
+        self.key = self.original.data_ptr()
         self.nbytes = self.original.nbytes()
         self.pad = pad_bytes(self.nbytes)
         self.first, self.names = first, [name]
@@ -124,9 +132,9 @@ class _Zone:
         start = t.storage_offset() * size  # the argument's first byte in its storage
         breaches = []
         for lo, zone in ((-self.pad, self.base[: self.pad]), (self.nbytes, self.base[self.pad + self.nbytes:])):
-            changed = (zone != self.pattern).nonzero()
-            if not len(changed):
+            if torch.equal(zone, self.pattern):  # the usual case: one pass, no index tensor
                 continue
+            changed = (zone != self.pattern).nonzero()
             a, b = lo + int(changed[0]) - start, lo + int(changed[-1]) + 1 - start
             breaches.append(Breach(kernel, ", ".join(dict.fromkeys(self.names)), str(t.dtype).replace("torch.", ""),
                                    t.numel(), a // size, -(-b // size), stores))
@@ -157,7 +165,9 @@ class RedZones:
             zone = zones[key] = _Zone(value, name, len(zones))
         else:
             zone.names.append(name)
-        return zone.view(value)
+        guarded = zone.view(value)
+        _ORIGINALS[guarded.data_ptr()] = value
+        return guarded
 
     def layer(self, inner: Any, kernel: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
         if warmup:
@@ -167,16 +177,21 @@ class RedZones:
         names = list(getattr(kernel, "arg_names", None) or [])
         names += [f"arg{i}" for i in range(len(names), len(args))]
         zones: dict[int, _Zone] = {}
-        args = tuple(self._guard(v, n, zones) for n, v in zip(names, args, strict=False))
-        kwargs = {k: self._guard(v, k, zones) for k, v in kwargs.items()}
+        with _plain_torch():
+            args = tuple(self._guard(v, n, zones) for n, v in zip(names, args, strict=False))
+            kwargs = {k: self._guard(v, k, zones) for k, v in kwargs.items()}
         self.guarded += len(zones)
         try:
             return inner(kernel, *args, grid=grid, warmup=warmup, **kwargs)
         finally:
+            for zone in zones.values():
+                for address in [a for a, t in _ORIGINALS.items() if t.untyped_storage().data_ptr() == zone.key]:
+                    del _ORIGINALS[address]
             kernel_name = getattr(kernel, "__name__", None) or type(kernel).__name__
             stores: list[str] | None = None
             for zone in zones.values():
-                found = zone.finish(kernel_name, [])
+                with _plain_torch():
+                    found = zone.finish(kernel_name, [])
                 if found and stores is None:
                     stores = unmasked_accesses(kernel, "store")
                 for b in found:
@@ -194,6 +209,16 @@ class RedZones:
             return None
         more = f" (and {len(self.breaches) - 1} more)" if len(self.breaches) > 1 else ""
         return self.breaches[0].words() + more
+
+
+# during a launch: the guarded view's address -> the caller's tensor it stands for
+_ORIGINALS: dict[int, torch.Tensor] = {}
+
+
+def unguarded(value: Any) -> Any:
+    """The caller's tensor behind a guarded view that a launch passes on (a launcher-level buffer log, such as
+    ascend-lowered's repro, records the caller's memory, not parity's red zones); anything else as it is."""
+    return _ORIGINALS.get(value.data_ptr(), value) if isinstance(value, torch.Tensor) else value
 
 
 ENABLED = True  # tests switch it off to show what an unguarded launch lets through

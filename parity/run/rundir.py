@@ -106,8 +106,8 @@ def banner(interrupted: bool, items_done: int, items_total: int, carried: Sequen
         missing = max(items_total - items_done, 0)
         kept = (f"the previous results are in `{PREVIOUS}/`" if previous else
                 "there were no previous results in this directory")
-        lines.append(f"> **This run was interrupted**: {items_done} of {items_total} test items ran, {missing} did "
-                     f"not. The records below are the ones written before the stop; {kept}.")
+        lines.append(f"> **This run was interrupted**: {items_done} of {items_total} test items finished, {missing} "
+                     f"did not. The records below are the ones written before the stop; {kept}.")
     if carried:
         kernels = sorted({str(r.get("kernel")) for r in carried})
         lines.append(f"> {len(carried)} records of {len(kernels)} kernels this run did not select "

@@ -73,24 +73,51 @@ def dry_launches(spec: KernelSpec) -> Iterator[Seen]:
     what it then raises is the warm's to note, never a finding."""
     from triton.runtime.autotuner import Autotuner
 
+    from parity.compile.counter import caches_on, drop_unlaunchable
     from parity.seams.jit import autotuner_run, jit_run
 
     seen: Seen = {}
+    callers: dict[int, Any] = {}  # library layers above a spied tuner: they may have stored its None
     classes = {Autotuner, *(type(t) for t in autotuners(spec.kernels))}
 
     def spy(inner: Any, self: Any, *args: Any, **kwargs: Any) -> Any:
         seen.setdefault(id(self), (self, args, dict(kwargs)))
+        callers.update((id(o), o) for o in caching_callers())
+        return None  # nothing ran: a library cache that stores this (FlagGems' LibEntry) is cleaned below
 
     def compile_only(inner: Any, self: Any, *args: Any, **kwargs: Any) -> Any:
         kwargs["warmup"] = True
         return inner(self, *args, **kwargs)
 
-    with contextlib.ExitStack() as stack:
-        stack.enter_context(jit_run().layer(compile_only))
-        for cls in classes:
-            if "run" in cls.__dict__:
-                stack.enter_context(autotuner_run(cls).layer(spy))
-        yield seen
+    try:
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(jit_run().layer(compile_only))
+            for cls in classes:
+                if "run" in cls.__dict__:
+                    stack.enter_context(autotuner_run(cls).layer(spy))
+            yield seen
+    finally:
+        # FlagGems' LibEntry keeps what the tuner's run returned, per key: the spy's None stayed there, and the
+        # next real launch of that key in this worker failed with "'NoneType' object is not subscriptable"
+        drop_unlaunchable(cache for owner in callers.values() for cache in caches_on(owner))
+
+
+def caching_callers(depth: int = 16) -> list[Any]:
+    """The objects on the call stack (their methods' `self`) that keep a library kernel cache (the adapters'
+    `kernel_cache_attrs`): the library layers a launch passed through on its way to this tuner."""
+    import sys
+
+    from parity.compile.counter import caches_on
+
+    found, frame = [], sys._getframe(1)
+    for _ in range(depth):
+        if frame is None:
+            break
+        owner = frame.f_locals.get("self")
+        if owner is not None and caches_on(owner):
+            found.append(owner)
+        frame = frame.f_back
+    return found
 
 
 def planned(tuner: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any], store: PickStore | None = None) -> list[Any]:

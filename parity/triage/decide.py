@@ -189,8 +189,10 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
         return make_owner("author", "kernel author", f"a known kernel mistake: {record['diagnosis'].get('what')}")
     stores = oob_stores(record)
     if stores:  # the kernel's own unmasked store wrote into a red zone: wrong on any tier, whatever the values
-        return make_owner("author", "kernel author", f"an out-of-bounds write found by parity's red zones on "
-                          f"{tier}, from an unmasked tl.store ({stores[0]})")
+        how = (f"{oob_tool} found invalid memory accesses" if (oob_tool := (record.get("oob") or {}).get("tool"))
+               else "parity's red zones found an out-of-bounds write")
+        return make_owner("author", "kernel author", f"{how} on {tier}, with an unmasked tl.load/tl.store in the "
+                          f"kernel ({stores[0]})")
     # this tier's own evidence, whatever another tier shows (a different error there is no "same way")
     later = later_option(text) if family(tier) == "triton-ascend" else None
     if later is not None:  # the library targets a triton-ascend newer than the one installed
@@ -260,7 +262,9 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
 def oob_stores(record: Mapping[str, Any]) -> list[str]:
     """The unmasked tl.store lines behind the red-zone writes a record found (parity.run.redzone); a write with no
     unmasked store in sight (a lowering that drops a mask) is left to the other rules."""
-    return [line for w in (record.get("oob") or {}).get("writes") or [] for line in w.get("unmasked_stores") or []]
+    oob = record.get("oob") or {}
+    found = [line for w in oob.get("writes") or [] for line in w.get("unmasked_stores") or []]
+    return found + list(oob.get("unmasked") or [])  # memcheck's invalid accesses (parity.run.sanitize)
 
 
 def computes(tier: str) -> bool:

@@ -70,6 +70,8 @@ def render_tier(record: Mapping[str, Any], backend: str, command: str | None) ->
             f"a known {owner.get('name')} divergence, linked upstream" if reported and link else
             f"a {owner.get('name')} bug already reported upstream" if reported else f"a limit of {what}")
     parts = [f"# `{record['kernel']}` [{record['case']}] on {backend}: {head}", "",
+             "This is a note, not a new bug report: upstream knows this divergence already (the link below, which "
+             "the spec names); add this case there if it shows something the link lacks." if reported and link else
              "This is a note, not a new bug report: the bug is filed upstream already (the link below); add this "
              "case there if it shows something the report lacks." if reported else
              "This is a note, not a bug report: do not file it with a vendor or the kernel's author.", "",

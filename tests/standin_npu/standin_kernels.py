@@ -42,7 +42,8 @@ def _scale_launch(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, 
 
 SPECS = [
     replace(VECTOR_ADD[0], name="standin_vector_add", perf_cases=product(N=[1 << 16], dtype=["fp32"])),
-    replace(MATMUL[0], name="standin_matmul", perf_cases=product(M=[128], N=[128], K=[128], dtype=["fp16"])),
+    replace(MATMUL[0], name="standin_matmul",
+            perf_cases=product(M=[128], N=[128], K=[128], dtype=["fp32"], precision=["ieee"])),
     KernelSpec(
         name="standin_scale_tuned",
         family="standin",

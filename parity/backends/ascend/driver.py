@@ -35,6 +35,7 @@ from parity.backends.ascend.diagnostics import (
     with_own_message,
 )
 from parity.compile.tools import CompileOnlyDriver
+from parity.errors import chained_text, says_nothing
 
 # metadata keys this driver adds; they survive the on-disk cache, so a cache hit still knows its stage
 STAGE_KEY = "parity_stage"
@@ -177,6 +178,8 @@ def _observe_compile(driver: CompileOnlyNPUDriver) -> Callable[..., Any]:
         except Exception as exc:
             attempt.seconds = time.perf_counter() - attempt.started
             text = str(exc)
+            if exc.__cause__ is not None and says_nothing(text):  # a jit helper's frontend error: the cause says why
+                text = chained_text(exc)
             found = diagnose(type(exc).__name__, getattr(exc, "stage_name", None), text)
             attempt.ok, attempt.cached = False, False
             attempt.error_kind, attempt.stage_reached = found.error_kind, found.stage_reached

@@ -32,6 +32,8 @@ BF16_BUILTINS_LL = None  # @parity: bf16_builtins_ll
 LAUNCHES = None  # @parity: launches
 # output name -> (tensor key, dtype, shape, strides in elements)
 OUTPUTS = None  # @parity: outputs
+# tensor key -> the dtype the launches passed it as (what its red zones hold: NaN for floats)
+BUFFER_DTYPES = None  # @parity: buffer_dtypes
 TOLERANCE = None  # @parity: tolerance
 ATTR_RE = re.compile(r"\b(?:hacc|hivm|annotation)\.\w+ = #(?:hacc|hivm|annotation)\.\w+<[^>]*>,? ?")
 # tl.debug_barrier: one program runs at a time here, each program's ops in order, so it orders nothing
@@ -132,9 +134,50 @@ def check(name, out, ref, valid):
     return False
 
 
+# bytes of red zone before and after every buffer, as parity's run had: an out-of-bounds read gets NaN (a
+# signalling one, its payload per buffer) or a marker byte, and an out-of-bounds write changes the zone
+RED_ZONE = 1 << 20
+SNAN = {"float64": (np.uint64, 0x7FF0000000000000), "float32": (np.uint32, 0x7F800000),
+        "float16": (np.uint16, 0x7C00)}
+
+
+def red_zone(dtype, index):
+    found = SNAN.get(dtype)
+    if dtype == "bfloat16":  # numpy has no bf16: its signalling NaN's bits as uint16
+        found = (np.uint16, 0x7F80)
+    if found is None:
+        return np.full(RED_ZONE, (0xA5 + 2 * index) % 256, np.uint8)
+    kind, exponent = found
+    return np.full(RED_ZONE // np.dtype(kind).itemsize, exponent | (1 + index), kind).view(np.uint8)
+
+
+def guarded(array, dtype, index):
+    """`array`'s bytes between two red zones for `dtype`; the middle, as an array of its dtype, and the whole."""
+    raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+    zone = red_zone(dtype, index)
+    whole = np.concatenate([zone, raw, zone])
+    return whole[RED_ZONE: RED_ZONE + raw.size].view(array.dtype), whole
+
+
+def red_zone_writes(wholes):
+    found = []
+    for index, (key, (whole, dtype)) in enumerate(wholes.items()):
+        zone, n = red_zone(dtype, index), whole.size - 2 * RED_ZONE
+        for side, got in (("before its start", whole[:RED_ZONE]), ("past its end", whole[RED_ZONE + n:])):
+            changed = np.nonzero(got != zone)[0]
+            if changed.size:
+                found.append(f"tensor {key}: bytes {int(changed[0])}..{int(changed[-1])} of the red zone {side} "
+                             "were written")
+    return found
+
+
 def main():
     data = np.load(os.path.join(HERE, "inputs.npz"), allow_pickle=False)
-    buffers = {k[2:]: data[k].copy() for k in data.files if k.startswith("t.")}
+    buffers, wholes = {}, {}
+    for index, k in enumerate(k for k in data.files if k.startswith("t.")):
+        dtype = BUFFER_DTYPES.get(k[2:], "uint8")
+        buffers[k[2:]], whole = guarded(data[k], dtype, index)
+        wholes[k[2:]] = (whole, dtype)
     scratch = np.zeros(1 << 16, np.int8)
     with tempfile.TemporaryDirectory() as work:
         libs = {}
@@ -142,6 +185,12 @@ def main():
             if mlir_file not in libs:
                 libs[mlir_file] = build(mlir_file, work)
             launch(libs[mlir_file], entry, grid, arguments, buffers, scratch)
+    writes = red_zone_writes(wholes)
+    for line in writes:
+        print(f"OUT OF BOUNDS: {line}")
+    if writes:
+        print("FAIL: the lowered kernel wrote out of bounds (into the red zone around a tensor)")
+        return 1
     ok = True
     for name, (key, dtype, shape, strides) in OUTPUTS.items():
         valid = data["valid." + name] if "valid." + name in data.files else None

@@ -74,17 +74,50 @@ def from_npz(arr, dtype):
     return t if t.dtype == want else t.view(want)
 
 
-def load_buffer(data, key):
-    buf = torch.from_numpy(np.ascontiguousarray(data[key])).to(DEVICE)
-    assert buf.numel() == BUFFERS[key], f"inputs.npz's {key} holds {buf.numel()} bytes, not {BUFFERS[key]}"
-    return buf
+# bytes of red zone before and after every buffer, as parity's run had: an out-of-bounds read gets NaN (a
+# signalling one, its payload per buffer) or a marker byte, and an out-of-bounds write changes the zone
+RED_ZONE = 1 << 20
+SNAN = {"float64": ("int64", 0x7FF0000000000000), "float32": ("int32", 0x7F800000),
+        "float16": ("int16", 0x7C00), "bfloat16": ("int16", 0x7F80)}
+
+
+def red_zone(key, index):
+    dtype = next((s[1] for s in [*TENSORS.values(), *OUTPUTS.values()] if s[0] == key), "uint8")
+    found = SNAN.get(dtype)
+    if found is None:
+        return torch.full((RED_ZONE,), (0xA5 + 2 * index) % 256, dtype=torch.uint8)
+    kind = getattr(torch, found[0])
+    count = RED_ZONE // torch.empty(0, dtype=kind).element_size()
+    return torch.full((count,), found[1] | (1 + index), dtype=kind).view(torch.uint8)
+
+
+def load_buffer(data, key, index):
+    """The buffer's bytes between two red zones, on the device; the middle (its storage is the whole)."""
+    raw = torch.from_numpy(np.ascontiguousarray(data[key])).reshape(-1).view(torch.uint8)
+    assert raw.numel() == BUFFERS[key], f"inputs.npz's {key} holds {raw.numel()} bytes, not {BUFFERS[key]}"
+    zone = red_zone(key, index)
+    return torch.cat([zone, raw, zone]).to(DEVICE)[RED_ZONE: RED_ZONE + raw.numel()]
+
+
+def red_zone_writes(B):
+    found = []
+    for index, (key, buf) in enumerate(B.items()):
+        whole = torch.empty(0, dtype=torch.uint8, device=buf.device).set_(buf.untyped_storage()).cpu()
+        zone, n = red_zone(key, index), buf.numel()
+        for side, got in (("before its start", whole[:RED_ZONE]), ("past its end", whole[RED_ZONE + n:])):
+            changed = (got != zone).nonzero()
+            if len(changed):
+                found.append(f"buffer {key}: bytes {int(changed[0])}..{int(changed[-1])} of the red zone {side} "
+                             "were written")
+    return found
 
 
 def view(B, spec):
     """A tensor over buffer memory with the failing run's dtype, shape, strides and storage offset."""
     key, dtype, shape, stride, offset = spec
     out = torch.empty(0, dtype=getattr(torch, dtype), device=B[key].device)
-    return out.set_(B[key].untyped_storage(), offset, shape, stride)
+    start = B[key].storage_offset() // out.element_size()  # past the red zone
+    return out.set_(B[key].untyped_storage(), start + offset, shape, stride)
 
 
 def fill_pointers(B, T):
@@ -157,7 +190,7 @@ def main():
                   "failing run; the kernel would dereference them here")
         return 2
     data = np.load(os.path.join(HERE, "inputs.npz"), allow_pickle=False)
-    B = {key: load_buffer(data, key) for key in BUFFERS}
+    B = {key: load_buffer(data, key, index) for index, key in enumerate(BUFFERS)}
     T = {key: view(B, spec) for key, spec in TENSORS.items()}
     fill_pointers(B, T)
     versions = f"{DEVICE}, triton {triton.__version__}, torch {torch.__version__}"
@@ -170,6 +203,12 @@ def main():
     except Exception:
         traceback.print_exc()
         print(f"FAIL: the kernel launch raised ({versions})")
+        return 1
+    writes = red_zone_writes(B)
+    for line in writes:
+        print(f"OUT OF BOUNDS: {line}")
+    if writes:
+        print(f"FAIL: the kernel wrote out of bounds, into the red zone around a buffer ({versions})")
         return 1
     if EXPECT_ERROR and not OUTPUTS:
         print(f"ok: the launch completed without the error ({versions})")

@@ -4,7 +4,7 @@ A compile tier's fit search proves only that a config compiles. Here every fit o
 `fit` on its overflowing records) gets a `proof` (parity.fit.proof): its fitting configs run on the
 first tier the compile tier names in `Backend.proves_on` that is installed here (ascend-lowered for
 ascend-compile where LLVM 19's tools are, else Triton's interpreter), in a fresh process
-(parity.fit.prove_run), and are compared with the fp64 reference at the case's own shape. A config that
+(parity.run.fit_proof_run), and are compared with the fp64 reference at the case's own shape. A config that
 computes wrong turns the advice into the kernel change it needs (parity.fit.proof.kernel_change).
 `PARITY_NO_PROOF=1` skips the runs; the advice then says it is not proven.
 """
@@ -15,13 +15,19 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from parity.fit import cache
 from parity.fit.proof import kernel_change
-from parity.fit.prove_run import PROOF_MARK
+from parity.run.fit_proof_run import PROOF_MARK
 
-PROOF_TIMEOUT_S = 300.0  # one child proves every config of a fit; the case's own timeout is 900 s
+PROOF_TIMEOUT_S = 180.0  # one child proves every config of a fit; the case's own timeout is 900 s
+# the proofs this process ran, by (spec, kernel, configs): the other cases of the kernel with the same answer
+# reuse the first one's proof, which names the case it ran (advice is per kernel; a proof per case would cost
+# a run of the tier that computes for every overflowing case)
+_PROVEN: dict[str, dict[str, Any]] = {}
 
 
 def disabled() -> bool:
@@ -58,9 +64,11 @@ def spec_location(spec: Any) -> tuple[str, str | None]:
 
 
 def _child_env(tier: str) -> dict[str, str]:
+    from parity.backends import backend_class
+
     env = dict(os.environ)
     env.pop("TRITON_INTERPRET", None)
-    if tier == "interpret":
+    if backend_class(tier).mode == "interpret":
         env["TRITON_INTERPRET"] = "1"  # read when @triton.jit decorates, before the spec module imports
     paths = [os.getcwd(), *[p for p in sys.path if p and os.path.isdir(p)]]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
@@ -74,8 +82,9 @@ def run_proof(tier: str, spec: Any, params: Mapping[str, Any], seed: int, kernel
     request = {"backend": tier, "module": module, "file": file, "spec": spec.name, "params": repr(dict(params)),
                "seed": seed, "kernel": kernel, "configs": [dict(c) for c in configs]}
     try:
-        done = subprocess.run([sys.executable, "-m", "parity.fit.prove_run"], input=json.dumps(request, default=str),
-                              capture_output=True, text=True, timeout=timeout_s, env=_child_env(tier), check=False)
+        done = subprocess.run([sys.executable, "-m", "parity.run.fit_proof_run"],
+                              input=json.dumps(request, default=str), capture_output=True, text=True,
+                              timeout=timeout_s, env=_child_env(tier), check=False)
     except subprocess.TimeoutExpired:
         return {"error": f"no answer within {timeout_s:g} s"}
     for line in reversed(done.stdout.splitlines()):
@@ -87,12 +96,22 @@ def run_proof(tier: str, spec: Any, params: Mapping[str, Any], seed: int, kernel
 
 def kernel_source(spec: Any, kernel: str) -> str:
     from parity.compile.counter import base_jit_function, kernel_name
-    from parity.fit.prove_run import source_text as source_of
+    from parity.fit.proof import source_text as source_of
 
     for k in spec.kernels:
         if kernel_name(k) == kernel:
             return source_of(base_jit_function(k))
     return ""
+
+
+def _launcher_text(spec: Any) -> str:
+    """The launcher's source, for the proof cache's key: it decides the grid and what else the kernel gets."""
+    import inspect
+
+    try:
+        return inspect.getsource(spec.launch)
+    except (OSError, TypeError):
+        return repr(spec.launch)
 
 
 def prove_fit(fit: dict[str, Any], kernel: str, spec: Any, params: Mapping[str, Any], case_id: str, seed: int,
@@ -104,16 +123,30 @@ def prove_fit(fit: dict[str, Any], kernel: str, spec: Any, params: Mapping[str, 
     proof: dict[str, Any] = {"tier": tier, "case": case_id, "configs": [], "kernel_change": None, "why_not": None}
     if disabled():
         proof["why_not"] = "PARITY_NO_PROOF is set"
+    elif getattr(spec, "compile_only", False):
+        proof["why_not"] = f"{spec.name} is a compile-only probe: it has no output to compare with fp64"
     elif tier is None:
         proof["why_not"] = f"no tier that computes is installed here ({why})"
     else:
-        answer = run_proof(tier, spec, params, seed, kernel, [f["config"] for f in fit["fitting"]])
+        configs = [f["config"] for f in fit["fitting"]]
+        memo = json.dumps([tier, spec.name, kernel, configs], sort_keys=True, default=str)
+        if memo in _PROVEN:
+            fit["proof"] = dict(_PROVEN[memo])
+            return
+        key = cache.probe_key("proof:" + tier, spec.name, kernel_source(spec, kernel) + _launcher_text(spec),
+                              repr(dict(params)),
+                              {"configs": json.dumps(configs, sort_keys=True, default=str), "seed": seed})
+        answer = cache.read(key) or run_proof(tier, spec, params, seed, kernel, configs)
+        if answer.get("configs") and all(e.get("computes") is not None for e in answer["configs"]):
+            cache.write(key, {**answer, "ok": True})  # definite answers only: a failed run is tried again
         if answer.get("error"):
             proof["why_not"] = f"{tier}: {answer['error']}"
         proof["configs"] = answer.get("configs") or []
         wrong = next((e for e in proof["configs"] if e.get("computes") is False), None)
         if wrong is not None:
             proof["kernel_change"] = kernel_change(kernel_source(spec, kernel), wrong)
+        if not proof["why_not"]:
+            _PROVEN[memo] = proof
     fit["proof"] = proof
 
 
@@ -127,8 +160,11 @@ def attach(records: Sequence[dict[str, Any]], compiles: Sequence[Mapping[str, An
         if not fit or id(fit) in done:
             continue
         done.add(id(fit))
+        t0 = time.monotonic()
         try:
             prove_fit(fit, str(compile_.get("kernel")), spec, case.params, case.id, seed, backend)
         except Exception as exc:
             fit["proof"] = {"tier": None, "case": case.id, "configs": [], "kernel_change": None,
                             "why_not": f"the proof raised {type(exc).__name__}: {str(exc)[:200]}"}
+        # the seconds this case spent proving (0 where it reused a proof): "where the time went" counts them
+        record.setdefault("timing", {})["proof_s"] = round(time.monotonic() - t0, 3)
