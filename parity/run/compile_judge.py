@@ -77,6 +77,8 @@ def compile_records(backend: str, spec: KernelSpec, case: Case,
         record["timing"]["compile_s"] = compile_.get("seconds")
         if compile_.get("fit"):  # the configs that fit, for an overflow (parity.fit)
             record["fit"] = compile_["fit"]
+        if compile_.get("ascend_perf"):  # static performance advice (parity.backends.ascend.perf_rules)
+            record["ascend_perf"] = compile_["ascend_perf"]
         record["status"], record["reason"] = judge(compile_, expected)
         # an Ascend-only extension is named as such (ascend_only), never as a misspelt tl. function
         diagnosis = (mistakes.diagnose(compile_.get("message"), spec.kernels)
