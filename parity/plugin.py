@@ -27,7 +27,7 @@ from parity.results import (
 from parity.run import rundir
 from parity.run.refcache import ReferenceCache
 from parity.run.wallclock import SessionClock, process_start
-from parity.spec import LEVELS, Case, KernelSpec, SpecError, check_dynamic_args, validate_cases, validate_compile_cases
+from parity.spec import Case, KernelSpec, SpecError, check_sweeps, validate_cases, validate_compile_cases
 
 STATE_KEY = pytest.StashKey["ParitySession"]()
 WORKER_STOP_S = 15.0  # how long an interrupted run's controller waits for its workers' last records
@@ -172,11 +172,9 @@ def pytest_configure(config: pytest.Config) -> None:
             from parity.record.replay import selected
             specs, replayed = selected(replay, [r for r in requested if r])
         else:
-            replayed, (_, specs) = None, registry.build(requested)
-        # a dynamic_args name the cases lack would sweep nothing: a spec error before anything runs
-        level = config.getoption("--level")
-        for spec in specs if level in LEVELS else ():
-            check_dynamic_args(spec, list(spec.cases(level)) if spec.dynamic_args else [])
+            replayed = None
+            _, specs = registry.build(requested)
+        check_sweeps(specs, config.getoption("--level"))  # a dynamic arg no case has: an error before any run
     except SpecError as exc:
         raise pytest.UsageError(str(exc)) from None
     final_dir = Path(config.getoption("--results-dir") or Path("reports") / backend.name)

@@ -354,6 +354,12 @@ def check_dynamic_args(spec: KernelSpec, cases: Sequence[Case]) -> None:
                         + (f": {hint}" if hint else ""))
 
 
+def check_sweeps(specs: Iterable[KernelSpec], level: str) -> None:
+    """check_dynamic_args for every spec at `level` (an unknown level is validate_cases' error to give)."""
+    for spec in specs if level in LEVELS else ():
+        check_dynamic_args(spec, list(spec.cases(level)) if spec.dynamic_args else [])
+
+
 def validate_compile_cases(spec: KernelSpec, level: str) -> list[Case]:
     """The compile signature of one level, checked for unique ids (no tolerance needed: nothing runs)."""
     if level not in LEVELS:
