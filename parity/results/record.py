@@ -177,7 +177,7 @@ class Record(TypedDict, total=False):
     crash: dict[str, Any]  # a dead worker's case: returncode (negative: the signal), worker, what it wrote before
     sanitizer: dict[str, Any]  # --sanitize: compute-sanitizer memcheck's error count, first errors, exit, command
     oob: dict[str, Any]  # out-of-bounds: red-zone writes (parity.run.redzone) or memcheck errors; unmasked lines
-    replay: dict[str, Any]  # --replay: the bundle, the tier that recorded it, where the kernel came from (module or captured source)
+    replay: dict[str, Any]  # --replay: the bundle, the tier that recorded it, where the kernel came from
 
 
 # every record carries these (empty_record writes them all), so readers index them without guessing
