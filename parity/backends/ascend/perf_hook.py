@@ -19,6 +19,7 @@ from typing import Any
 
 from parity.backends.ascend.arch import AscendArch
 from parity.backends.ascend.perf_rules import Evidence, SourceText, TensorArg, advise
+from parity.fit.probe import named_constants
 
 MAX_HELPER_DEPTH = 2
 
@@ -120,8 +121,6 @@ def module_ints(jit: Any, sources: Sequence[SourceText]) -> dict[str, int]:
 
 def evidence(attempt: Any, arch: AscendArch) -> Evidence | None:
     """One compile attempt's Evidence, or None where it has no source to read."""
-    from parity.fit.probe import named_constants
-
     if attempt.source is None:
         return None
     src = attempt.source[0]
