@@ -31,6 +31,7 @@ from parity.run import warm
 from parity.run.compile_judge import compile_records
 from parity.run.faults import is_timeout
 from parity.run.fit_proof import attach as prove_fits
+from parity.run.perf_proof import attach as prove_ub_claims
 from parity.run.runner import build_inputs, mark_declined, memory_skip, run_case
 from parity.run.sanitize import sanitized_case
 from parity.spec import Case, KernelSpec
@@ -173,6 +174,7 @@ def compile_case(session: Session, spec: KernelSpec, case: Case) -> list[Record]
     records = compile_records(backend.name, spec, case, compiles)
     # a config that fits is a fix only if it computes: run it on a tier that computes, before any draft says so
     prove_fits(records, compiles, spec, case, session.seed, backend)
+    prove_ub_claims(records, spec, case, session.seed, backend)  # "larger tiles fit" too (parity.run.perf_proof)
     judge_and_repro_compiles(records, spec, case, backend, cpu_inputs, session.results_dir, session.seed)
     for record in records:
         write(session, record)

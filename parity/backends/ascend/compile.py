@@ -161,11 +161,12 @@ class AscendCompileBackend(Backend):
         except Exception as exc:  # compile errors are already on their attempt; keep anything else
             launch_failure = error_text(exc)
         records = [self._as_compile(spec, a.as_json()) for a in recorder.attempts]
-        fit_hook.attach(records, [a.source for a in recorder.attempts], spec.kernels,
-                        fit_tiers.ascend(self._driver, started, self.timeout_s))
+        fit_tier = fit_tiers.ascend(self._driver, started, self.timeout_s)
+        fit_hook.attach(records, [a.source for a in recorder.attempts], spec.kernels, fit_tier)
         from parity.backends.ascend import perf_hook
 
-        perf_hook.attach(records, recorder.attempts, self._driver.arch)  # the note's tuning rules as advice
+        # the note's tuning rules as advice; UB use compiles larger configs with the fit advisor's probe
+        perf_hook.attach(records, recorder.attempts, self._driver.arch, spec.kernels, fit_tier)
         explained = any(not r["ok"] or r["launch_error"] for r in records)
         if launch_failure and not explained:
             # the launcher failed outside any compile (its own Python, or a check before compiling)

@@ -5,6 +5,7 @@ its launch asked for, bishengir's core type, and a summary of the launch's argum
 taken where the launcher is called). This module turns those into parity.backends.ascend.perf_rules'
 Evidence (the kernel's source and the @triton.jit helpers it calls, with their files and lines; its
 constexprs; the int globals of its module) and runs the rules. `PARITY_NO_PERF_ADVICE=1` turns it off.
+UB use (parity.backends.ascend.perf_ub) also compiles larger configs through the fit advisor's probe.
 """
 
 from __future__ import annotations
@@ -13,12 +14,15 @@ import ast
 import inspect
 import os
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from parity.backends.ascend import perf_ub
 from parity.backends.ascend.arch import AscendArch
 from parity.backends.ascend.perf_rules import Evidence, SourceText, TensorArg, advise
+from parity.fit.hook import FitTier
+from parity.fit.hook import disabled as fit_disabled
 from parity.fit.probe import named_constants
 
 MAX_HELPER_DEPTH = 2
@@ -26,6 +30,12 @@ MAX_HELPER_DEPTH = 2
 
 def disabled() -> bool:
     return os.environ.get("PARITY_NO_PERF_ADVICE", "") not in ("", "0")
+
+
+def ub_disabled() -> bool:
+    """UB use costs compiles (one per kernel's config, more where its plan is small): `PARITY_NO_UB_ADVICE=1`
+    (or --no-fit, whose probes it shares) keeps the other rules and skips it."""
+    return os.environ.get("PARITY_NO_UB_ADVICE", "") not in ("", "0") or fit_disabled()
 
 
 def launch_args(names: Sequence[str], values: Sequence[Any]) -> dict[str, Any]:
@@ -135,8 +145,10 @@ def evidence(attempt: Any, arch: AscendArch) -> Evidence | None:
                     module_ints=module_ints(jit, sources))
 
 
-def attach(compiles: Sequence[dict[str, Any]], attempts: Sequence[Any], arch: AscendArch) -> None:
-    """Give each compile that built and launched its `ascend_perf` (compiles and attempts pair one to one)."""
+def attach(compiles: Sequence[dict[str, Any]], attempts: Sequence[Any], arch: AscendArch,
+           kernels: Iterable[Any] = (), tier: FitTier | None = None) -> None:
+    """Give each compile that built and launched its `ascend_perf` (compiles and attempts pair one to one);
+    with the fit advisor's `tier`, UB use too (parity.backends.ascend.perf_ub compiles larger configs)."""
     if disabled():
         return
     for compile_, attempt in zip(compiles, attempts, strict=False):
@@ -149,4 +161,6 @@ def attach(compiles: Sequence[dict[str, Any]], attempts: Sequence[Any], arch: As
             continue
         if ev is not None:
             compile_["ascend_perf"] = advise(ev).as_json(arch.name)
+    if tier is not None and not ub_disabled():
+        perf_ub.attach(compiles, attempts, kernels, tier)
 

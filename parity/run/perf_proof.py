@@ -1,0 +1,60 @@
+"""Rule 2's claim becomes advice only once it computes: "larger tiles fit" is proven like a fit.
+
+parity.backends.ascend.perf_ub leaves on a compile's `ascend_perf` a `ub_claim`: its config's UB plan is
+under a quarter of the buffer and a larger config compiles for the arch. Here the larger config runs as a
+fit's config does (parity.run.fit_proof: a tier that computes, ascend-lowered for ascend-compile, in a fresh
+process, compared with fp64 at the case's shape). Only a config that computes is a finding; one that
+computes wrong, or could not be run, stays "not checked" with why, and the claim keeps its proof.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from parity.fit.candidates import label
+from parity.run.fit_proof import prove_fit
+
+RULE = "ub.larger_fits"
+
+
+def _share(used: Any, of: Any) -> str:
+    return f"{used:,} of {of:,} bits ({used / of:.0%})" if isinstance(used, int) and of else "a figure not read"
+
+
+def finding(claim: dict[str, Any], proof: dict[str, Any]) -> dict[str, Any]:
+    larger, now = label(claim["larger"]), label(claim["config"])
+    return {"rule": RULE, "line": None,
+            "evidence": (f"larger tiles fit: {now} plans {_share(claim['used'], claim['of'])} of the UB; {larger} "
+                         f"compiles at {_share(claim.get('larger_used'), claim['of'])} and computes the fp64 answer "
+                         f"on {proof['tier']} at {proof['case']}"),
+            "change": (f"use {larger} (or add it to the autotune configs): fewer, larger tiles for the same work; "
+                       "static advice, no speed measured")}
+
+
+def attach(records: Sequence[dict[str, Any]], spec: Any, case: Any, seed: int, backend: Any) -> None:
+    """Prove every record's UB claim (in place). Never raises: a proof that cannot run says why."""
+    for record in records:
+        advice = record.get("ascend_perf")
+        claim = (advice or {}).get("ub_claim")
+        if not advice or not claim:
+            continue
+        fit: dict[str, Any] = {"fitting": [{"config": dict(claim["larger"])}]}
+        try:
+            prove_fit(fit, str((record.get("compile") or {}).get("kernel") or record.get("kernel")), spec,
+                      case.params, case.id, seed, backend)
+        except Exception as exc:
+            fit["proof"] = {"tier": None, "case": case.id, "configs": [],
+                            "why_not": f"the proof raised {type(exc).__name__}: {str(exc)[:200]}"}
+        proof = claim["proof"] = fit["proof"]
+        entry = (proof.get("configs") or [{}])[0]
+        notes = advice.setdefault("not_checked", {})
+        if entry.get("computes") is True:
+            advice.setdefault("findings", []).append(finding(claim, proof))
+            notes.pop(RULE, None)
+        elif entry.get("computes") is False:
+            notes[RULE] = (f"{label(claim['larger'])} fits but computes WRONG on {proof.get('tier')} "
+                           f"({str(entry.get('detail') or '')[:160]}): not advised")
+        else:
+            notes[RULE] = (f"{label(claim['larger'])} fits but is not proven: "
+                           f"{proof.get('why_not') or entry.get('detail') or 'it did not run'}")
