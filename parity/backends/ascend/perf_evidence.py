@@ -132,8 +132,13 @@ def tl_calls(src: SourceText, names: set[str] | frozenset[str]) -> list[tuple[st
     tree = parse_source(src)
     if tree is None:
         return []
-    return [(name, n.lineno) for n in ast.walk(tree) if (name := call_name(n)) in names
-            and (isinstance(n.func, ast.Attribute) or not hasattr(builtins, name))]  # type: ignore[attr-defined]
+    found: list[tuple[str, int]] = []
+    for n in ast.walk(tree):
+        name = call_name(n)
+        if isinstance(n, ast.Call) and name is not None and name in names and (isinstance(n.func, ast.Attribute)
+                                                           or not hasattr(builtins, name)):
+            found.append((name, n.lineno))
+    return found
 
 
 def names_in(node: ast.AST) -> set[str]:
@@ -197,7 +202,7 @@ def block_ptr_calls(src: SourceText) -> Iterator[tuple[ast.Call, dict[str, ast.A
         return
     for node in ast.walk(tree):
         if call_name(node) == "make_block_ptr" and isinstance(node, ast.Call):
-            args = dict(zip(order, node.args, strict=False))
+            args: dict[str, ast.AST] = dict(zip(order, node.args, strict=False))
             args.update({k.arg: k.value for k in node.keywords if k.arg})
             yield node, args
 
