@@ -229,3 +229,21 @@ def test_perf_advice_finds_a_hard_coded_core_count_and_not_in_its_twin(ascend):
     [twin] = backend.compile_case(ctl.ALL, Case({}), x)
     assert twin["ok"] and twin["grid"] == [40, 1, 1]
     assert twin["ascend_perf"]["findings"] == [] and "ub.larger_fits" in twin["ascend_perf"]["not_checked"]
+
+
+def test_ub_use_claims_a_larger_tile_for_a_small_plan_and_not_for_its_twin(ascend):
+    from tests import planted_small_tile as ctl
+
+    backend, _ = ascend
+    x = {"x": torch.randn(ctl.N)}
+    small, large = ctl.SPECS
+    [planted] = backend.compile_case(small, Case({"N": ctl.N, "dtype": "fp32"}), x)
+    claim = planted["ascend_perf"]["ub_claim"]
+    assert claim["config"] == {"BLOCK": 64} and claim["used"] < claim["of"] // 4, claim
+    assert claim["larger"]["BLOCK"] > 64 and claim["larger_used"] > claim["used"]
+    # compiled is not proven: the finding waits for ascend-lowered's fp64 run (parity.run.perf_proof)
+    assert planted["ascend_perf"]["findings"] == [] and "not yet run" in planted["ascend_perf"]["not_checked"][
+        "ub.larger_fits"]
+    [twin] = backend.compile_case(large, Case({"N": ctl.N, "dtype": "fp32"}), x)
+    assert "ub_claim" not in twin["ascend_perf"] and twin["ascend_perf"]["findings"] == []
+    assert "ub.larger_fits" not in twin["ascend_perf"]["not_checked"]  # checked: its plan is over a quarter

@@ -1,0 +1,80 @@
+"""UB use: which larger configs are tried, and a claim becomes advice only once it computes (no toolchain needed)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from parity.backends.ascend import perf_ub
+from parity.run import perf_proof
+
+
+def test_larger_candidates_are_the_autotune_lists_then_the_blocks_doubled_largest_first():
+    own = [{"BLOCK": 32}, {"BLOCK": 256, "num_warps": 4}, {"BLOCK": 1024}]
+    found = perf_ub.larger_candidates({"BLOCK": 64}, own)
+    assert found[:2] == [{"BLOCK": 1024}, {"BLOCK": 256, "num_warps": 4}]  # the list's larger tiles first
+    assert found[2:] == [{"BLOCK": 64 * 2 ** i} for i in (6, 5, 3, 1)]  # 256 and 1024 already listed
+    assert perf_ub.larger_candidates({"BLOCK_M": 16, "BLOCK_N": 32}, [])[-1] == {"BLOCK_M": 32, "BLOCK_N": 64}
+
+
+def _record(computes: Any) -> dict[str, Any]:
+    claim = {"config": {"BLOCK": 64}, "used": 2048, "of": 1572864, "larger": {"BLOCK": 4096},
+             "larger_used": 131072}
+    return {"kernel": "spec", "compile": {"kernel": "k"},
+            "ascend_perf": {"findings": [], "not_checked": {"ub.larger_fits": "not yet run"}, "ub_claim": claim}}
+
+
+@pytest.mark.parametrize("computes", [True, False, None])
+def test_a_claim_is_advice_only_once_it_computes_the_fp64_answer(computes, monkeypatch):
+    def fake_prove(fit, kernel, spec, params, case_id, seed, backend):
+        assert kernel == "k" and fit["fitting"] == [{"config": {"BLOCK": 4096}}]
+        entry = {"config": {"BLOCK": 4096}, "computes": computes, "detail": "output 'y': 100 % wrong"}
+        fit["proof"] = {"tier": "ascend-lowered", "case": case_id, "configs": [] if computes is None else [entry],
+                        "why_not": "no tier that computes is installed here" if computes is None else None}
+
+    monkeypatch.setattr(perf_proof, "prove_fit", fake_prove)
+    record = _record(computes)
+    perf_proof.attach([record, {"kernel": "other"}], None, SimpleNamespace(params={"N": 8}, id="N=8"), 0, None)
+    advice = record["ascend_perf"]
+    assert advice["ub_claim"]["proof"]["tier"] == "ascend-lowered"
+    if computes:  # the planted small tile: proven, so said
+        [found] = advice["findings"]
+        assert found["rule"] == "ub.larger_fits" and found["evidence"].startswith("larger tiles fit: BLOCK=64")
+        assert "BLOCK=4096" in found["evidence"] and "ascend-lowered at N=8" in found["evidence"]
+        assert "ub.larger_fits" not in advice["not_checked"]
+    else:  # compiled but wrong, or never run: no advice, and why
+        assert advice["findings"] == []
+        why = advice["not_checked"]["ub.larger_fits"]
+        assert ("computes WRONG" in why) if computes is False else ("not proven" in why and "installed" in why)
+
+
+CAPACITY = 1_572_864  # Ascend910B3's UB in bits
+
+
+def _tier(plan_bits_per_element: int, fits_up_to: int) -> Any:
+    """A FitTier whose probe plans `bits per element x BLOCK` and fits up to a BLOCK."""
+    def probe(src, target, options, config):
+        block = config["BLOCK"]
+        return {"ok": block <= fits_up_to, "used": plan_bits_per_element * block, "of": CAPACITY, "error_kind": None}
+    return SimpleNamespace(name="ascend-compile", arch="Ascend910B3", unit="bits", capacity=CAPACITY,
+                           probe=probe, deadline=None)
+
+
+def _attempt(block: int) -> Any:
+    src = SimpleNamespace(fn=SimpleNamespace(arg_names=["x", "n", "BLOCK"], src="def k(x, n, BLOCK): pass"),
+                          constants={"BLOCK": block}, signature={"x": "*fp32"})
+    return SimpleNamespace(source=(src, None, {}))
+
+
+@pytest.mark.parametrize(("block", "fits_up_to", "claim"), [
+    (64, 1 << 20, {"BLOCK": 4096}),  # the planted small tile: 2,048 bits, and 64 times larger fits
+    (16384, 1 << 20, None),  # its twin: 524,288 bits, over a quarter of the buffer
+    (64, 64, None),  # a small plan where nothing larger fits: the kernel's limit, nothing to say
+])
+def test_only_a_small_plan_with_a_larger_fitting_config_is_claimed(block, fits_up_to, claim, tmp_path, monkeypatch):
+    monkeypatch.setenv("PARITY_CACHE_DIR", str(tmp_path))
+    answer = perf_ub.judge({"kernel": "k"}, _attempt(block), [], _tier(32, fits_up_to))
+    assert (answer.get("claim") or {}).get("larger") == claim, answer
+    assert "not_checked" not in answer
