@@ -19,7 +19,8 @@ ANCHOR = "ascend-performance"
 TITLE = "Ascend performance"
 INTRO = ("Static advice from what each compile shows (the launch grid against the arch's cube or vector cores, "
          "core counts written into the source, tile shapes, block-pointer strides, cube and vector work in one "
-         "kernel): no NPU ran, so no speed is claimed. A note is one distinct finding of a kernel on an arch; "
+         "kernel, a UB plan under a quarter of the buffer where a larger tile compiles and computes the fp64 "
+         "answer): no NPU ran, so no speed is claimed. A note is one distinct finding of a kernel on an arch; "
          "`compiles` counts the compiles (configs and cases) that showed it. Launches too small to fill the cores "
          "are not judged on cores or tile shapes.")
 Key = tuple[str, str, str, Any, str]  # arch, kernel, rule, line, evidence

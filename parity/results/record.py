@@ -163,7 +163,7 @@ class Record(TypedDict, total=False):
     known_divergence: KnownDivergence  # the spec's known divergence that made it xfailed/xpassed
     declined: dict[str, str]  # the library's own guard refused this environment: library, reason, link
     fit: Fit  # the configs that fit, after an overflow
-    ascend_perf: dict[str, Any]  # static Ascend performance advice: arch, findings (rule, line, evidence), not_checked
+    ascend_perf: dict[str, Any]  # static Ascend perf advice: arch, findings, not_checked, ub_claim (and its fp64 proof)
     specialization: dict[str, Any]  # the specialization suite's sweep of one dynamic argument
     perf_warm: dict[str, Any]  # what the warm pass compiled for the perf pass, and its seconds
     carried_over: bool  # kept from the previous run of this results dir (kernels not re-run)
