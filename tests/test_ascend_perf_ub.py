@@ -11,12 +11,20 @@ from parity.backends.ascend import perf_ub
 from parity.run import perf_proof
 
 
-def test_larger_candidates_are_the_autotune_lists_then_the_blocks_doubled_largest_first():
+def test_larger_candidates_are_the_autotune_lists_and_the_blocks_doubled_smallest_first():
     own = [{"BLOCK": 32}, {"BLOCK": 256, "num_warps": 4}, {"BLOCK": 1024}]
     found = perf_ub.larger_candidates({"BLOCK": 64}, own)
-    assert found[:2] == [{"BLOCK": 1024}, {"BLOCK": 256, "num_warps": 4}]  # the list's larger tiles first
-    assert found[2:] == [{"BLOCK": 64 * 2 ** i} for i in (6, 5, 3, 1)]  # 256 and 1024 already listed
-    assert perf_ub.larger_candidates({"BLOCK_M": 16, "BLOCK_N": 32}, [])[-1] == {"BLOCK_M": 32, "BLOCK_N": 64}
+    assert found == [{"BLOCK": 128}, {"BLOCK": 256, "num_warps": 4}, {"BLOCK": 512}, {"BLOCK": 1024},
+                     {"BLOCK": 2048}, {"BLOCK": 4096}]  # the list's 256 and 1024 once, as listed
+    two_d = perf_ub.larger_candidates({"BLOCK_M": 16, "BLOCK_N": 32}, [], grow=["BLOCK_M"])
+    assert two_d[0] == {"BLOCK_M": 32, "BLOCK_N": 32} and two_d[-1] == {"BLOCK_M": 1024, "BLOCK_N": 32}
+
+
+def test_a_block_that_covers_the_extent_it_is_masked_by_does_not_grow():
+    source = "def k(x, n_rows, N, BN: tl.constexpr):\n    o = tl.arange(0, BN)\n    tl.load(x + o, mask=o < N)\n"
+    assert perf_ub.extents(source) == {"N"}
+    assert perf_ub.growable({"BN": 1024}, source, {"N": 1024, "n_rows": 4096}) == {}  # softmax's whole row
+    assert perf_ub.growable({"BN": 1024}, source, {"N": 65536}) == {"BN": 1024}  # a tile of a long row
 
 
 def _record(computes: Any) -> dict[str, Any]:
@@ -62,19 +70,24 @@ def _tier(plan_bits_per_element: int, fits_up_to: int) -> Any:
                            probe=probe, deadline=None)
 
 
-def _attempt(block: int) -> Any:
-    src = SimpleNamespace(fn=SimpleNamespace(arg_names=["x", "n", "BLOCK"], src="def k(x, n, BLOCK): pass"),
+def _attempt(block: int, n: int = 1 << 22) -> Any:
+    text = "def k(x, n, BLOCK):\n    o = tl.arange(0, BLOCK)\n    tl.load(x + o, mask=o < n)\n"
+    src = SimpleNamespace(fn=SimpleNamespace(arg_names=["x", "n", "BLOCK"], src=text),
                           constants={"BLOCK": block}, signature={"x": "*fp32"})
-    return SimpleNamespace(source=(src, None, {}))
+    return SimpleNamespace(source=(src, None, {}), launch_args={"tensors": {}, "scalars": {"n": n}})
 
 
-@pytest.mark.parametrize(("block", "fits_up_to", "claim"), [
-    (64, 1 << 20, {"BLOCK": 4096}),  # the planted small tile: 2,048 bits, and 64 times larger fits
-    (16384, 1 << 20, None),  # its twin: 524,288 bits, over a quarter of the buffer
-    (64, 64, None),  # a small plan where nothing larger fits: the kernel's limit, nothing to say
+@pytest.mark.parametrize(("block", "n", "fits_up_to", "claim"), [
+    (64, 1 << 22, 1 << 20, {"BLOCK": 4096}),  # the planted small tile: 2,048 bits; 64 times larger still 8 %
+    (1024, 1 << 22, 1 << 20, {"BLOCK": 16384}),  # smallest first: the first to plan a quarter (524,288 bits)
+    (1024, 1 << 22, 8192, {"BLOCK": 8192}),  # else the largest that fits
+    (16384, 1 << 22, 1 << 20, None),  # its twin: 524,288 bits, over a quarter of the buffer
+    (64, 1 << 22, 64, None),  # a small plan where nothing larger fits: the kernel's limit, nothing to say
+    (64, 64, 1 << 20, None),  # the block already covers the n it is masked by: growing it adds masked lanes
 ])
-def test_only_a_small_plan_with_a_larger_fitting_config_is_claimed(block, fits_up_to, claim, tmp_path, monkeypatch):
+def test_only_a_small_plan_with_a_larger_fitting_config_is_claimed(block, n, fits_up_to, claim, tmp_path,
+                                                                  monkeypatch):
     monkeypatch.setenv("PARITY_CACHE_DIR", str(tmp_path))
-    answer = perf_ub.judge({"kernel": "k"}, _attempt(block), [], _tier(32, fits_up_to))
+    answer = perf_ub.judge({"kernel": "k"}, _attempt(block, n), [], _tier(32, fits_up_to))
     assert (answer.get("claim") or {}).get("larger") == claim, answer
     assert "not_checked" not in answer

@@ -3,15 +3,19 @@
 This half runs in the compile child, where the compile-only driver can compile a candidate (the fit
 advisor's probe, parity.fit.probe, which reads bishengir's UB plan). Per kernel and variant of a case, the
 compile with the largest tile is judged (an autotune list's smaller configs are the tuner's business):
-its own UB plan first, and only where that is under a quarter of the buffer, larger configs, largest
-first, until one fits: the kernel's own autotune configs with a larger tile, then ones derived by
-doubling its blocks. A fitting one is a claim, not advice: parity.run.perf_proof runs it on a tier that
-computes (ascend-lowered) against fp64, and only a config that computes becomes "larger tiles fit".
+its own UB plan first, and only where that is under a quarter of the buffer, larger configs, smallest
+first, up to the first that plans a quarter (else the largest that fits): the kernel's own autotune configs
+with a larger tile, and ones derived by doubling its blocks, leaving a block that already covers the
+extent the kernel masks it by (`offs < N` at this launch) as it is. A fitting one is a claim, not
+advice: parity.run.perf_proof runs it on a tier that computes (ascend-lowered) against fp64, and only a
+config that computes becomes "larger tiles fit".
 Probes share the fit advisor's cache, so a kernel's later cases cost nothing.
 """
 
 from __future__ import annotations
 
+import ast
+import textwrap
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -25,14 +29,42 @@ MAX_DOUBLINGS = 6  # derived candidates: the blocks times 64, 32, ... 2
 RULE = "ub.larger_fits"
 
 
-def larger_candidates(blocks: Mapping[str, int], own: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Configs with a larger tile than `blocks`, largest first: the autotune list's, then the derived."""
+def extents(source: str) -> set[str]:
+    """Names a kernel bounds its offsets by (`offs < N`, `N > offs`): the problem's extents."""
+    try:
+        tree = ast.parse(textwrap.dedent(source))
+    except SyntaxError:
+        return set()
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            if isinstance(node.ops[0], ast.Lt) and isinstance(node.comparators[0], ast.Name):
+                found.add(node.comparators[0].id)
+            elif isinstance(node.ops[0], ast.Gt) and isinstance(node.left, ast.Name):
+                found.add(node.left.id)
+    return found
+
+
+def growable(blocks: Mapping[str, int], source: str, scalars: Mapping[str, Any]) -> dict[str, int]:
+    """The blocks not already as large as an extent the kernel masks by at this launch: a block that covers
+    its row (softmax's BN = next_power_of_2(N)) does no more work when it grows, only more masked lanes."""
+    bounds = [v for k, v in scalars.items() if k in extents(source) and isinstance(v, int)]
+    return {k: v for k, v in blocks.items() if not any(v >= b for b in bounds)}
+
+
+def larger_candidates(blocks: Mapping[str, int], own: Sequence[Mapping[str, Any]],
+                      grow: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Configs with a larger tile than `blocks`, smallest first: the autotune list's, and `blocks` with the
+    `grow` keys (all by default) doubled up to MAX_DOUBLINGS times."""
     keys = sorted(blocks)
+    grow = keys if grow is None else list(grow)
     now = candidates.tile(blocks, keys)
-    listed = sorted((dict(c) for c in own if candidates.tile(c, keys) > now), key=lambda c: -candidates.tile(c, keys))
-    derived = [{k: int(v) * 2 ** i for k, v in blocks.items()} for i in range(MAX_DOUBLINGS, 0, -1)]
+    listed = [dict(c) for c in own if candidates.tile(c, keys) > now]
     covered = [{k: c.get(k) for k in keys} for c in listed]
-    return listed + [d for d in derived if d not in covered]
+    derived = [{k: int(v) * (2 ** i if k in grow else 1) for k, v in blocks.items()}
+               for i in range(1, MAX_DOUBLINGS + 1)]
+    found = listed + [d for d in derived if d not in covered and d != dict(blocks)]
+    return sorted(found, key=lambda c: candidates.tile(c, keys))
 
 
 def _judged(compiles: Sequence[dict[str, Any]], attempts: Sequence[Any]) -> dict[str, tuple[dict[str, Any], Any]]:
@@ -60,7 +92,7 @@ def judge(compile_: dict[str, Any], attempt: Any, kernels: Iterable[Any], tier: 
     text, signature = kernel_text(src), repr(sorted(named.items())) + repr(sorted(src.signature.items()))
 
     def probe(config: Mapping[str, Any]) -> dict[str, Any]:
-        key = cache.probe_key(tier.name, tier.arch, text, signature, config)
+        key = cache.probe_key(tier.name, tier.arch, text, signature, dict(config))
         found = search.run_search([config], lambda c: tier.probe(src, target, options, c), cached=lambda c:
                                   cache.read(key), remember=lambda c, o: cache.write(key, o), enough=1)
         return found[0][1] if found else {"ok": None, "used": None}
@@ -72,19 +104,30 @@ def judge(compile_: dict[str, Any], attempt: Any, kernels: Iterable[Any], tier: 
         return {"not_checked": f"no UB plan figure for {candidates.label(blocks)} ({why})"}
     if used >= UNDER_SHARE * of:
         return {}
-    left = search.BUDGET_S if tier.deadline is None else min(search.BUDGET_S, tier.deadline - time.monotonic())
-    if left <= 0:
-        return {"not_checked": "no time left in the case for larger compiles"}
-    key = lambda c: cache.probe_key(tier.name, tier.arch, text, signature, c)  # noqa: E731
-    done = search.run_search(larger_candidates(blocks, autotune_configs(kernels, str(compile_.get("kernel")))),
-                             lambda c: tier.probe(src, target, options, c), cached=lambda c: cache.read(key(c)),
-                             remember=lambda c, o: cache.write(key(c), o), enough=1, budget_s=left,
-                             label=candidates.label)
-    larger = next(((c, o) for c, o in done if o.get("ok")), None)
+    grow = growable(blocks, text, (getattr(attempt, "launch_args", None) or {}).get("scalars") or {})
+    if not grow:
+        return {}  # every block already covers the extent it is masked by: nothing larger to do per program
+    deadline = time.monotonic() + (search.BUDGET_S if tier.deadline is None
+                                   else min(search.BUDGET_S, tier.deadline - time.monotonic()))
+    larger: tuple[dict[str, Any], dict[str, Any]] | None = None
+    searched = 0
+    # smallest first: the first larger config that plans at least a quarter of the buffer, else the largest
+    # that fits (one that fills the buffer leaves the pipeline nothing to double-buffer with)
+    own_list = autotune_configs(kernels, str(compile_.get("kernel")))
+    for config in larger_candidates(blocks, own_list, sorted(grow)):
+        if time.monotonic() > deadline:
+            break
+        outcome = probe(config)
+        searched += 1
+        if not outcome.get("ok"):
+            break
+        larger = (config, outcome)
+        if (outcome.get("used") or 0) >= UNDER_SHARE * of:
+            break
     if larger is None:
         return {}  # nothing larger fits: the small plan is the kernel's limit here
     return {"claim": {"config": blocks, "used": used, "of": of, "larger": larger[0],
-                      "larger_used": larger[1].get("used"), "searched": len(done)}}
+                      "larger_used": larger[1].get("used"), "searched": searched}}
 
 
 def attach(compiles: Sequence[dict[str, Any]], attempts: Sequence[Any], kernels: Iterable[Any],
