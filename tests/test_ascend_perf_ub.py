@@ -25,6 +25,10 @@ def test_a_block_that_covers_the_extent_it_is_masked_by_does_not_grow():
     assert perf_ub.extents(source) == {"N"}
     assert perf_ub.growable({"BN": 1024}, source, {"N": 1024, "n_rows": 4096}) == {}  # softmax's whole row
     assert perf_ub.growable({"BN": 1024}, source, {"N": 65536}) == {"BN": 1024}  # a tile of a long row
+    block_ptr = "def k(x, T, K: tl.constexpr, BK: tl.constexpr):\n    p = tl.make_block_ptr(x, (T, K), (K, 1), " \
+                "(0, 0), (64, BK), (1, 0))\n"
+    assert perf_ub.extents(block_ptr) == {"T", "K"}
+    assert perf_ub.growable({"BK": 64}, block_ptr, {"T": 4096, "K": 64, "BK": 64}) == {}  # BK = K: the whole row
 
 
 def _record(computes: Any) -> dict[str, Any]:

@@ -30,7 +30,7 @@ RULE = "ub.larger_fits"
 
 
 def extents(source: str) -> set[str]:
-    """Names a kernel bounds its offsets by (`offs < N`, `N > offs`): the problem's extents."""
+    """Names a kernel bounds its offsets by (`offs < N`, `N > offs`, a block pointer's shape): its extents."""
     try:
         tree = ast.parse(textwrap.dedent(source))
     except SyntaxError:
@@ -42,13 +42,21 @@ def extents(source: str) -> set[str]:
                 found.add(node.comparators[0].id)
             elif isinstance(node.ops[0], ast.Gt) and isinstance(node.left, ast.Name):
                 found.add(node.left.id)
+        func = node.func if isinstance(node, ast.Call) else None
+        if isinstance(func, (ast.Attribute, ast.Name)) and (getattr(func, "attr", None) or getattr(func, "id", None)) \
+                == "make_block_ptr":
+            shape = node.args[1] if len(node.args) > 1 else next(  # type: ignore[attr-defined]
+                (k.value for k in node.keywords if k.arg == "shape"), None)  # type: ignore[attr-defined]
+            if isinstance(shape, (ast.Tuple, ast.List)):
+                found |= {e.id for e in shape.elts if isinstance(e, ast.Name)}
     return found
 
 
-def growable(blocks: Mapping[str, int], source: str, scalars: Mapping[str, Any]) -> dict[str, int]:
-    """The blocks not already as large as an extent the kernel masks by at this launch: a block that covers
-    its row (softmax's BN = next_power_of_2(N)) does no more work when it grows, only more masked lanes."""
-    bounds = [v for k, v in scalars.items() if k in extents(source) and isinstance(v, int)]
+def growable(blocks: Mapping[str, int], source: str, values: Mapping[str, Any]) -> dict[str, int]:
+    """The blocks not already as large as an extent the kernel masks by at this launch (`values`: its ints
+    and constexprs): a block that covers its row (softmax's BN = next_power_of_2(N), a block pointer's
+    BK = K) does no more work when it grows, only more masked lanes."""
+    bounds = [v for k, v in values.items() if k in extents(source) and isinstance(v, int) and not isinstance(v, bool)]
     return {k: v for k, v in blocks.items() if not any(v >= b for b in bounds)}
 
 
@@ -104,7 +112,8 @@ def judge(compile_: dict[str, Any], attempt: Any, kernels: Iterable[Any], tier: 
         return {"not_checked": f"no UB plan figure for {candidates.label(blocks)} ({why})"}
     if used >= UNDER_SHARE * of:
         return {}
-    grow = growable(blocks, text, (getattr(attempt, "launch_args", None) or {}).get("scalars") or {})
+    scalars = (getattr(attempt, "launch_args", None) or {}).get("scalars") or {}
+    grow = growable(blocks, text, {**scalars, **named})
     if not grow:
         return {}  # every block already covers the extent it is masked by: nothing larger to do per program
     deadline = time.monotonic() + (search.BUDGET_S if tier.deadline is None
