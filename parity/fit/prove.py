@@ -19,6 +19,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from parity.backends import backend_class
 from parity.fit import cache
 from parity.fit.proof import kernel_change
 from parity.fit.prove_run import PROOF_MARK
@@ -36,7 +37,6 @@ def disabled() -> bool:
 
 def proof_tier(backend: Any) -> tuple[str | None, str]:
     """(the tier that proves this compile tier's advice, or None; why it is that one, or why none)."""
-    from parity.backends import backend_class
 
     tried = []
     for name in getattr(backend, "proves_on", ()):
@@ -66,7 +66,7 @@ def spec_location(spec: Any) -> tuple[str, str | None]:
 def _child_env(tier: str) -> dict[str, str]:
     env = dict(os.environ)
     env.pop("TRITON_INTERPRET", None)
-    if tier == "interpret":
+    if backend_class(tier).mode == "interpret":
         env["TRITON_INTERPRET"] = "1"  # read when @triton.jit decorates, before the spec module imports
     paths = [os.getcwd(), *[p for p in sys.path if p and os.path.isdir(p)]]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))

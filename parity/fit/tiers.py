@@ -23,15 +23,16 @@ def cuda_offers(options: Mapping[str, Any]) -> dict[str, list[Any]]:
 SEARCH_MARGIN_S = 50.0  # left of a case's timeout when its search stops starting compiles (a probe: 40 s)
 
 
-def ascend(driver: Any, case_started: float, case_timeout_s: float) -> FitTier:
-    """The search runs inside the case's compile child, so it stops in time for the case's own timeout."""
-    return FitTier("ascend-compile", driver.arch.name, "bits", driver.arch.ub_bits, ascend_offers,
+def ascend(tier: str, driver: Any, case_started: float, case_timeout_s: float) -> FitTier:
+    """The search runs inside the case's compile child, so it stops in time for the case's own timeout; `tier`
+    is the calling backend's name."""
+    return FitTier(tier, driver.arch.name, "bits", driver.arch.ub_bits, ascend_offers,
                    lambda src, target, options, config: ascend_probe(driver, src, target, options, config),
                    deadline=case_started + case_timeout_s - SEARCH_MARGIN_S)
 
 
 def cuda(backend: Any, original_compile: Any) -> FitTier:
     arch = backend.driver.arch
-    return FitTier("cuda-compile", f"sm_{backend.arch}", "bytes", arch.max_shared_bytes, cuda_offers,
+    return FitTier(backend.name, f"sm_{backend.arch}", "bytes", arch.max_shared_bytes, cuda_offers,
                    lambda src, target, options, config: cuda_probe(backend, original_compile, src, target, options,
                                                                    config))

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from parity.backends.ascend.arch import ASCEND_ARCHS, DEFAULT_ASCEND_ARCH
-from parity.backends.base import Backend
+from parity.backends.base import Backend, Check
 from parity.spec import Case, KernelSpec
 
 SESSION_HINT = "nox -s ascend-compile"
@@ -57,6 +57,10 @@ class AscendCompileBackend(Backend):
     # the device type launches see (parity.compile.device_tensors): CPU memory that says "npu"
     launch_device_type: ClassVar[str] = "npu"
     fallback_hint = SESSION_HINT
+    check = Check("Ascend (triton-ascend)", "builds for {arch}", 0, "build")
+    report_rank = 4
+    language = "triton-ascend"
+    gpu_target = ("npu", "Ascend910B3", 0)
     # the plugin copies this pytest option's value into `arch` before prepare()
     arch_option: ClassVar[str] = "--ascend-arch"
     # triton-ascend's own lowering computes a fit where LLVM 19's tools are; else triton-ascend's interpreter
@@ -162,7 +166,7 @@ class AscendCompileBackend(Backend):
             launch_failure = error_text(exc)
         records = [self._as_compile(spec, a.as_json()) for a in recorder.attempts]
         fit_hook.attach(records, [a.source for a in recorder.attempts], spec.kernels,
-                        fit_tiers.ascend(self._driver, started, self.timeout_s))
+                        fit_tiers.ascend(self.name, self._driver, started, self.timeout_s))
         explained = any(not r["ok"] or r["launch_error"] for r in records)
         if launch_failure and not explained:
             # the launcher failed outside any compile (its own Python, or a check before compiling)
