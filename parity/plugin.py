@@ -59,6 +59,8 @@ class ParitySession:
     wait_s: float = 0.0
     selected: bool = False  # --kernels named a selection: records of other kernels are carried over
     clock: SessionClock = field(default_factory=SessionClock)  # the session's wall-clock phases (controller)
+    # --replay BUNDLE: the bundle and where it was recorded, stamped on every record (parity.record.replay)
+    replay: dict[str, Any] | None = None
 
     @property
     def is_controller(self) -> bool:
@@ -84,6 +86,8 @@ class ParitySession:
             timing["case_wall_s"], timing["wait_s"] = now - self.mark, self.wait_s
             self.mark, self.wait_s = now, 0.0
             record["worker"] = self.worker
+        if self.replay is not None:
+            record.setdefault("replay", self.replay)
         if self.backend.mode == "run" and not self.unavailable:
             record.setdefault("device", self.backend.device)  # which of a multi-device host's devices ran it
         if self.writer is None:
@@ -170,9 +174,11 @@ def pytest_configure(config: pytest.Config) -> None:
         requested = [k.strip() for k in config.getoption("--kernels").split(",")]
         replay = config.getoption("--replay")
         if replay:  # a recorded workload's launches instead of the specs (parity.record.replay)
-            from parity.record.replay import selected
+            from parity.record.replay import provenance, selected
             specs = selected(replay, [r for r in requested if r])
+            replayed = provenance(replay)
         else:
+            replayed = None
             _, specs = registry.build(requested)
         # a dynamic_args name the cases lack would sweep nothing: a spec error before anything runs
         level = config.getoption("--level")
@@ -189,6 +195,7 @@ def pytest_configure(config: pytest.Config) -> None:
                           results_dir=results_dir, final_dir=final_dir, specs=specs, worker=worker,
                           unavailable=reason, selected=bool(config.getoption("--kernels").strip()),
                           ref_cache=ReferenceCache(enabled=not config.getoption("--no-ref-cache")))
+    state.replay = replayed
     perf_option = config.getoption("perf")
     if perf_option is None:
         timed = backend.mode == "run" and backend.times_kernels
@@ -312,31 +319,10 @@ def pytest_handlecrashitem(crashitem: str, report: Any, sched: Any) -> None:
         return
     from parity.run import faults
 
-    parsed = faults.parse_node_id(crashitem)
-    if parsed is None:
-        return
-    kernel, case, _ = parsed
-    suite = faults.suite_of(crashitem)
-    node = getattr(report, "node", None)
-    worker = str(getattr(getattr(node, "gateway", None), "id", "") or "")
-    for part in state.results_dir.glob("results-*.jsonl"):
-        for r in read_records(part):
-            if (r["kernel"], r["case"]) == (kernel, case) and r.get("status") in ("crashed", "interrupted"):
-                return  # the worker recorded its own crash (or the run's interruption) before exiting
-    returncode = faults.worker_returncode(node)
-    before = None
-    for part in state.results_dir.glob(f"results-{worker or '*'}.jsonl"):
-        before = faults.retire_record(part, kernel, case, suite) or before
-    crash: dict[str, Any] = {"returncode": returncode, "worker": worker or None}
-    if before is not None:
-        crash["before"] = {"status": before.get("status"), "reason": before.get("reason"),
-                           "metrics": before.get("metrics")}
-    reason = faults.crash_reason(returncode)
-    if before is not None:
-        reason += f"; it had recorded `{before.get('status')}` before it died, which the death overrules"
-    record = faults.crash_record(crashitem, state.backend.name, state.backend.mode, reason, crash)
+    record = faults.dead_worker_record(state.results_dir, crashitem, getattr(report, "node", None), state.backend)
     if record is None:
         return
+    kernel, suite = record["kernel"], record["suite"]
     spec = next((s for s in state.specs if s.name == kernel), None)
     if spec is not None and suite == "accuracy":
         try:  # AUTHOR.md with the out-of-bounds hint, and rerun.py (parity.repro.crash_repro)

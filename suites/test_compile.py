@@ -10,11 +10,11 @@ import pytest
 
 from parity.compile.tools import declared_variants, reached_variants
 from parity.errors import error_text
-from parity.fit.prove import attach as prove_fits
 from parity.repro.compile_prelaunch import attach_compile_tier
 from parity.repro.compile_repro import attach_all
 from parity.results import empty_record
 from parity.run.compile_judge import compile_records
+from parity.run.fit_proof import attach as prove_fits
 from parity.run.runner import build_inputs, mark_declined
 from parity.triage.interrupt import interrupted_record
 

@@ -88,6 +88,13 @@ PIECES: tuple[tuple[str, str, str, dict[str, str]], ...] = (
     ("tc_noinline", "test_noinline", "kernel", {"GENERATE_TEST_HERE": "noinline_simple_fn"}),
     ("tc_atomic_max_predicate", "test_atomic_rmw_predicate", "kernel", {}),
     ("tc_sum_atomic_add", "test_tensor_atomic_rmw", "kernel", {}),
+    ("tc_cumsum_2d", "test_scan2d", "kernel", {"GENERATE_TEST_HERE": "z = tl.cumsum(x, axis=1, reverse=False)"}),
+    ("tc_cumsum_2d_reverse", "test_scan2d", "kernel",
+     {"GENERATE_TEST_HERE": "z = tl.cumsum(x, axis=0, reverse=True)"}),
+    ("tc_histogram", "test_histogram", "histogram_kernel", {}),
+    ("tc_scan_1d", "test_scan_1d", "scan_kernel", {}),
+    ("tc_partial_row_sum", "test_optimize_thread_locality", "kernel",
+     {"INITIALIZE_PATCH": "tl.zeros([BLOCK_M], dtype=tl.float32)", "ACCUMULATE_PATCH": "local + tl.sum(x, axis=1)"}),
 )
 HELPERS = ("tuples_fn", "noinline_simple_fn")
 
@@ -205,6 +212,55 @@ def specs(folder: Path) -> list[KernelSpec]:
                      lambda p, g: {"x": torch.randn(8, 8, generator=g), "z": torch.randn(8, generator=g)},
                      {"shape": "8x8", "axis": 1, "dtype": "fp32"},
                      tolerance={"fp32": Tolerance(rtol=1e-4, atol=1e-5, reason="upstream's own rtol for this sum")}))
+
+    def scan2d(name: str, axis: int, reverse: bool) -> KernelSpec:
+        def launch(i: dict, p: dict) -> dict:
+            z = torch.empty_like(i["x"])
+            getattr(m, name)[(1,)](i["x"], i["y"], z, BLOCK_M=32, BLOCK_N=16, AXIS=axis)
+            return {"z": z}
+
+        def reference(i: dict, p: dict) -> dict:
+            x = i["x"].flip(axis) if reverse else i["x"]
+            z = torch.cumsum(x, axis)
+            return {"z": z.flip(axis) if reverse else z}
+        return _spec(name, getattr(m, name), launch, reference,
+                     lambda p, g: {"x": torch.randn(32, 16, generator=g), "y": torch.randn(32, 16, generator=g)},
+                     {"shape": "32x16", "axis": axis, "reverse": int(reverse), "dtype": "fp32"},
+                     tolerance={"fp32": Tolerance(rtol=1e-5, atol=1e-5, reason=(
+                         "a scan of up to 32 fp32 terms in another order than torch's: a few ulp of the running sum"))})
+    out += [scan2d("tc_cumsum_2d", 1, False), scan2d("tc_cumsum_2d_reverse", 0, True)]
+
+    def histogram_launch(i: dict, p: dict) -> dict:
+        z = torch.empty(8, dtype=torch.int32, device=i["x"].device)
+        m.tc_histogram[(1,)](i["x"], z, M=1024, N=8)
+        return {"z": z}
+    out.append(_spec("tc_histogram", m.tc_histogram, histogram_launch,
+                     lambda i, p: {"z": torch.bincount(i["x"].long(), minlength=8).double()},
+                     lambda p, g: {"x": torch.randint(0, 8, (1024,), generator=g, dtype=torch.int32)},
+                     {"M": 1024, "N": 8, "dtype": "fp32"}))  # dtype names the tolerance row: counts are exact
+
+    def scan1d_launch(i: dict, p: dict) -> dict:
+        z = torch.empty(64, dtype=torch.int32, device=i["x"].device)
+        m.tc_scan_1d[(1,)](z, i["x"], 8, 8)
+        return {"z": z}
+    out.append(_spec("tc_scan_1d", m.tc_scan_1d, scan1d_launch,
+                     lambda i, p: {"z": torch.cumsum(i["x"], 0).reshape(1, 8).expand(8, 8).reshape(64).double()},
+                     lambda p, g: {"x": torch.randint(-100, 100, (8,), generator=g, dtype=torch.int32)},
+                     {"M": 8, "N": 8, "dtype": "fp32"}))
+
+    def partial_launch(i: dict, p: dict) -> dict:
+        y = torch.empty(32, 2, dtype=torch.float32, device=i["x"].device)
+        m.tc_partial_row_sum[(1, 2, 1)](i["x"], y, 512, 32, 64)
+        return {"y": y}
+
+    def partial_reference(i: dict, p: dict) -> dict:
+        blocks = i["x"].reshape(32, 8, 64).sum(2)  # [BLOCK_M, N / BLOCK_N]
+        return {"y": torch.stack([blocks[:, 0::2].sum(1), blocks[:, 1::2].sum(1)], 1)}
+    out.append(_spec("tc_partial_row_sum", m.tc_partial_row_sum, partial_launch, partial_reference,
+                     lambda p, g: {"x": torch.randn(32, 512, generator=g)},
+                     {"M": 32, "N": 512, "BLOCK_N": 64, "programs_n": 2, "dtype": "fp32"},
+                     tolerance={"fp32": Tolerance(rtol=1e-5, atol=1e-5, reason=(
+                         "256 fp32 terms per output, summed in blocks of 64: a few ulp of the sum"))}))
     return out
 
 

@@ -45,6 +45,12 @@ def test_hang_segfault_and_sticky_error_are_recorded_and_the_run_goes_on(tmp_pat
     assert records["fault_segfault"]["crash"]["returncode"] == -11
     assert "gw" not in records["fault_segfault"]["reason"]
     assert records["fault_segfault"]["owner"]["who"] == "author"  # no tool is blamed on a crash
+    # its repro dir: AUTHOR.md with the out-of-bounds hint, and rerun.py, which crashes again in a fresh process
+    folder = tmp_path / records["fault_segfault"]["repro"]
+    assert "## Out-of-bounds access" in (folder / "AUTHOR.md").read_text()
+    again = subprocess.run([sys.executable, "rerun.py"], cwd=folder, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 1 and "FAIL: the case crashed again: killed by SIGSEGV" in again.stdout, \
+        again.stdout[-2000:] + again.stderr[-2000:]
     assert records["fault_sticky"]["status"] == "crashed"
     assert "illegal memory access" in records["fault_sticky"]["reason"]
     assert records["correct_add"]["status"] == "passed"

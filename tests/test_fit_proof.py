@@ -1,4 +1,4 @@
-"""Advice is proven by computing (parity.fit.proof, parity.fit.prove): a fitting config is called a fix only
+"""Advice is proven by computing (parity.fit.proof, parity.run.fit_proof): a fitting config is called a fix only
 where it computes the fp64 answer.
 
 The planted pair (tests/planted_rowsum.py): a row sum whose block is the whole row, where a smaller block
@@ -14,9 +14,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from parity.fit import proof, prove
+from parity.fit import proof
 from parity.report import fit_md
 from parity.repro.author import render_author
+from parity.run import fit_proof as prove
 from tests import planted_rowsum
 
 TILED = """
@@ -35,7 +36,7 @@ def _fit(cap: str | None = "BLOCK <= 16384 (it passed 65536)") -> dict:
 
 
 def source_text(kernel) -> str:
-    from parity.fit.prove_run import source_text as source_of
+    from parity.fit.proof import source_text as source_of
 
     return source_of(kernel)
 

@@ -327,3 +327,29 @@ def test_the_verdict_says_a_replay_compares_with_the_recording_not_fp64():
     assert "fp64" in check_name("interpret", {})  # the clean twin: a spec run
     replayed = check_name("interpret", {"replay": "reports/bundle"})
     assert "fp64" not in replayed and "recorded" in replayed
+
+
+def test_a_replay_on_the_tier_that_recorded_it_is_no_evidence_for_triage():
+    from parity.triage.evidence import others_in
+
+    failing = {"backend": "ascend-lowered", "kernel": "k", "case": "launch=0", "status": "failed",
+               "suite": "accuracy", "replay": {"recorded_on": "interpret"}}
+    self_replay = {"backend": "interpret", "kernel": "k", "case": "launch=0", "status": "passed",
+                   "suite": "accuracy", "replay": {"recorded_on": "interpret"}}
+    independent = {**self_replay, "backend": "cuda-compile"}  # the clean twin: another tier's replay counts
+    assert others_in(failing, [self_replay, independent]) == {"cuda-compile": independent}
+
+
+def test_a_launch_line_naming_a_file_outside_the_bundle_is_skipped(tmp_path, kernels):
+    record(tmp_path / "b", copy_launches(kernels, shapes=(100, 40)))
+    (manifest,) = (tmp_path / "b").glob(fmt.MANIFEST_GLOB)
+    lines, changed = [], False
+    for line in manifest.read_text().splitlines():
+        entry = json.loads(line)
+        if entry["type"] == "launch" and not changed:
+            entry["kernel"]["source"], changed = "sources/../../evil.py", True
+        lines.append(json.dumps(entry))
+    manifest.write_text("\n".join(lines) + "\n")
+    with pytest.warns(UserWarning, match=r"evil\.py.*not a file of this bundle"):
+        b = fmt.load_bundle(tmp_path / "b")
+    assert len(b.launches) == 1  # the other launch, whose files are the bundle's, still loads

@@ -4,10 +4,15 @@ author's, a clean one passes; the child runs with torch's caching allocator off.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
+import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+import torch
 
 from parity.run import sanitize
 
@@ -78,3 +83,37 @@ def test_a_case_with_invalid_accesses_fails_as_the_authors_and_its_twin_passes(t
     monkeypatch.setenv("FAKE_BAD_KERNEL", "none")  # control: memcheck finds nothing, the clean twin passes
     record = run("oob_tail_scale_masked")
     assert record["status"] == "passed" and record["sanitizer"]["errors"] == 0 and "oob" not in record, record
+
+
+def test_sanitize_on_a_cpu_tier_is_a_usage_error_that_names_the_red_zones():
+    done = subprocess.run([sys.executable, "-m", "pytest", "suites/test_accuracy.py", "--backend=interpret",
+                           "--sanitize", "--kernels=tests.planted_oob", "-p", "no:cacheprovider", "-q"],
+                          cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-2000:]  # pytest's usage error
+    assert "compute-sanitizer" in done.stderr and "red zones" in done.stderr
+
+
+def _gpu_sanitizer() -> str | None:
+    if not torch.cuda.is_available():
+        return "needs an NVIDIA GPU"
+    return sanitize.missing()
+
+
+@pytest.mark.skipif(_gpu_sanitizer() is not None, reason=str(_gpu_sanitizer()))
+def test_on_the_gpu_memcheck_finds_the_unmasked_tail_and_passes_its_masked_twin(tmp_path):
+    """The real thing (the H200): BLOCK 1024 over N = 1000 passes the fp64 check on the GPU; memcheck, with the
+    caching allocator off, finds its stray accesses."""
+    done = subprocess.run([sys.executable, "-m", "pytest", "suites/test_accuracy.py", "--backend=cuda", "--sanitize",
+                           "--no-perf", "--kernels=tests.planted_oob", f"--results-dir={tmp_path}",
+                           "-p", "no:cacheprovider", "-q", "-n", "0"],
+                          cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    records = {r["kernel"]: r for r in map(json.loads, (tmp_path / "results.jsonl").read_text().splitlines())}
+    print({k: (r["status"], r["sanitizer"]["errors"], (r["reason"] or "")[:200]) for k, r in records.items()})
+    for kernel in ("oob_tail_scale", "oob_tail_store", "oob_tail_sum"):
+        r = records[kernel]
+        # memcheck may let the kernel finish (failed) or stop it, which poisons the context (crashed)
+        assert r["status"] in ("failed", "crashed") and r["sanitizer"]["errors"], r
+        assert r["owner"]["who"] == "author", r["owner"]
+    clean = records["oob_tail_scale_masked"]
+    assert clean["status"] == "passed" and clean["sanitizer"]["errors"] == 0, clean

@@ -80,7 +80,7 @@ class Backend:
     # the target the backend compiles for (an SM number, an Ascend arch name); None on a run backend
     arch: Any = None
     # the tiers that compute, in order of preference, that prove a compile tier's fit advice by running it
-    # against fp64 (parity.fit.prove): the first one `installed()` here is used
+    # against fp64 (parity.run.fit_proof): the first one `installed()` here is used
     proves_on: ClassVar[tuple[str, ...]] = ()
 
     @classmethod

@@ -1,6 +1,6 @@
 """Advice is proven by computing: what a fit's proof says, and the change it asks for. Pure functions.
 
-A config that fits is only a fix if the kernel still computes the right answer with it. parity.fit.prove
+A config that fits is only a fix if the kernel still computes the right answer with it. parity.run.fit_proof
 runs each fitting config on a tier that computes (ascend-lowered where it is installed, else Triton's
 interpreter) and compares it with the fp64 reference; its answer is the fit's `proof`:
 
@@ -18,6 +18,7 @@ loop steps by and no program id scales assumes one block covers its whole extent
 from __future__ import annotations
 
 import ast
+import inspect
 import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -155,3 +156,14 @@ def is_fix(fit: Mapping[str, Any]) -> bool:
 
 def entries_summary(entries: Sequence[Mapping[str, Any]]) -> str:
     return "; ".join(f"{label(e['config'])}: {e.get('detail') or ''}".rstrip(": ") for e in entries)
+
+
+def source_text(fn_obj: Any) -> str:
+    """A @triton.jit function's source (JITFunction keeps it as `src`; the interpreter's wrapper does not)."""
+    src = getattr(fn_obj, "src", None)
+    if src:
+        return str(src)
+    try:
+        return inspect.getsource(getattr(fn_obj, "fn", fn_obj))
+    except (OSError, TypeError):
+        return ""

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -37,6 +38,9 @@ MANIFEST_GLOB = "manifest-*.jsonl"
 TENSORS = "tensors"
 SOURCES = "sources"
 ALLOWED_SUFFIXES = {HEADER: None, ".jsonl": None, ".safetensors": TENSORS, ".py": SOURCES}
+# the files a launch line may name: inside the bundle, never a path out of it
+TENSOR_PATH = re.compile(r"^tensors/[\w.-]+\.safetensors$")
+SOURCE_PATH = re.compile(r"^sources/[\w.-]+\.py$")
 PICKLE_MAGIC = (b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05")
 ZIP_MAGIC = b"PK\x03\x04"  # torch.save's archive, which holds a pickle
 
@@ -177,11 +181,23 @@ def load_bundle(root: Path | str) -> Bundle:
             if target is None:
                 bundle.problems.append(f"{path}:{n}: unknown entry type {kind!r}, skipped")
                 continue
+            outside = _outside_paths(entry) if kind == "launch" else []
+            if outside:
+                bundle.problems.append(f"{path}:{n}: names {', '.join(map(repr, outside))}, not a file of this bundle "
+                                       "(tensors/*.safetensors, sources/*.py); the launch is skipped")
+                continue
             target.append(entry)
     bundle.launches.sort(key=lambda e: (e.get("order", 0), e["id"]))
     for problem in bundle.problems:
         warnings.warn(problem, stacklevel=2)
     return bundle
+
+
+def _outside_paths(entry: dict[str, Any]) -> list[str]:
+    """The file names a launch line gives that are not plain files of the bundle (a `../` escape, say)."""
+    tensors, source = entry.get("tensors"), (entry.get("kernel") or {}).get("source")
+    bad = [] if isinstance(tensors, str) and TENSOR_PATH.match(tensors) else [str(tensors)]
+    return bad + ([str(source)] if source is not None and not SOURCE_PATH.match(str(source)) else [])
 
 
 def _lines(path: Path, problems: list[str]) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -29,7 +29,7 @@ import torch
 
 from parity.record import bundle as fmt
 from parity.record.keys import dedupe_key, specialization_key
-from parity.repro.capture import LaunchRecorder, _snapshot
+from parity.repro.capture import LaunchRecorder
 
 TENSOR_REF = re.compile(r"^T\['(t\d+)'\]$")
 TL_DTYPE = re.compile(r"^tl\.dtype\('(\w+)'\)$")
@@ -143,6 +143,12 @@ def _param_names(kernel: Any) -> list[list[Any]]:
         return [[n, c] for n, c, _ in kernel_params(base_jit_function(kernel))]
     except Exception:  # an unusual wrapper: the keys treat every argument as a plain value
         return []
+
+
+def _kept_bytes(t: torch.Tensor, lo: int, hi: int) -> torch.Tensor:
+    """Bytes [lo, hi) of t's storage as a uint8 CPU copy: only the kept range crosses to the host."""
+    flat = torch.empty(0, dtype=torch.uint8, device=t.device).set_(t.untyped_storage(), lo, (hi - lo,), (1,))
+    return flat.detach().cpu().clone()
 
 
 def _synchronize(devices: set[str]) -> None:
@@ -283,7 +289,7 @@ class WorkloadRecorder:
         for buf in buffers:
             lo, hi = buf.kept
             before = buf.initial()
-            after = _snapshot(buf.live)[lo:hi]
+            after = _kept_bytes(buf.live, lo, hi)
             tensors[f"before.{buf.key}"] = before
             if not torch.equal(before, after):
                 tensors[f"after.{buf.key}"] = after

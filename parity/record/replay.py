@@ -285,6 +285,24 @@ def selected(bundle: str, requested: list[str]) -> list[KernelSpec]:
     return registry.select(requested) if requested else list(registry)
 
 
+def recorded_on(bundle: Bundle) -> str:
+    """The tier the recording stands for: interpret under TRITON_INTERPRET=1, else the device it ran on."""
+    envs = [p.get("env", {}) for p in bundle.processes]
+    if envs and all(e.get("interpret") for e in envs):
+        return "interpret"
+    devices = {str(e.get("device", "")) for e in envs}
+    if any("Ascend" in d for d in devices) or any(e.get("torch_npu") for e in envs):
+        return "ascend"
+    return "cuda" if any(d and d != "cpu" for d in devices) else "unknown"
+
+
+def provenance(path: str | Path) -> dict[str, Any]:
+    """What every record of a --replay run carries: the bundle, and the tier that recorded it (a replay on
+    that tier reproduces its own recording, so triage takes it as no evidence: parity.triage.evidence)."""
+    bundle = load_bundle(path)
+    return {"bundle": str(path), "recorded_on": recorded_on(bundle)}
+
+
 def kernel_groups(bundle: Bundle) -> dict[str, tuple[str, list[dict[str, Any]]]]:
     """Kernel id -> (its spec name, its kept launches in recording order)."""
     by_kernel: dict[str, list[dict[str, Any]]] = {}

@@ -45,7 +45,9 @@ def tier_cell(records: list[dict[str, Any]]) -> str:
     parts = [f"{len(records)} replayed", f"{status['passed']} agree"]
     bad = [r for r in records if r["status"] in ("failed", "error", "crashed")]
     if bad:
-        owners = Counter(str((r.get("owner") or {}).get("who", "?")) for r in bad)
+        # a provisional owner (triage still waits for a tier's evidence) is marked, never stated as settled
+        owners = Counter(str((r.get("owner") or {}).get("who", "?")) + (" (provisional)" if (r.get("owner") or {})
+                         .get("provisional") else "") for r in bad)
         parts.append(f"{len(bad)} disagree ({', '.join(f'{n}× {o}' for o, n in owners.items())})")
     skipped = [r for r in records if r["status"] == "skipped"]
     if skipped:

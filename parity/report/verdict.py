@@ -21,44 +21,22 @@ from parity.backends.base import Check
 from parity.fit.proof import change as proven_change
 from parity.report import findings as fnd
 from parity.report.fit_md import fit_answer, fit_line
+from parity.report.legend import REJECTED, device_run, legend, not_checkable
 from parity.report.tables import md_code, md_escape, table
 from parity.report.versions import split_columns, triton_of, version_key
 
 TIER_OWNERS = ("tier", "environment")
-NOT_CHECKABLE = ("No tier here sees the hardware's own arithmetic, timing or launch-time limits without the "
-                 "device itself: {checks} {verb} unchecked until a results dir from that device ({runs}) is added.")
-
-
-def not_checkable(missing: Mapping[str, str]) -> str:
-    """What no tier here can check, said once."""
-    return NOT_CHECKABLE.format(checks=" and ".join(missing.values()), verb="stay" if len(missing) > 1 else "stays",
-                                runs=" / ".join(device_run(t) for t in missing))
-
-
-def device_run(target: str) -> str:
-    """The session that gives a column its device check."""
-    tier = device_tier(target)
-    return f"`nox -s {tier.name}`" if tier else target
 
 
 def target_rank(target: str) -> int:
     """A column's place: the vendors with a device tier first, in their device tiers' report order."""
     tier = device_tier(target)
     return tier.report_rank if tier and tier.report_rank is not None else 9
+
+
 # the owner in a cell's words (the findings below say it in full)
 OWNER_TAGS = {"author": "kernel fix", "library": "{name}", "triton": "Triton bug", "triton-ascend": "triton-ascend bug",
               "tier": "tier limit", "environment": "environment"}
-REJECTED = "rejected as expected"
-# each mark's meaning, said under the table for the marks that appear in it
-LEGEND = {"✓": "✓ every case that ran passed",
-          "⚠": "⚠ k known: k cases fail as declared in the spec (known and expected, why and link below)",
-          "✗": "✗ a case failed, with whose change it is (kernel fix, a library, Triton bug, triton-ascend bug) "
-               "and its finding number",
-          "?": "? the owner is provisional (the finding names the run that settles it)",
-          "–": "– no case ran there (REPORT.md says why)",
-          "…": "… interrupted before it finished",
-          REJECTED: "rejected as expected: the compiler refused a probe with the error its spec expects (its "
-                    "compile record: not built), which is the probe's pass"}
 
 
 def _marked(v: Verdict) -> set[str]:
@@ -71,10 +49,6 @@ def _marked(v: Verdict) -> set[str]:
         if r.mark == "✗" and any(f.owner.get("provisional") for f in r.findings if f.outcome != "expected"):
             marks.add("?")
     return marks
-
-
-def legend(marks: set[str]) -> str:
-    return " · ".join(words for mark, words in LEGEND.items() if mark in marks)
 
 
 def check_of(backend: str) -> Check:
@@ -413,7 +387,7 @@ def render_text(v: Verdict, width: int = 100) -> str:
             lines.append("    " + fnd.clip(f"fit advisor: {fit_answer(f.fit)}", width - 4))
             change = proven_change(f.fit)  # as strong as its proof: a fix only where it computes the fp64 answer
             if change:
-                lines += _wrap(f"change: {change}", width - 4, "    ")[:3]
+                lines += _wrap(f"change: {change}", width - 4, "    ")[:4]
         if f.draft or f.repro:
             lines.append(f"    {f.draft or f.repro}")
     expected = sum(len(f.cases) for f in v.findings if f.outcome == "expected")

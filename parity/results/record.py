@@ -30,7 +30,7 @@ class Timing(TypedDict, total=False):
     baseline_timing_s: float | None  # of perf_s: timing the baseline
     peer_timing_s: float | None  # of perf_s: timing the peer (its library's autotuning included)
     repro_s: float | None  # shrinking and writing the repro
-    proof_s: float | None  # running a fit's configs against fp64 (parity.fit.prove; 0 where a proof was reused)
+    proof_s: float | None  # running a fit's configs against fp64 (parity.run.fit_proof; 0 where a proof was reused)
     case_wall_s: float | None  # the worker's wall time since its previous record
     wait_s: float | None  # the worker's time before this case's item started
 
@@ -56,7 +56,7 @@ class Owner(TypedDict):
 
 
 class ProvenConfig(TypedDict):
-    """One fitting config run on a tier that computes, against fp64 (parity.fit.prove_run)."""
+    """One fitting config run on a tier that computes, against fp64 (parity.run.fit_proof_run)."""
 
     config: dict[str, Any]  # the constexprs replaced (compile options are left as launched)
     was: dict[str, Any]  # what the launcher passed for them
@@ -86,7 +86,7 @@ class Fit(TypedDict, total=False):
     smallest_need: int | None
     cap: str | None
     search_s: float
-    proof: Proof  # the fitting configs run against fp64 (parity.fit.prove), before any report calls one a fix
+    proof: Proof  # the fitting configs run against fp64 (parity.run.fit_proof), before any report calls one a fix
 
 
 class Record(TypedDict, total=False):

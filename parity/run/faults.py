@@ -120,3 +120,32 @@ def retire_record(part: Path, kernel: str, case: str, suite: str | None) -> dict
     if found is not None:
         part.write_text("".join(f"{line}\n" for line in kept), encoding="utf-8")
     return found
+
+
+def dead_worker_record(results_dir: Path, crashitem: str, node: Any, backend: Any) -> dict[str, Any] | None:
+    """The `crashed` record of the case an xdist worker died running, or None where the worker recorded its own
+    crash (a sticky device error, after which it exits on purpose) or the run's interruption. A record it wrote
+    before dying (a pass, then a heap the kernel corrupted) is retired from its part and kept as crash.before."""
+    from parity.results import read_records
+
+    parsed = parse_node_id(crashitem)
+    if parsed is None:
+        return None
+    kernel, case, _ = parsed
+    suite = suite_of(crashitem)
+    worker = str(getattr(getattr(node, "gateway", None), "id", "") or "")
+    for part in results_dir.glob("results-*.jsonl"):
+        for r in read_records(part):
+            if (r["kernel"], r["case"]) == (kernel, case) and r.get("status") in ("crashed", "interrupted"):
+                return None
+    returncode = worker_returncode(node)
+    before = None
+    for part in results_dir.glob(f"results-{worker or '*'}.jsonl"):
+        before = retire_record(part, kernel, case, suite) or before
+    crash: dict[str, Any] = {"returncode": returncode, "worker": worker or None}
+    reason = crash_reason(returncode)
+    if before is not None:
+        crash["before"] = {"status": before.get("status"), "reason": before.get("reason"),
+                           "metrics": before.get("metrics")}
+        reason += f"; it had recorded `{before.get('status')}` before it died, which the death overrules"
+    return crash_record(crashitem, backend.name, backend.mode, reason, crash)

@@ -45,6 +45,13 @@ def applies(backend: Any) -> bool:
     return backend.mode != "compile" and backend.device_type == "cpu"
 
 
+def _plain_torch() -> Any:
+    """Torch calls without __torch_function__ handling: the guard's own copies and comparisons are no launcher's
+    allocations (parity.run.prefill) and no target tensors (ascend-lowered's npu tensors); through those
+    handlers they cost several times the launch of a small lowered kernel."""
+    return torch._C.DisableTorchFunction()
+
+
 def pad_bytes(nbytes: int) -> int:
     pad = min(max(nbytes // 2, PAD_MIN_BYTES), PAD_MAX_BYTES)
     return -(-pad // ALIGN) * ALIGN
@@ -125,9 +132,9 @@ class _Zone:
         start = t.storage_offset() * size  # the argument's first byte in its storage
         breaches = []
         for lo, zone in ((-self.pad, self.base[: self.pad]), (self.nbytes, self.base[self.pad + self.nbytes:])):
-            changed = (zone != self.pattern).nonzero()
-            if not len(changed):
+            if torch.equal(zone, self.pattern):  # the usual case: one pass, no index tensor
                 continue
+            changed = (zone != self.pattern).nonzero()
             a, b = lo + int(changed[0]) - start, lo + int(changed[-1]) + 1 - start
             breaches.append(Breach(kernel, ", ".join(dict.fromkeys(self.names)), str(t.dtype).replace("torch.", ""),
                                    t.numel(), a // size, -(-b // size), stores))
@@ -170,8 +177,9 @@ class RedZones:
         names = list(getattr(kernel, "arg_names", None) or [])
         names += [f"arg{i}" for i in range(len(names), len(args))]
         zones: dict[int, _Zone] = {}
-        args = tuple(self._guard(v, n, zones) for n, v in zip(names, args, strict=False))
-        kwargs = {k: self._guard(v, k, zones) for k, v in kwargs.items()}
+        with _plain_torch():
+            args = tuple(self._guard(v, n, zones) for n, v in zip(names, args, strict=False))
+            kwargs = {k: self._guard(v, k, zones) for k, v in kwargs.items()}
         self.guarded += len(zones)
         try:
             return inner(kernel, *args, grid=grid, warmup=warmup, **kwargs)
@@ -182,7 +190,8 @@ class RedZones:
             kernel_name = getattr(kernel, "__name__", None) or type(kernel).__name__
             stores: list[str] | None = None
             for zone in zones.values():
-                found = zone.finish(kernel_name, [])
+                with _plain_torch():
+                    found = zone.finish(kernel_name, [])
                 if found and stores is None:
                     stores = unmasked_accesses(kernel, "store")
                 for b in found:

@@ -68,13 +68,21 @@ def same_inputs(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return da is None or db is None or da == db
 
 
+def self_replay(record: Mapping[str, Any]) -> bool:
+    """A --replay record on the tier that recorded the bundle: it compared that tier with itself, so its pass
+    is no evidence about any other tier (parity.record.replay.provenance)."""
+    replay = record.get("replay")
+    return isinstance(replay, Mapping) and replay.get("recorded_on") == record.get("backend")
+
+
 def others_for(record: Mapping[str, Any], directories: Iterable[Path],
                version: str | None = None) -> dict[str, Mapping[str, Any]]:
     """tier → that tier's record of the same case (same inputs), from the given results dirs."""
     best: dict[str, tuple[tuple[bool, bool, str], Mapping[str, Any]]] = {}
     version = installed_version() if version is None else version
     for directory in directories:
-        found = [r for r in records_in(directory).get(case_key(record), []) if same_inputs(record, r)]
+        found = [r for r in records_in(directory).get(case_key(record), []) if same_inputs(record, r)
+                 and not self_replay(r)]
         picked = worst(found)
         if picked is None or picked.get("backend") == record.get("backend"):
             continue
@@ -105,7 +113,7 @@ def others_in(record: Mapping[str, Any], all_records: Iterable[Mapping[str, Any]
     key = case_key(record)
     for r in all_records:
         if r.get("backend") != record.get("backend") and case_key(r) == key and same_inputs(record, r) \
-                and r.get("suite") in (None, "accuracy", "compile"):
+                and r.get("suite") in (None, "accuracy", "compile") and not self_replay(r):
             groups.setdefault(str(r.get("backend")), []).append(r)
     return {tier: picked for tier, rs in groups.items() if (picked := worst(rs)) is not None}
 
@@ -118,7 +126,7 @@ def others_in_dirs(record: Mapping[str, Any], version: str | None,
     per: dict[str, list[tuple[str, str | None, Mapping[str, Any]]]] = {}
     for label, other, r in tagged:
         if r.get("backend") != record.get("backend") and case_key(r) == key and same_inputs(record, r) \
-                and r.get("suite") in (None, "accuracy", "compile"):
+                and r.get("suite") in (None, "accuracy", "compile") and not self_replay(r):
             per.setdefault(str(r.get("backend")), []).append((label, other, r))
     out = {}
     for tier, found in per.items():

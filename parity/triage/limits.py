@@ -240,6 +240,50 @@ def _ascend_maps_no_libdevice() -> bool | None:
         return None
 
 
+# prints 1 while triton-ascend's triton-adapter cannot convert the call a noinline function makes, 0 once it can
+_NOINLINE_PROBE = """
+from parity.backends.ascend import driver as ascend_driver
+ascend_driver.install("Ascend910B3")
+import triton
+import triton.language as tl
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+@triton.jit(noinline=True)
+def f(x, y, Z):
+    tl.store(Z, x + y)
+@triton.jit
+def k(X, Y, Z):
+    f(tl.load(X), tl.load(Y), Z)
+try:
+    triton.compile(ASTSource(fn=k, signature={"X": "*fp32", "Y": "*fp32", "Z": "*fp32"}, constants={}),
+                   target=GPUTarget("npu", "Ascend910B3", 0))
+    print(0)
+except Exception as exc:
+    print(int("unresolved materialization" in str(exc) or "does not reference a valid function" in str(exc)))
+"""
+
+
+def _ascend_cannot_call_noinline() -> bool | None:
+    """Compiles a kernel that calls a noinline function with the installed triton-ascend (in a child process: the
+    compile-only driver takes the process); None where this process has no triton-ascend."""
+    if not _is_triton_ascend():
+        return None
+    from pathlib import Path
+
+    from parity.paths import cache_root
+
+    folder = cache_root() / "triage-probes"
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / "ascend_noinline.py"
+    script.write_text(_NOINLINE_PROBE, encoding="utf-8")
+    root = str(Path(__file__).resolve().parents[2])  # parity's own checkout, for the child's imports
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}  # a compile, never the interpreter
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
+                          timeout=PROBE_TIMEOUT_S, check=False)
+    return {"1": True, "0": False}.get((done.stdout.strip().splitlines() or [""])[-1])
+
+
 # TF32 keeps 10 of fp32's 23 mantissa bits (unit roundoff 2^-11 ~ 4.9e-4): a dot's rounding shows as a relative
 # error of a few times that; beyond this the values are wrong, not rounded
 TF32_MAX_ERR_RATIO = 2e-2
@@ -320,6 +364,12 @@ LIMITS: tuple[TierLimit, ...] = (
               message=r"cannot convert None|NoneType",
               source=r"triton\.language\.extra(\.libdevice\b| import libdevice)", probe=_ascend_maps_no_libdevice,
               language="triton-ascend"),
+    TierLimit("ascend-noinline", (), "triton-ascend", "triton-ascend",
+              "triton-adapter cannot convert the tt.call a @triton.jit(noinline=True) function makes (\"failed to "
+              "legalize unresolved materialization ... to '!tt.ptr'\"); upstream compiles it",
+              "https://github.com/triton-lang/triton-ascend/issues/39",
+              message=r"unresolved materialization|does not reference a valid function",
+              source=r"noinline\s*=\s*True", probe=_ascend_cannot_call_noinline, language="triton-ascend"),
     # a precision class: fp32 tl.dot runs in TF32 on NVIDIA unless the kernel asks for ieee; the author's choice
     TierLimit("cuda-tf32-dot", ("cuda",), "author", "kernel author",
               "TF32 rounding of an fp32 tl.dot (NVIDIA's default, a 10-bit mantissa): pass input_precision=\"ieee\" "

@@ -1,6 +1,6 @@
 """The proof's child: run one case with a fitting config on a tier that computes, against fp64.
 
-`python -m parity.fit.prove_run` reads a JSON request on stdin and prints one JSON answer line after
+`python -m parity.run.fit_proof_run` reads a JSON request on stdin and prints one JSON answer line after
 PROOF_MARK. It is a fresh process because the tier that computes is not the compile tier that asked:
 the interpreter decides at decoration time (TRITON_INTERPRET=1), and ascend-lowered installs its own
 driver. Each config's constexprs replace what the launcher passed to the fit's kernel, on its way into
@@ -54,21 +54,11 @@ def _arg_names(fn_obj: Any) -> list[str]:
         return []
 
 
-def source_text(fn_obj: Any) -> str:
-    src = getattr(fn_obj, "src", None)
-    if src:
-        return str(src)
-    try:
-        return inspect.getsource(getattr(fn_obj, "fn", fn_obj))
-    except (OSError, TypeError):
-        return ""
-
-
 @contextlib.contextmanager
 def overridden(kernel: str, constexprs: Mapping[str, Any], log: dict[str, Any]) -> Iterator[None]:
     """Launches of the kernel named `kernel` get `constexprs` in place of what the launcher passed;
     `log` gets "was" (the launcher's values) and "grid_scaled" (axis -> factor)."""
-    from parity.fit.proof import grid_axes
+    from parity.fit.proof import grid_axes, source_text
     from parity.seams.jit import interpreted_run, jit_run
 
     def layer(inner: Any, self_: Any, *args: Any, **kwargs: Any) -> Any:

@@ -4,7 +4,7 @@ A compile tier's fit search proves only that a config compiles. Here every fit o
 `fit` on its overflowing records) gets a `proof` (parity.fit.proof): its fitting configs run on the
 first tier the compile tier names in `Backend.proves_on` that is installed here (ascend-lowered for
 ascend-compile where LLVM 19's tools are, else Triton's interpreter), in a fresh process
-(parity.fit.prove_run), and are compared with the fp64 reference at the case's own shape. A config that
+(parity.run.fit_proof_run), and are compared with the fp64 reference at the case's own shape. A config that
 computes wrong turns the advice into the kernel change it needs (parity.fit.proof.kernel_change).
 `PARITY_NO_PROOF=1` skips the runs; the advice then says it is not proven.
 """
@@ -22,7 +22,7 @@ from typing import Any
 from parity.backends import backend_class
 from parity.fit import cache
 from parity.fit.proof import kernel_change
-from parity.fit.prove_run import PROOF_MARK
+from parity.run.fit_proof_run import PROOF_MARK
 
 PROOF_TIMEOUT_S = 180.0  # one child proves every config of a fit; the case's own timeout is 900 s
 # the proofs this process ran, by (spec, kernel, configs): the other cases of the kernel with the same answer
@@ -64,6 +64,8 @@ def spec_location(spec: Any) -> tuple[str, str | None]:
 
 
 def _child_env(tier: str) -> dict[str, str]:
+    from parity.backends import backend_class
+
     env = dict(os.environ)
     env.pop("TRITON_INTERPRET", None)
     if backend_class(tier).mode == "interpret":
@@ -80,8 +82,9 @@ def run_proof(tier: str, spec: Any, params: Mapping[str, Any], seed: int, kernel
     request = {"backend": tier, "module": module, "file": file, "spec": spec.name, "params": repr(dict(params)),
                "seed": seed, "kernel": kernel, "configs": [dict(c) for c in configs]}
     try:
-        done = subprocess.run([sys.executable, "-m", "parity.fit.prove_run"], input=json.dumps(request, default=str),
-                              capture_output=True, text=True, timeout=timeout_s, env=_child_env(tier), check=False)
+        done = subprocess.run([sys.executable, "-m", "parity.run.fit_proof_run"],
+                              input=json.dumps(request, default=str), capture_output=True, text=True,
+                              timeout=timeout_s, env=_child_env(tier), check=False)
     except subprocess.TimeoutExpired:
         return {"error": f"no answer within {timeout_s:g} s"}
     for line in reversed(done.stdout.splitlines()):
@@ -93,7 +96,7 @@ def run_proof(tier: str, spec: Any, params: Mapping[str, Any], seed: int, kernel
 
 def kernel_source(spec: Any, kernel: str) -> str:
     from parity.compile.counter import base_jit_function, kernel_name
-    from parity.fit.prove_run import source_text as source_of
+    from parity.fit.proof import source_text as source_of
 
     for k in spec.kernels:
         if kernel_name(k) == kernel:
