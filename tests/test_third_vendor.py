@@ -8,11 +8,11 @@ from types import SimpleNamespace
 import pytest
 
 from parity import backends
-from parity.fit import prove
 from parity.fit import tiers as fit_tiers
 from parity.report import divergence, divergence_md, verdict
 from parity.report.divergence import Column
 from parity.repro import launch_repro
+from parity.run import fit_proof as prove
 from parity.triage import limits
 from parity.triage.decide import decide
 from tests import synthetic_records, third_vendor_tier
