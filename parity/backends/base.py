@@ -18,8 +18,7 @@ class Check:
     target: str  # the column it belongs to: a vendor's stack, "NVIDIA (Triton)"
     name: str  # what the cell's word checked, with {arch} / {device} filled from env.json
     order: int  # position inside the target's cell
-    short: str = ""  # the cell's word for it
-    device: bool = False  # runs on the hardware itself
+    short: str = ""  # the cell's word for it (whether it runs on the hardware itself: Backend.hardware)
 
 
 class Backend:

@@ -220,7 +220,7 @@ def build(columns: Sequence[Any], records: Mapping[str, Sequence[Mapping[str, An
                                    for c in primary if check_of(c.backend).target == target))
         checked.append(f"{target}: {'; '.join(words)}")
     missing = {t: str(d.device_check) for t in targets if (d := device_tier(t)) and d.device_check and not any(
-        check_of(c.backend).device and check_of(c.backend).target == t for c in cols)}
+        backend_class(c.backend).hardware and check_of(c.backend).target == t for c in cols)}
     main = {check_of(c.backend).target: str(triton_of(c)) for c in primary
             if triton_of(c) and any(m.backend == c.backend for m in matrix)}
     return Verdict(targets, rows, checked, ordered, missing, main, versions, frozenset(c.label for c in matrix),

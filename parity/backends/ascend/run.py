@@ -72,7 +72,7 @@ class AscendBackend(Backend):
     presents = "npu"
     tracker = "triton-ascend"
     hardware = True
-    check = Check("Ascend (triton-ascend)", "NPU arithmetic on {device}", 2, "NPU", device=True)
+    check = Check("Ascend (triton-ascend)", "NPU arithmetic on {device}", 2, "NPU")
     device_check = "NPU arithmetic"
     report_rank = 1
     language = "triton-ascend"

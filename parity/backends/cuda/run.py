@@ -20,7 +20,7 @@ class CudaBackend(Backend):
     target = "cuda"
     presents = "cuda"
     hardware = True
-    check = Check("NVIDIA (Triton)", "GPU arithmetic on {device}", 2, "GPU", device=True)
+    check = Check("NVIDIA (Triton)", "GPU arithmetic on {device}", 2, "GPU")
     device_check = "GPU arithmetic"
     report_rank = 0
     language = "triton"
