@@ -309,31 +309,19 @@ class _ItemSpans:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_handlecrashitem(crashitem: str, report: Any, sched: Any) -> None:
-    """xdist: a worker died running `crashitem`. Its record is `crashed`, with the signal or exit code, whatever
-    the worker wrote for it before dying (a pass, then a heap the kernel corrupted): a death is never a pass.
-    Only the worker's own `crashed` record (a sticky device error, after which it exits on purpose) and an
-    `interrupted` one stand."""
+    """xdist: a worker died running `crashitem`: its case is `crashed`, with the signal, whatever the worker wrote
+    for it before (parity.run.faults), and gets AUTHOR.md and rerun.py (parity.repro.crash_repro)."""
     config = getattr(sched, "config", None)  # xdist's schedulers keep the controller's config
     state = session_of(config) if config is not None else None
     if state is None:
         return
+    from parity.repro import crash_repro
     from parity.run import faults
 
     record = faults.dead_worker_record(state.results_dir, crashitem, getattr(report, "node", None), state.backend)
-    if record is None:
-        return
-    kernel, suite = record["kernel"], record["suite"]
-    spec = next((s for s in state.specs if s.name == kernel), None)
-    if spec is not None and suite == "accuracy":
-        try:  # AUTHOR.md with the out-of-bounds hint, and rerun.py (parity.repro.crash_repro)
-            from parity.repro import crash_repro
-
-            crash_repro.write(record, crashitem, kernels=spec.kernels, backend=state.backend,
-                              results_dir=state.results_dir, kernels_option=state.kernels_option, seed=state.seed,
-                              level=state.level, root=Path(config.rootpath))
-        except Exception as exc:  # the record is what matters; its repro is a help
-            record["repro_error"] = f"crash repro: {type(exc).__name__}: {exc}"[:600]
-    state.write(record)
+    if record is not None:
+        crash_repro.attach(record, crashitem, state, root=Path(config.rootpath))
+        state.write(record)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -76,3 +76,16 @@ def write(record: dict[str, Any], nodeid: str, *, kernels: Iterable[Any], backen
     record["repro_note"] = ("a crashed launch returns nothing to capture, so there is no standalone repro.py: rerun.py "
                             "runs the case again through this parity checkout in a fresh process (not run here)")
     return out_dir
+
+
+def attach(record: dict[str, Any], nodeid: str, session: Any, *, root: Path) -> None:
+    """The crash repro of an accuracy case whose spec the session has (`session`: the plugin's ParitySession);
+    never raises: the record is what matters, its repro is a help (a raise goes to `repro_error`)."""
+    spec = next((s for s in session.specs if s.name == record["kernel"]), None)
+    if spec is None or record.get("suite") != "accuracy":
+        return
+    try:
+        write(record, nodeid, kernels=spec.kernels, backend=session.backend, results_dir=session.results_dir,
+              kernels_option=session.kernels_option, seed=session.seed, level=session.level, root=root)
+    except Exception as exc:
+        record["repro_error"] = f"crash repro: {type(exc).__name__}: {exc}"[:600]

@@ -18,10 +18,10 @@ the launch the storage's bytes go back to the caller's tensor, and each red zone
 - an out-of-bounds **read** gets NaN (or 0xA5 bytes), which reaches the result, where the comparison
   with the fp64 reference catches it.
 
-A red zone is `PAD_MIN_BYTES` up to `PAD_MAX_BYTES` (half the storage's size in between) on each side: an
-access beyond it is not caught. Storages over `GUARD_MAX_BYTES` are left as they are, and counted.
-The copies cost two passes over each argument's storage per launch, small beside an interpreted or
-CPU-lowered kernel.
+A red zone is `PAD_MIN_BYTES` (64 KiB: an unmasked tail of BLOCK 16384 fp32) up to `PAD_MAX_BYTES`
+(4 MiB; an eighth of the storage's size in between) on each side: an access beyond it is not caught.
+Storages over `GUARD_MAX_BYTES` are left as they are, and counted. The copies cost two passes over each
+argument's storage per launch, small beside an interpreted or CPU-lowered kernel.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from typing import Any
 import torch
 
 PAD_MIN_BYTES = 64 << 10
-PAD_MAX_BYTES = 16 << 20
+PAD_MAX_BYTES = 4 << 20
 GUARD_MAX_BYTES = 2 << 30
 INT_FILL = 0xA5  # the byte a non-floating storage's red zones hold
 ALIGN = 64  # keeps each tensor's address modulo 16 (Triton specializes on it) as it was
@@ -53,7 +53,7 @@ def _plain_torch() -> Any:
 
 
 def pad_bytes(nbytes: int) -> int:
-    pad = min(max(nbytes // 2, PAD_MIN_BYTES), PAD_MAX_BYTES)
+    pad = min(max(nbytes // 8, PAD_MIN_BYTES), PAD_MAX_BYTES)
     return -(-pad // ALIGN) * ALIGN
 
 
@@ -113,8 +113,7 @@ class _Zone:
         self.pad = pad_bytes(self.nbytes)
         self.first, self.names = first, [name]
         self.pattern = fill_pattern(first.dtype, self.pad, index)
-        # torch.full, not empty: the launcher-allocation prefill (parity.run.prefill) counts empty ones
-        self.base = torch.full((self.nbytes + 2 * self.pad,), INT_FILL, dtype=torch.uint8)
+        self.base = torch.empty(self.nbytes + 2 * self.pad, dtype=torch.uint8)  # (under _plain_torch: no prefill)
         self.base[: self.pad] = self.pattern
         self.base[self.pad + self.nbytes:] = self.pattern
         self.base[self.pad: self.pad + self.nbytes] = _bytes_of(self.original)
