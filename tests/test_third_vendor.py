@@ -3,12 +3,9 @@ report, triage and fit, each with a clean twin (the same records without it) tha
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 
 from parity import backends
-from parity.fit import tiers as fit_tiers
 from parity.report import divergence, divergence_md, verdict
 from parity.report.divergence import Column
 from parity.repro import launch_repro
@@ -83,12 +80,8 @@ def test_divergence_md_orders_its_column_by_its_report_rank(acme):
     assert ACME in text and "acme-compile" in text
 
 
-def test_fit_proves_its_advice_on_the_tier_it_names_and_labels_its_search(acme):
-    backend = backends.get_backend("acme-compile")
-    tier, why = prove.proof_tier(backend)
-    assert (tier, why) == ("interpret", "")
-    backend.driver = SimpleNamespace(arch=SimpleNamespace(max_shared_bytes=65536))
-    assert fit_tiers.cuda(backend, None).name == "acme-compile"
+def test_fit_proves_its_advice_on_the_tier_it_names(acme):
+    assert prove.proof_tier(backends.get_backend("acme-compile")) == ("interpret", "")
 
 
 def test_a_launch_option_repro_rebuilds_for_its_gpu_target(acme):

@@ -42,7 +42,8 @@ from parity.compile.tools import (
     variant_and_config,
 )
 from parity.fit import hook as fit_hook
-from parity.fit import tiers as fit_tiers
+from parity.fit.hook import FitTier
+from parity.fit.probe import cuda_probe
 from parity.seams.device import present_driver
 from parity.seams.jit import add_stages, compile_function
 from parity.seams.versions import compile_call, load_binary_returns_max_threads, nvidia_binary
@@ -384,8 +385,19 @@ class CudaCompileBackend(Backend):
         finally:
             clear_jit_caches(spec.kernels)
         fit_hook.attach(log.compiles, [log.sources.get(id(c)) for c in log.compiles], spec.kernels,
-                        fit_tiers.cuda(self, compile_function().original))
+                        self.fit_tier(compile_function().original))
         return [dict(c) for c in self.log.compiles]
+
+    def fit_tier(self, original_compile: Any) -> FitTier:
+        """What the fit advisor searches here: shared memory per block on this SM, and fewer pipeline stages
+        (each holds another copy of the tiles; two fewer at most)."""
+        def offers(options: Mapping[str, Any]) -> dict[str, list[Any]]:
+            stages = int(options.get("num_stages") or 1)
+            return {"num_stages": list(range(stages - 1, 0, -1))[:2]} if stages > 1 else {}
+
+        return FitTier(self.name, f"sm_{self.arch}", "bytes", CUDA_ARCHS[self.log.arch].max_shared_bytes, offers,
+                       lambda src, target, options, config: cuda_probe(self, original_compile, src, target, options,
+                                                                       config))
 
     def env(self) -> dict[str, Any]:
         arch = CUDA_ARCHS[self.log.arch]
