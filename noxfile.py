@@ -174,13 +174,14 @@ def run_pytest(session: nox.Session, *args: str, env: dict[str, str] | None = No
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The engine's self-tests (CPU only), plus ruff."""
-    install(session, TORCH_CPU, TRITON, *RUNNER, "ruff", "nox")
+    """The engine's self-tests (CPU only), plus ruff and mypy (pyproject's [tool.mypy])."""
+    install(session, TORCH_CPU, TRITON, *RUNNER, "ruff", "nox", "mypy")
     # tests/test_user_library.py: a user's own FlagGems plugin (not libraries/flag_gems.py) imports and compiles
     # on cuda-compile; flag-gems is pure Python, installed --no-deps with the imports it needs (libraries/pins.py)
     for packages in library_installs(["flag_gems"]):
         install(session, *packages)
     session.run("ruff", "check", ".")
+    session.run("mypy")  # the engine's types; strict on the pipeline and triage
     run_pytest(session, "python", "-m", "pytest", "tests", "-n", "2", *session.posargs)
 
 

@@ -51,7 +51,7 @@ def select(names: str) -> list[str]:
 # commit of the snapshot the specs were checked against, by import name. A snapshot copied without its
 # .git has no other record of where it came from, so the spec module stamps this on the stand-in package
 # it registers (`__version__ = "snapshot <commit>"`); parity's issue drafts name it when neither version
-# metadata nor a git checkout says better (parity.repro.owner.library_version).
+# metadata nor a git checkout says better (parity.triage.library_rule.library_version).
 SNAPSHOTS: dict[str, str] = {
     "mojo_opset": "b97e98bff029ef568ec43f41439ff76171bea735",  # XPU-Forces/mojo_opset, 2026-08-06
     "gdn_tri_inverse": "d12ad04225adce2e7a43d793cae74458ed56f938",  # huawei-csl/gdn-tri-inverse, 2026-04-15

@@ -113,9 +113,9 @@ def load_stored(records: dict[str, list[Any]], where: dict[str, Path]) -> dict[t
 
 def report(dirs: Sequence[Path], out: Path, perf_ratio: float) -> str:
     columns, records, where = build_columns(dirs, out.parent)
-    from parity.triage.wire import retriage_dirs
+    from parity.triage.merged import annotate
 
-    retriage_dirs(records, where)  # every failing case's owner, now with every merged dir as evidence
+    annotate(records, where)  # every failing case's owner in the merged view; no results dir is rewritten
     divs = versions.find_all(columns, records, load_stored(records, where), perf_ratio=perf_ratio)
     png = out.parent / "divergence.png"
     labels = [c.label for c in columns]

@@ -5,7 +5,7 @@ registry registers it with the module, and `known_adapters()` loads the adapters
 ships specs for, so a user's own module that imports one of those libraries gets its adapter too. The
 engine asks the adapters, and names no library itself:
 
-- identity and tracker: who a draft goes to (parity.repro.owner);
+- identity and tracker: who a draft goes to (parity.triage.library_rule);
 - `prepare(tier)`: what the library needs in the process before it is imported on a tier (vendor
   variables, cache locations, an import it relies on), run once per process, also on a plain
   `import <package>` from any module once `adapt_imports()` is in force;
@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-# when a failure is the library's (parity.repro.owner decides it; reports and drafts quote it)
+# when a failure is the library's (parity.triage.library_rule decides it; reports and drafts quote it)
 RULE = ("the library owns wrong results, configs it chose that the target cannot hold (UB overflow, out of "
         "resources), its own import failures, and uses of an API the backend lacks; the compiler keeps crashes, "
         "hangs and frontend or lowering errors on valid code")

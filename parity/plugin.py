@@ -27,7 +27,7 @@ from parity.results import (
 from parity.run import rundir
 from parity.run.refcache import ReferenceCache
 from parity.run.wallclock import SessionClock, process_start
-from parity.spec import LEVELS, Case, KernelSpec, SpecError, check_dynamic_args, validate_cases, validate_compile_cases
+from parity.spec import Case, KernelSpec, SpecError, check_sweeps, validate_cases, validate_compile_cases
 
 STATE_KEY = pytest.StashKey["ParitySession"]()
 WORKER_STOP_S = 15.0  # how long an interrupted run's controller waits for its workers' last records
@@ -59,8 +59,7 @@ class ParitySession:
     wait_s: float = 0.0
     selected: bool = False  # --kernels named a selection: records of other kernels are carried over
     clock: SessionClock = field(default_factory=SessionClock)  # the session's wall-clock phases (controller)
-    # --replay BUNDLE: the bundle and where it was recorded, stamped on every record (parity.record.replay)
-    replay: dict[str, Any] | None = None
+    replay: dict[str, Any] | None = None  # --replay: the bundle and the tier that recorded it, on every record
 
     @property
     def is_controller(self) -> bool:
@@ -71,15 +70,10 @@ class ParitySession:
         now = time.perf_counter()
         self.wait_s, self.mark = self.wait_s + now - self.mark, now
 
-    def write(self, record: dict[str, Any]) -> None:
-        """Append a record, stamped with the worker time it accounts for.
-
-        timing.case_wall_s is the worker's wall time since the previous record (or since its
-        test item started) and timing.wait_s the time before that item started, so per worker
-        they partition its time up to its last record; what the phases leave of case_wall_s is
-        the harness's untimed work. `worker` names the process, so the spread of the workers'
-        totals shows the idle tail (bench/suite_speed.py reports all three).
-        """
+    def store(self, record: dict[str, Any]) -> None:
+        """The pipeline's write phase: append a record, stamped with the worker time it accounts for.
+        timing.case_wall_s (since the previous record) and timing.wait_s (before this item) partition each
+        worker's time; `worker` names the process (bench/suite_speed.py reports all three)."""
         if not (self.is_controller and self.workers):  # an xdist controller runs no items
             now = time.perf_counter()
             timing = record.setdefault("timing", {})
@@ -87,17 +81,18 @@ class ParitySession:
             self.mark, self.wait_s = now, 0.0
             record["worker"] = self.worker
         if self.replay is not None:
-            record.setdefault("replay", self.replay)
+            record.setdefault("replay", dict(self.replay, kernel_from=self.replay["kernel_from"].get(record["kernel"])))
         if self.backend.mode == "run" and not self.unavailable:
             record.setdefault("device", self.backend.device)  # which of a multi-device host's devices ran it
         if self.writer is None:
             self.writer = ResultWriter(self.results_dir, self.worker)
-        from parity.triage import settle_interrupted, triage_record
-
-        settle_interrupted(record, self.results_dir)  # a case the run's interruption cut is no finding, no draft
-        if "owner" not in record and record.get("suite") in ("accuracy", "compile"):  # e.g. a worker's crash
-            triage_record(record, family=None, kernels=(), results_dir=self.results_dir)
         self.writer.write(record)
+
+    def write(self, record: dict[str, Any]) -> None:
+        """A record that gets no repro (a skip, a suite's own check, a worker's crash): triage, then store."""
+        from parity import pipeline
+
+        pipeline.conclude(self, record)
 
     def cases(self, spec: KernelSpec) -> list[Case]:
         if self.backend.mode == "compile":  # compile tiers warm up each spec's compile signature
@@ -174,16 +169,12 @@ def pytest_configure(config: pytest.Config) -> None:
         requested = [k.strip() for k in config.getoption("--kernels").split(",")]
         replay = config.getoption("--replay")
         if replay:  # a recorded workload's launches instead of the specs (parity.record.replay)
-            from parity.record.replay import provenance, selected
-            specs = selected(replay, [r for r in requested if r])
-            replayed = provenance(replay)
+            from parity.record.replay import selected
+            specs, replayed = selected(replay, [r for r in requested if r])
         else:
             replayed = None
             _, specs = registry.build(requested)
-        # a dynamic_args name the cases lack would sweep nothing: a spec error before anything runs
-        level = config.getoption("--level")
-        for spec in specs if level in LEVELS else ():
-            check_dynamic_args(spec, list(spec.cases(level)) if spec.dynamic_args else [])
+        check_sweeps(specs, config.getoption("--level"))  # a dynamic arg no case has: an error before any run
     except SpecError as exc:
         raise pytest.UsageError(str(exc)) from None
     final_dir = Path(config.getoption("--results-dir") or Path("reports") / backend.name)
@@ -358,9 +349,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     env = envinfo.collect(state.backend.name, backend_env)
     env["level"] = state.level
     env["seed"] = state.seed
-    replay = session.config.getoption("--replay")
-    if replay:  # the verdict then says what the run tiers compared with (parity.report.verdict.check_name)
-        env["replay"] = str(replay)
+    if state.replay:  # the verdict then says what the run tiers compared with (parity.report.verdict)
+        env["replay"] = state.replay["bundle"]
     env["xdist_workers"] = state.workers
     env["interrupted"] = interrupted
     state.clock.stamp("report")

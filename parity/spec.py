@@ -299,10 +299,10 @@ def validate(spec: KernelSpec) -> None:
     for d in spec.known_divergences:
         if not d.link or not d.reason:
             raise SpecError(f"{where}: known divergence on {d.backend} needs a reason and a public link")
-    for d in spec.declines:
-        if not (d.library and d.reason and d.link):
+    for declined in spec.declines:
+        if not (declined.library and declined.reason and declined.link):
             raise SpecError(f"{where}: a declined environment needs the library, a reason and a public link")
-        _check_pattern(where, f"declined environment of {d.library}", d.pattern)
+        _check_pattern(where, f"declined environment of {declined.library}", declined.pattern)
     for e in spec.expected_compile_errors:
         if not e.reason:
             raise SpecError(f"{where}: expected compile error on {e.backend} needs a reason")
@@ -352,6 +352,12 @@ def check_dynamic_args(spec: KernelSpec, cases: Sequence[Case]) -> None:
                         f"the cases have {', '.join(repr(p) for p in params)}. dynamic_args names the case "
                         f"parameters the specialization sweep varies (not the kernel's own argument names)"
                         + (f": {hint}" if hint else ""))
+
+
+def check_sweeps(specs: Iterable[KernelSpec], level: str) -> None:
+    """check_dynamic_args for every spec at `level` (an unknown level is validate_cases' error to give)."""
+    for spec in specs if level in LEVELS else ():
+        check_dynamic_args(spec, list(spec.cases(level)) if spec.dynamic_args else [])
 
 
 def validate_compile_cases(spec: KernelSpec, level: str) -> list[Case]:

@@ -8,50 +8,22 @@ from __future__ import annotations
 
 import pytest
 
+from parity import pipeline
 from parity.compile.tools import declared_variants, reached_variants
-from parity.errors import error_text
-from parity.repro.compile_prelaunch import attach_compile_tier
-from parity.repro.compile_repro import attach_all
 from parity.results import empty_record
-from parity.run.compile_judge import compile_records
-from parity.run.fit_proof import attach as prove_fits
-from parity.run.runner import build_inputs, mark_declined
-from parity.triage.interrupt import interrupted_record
+from parity.run.runner import build_inputs
 
 
 @pytest.mark.parity_modes("compile")
 def test_compile(parity, kernel_case):
     spec, case = kernel_case
-    backend = parity.backend
-    missing = spec.unavailable() if spec.unavailable is not None else None
-    if missing:  # e.g. the library the spec tests is not installed: a skip with the install command
-        record = empty_record(backend.name, "compile", spec.name, case.id, dict(case.params))
-        record.update(suite="compile", status="skipped", reason=missing)
-        parity.write(record)
-        pytest.skip(missing)
-    cpu_inputs = build_inputs(spec, case, parity.seed)
-    try:
-        compiles = backend.compile_case(spec, case, cpu_inputs)
-    except KeyboardInterrupt:  # Ctrl-C or a job stop: the case is `interrupted`, no finding
-        parity.write(interrupted_record(backend, spec, case, "compile"))
-        raise
-    except Exception as exc:  # the launcher itself failed, outside any compile
-        record = empty_record(backend.name, "compile", spec.name, case.id, dict(case.params))
-        record.update(suite="compile", status="error", reason=error_text(exc))
-        if mark_declined(spec, exc, record):  # the library's own guard for this target (KernelSpec.declines)
-            parity.write(record)
-            pytest.skip(record["reason"])
-        # a library's raise before any compile is its finding: an ISSUE.md to it and a standalone call
-        attach_compile_tier(record, spec, case, backend, cpu_inputs, parity.results_dir, parity.seed, exc)
-        parity.write(record)
-        pytest.fail(f"{spec.name}[{case.id}] raised outside the compiler: {record['reason']}", pytrace=False)
-    records = compile_records(backend.name, spec, case, compiles)
-    # a config that fits is a fix only if it computes: run it on a tier that computes, before any draft says so
-    prove_fits(records, compiles, spec, case, parity.seed, backend)
-    attach_all(records, spec, case, backend, cpu_inputs, parity.results_dir, parity.seed)
-    for record in records:
-        parity.write(record)
-    bad = [r for r in records if r["status"] in ("failed", "error", "xpassed")]
+    records = pipeline.compile_case(parity, spec, case)
+    first = records[0] if records else None
+    if first is not None and first["compile"] is None:  # no compile ran: a skip, or the launcher's own raise
+        if first["status"] == "skipped":
+            pytest.skip(first["reason"])
+        pytest.fail(f"{spec.name}[{case.id}] raised outside the compiler: {first['reason']}", pytrace=False)
+    bad = pipeline.failures(records)
     if bad:
         pytest.fail("\n".join(f"{r['kernel']}[{r['case']}] {r['status']}: {r['reason']}" for r in bad),
                     pytrace=False)

@@ -24,10 +24,11 @@ from parity.compile.specialize import (
     run_sweep,
     verdict,
 )
-from parity.repro import owner, sweep_repro
+from parity.repro import sweep_repro
 from parity.results import empty_record
 from parity.run.runner import build_inputs, launch_pinned
 from parity.spec import KernelSpec
+from parity.triage import library_rule as owner
 from parity.triage.decide import make_owner
 
 

@@ -11,12 +11,13 @@ from typing import Any
 
 import pytest
 
+from parity import pipeline
+
 
 def run(out: Path, tier: str, source: str = "tests.calibration_kernels") -> list[dict[str, Any]]:
     from parity.backends import get_backend
     from parity.errors import error_text
     from parity.repro import run_repro
-    from parity.repro.compile_repro import attach_all
     from parity.results import empty_record, write_results
     from parity.run.compile_judge import compile_records
     from parity.run.refcache import ReferenceCache
@@ -45,14 +46,11 @@ def run(out: Path, tier: str, source: str = "tests.calibration_kernels") -> list
                     rec = empty_record(backend.name, "compile", spec.name, case.id, dict(case.params))
                     rec.update(suite="compile", status="error", reason=error_text(exc))
                     recs = [rec]
-                attach_all(recs, spec, case, backend, inputs, results)
-                for rec in recs:
-                    if rec["status"] == "error":  # as suites/test_compile.py: a launcher's raise gets its owner
-                        _triage_only(rec, spec, results)
+                pipeline.judge_and_repro_compiles(recs, spec, case, backend, inputs, results)  # each triaged once
             else:
                 cache = ReferenceCache(enabled=False)
                 rec, _ = run_case(spec, case, backend, seed=0, cache=cache)
-                run_repro.attach(rec, spec, case, backend, seed=0, cache=cache, results_dir=results)
+                pipeline.judge_and_repro(rec, spec, case, backend, seed=0, cache=cache, results_dir=results)
                 recs = [rec]
             records += recs
     write_results(results, records)
@@ -60,11 +58,7 @@ def run(out: Path, tier: str, source: str = "tests.calibration_kernels") -> list
             for r in records]
 
 
-def _triage_only(record: dict[str, Any], spec: Any, results: Path) -> None:
-    from parity.triage import triage_record
-
-    triage_record(record, family=spec.family, kernels=spec.kernels, results_dir=results)
-
-
 if __name__ == "__main__":
-    print(json.dumps(run(Path(sys.argv[1]), sys.argv[2], *sys.argv[3:4]), default=str))
+    from parity.results.files import plain  # the results edge: typed values (an Owner) as JSON
+
+    print(json.dumps(plain(run(Path(sys.argv[1]), sys.argv[2], *sys.argv[3:4])), default=str))

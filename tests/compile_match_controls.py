@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from parity import pipeline
 from parity.spec import Case, KernelSpec
 from tests.compile_repro_controls import index_by_tensor_kernel
 from tests.cuda_compile_fixture import cuda_compile_backend  # noqa: F401  (the `backend` fixture)
@@ -47,14 +48,13 @@ def _flipping_spec(counter: Path) -> KernelSpec:
 
 
 def test_a_reordered_re_run_still_gives_the_failing_compile_its_repro(backend, tmp_path):
-    from parity.repro.compile_repro import attach_all
     from parity.run.compile_judge import compile_records
 
     spec, case, inputs = _flipping_spec(tmp_path / "calls"), Case({"n": 16}), {"x": torch.zeros(16)}
     records = compile_records(backend.name, spec, case, backend.compile_case(spec, case, inputs))
     assert [(r["compile"]["kernel"], r["status"]) for r in records] == [
         ("index_by_tensor_kernel", "failed"), ("plain_copy_kernel", "passed")]
-    attach_all(records, spec, case, backend, inputs, tmp_path / "out")
+    pipeline.judge_and_repro_compiles(records, spec, case, backend, inputs, tmp_path / "out")
     assert (tmp_path / "calls").read_text() == "2"  # the re-run compiled them the other way round
     assert records[0].get("repro"), records[0].get("repro_error")
     script = tmp_path / "out" / records[0]["repro"] / "repro.py"

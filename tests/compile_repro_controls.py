@@ -15,6 +15,7 @@ import torch
 import triton
 import triton.language as tl
 
+from parity import pipeline
 from parity.spec import Case, KernelSpec
 
 
@@ -83,7 +84,6 @@ def ascend_specs() -> list[KernelSpec]:
 def generate(out: Path, backend_name: str) -> list[dict]:
     """Run each spec's case through the compile tier and write its repros under out."""
     from parity.backends import get_backend
-    from parity.repro.compile_repro import attach_all
     from parity.run.compile_judge import compile_records
     from parity.run.runner import build_inputs
 
@@ -98,7 +98,7 @@ def generate(out: Path, backend_name: str) -> list[dict]:
         case = spec.cases("quick")[0]
         inputs = build_inputs(spec, case, 0)
         recs = compile_records(backend.name, spec, case, backend.compile_case(spec, case, inputs))
-        attach_all(recs, spec, case, backend, inputs, out)
+        pipeline.judge_and_repro_compiles(recs, spec, case, backend, inputs, out)
         records += recs
     return records
 

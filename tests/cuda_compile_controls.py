@@ -14,6 +14,7 @@ import time
 import pytest
 import torch
 
+from parity import pipeline
 from parity.backends.cuda.compile import CompileFailed
 from parity.compile.tools import declared_variants, reached_variants
 from parity.run.compile_judge import judge
@@ -222,7 +223,6 @@ def test_kernels_after_a_failing_one_are_still_compiled_and_recorded(backend):
 
 
 def test_a_launch_option_upstream_rejects_is_a_launch_finding_with_a_repro(backend, tmp_path):
-    from parity.repro.compile_repro import attach_all
     from parity.run.compile_judge import compile_records
 
     spec, case = _spec("ctl_option", copy_kernel, _ascend_option_launch, [Case({"n": 64})]), Case({"n": 64})
@@ -232,7 +232,7 @@ def test_a_launch_option_upstream_rejects_is_a_launch_finding_with_a_repro(backe
     records = compile_records("cuda-compile", spec, case, compiles)
     assert records[0]["status"] == "failed" and "triton-ascend launch option" in records[0]["reason"]
     assert records[0]["case"] != records[1]["case"] and records[1]["status"] == "passed"
-    attach_all(records, spec, case, backend, inputs, tmp_path)
+    pipeline.judge_and_repro_compiles(records, spec, case, backend, inputs, tmp_path)
     assert records[0].get("repro"), records[0].get("repro_error")
     script = tmp_path / records[0]["repro"] / "repro.py"
     assert (script.parent / "AUTHOR.md").is_file()

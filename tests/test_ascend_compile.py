@@ -213,3 +213,19 @@ def test_autotuned_modules_import_even_when_bishengir_is_missing():
     proc = subprocess.run([sys.executable, "-c", AUTOTUNED_IMPORT], env=env, cwd=Path(__file__).parents[1],
                           capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0 and "imported" in proc.stdout, proc.stderr[-2000:]
+
+
+def test_perf_advice_finds_a_hard_coded_core_count_and_not_in_its_twin(ascend):
+    from tests import ascend_perf_controls as ctl
+
+    backend, _ = ascend
+    x = {"x": torch.randn(1 << 19)}  # 2 MiB in, 2 MiB out: large enough to judge 40 vector cores
+    [planted] = backend.compile_case(ctl.TWENTY, Case({}), x)
+    assert planted["ok"] and planted["core_type"] == "aiv", planted["message"]
+    found = planted["ascend_perf"]["findings"]
+    assert [f["rule"] for f in found] == ["cores.hard_coded"]
+    assert found[0]["line"].endswith("ascend_perf_controls.py:19") and "20 of Ascend910B3's 40 vector" in \
+        found[0]["evidence"]
+    [twin] = backend.compile_case(ctl.ALL, Case({}), x)
+    assert twin["ok"] and twin["grid"] == [40, 1, 1]
+    assert twin["ascend_perf"]["findings"] == [] and "ub.larger_fits" in twin["ascend_perf"]["not_checked"]

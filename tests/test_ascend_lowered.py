@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from parity import pipeline
 from parity.backends.ascend import cpu_build, cpu_library
 from parity.backends.ascend.cpu_abi import Arg, parse_signature, user_values
 from parity.backends.ascend.cpu_build import LoweringUnsupported, first_error, library_calls
@@ -169,7 +170,6 @@ def test_a_planted_lowering_fault_fails_here_and_its_repro_exits_1(lowered, tmp_
     assert _run_softmax(lowered, tmp_path)["status"] == "passed"  # the unplanted module
     from parity import registry
     from parity.compile.tools import clear_jit_caches
-    from parity.repro import run_repro
     from parity.spec import Case
 
     _, [spec] = registry.build(["softmax"])
@@ -179,7 +179,7 @@ def test_a_planted_lowering_fault_fails_here_and_its_repro_exits_1(lowered, tmp_
         record = _run_softmax(lowered, tmp_path)
         assert record["status"] == "failed", record["reason"]
         assert "col" in record["metrics"]["region"] or record["metrics"]["mismatch_frac"] > 0
-        run_repro.attach(record, spec, Case(SOFTMAX_CASE), lowered, seed=0,
+        pipeline.judge_and_repro(record, spec, Case(SOFTMAX_CASE), lowered, seed=0,
                          cache=ReferenceCache(tmp_path, enabled=False), results_dir=tmp_path)
     finally:
         lowered.rewrite_ir = None
@@ -387,7 +387,6 @@ def reverse_the_scan(ir_text: str) -> str:
 def test_a_cumsum_kernels_repro_builds_with_the_stand_in_and_exits_1(lowered, tmp_path):
     from parity import registry
     from parity.compile.tools import clear_jit_caches
-    from parity.repro import run_repro
     from parity.run.runner import run_case
     from parity.spec import Case
 
@@ -400,7 +399,7 @@ def test_a_cumsum_kernels_repro_builds_with_the_stand_in_and_exits_1(lowered, tm
     try:
         record, _ = run_case(spec, case, lowered, seed=0, cache=cache)
         assert record["status"] == "failed", record["reason"]
-        run_repro.attach(record, spec, case, lowered, seed=0, cache=cache, results_dir=tmp_path)
+        pipeline.judge_and_repro(record, spec, case, lowered, seed=0, cache=cache, results_dir=tmp_path)
     finally:
         lowered.rewrite_ir = None
         clear_jit_caches(spec.kernels)
@@ -518,7 +517,7 @@ def test_a_case_that_raises_in_its_launcher_keeps_its_record_and_repro_py(lowere
 
     from parity import KernelSpec, Tolerance
     from parity.cases import product
-    from parity.repro import lowered_repro, run_repro
+    from parity.repro import lowered_repro
     from parity.run.runner import run_case
     from parity.spec import Case
     from tests.lowered_controls import print_kernel
@@ -541,7 +540,7 @@ def test_a_case_that_raises_in_its_launcher_keeps_its_record_and_repro_py(lowere
     case, cache = Case({"dtype": "fp32"}), ReferenceCache(tmp_path, enabled=False)
     record, _ = run_case(spec(before), case, lowered, seed=0, cache=cache)
     assert record["status"] == "error" and "enable_ubuf_saving" in record["reason"]
-    run_repro.attach(record, spec(before), case, lowered, seed=0, cache=cache, results_dir=tmp_path)  # no raise
+    pipeline.judge_and_repro(record, spec(before), case, lowered, seed=0, cache=cache, results_dir=tmp_path)  # no raise
     assert lowered_repro.write(tmp_path / "b", lowered, spec(before), case, seed=0, cache=cache) is None
     assert not (tmp_path / "b" / lowered_repro.FOLDER).exists()
     with pytest.raises(lowered_repro.NoLoweredModule, match="after 1 lowered launch"):

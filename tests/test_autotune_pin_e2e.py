@@ -3,8 +3,8 @@ passes, and the repro of a failure replays the broken config standalone."""
 
 from __future__ import annotations
 
+from parity import pipeline
 from parity.backends import get_backend
-from parity.repro import run_repro as repro
 from parity.run.autotune_pin import autotuners
 from parity.run.refcache import ReferenceCache
 from parity.run.runner import run_case
@@ -23,7 +23,7 @@ def test_the_pinned_config_decides_the_verdict_and_the_repro_replays_it(tmp_path
         assert record["status"] == ("failed" if index == 1 else "passed"), record["reason"]
         if index == 1 and 1 not in seen:
             assert "tail" in record["metrics"]["region"] or "only" in record["metrics"]["region"]
-            repro.attach(record, spec, case, backend, seed=0, cache=cache, results_dir=tmp_path)
+            pipeline.judge_and_repro(record, spec, case, backend, seed=0, cache=cache, results_dir=tmp_path)
             assert record.get("repro"), record.get("repro_error")
             run = _fresh_python(tmp_path / record["repro"] / "repro.py")
             assert run.returncode == 1, run.stdout + run.stderr

@@ -61,7 +61,7 @@ def confusion(records: list[dict], labels: dict[str, dict[str, str | None]]) -> 
 
 def test_owners_match_the_labels_on_every_tier(tmp_path):
     from parity.results import load_results
-    from parity.triage.wire import retriage_dirs
+    from parity.triage.merged import annotate
     from tests.calibration_kernels import LABELS, upstream_file
 
     if upstream_file("test_cumsum.py") is None:
@@ -70,7 +70,7 @@ def test_owners_match_the_labels_on_every_tier(tmp_path):
     ran = _run_tiers(tmp_path)
     assert "interpret" in ran, "the interpret tier must run here"
     records = {tier: load_results(tmp_path / tier) for tier in ran}
-    retriage_dirs(records, {tier: tmp_path / tier for tier in ran})  # the report step
+    annotate(records, {tier: tmp_path / tier for tier in ran})  # the report step
     every = [r for recs in records.values() for r in recs]
     matrix = confusion(every, LABELS)
     lines = []

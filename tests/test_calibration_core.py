@@ -28,7 +28,7 @@ def matrix_lines(matrix: dict[str, Counter], tiers: list[str]) -> list[str]:
 
 def test_owners_of_upstream_test_core_kernels_match_the_labels(tmp_path):
     from parity.results import load_results
-    from parity.triage.wire import retriage_dirs
+    from parity.triage.merged import annotate
     from tests.calibration_test_core import LABELS, test_core_text
 
     if test_core_text() is None:
@@ -37,7 +37,7 @@ def test_owners_of_upstream_test_core_kernels_match_the_labels(tmp_path):
     ran = _run_tiers(tmp_path, SOURCE)
     assert "interpret" in ran, "the interpret tier must run here"
     records = {tier: load_results(tmp_path / tier) for tier in ran}
-    retriage_dirs(records, {tier: tmp_path / tier for tier in ran})  # the report step
+    annotate(records, {tier: tmp_path / tier for tier in ran})  # the report step
     every = [r for recs in records.values() for r in recs]
     matrix = confusion(every, LABELS)
     lines = matrix_lines(matrix, ran)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from parity import pipeline
 from parity.backends import get_backend
-from parity.repro.compile_prelaunch import attach_compile_tier
 from parity.results import empty_record
 from parity.run.runner import build_inputs
 from tests import planted_prelaunch as planted
@@ -21,7 +21,7 @@ def _attach(spec, results) -> dict:
     try:
         spec.launch(build_inputs(spec, case, 0), case.params)
     except TypeError as exc:  # as the tier saw it, in-process
-        attach_compile_tier(record, spec, case, backend, build_inputs(spec, case, 0), results, 0, exc)
+        pipeline.judge_and_repro_prelaunch(record, spec, case, backend, build_inputs(spec, case, 0), results, 0, exc)
     return record
 
 
@@ -54,7 +54,7 @@ def test_a_forked_child_that_crashed_is_not_re_run_in_the_worker(tmp_path):
     case = planted.in_library.cases("quick")[0]
     record = empty_record("cuda-compile", "compile", "x", case.id, dict(case.params))
     crashed = ForkedCaseError("x: SIGSEGV in its forked child")
-    attach_compile_tier(record, planted.in_library, case, Exploding(), {}, tmp_path, 0, crashed)
+    pipeline.judge_and_repro_prelaunch(record, planted.in_library, case, Exploding(), {}, tmp_path, 0, crashed)
     assert "crashed or hung" in record["repro_error"] and not record.get("repro")
 
 
@@ -62,14 +62,13 @@ def _recorded_raise(spec, results) -> dict:
     """As ascend-compile records a launcher's raise: a failing compile record that reached no stage, run
     through the compile repros (parity.repro.compile_repro.attach_all), whose re-run compiles nothing."""
     from parity.compile.tools import empty_compile
-    from parity.repro.compile_repro import attach_all
     from parity.run.compile_judge import compile_records
 
     backend, case = get_backend("cuda-compile"), spec.cases("quick")[0]
     comp = empty_compile("scale_kernel")
     comp.update(ok=False, message="TypeError: ...", launch_error="TypeError: ...")
     records = compile_records(backend.name, spec, case, [comp])
-    attach_all(records, spec, case, backend, build_inputs(spec, case, 0), results)
+    pipeline.judge_and_repro_compiles(records, spec, case, backend, build_inputs(spec, case, 0), results)
     return records[0]
 
 

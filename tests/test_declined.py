@@ -14,12 +14,11 @@ from typing import Any
 import pytest
 import torch
 
-from parity import DeclinedEnvironment, KernelSpec, SpecError
+from parity import DeclinedEnvironment, KernelSpec, SpecError, pipeline
 from parity.backends import get_backend
 from parity.cases import by_level, product
 from parity.report.backend_md import render_report
 from parity.report.portability import cell
-from parity.repro import run_repro as repro
 from parity.run import perf_pass
 from parity.run.refcache import ReferenceCache
 from parity.run.runner import run_case
@@ -47,7 +46,7 @@ def run_one(spec: KernelSpec, tmp_path: Any) -> dict[str, Any]:
     backend, cache = get_backend("interpret"), ReferenceCache(enabled=False)
     case = spec.cases("quick")[0]
     record, _ = run_case(spec, case, backend, seed=0, cache=cache)
-    repro.attach(record, spec, case, backend, seed=0, cache=cache, results_dir=tmp_path)
+    pipeline.judge_and_repro(record, spec, case, backend, seed=0, cache=cache, results_dir=tmp_path)
     return record
 
 

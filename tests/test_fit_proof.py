@@ -145,3 +145,11 @@ def test_a_compile_only_probe_has_nothing_to_compare_so_nothing_is_proven():
                  SimpleNamespace(params={"BM": 256, "K": 1024}, id="BM=256,K=1024"), 0, _Tier())
     assert "compile-only probe" in fit["proof"]["why_not"] and not proof.is_fix(fit)
     assert "not proven to compute" in proof.change(fit)
+
+
+def test_a_config_of_compile_options_only_runs_as_launched():
+    # fewer stages change no arithmetic on a CPU tier: the launch itself is what runs (the whole row fits here)
+    spec = planted_rowsum.SPECS[0]
+    answer = prove.run_proof("interpret", spec, CASE, 0, spec.kernel.fn.__name__, [{"num_stages": 1}])
+    [entry] = answer["configs"]
+    assert entry["config"] == {} and entry["computes"] is True and "run as launched" in entry["detail"], answer

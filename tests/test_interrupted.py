@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 
+from parity import pipeline
 from parity.triage import interrupt
 from tests.tier_python import ROOT
 
@@ -29,7 +30,6 @@ def test_a_record_the_signal_cut_is_interrupted_and_a_finding_stays_failed():
 
 def test_an_interrupted_case_gets_no_draft(tmp_path):
     from parity.backends import get_backend
-    from parity.repro import run_repro
     from parity.run.refcache import ReferenceCache
     from tests import planted_repro
 
@@ -37,7 +37,7 @@ def test_an_interrupted_case_gets_no_draft(tmp_path):
     case = spec.cases("quick")[0]
     record = {"backend": "interpret", "kernel": spec.name, "case": case.id, "params": dict(case.params),
               "status": "failed", "reason": "KeyboardInterrupt", "metrics": {}}
-    run_repro.attach(record, spec, case, get_backend("interpret"), seed=0, cache=ReferenceCache(enabled=False),
+    pipeline.judge_and_repro(record, spec, case, get_backend("interpret"), seed=0, cache=ReferenceCache(enabled=False),
                      results_dir=tmp_path)
     assert record["status"] == "interrupted" and "owner" not in record and not list(tmp_path.rglob("*.md"))
 

@@ -311,14 +311,17 @@ def test_the_engine_names_no_library():
 
 
 # The floors, lowest first: a package imports only from its own floor and the ones below it. results (the typed
-# record and its files) sits just above spec: every stage that judges a case writes a record.
-FLOORS = ("spec", "results", "seams", "compile", "backends", "run", "report", "repro", "plugin")
+# record and its files) sits just above spec: every stage that judges a case writes a record. triage decides
+# the owner from the evidence it is handed, below the report and the repros that only read it; the pipeline
+# names a case's phases over all of them.
+FLOORS = ("spec", "results", "seams", "compile", "fit", "backends", "run", "triage", "report", "repro", "pipeline",
+          "plugin")
 # root modules and packages that share a floor (other root modules, spec, cases, context, ..., are the spec
-# floor): the fit advisor compiles through the compile backends, which call it; triage decides the owner the
-# repro stage drafts for, from records and kernel source; record captures launches as repros do; the shared
-# known divergences ask the backends which tiers build with triton-ascend
-ROOT_FLOOR = {"plugin": "plugin", "options": "plugin", "cli": "plugin", "__main__": "plugin", "fit": "backends",
-              "known": "backends", "triage": "repro", "record": "repro"}
+# floor): record captures launches as repros do. The fit advisor sits below the backends that call it: it
+# compiles through the driver object it is handed, never by importing a backend. The shared known divergences
+# ask the backends which tiers build with triton-ascend
+ROOT_FLOOR = {"plugin": "plugin", "options": "plugin", "cli": "plugin", "__main__": "plugin", "record": "repro",
+              "known": "backends"}
 # upward imports the engine still has, each a debt with its why (a lower floor that needs an upper one takes a
 # registration, as parity.context.register_facets); a new one fails. The public facade names parity.known for
 # type checkers only (at run time it resolves on first use, PEP 562): specs import it, the engine never does

@@ -7,14 +7,15 @@ from pathlib import Path
 
 import pytest
 
+from parity import pipeline
 from parity.backends import get_backend
 from parity.report.backend_md import render_report
 from parity.report.portability import cell
-from parity.repro import compile_repro, owner
-from parity.repro import run_repro as repro
+from parity.repro import compile_repro
 from parity.run.refcache import ReferenceCache
 from parity.run.runner import run_case
 from parity.triage import decide
+from parity.triage import library_rule as owner
 from tests import planted_prefill
 
 
@@ -75,7 +76,7 @@ def _library_failure(results: Path) -> dict:
     case = spec.cases("quick")[0]
     record, _ = run_case(spec, case, backend, seed=0, cache=cache)
     assert record["status"] == "failed"
-    repro.attach(record, spec, case, backend, seed=0, cache=cache, results_dir=results)
+    pipeline.judge_and_repro(record, spec, case, backend, seed=0, cache=cache, results_dir=results)
     return record
 
 
@@ -99,7 +100,7 @@ def test_an_import_failure_without_a_launch_still_gets_the_library_draft(tmp_pat
     backend, cache = get_backend("interpret"), ReferenceCache(enabled=False)
     case = spec.cases("quick")[0]
     record, _ = run_case(spec, case, backend, seed=0, cache=cache)
-    repro.attach(record, spec, case, backend, seed=0, cache=cache, results_dir=tmp_path)
+    pipeline.judge_and_repro(record, spec, case, backend, seed=0, cache=cache, results_dir=tmp_path)
     draft = (tmp_path / record["repro"] / "ISSUE.md").read_text()
     assert 'TRITON_INTERPRET=1 python -c "import flag_gems.ops.softmax"' in draft
     assert "fails to import" in draft

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from parity.repro import owner
+from parity.triage import library_rule as owner
 
 INFO = owner.LibraryInfo("demo lib", "parity-demo-lib-not-installed", "https://example.org/demo", ("parity_demo_lib",),
                          ("parity_demo",))

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from parity import pipeline
 from parity.backends import get_backend
 from parity.repro import prelaunch
 from parity.repro import run_repro as repro
@@ -28,7 +29,7 @@ def _attach(spec, results: Path) -> dict:
     case = spec.cases("quick")[0]
     record, _ = run_case(spec, case, backend, seed=0, cache=cache)
     assert record["status"] == "error" and "cannot be interpreted as an integer" in record["reason"], record
-    repro.attach(record, spec, case, backend, seed=0, cache=cache, results_dir=results)
+    pipeline.judge_and_repro(record, spec, case, backend, seed=0, cache=cache, results_dir=results)
     return record
 
 
@@ -158,7 +159,7 @@ def test_the_leftover_debugging_scan_is_drafted_to_its_library_with_the_parity_c
     case = spec.cases("quick")[0]
     record, _ = run_case(spec, case, backend, seed=0, cache=cache)
     assert "LeftoverDebug" in record["reason"], record["reason"]
-    repro.attach(record, spec, case, backend, seed=0, cache=cache, results_dir=tmp_path)
+    pipeline.judge_and_repro(record, spec, case, backend, seed=0, cache=cache, results_dir=tmp_path)
     assert "repro_error" not in record and record["finding_of"]["name"].startswith("gdn-tri-inverse")
     folder = tmp_path / record["repro"]
     draft = (folder / "ISSUE.md").read_text()

@@ -71,7 +71,9 @@ def copy_launches(mod, shapes=(100,), repeats=1):
         for _ in range(repeats):
             for n in shapes:
                 x = torch.arange(n, dtype=torch.float32)
-                y = torch.empty(n, dtype=torch.float32)
+                # NaN, not torch.empty: reused memory may already hold x * 2, and a launch that changes no
+                # byte has nothing to compare (it replays as "not checked")
+                y = torch.full((n,), float("nan"), dtype=torch.float32)
                 mod.copy_scaled[(triton_cdiv(n, 32),)](x, y, n, 2.0, BLOCK=32)
     return go
 
@@ -353,3 +355,47 @@ def test_a_launch_line_naming_a_file_outside_the_bundle_is_skipped(tmp_path, ker
     with pytest.warns(UserWarning, match=r"evil\.py.*not a file of this bundle"):
         b = fmt.load_bundle(tmp_path / "b")
     assert len(b.launches) == 1  # the other launch, whose files are the bundle's, still loads
+
+
+def test_a_full_disk_stops_keeping_launches_and_the_command_runs_on(tmp_path, kernels, monkeypatch, capsys):
+    import errno
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    ys = []
+
+    def go() -> None:
+        for n in (100, 200):
+            x, y = torch.ones(n), torch.empty(n)
+            kernels.copy_scaled[(triton_cdiv(n, 32),)](x, y, n, 3.0, BLOCK=32)
+            ys.append(y)
+
+    monkeypatch.setattr(fmt, "write_tensors", full)
+    b = record(tmp_path / "b", go)
+    assert not b.launches and "No space left" in (b.counts[0]["stopped"] or "")
+    assert "stopped keeping launches" in capsys.readouterr().err
+    assert all(bool((y == 3.0).all()) for y in ys)
+
+
+def test_replay_imports_the_kernel_from_its_module_or_says_it_rebuilt_it(tmp_path, kernels):
+    from parity.record.replay import ORIGINS, selected
+
+    record(tmp_path / "b", copy_launches(kernels))
+    (spec,), provenance = selected(str(tmp_path / "b"), [])
+    assert ORIGINS[spec.name] == "module" and provenance["recorded_on"] == "interpret"
+    forget(kernels)
+    (spec,), provenance = selected(str(tmp_path / "b"), [])
+    assert ORIGINS[spec.name].startswith("captured source (") and "does not import here" in ORIGINS[spec.name]
+    assert provenance["kernel_from"] == {spec.name: ORIGINS[spec.name]}
+
+
+def test_the_summary_names_each_disagreements_owner_and_each_skips_reason():
+    from parity.record.summary import tier_cell
+
+    clean = [{"status": "passed", "mode": "run"}] * 2
+    assert tier_cell(clean) == "2 replayed, 2 agree"
+    mixed = [*clean, {"status": "failed", "mode": "run", "owner": {"who": "library", "provisional": True}},
+             {"status": "skipped", "mode": "run", "reason": "not checked: nothing changed"}]
+    cell = tier_cell(mixed)
+    assert "1 disagree (1× library (provisional))" in cell and "1 not replayable (not checked" in cell

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from parity import pipeline
 from parity.backends import get_backend
 from parity.repro import run_repro as repro
 from parity.repro.source import SourceError, extract_kernel, literal
@@ -38,9 +39,9 @@ def _write_repro(results, *, as_vendor: bool):
         if as_vendor:  # as if triage had evidence that Triton is the odd one out, and names triton-ascend too
             from parity.triage import make_owner
 
-            mp.setattr("parity.triage.wire.decide", lambda *a, **k: make_owner(
+            mp.setattr("parity.triage.stage.decide", lambda *a, **k: make_owner(
                 "triton", "Triton", "planted: only Triton differs", also=["triton-ascend"]))
-        repro.attach(record, SPEC, case, backend, seed=0, cache=cache, results_dir=results)
+        pipeline.judge_and_repro(record, SPEC, case, backend, seed=0, cache=cache, results_dir=results)
     assert record.get("repro"), record.get("repro_error")
     return record, results / record["repro"]
 
@@ -148,6 +149,6 @@ def test_literal_refuses_what_it_cannot_round_trip():
 
 def test_passing_case_gets_no_repro(tmp_path):
     record = {"status": "passed"}
-    repro.attach(record, SPEC, next(iter(SPEC.cases("quick"))), get_backend("interpret"), seed=0,
+    pipeline.judge_and_repro(record, SPEC, next(iter(SPEC.cases("quick"))), get_backend("interpret"), seed=0,
                  cache=ReferenceCache(enabled=False), results_dir=tmp_path)
     assert "repro" not in record and not (tmp_path / "repros").exists()

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from parity import pipeline
 from parity.backends import get_backend
-from parity.repro import run_repro, verify
+from parity.repro import verify
 from parity.repro.capture import LaunchRecorder
 from parity.run.refcache import ReferenceCache
 from parity.run.runner import run_case
@@ -35,7 +36,7 @@ def _attach(name: str, results: Path) -> dict:
     case = next(iter(spec.cases("quick")))
     record, _ = run_case(spec, case, backend, seed=0, cache=cache)
     assert record["status"] == "failed", record["reason"]
-    run_repro.attach(record, spec, case, backend, seed=0, cache=cache, results_dir=results)
+    pipeline.judge_and_repro(record, spec, case, backend, seed=0, cache=cache, results_dir=results)
     return record
 
 

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from parity import pipeline
 from parity.reasons import key_line
 from parity.triage import decide, plan_drafts
 from parity.triage import limits as lim
 from parity.triage.evidence import others_for, sibling_dirs
-from parity.triage.wire import retriage
+from parity.triage.merged import retriage
 
 
 def numeric(tier: str, worst=(3,), status="failed", **extra) -> dict:
@@ -274,7 +275,7 @@ def test_a_tail_only_failure_names_the_last_program_and_the_unmasked_load(tmp_pa
     assert record["status"] == "failed", record["reason"]
     with pytest.MonkeyPatch.context() as mp:
         mp.setitem(run_repro.SHRINK_SECONDS, "failed", 0.0)
-        run_repro.attach(record, spec, case, backend, seed=0, cache=cache, results_dir=tmp_path)
+        pipeline.judge_and_repro(record, spec, case, backend, seed=0, cache=cache, results_dir=tmp_path)
     where = record["where"]
     assert where["class"].startswith("tail of the grid only"), where
     assert where["program"]["pid0"] == 15 and where["program"]["last_program"], where  # cdiv(1000, 64) - 1
@@ -284,7 +285,7 @@ def test_a_tail_only_failure_names_the_last_program_and_the_unmasked_load(tmp_pa
 
 
 def test_where_classes_have_their_controls():
-    from parity.triage.where import classify, program_of
+    from parity.repro.where import classify, program_of
 
     assert classify({"nan_count": 3}, "fp32") == "NaN/Inf"
     assert classify({"max_rel_err": 3e-7, "region": "everywhere"}, "fp32").startswith("precision drift")
@@ -341,8 +342,8 @@ def test_a_compiler_crash_that_a_newer_release_passes_is_fixed_there_and_gets_no
 def test_the_report_step_and_a_matrix_run_find_the_fix_in_the_newer_releases_results_dir(tmp_path, monkeypatch):
     import parity.triage.evidence as evidence
     from parity.results import empty_record
-    from parity.triage import triage_record
-    from parity.triage.wire import retriage_dirs
+    from parity.triage import RunEvidence, triage
+    from parity.triage.merged import annotate
 
     dirs = {"cuda-compile": ("3.8.0", True), "cuda-compile@triton-3.2.0": ("3.2.0", False)}
     records = {}
@@ -355,10 +356,9 @@ def test_the_report_step_and_a_matrix_run_find_the_fix_in_the_newer_releases_res
         records[label] = [r]
     monkeypatch.setattr(evidence, "installed_version", lambda: "3.2.0")  # the matrix session's own triton
     old = records["cuda-compile@triton-3.2.0"][0]
-    assert triage_record(old, family=None, kernels=(), results_dir=tmp_path / label)["evidence"].startswith(
-        "fixed in 3.8.0")
+    assert triage(old, RunEvidence(tmp_path / label))["evidence"].startswith("fixed in 3.8.0")
     old["owner"] = decide(old, {})  # as if the newer dir had not been there at run time
-    assert retriage_dirs(records, {label: tmp_path / label for label in dirs}) == 1
+    assert annotate(records, {label: tmp_path / label for label in dirs}) == 1
     assert old["owner"]["evidence"].startswith("fixed in 3.8.0; upgrade")
 
 

@@ -11,16 +11,18 @@ from typing import Any
 
 import pytest
 
+from parity import pipeline
+
 
 class MLIRCompilationError(Exception):
     """Stands in for triton-ascend's MLIRCompilationError, which no fixed list of exception types names."""
 
 
 RUN_STAGES = {"shrink": "parity.repro.run_repro.shrink_case", "capture": "parity.repro.run_repro.capture_case",
-              "draft": "parity.repro.run_repro.write_drafts", "triage": "parity.triage.wire.decide"}
+              "draft": "parity.repro.run_repro.write_drafts", "triage": "parity.triage.stage.decide"}
 COMPILE_STAGES = {"describe": "parity.repro.compile_repro.describe_compiles",
                   "script": "parity.repro.compile_repro.render_script", "draft": "parity.repro.run_repro.write_drafts",
-                  "triage": "parity.triage.wire.decide", "match": "parity.repro.compile_match.match"}
+                  "triage": "parity.triage.stage.decide", "match": "parity.repro.compile_match.match"}
 
 
 def _raiser(stage: str) -> Any:
@@ -35,7 +37,6 @@ def _kept(stage: str, record: dict[str, Any]) -> dict[str, Any]:
 
 def run_tier(out: Path, tier: str) -> list[dict[str, Any]]:
     from parity.backends import get_backend
-    from parity.repro import run_repro
     from parity.repro.shrink import ShrinkResult
     from parity.run.refcache import ReferenceCache
     from parity.run.runner import run_case
@@ -59,14 +60,13 @@ def run_tier(out: Path, tier: str) -> list[dict[str, Any]]:
                 mp.setattr("parity.repro.run_repro.shrink_case",
                            lambda spec, case, *a, **k: ShrinkResult(dict(case.params), dict(case.params), 0))
             mp.setattr(target, _raiser(stage))
-            run_repro.attach(record, spec, case, backend, seed=0, cache=cache, results_dir=out / stage)
+            pipeline.judge_and_repro(record, spec, case, backend, seed=0, cache=cache, results_dir=out / stage)
         kept.append(_kept(stage, record))
     return kept
 
 
 def compile_tier(out: Path, tier: str) -> list[dict[str, Any]]:
     from parity.backends import get_backend
-    from parity.repro.compile_repro import attach_all
     from parity.run.compile_judge import compile_records
     from parity.run.runner import build_inputs
     from tests import compile_repro_controls as controls
@@ -83,7 +83,7 @@ def compile_tier(out: Path, tier: str) -> list[dict[str, Any]]:
         records = compile_records(backend.name, spec, case, backend.compile_case(spec, case, inputs))
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(target, _raiser(stage))
-            attach_all(records, spec, case, backend, inputs, out / stage)
+            pipeline.judge_and_repro_compiles(records, spec, case, backend, inputs, out / stage)
         kept += [_kept(stage, r) for r in records]
     return kept
 
@@ -93,4 +93,6 @@ def generate(out: Path, tier: str) -> list[dict[str, Any]]:
 
 
 if __name__ == "__main__":
-    print(json.dumps(generate(Path(sys.argv[1]), sys.argv[2]), default=str))
+    from parity.results.files import plain  # the results edge: typed values (an Owner) as JSON
+
+    print(json.dumps(plain(generate(Path(sys.argv[1]), sys.argv[2])), default=str))

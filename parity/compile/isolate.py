@@ -69,7 +69,7 @@ def _child(fn: Callable[[], Any], write_fd: int, log_fd: int) -> None:
 
 def _read_all(read_fd: int, deadline: float) -> tuple[bytes, bool]:
     """Everything the child writes, or (partial, True) once the deadline passes."""
-    chunks = []
+    chunks: list[bytes] = []
     while True:
         left = deadline - time.monotonic()
         if left <= 0:

@@ -18,10 +18,10 @@ MESSAGE_LIMIT = 600
 COMPILE_KEYS = ("kernel", "variant", "config", "ok", "stage_reached", "error_kind", "message", "ub_bits",
                 "ub_limit_bits", "n_regs", "n_spills", "shared_bytes", "core_type", "grid", "launch_error",
                 "seconds")
-# error_kind values. out_of_resources (shared memory or threads over the SM's limit) is the
-# cuda analogue of ub_overflow: the binary builds, but the driver would refuse to load it.
-# launch_option: the launch passed an option this Triton rejects before compiling (parity.compile.keep_going)
-ERROR_KINDS = ("ub_overflow", "unsupported", "mlir_error", "out_of_resources", "crash", "timeout", "launch_option")
+# error_kind values the compile backends write: ub_overflow, unsupported, mlir_error, out_of_resources, crash,
+# timeout, launch_option. out_of_resources (shared memory or threads over the SM's limit) is the cuda analogue
+# of ub_overflow: the binary builds, but the driver would refuse to load it. launch_option: the launch passed
+# an option this Triton rejects before compiling (parity.compile.keep_going)
 AUTOTUNE_OPTIONS = ("num_warps", "num_stages")
 
 

@@ -129,10 +129,10 @@ def ascend_probe(driver: Any, src: Any, target: Any, options: Mapping[str, Any],
     `used` is the UB plan's figure for a fit, the overflow message's for a UB overflow, else None."""
     import triton.compiler
 
-    from parity.backends.ascend.driver import Recorder
     from parity.fit.cache import fit_cache_dir
 
-    driver.recorder = Recorder()  # a fresh one without a progress file: the case's own file stays the parent's
+    # a fresh recorder of the driver's own kind, without a progress file: the case's own file stays the parent's
+    driver.recorder = type(driver.recorder)()
     new_src, new_options = with_config(src, options, config)
     fit_cache_dir().mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="plan-", dir=fit_cache_dir()) as workdir:

@@ -62,13 +62,13 @@ def process_env() -> dict[str, Any]:
         found = _version(name)
         if found:
             env[name] = found
-    if torch.cuda.is_available():
-        env["device"] = torch.cuda.get_device_name(0)
+    if torch.cuda.is_initialized():
+        env["device"] = torch.cuda.get_device_name(torch.cuda.current_device())
         env["cuda"] = torch.version.cuda
         env["device_count"] = torch.cuda.device_count()
     npu = getattr(torch, "npu", None)
-    if npu is not None and getattr(npu, "is_available", lambda: False)():
-        env["device"] = npu.get_device_name(0)
+    if npu is not None and getattr(npu, "is_initialized", lambda: False)():
+        env["device"] = npu.get_device_name(npu.current_device())
     env.setdefault("device", "cpu")
     return env
 
@@ -181,7 +181,7 @@ class WorkloadRecorder:
         self.written = fmt.size_on_disk(self.root)
         self.stopped: str | None = None
         self.manifest = fmt.ManifestWriter(self.root)
-        self.manifest.write({"type": "process", "pid": self.pid, "argv": sys.argv[:20], "env": process_env()})
+        self.described = False  # the process line waits for the first kept launch (see _describe)
 
     # ------------------------------------------------------------ seam layers
 
@@ -319,6 +319,7 @@ class WorkloadRecorder:
             if self.stopped is not None:
                 return
             try:
+                self._describe()
                 rel, size = fmt.write_tensors(self.root, launch_id, tensors)
                 if self.written + size > self.budget:
                     (self.root / rel).unlink(missing_ok=True)
@@ -332,6 +333,13 @@ class WorkloadRecorder:
             except OSError as exc:  # a full disk: stop keeping launches, never stop the command
                 self._stop(f"writing the bundle failed ({exc}); free space under {self.root} and record again")
                 self.kept[key] -= 1
+
+    def _describe(self) -> None:
+        """The process line, written at the first kept launch: by then the workload has set up its device, so
+        naming it initializes nothing (CUDA initialized at import would break a workload that forks later)."""
+        if not self.described:
+            self.described = True
+            self.manifest.write({"type": "process", "pid": self.pid, "argv": sys.argv[:20], "env": process_env()})
 
     def _tuned(self, kwargs: dict[str, Any]) -> dict[str, Any] | None:
         stack = getattr(self.local, "tuners", None)

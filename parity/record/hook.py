@@ -26,6 +26,11 @@ def install_now() -> Any:
     """The process's recorder, installed on first call (from the environment `parity record` set)."""
     global _installed
     if _installed is None:
+        import importlib.util
+
+        if importlib.util.find_spec("safetensors") is None:
+            raise RuntimeError(f"{sys.executable} has no safetensors, which bundles store tensors in; "
+                               f"`{sys.executable} -m pip install safetensors`, then record again")
         from parity.record.capture import WorkloadRecorder
 
         recorder = WorkloadRecorder(Path(os.environ[ENV_DIR]), keep=int(os.environ.get(ENV_KEEP, "2")),

@@ -39,6 +39,7 @@ REPLAY_TOLERANCES: dict[str, Tolerance] = {
 TOLERANCE_KEYS = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64"}
 # loosest first: a launch with outputs of several dtypes is judged at the loosest one's tolerance
 LOOSENESS = ("fp8", "bf16", "fp16", "fp32", "fp64", "int", "bytes")
+ORIGINS: dict[str, str] = {}  # spec name -> "module" or "captured source (why)": where its kernel came from
 FLOAT_LITERAL = re.compile(r"^float\('(-?inf|nan)'\)$")
 
 
@@ -256,6 +257,7 @@ def kernel_spec(bundle: Bundle, entries: list[dict[str, Any]], name: str) -> Ker
         return Case({"launch": i, "grid": tuple(entry["grid"]), "out": loosest})
 
     cases = [case_of(i, e) for i, e in enumerate(entries)]
+    ORIGINS[name] = origin if missing is None else f"not replayable: {missing}"
     module = info.get("module", "?")
     return KernelSpec(
         name=name, family=module if module != "__main__" else Path(info.get("file", "main")).stem,
@@ -267,9 +269,10 @@ def kernel_spec(bundle: Bundle, entries: list[dict[str, Any]], name: str) -> Ker
             f"kernel from {origin}")
 
 
-def selected(bundle: str, requested: list[str]) -> list[KernelSpec]:
-    """--replay BUNDLE's specs, narrowed by --kernels names or families where given: the plugin's source of
-    specs in place of parity.registry.build. A bundle that cannot be read is a SpecError naming the file."""
+def selected(bundle: str, requested: list[str]) -> tuple[list[KernelSpec], dict[str, Any]]:
+    """--replay BUNDLE's specs, narrowed by --kernels names or families where given (the plugin's source of
+    specs in place of parity.registry.build), and the provenance every record carries. A bundle that
+    cannot be read is a SpecError naming the file."""
     from parity.library import adapt_imports
     from parity.registry import Registry
     from parity.spec import SpecError
@@ -282,7 +285,9 @@ def selected(bundle: str, requested: list[str]) -> list[KernelSpec]:
         raise SpecError(f"--replay {bundle}: {exc}") from None
     for spec in specs:
         registry.add(spec, f"--replay {bundle}")
-    return registry.select(requested) if requested else list(registry)
+    chosen = registry.select(requested) if requested else list(registry)
+    # where each kernel came from, which ParitySession.write stamps on that kernel's records as kernel_from
+    return chosen, {**provenance(bundle), "kernel_from": {s.name: ORIGINS.get(s.name) for s in chosen}}
 
 
 def recorded_on(bundle: Bundle) -> str:

@@ -97,8 +97,15 @@ def main(bundle_path: Path, dirs: list[Path]) -> int:
     names = {kernel_id: name for kernel_id, (name, _) in kernel_groups(bundle).items()}
     tiers = {}
     for d in dirs:
-        records = load_results(d)
-        label = records[0]["backend"] if records else d.name
+        try:
+            records = load_results(d) if d.is_dir() else []
+        except Exception as exc:  # one unreadable dir is a warning; the others are summarized
+            print(f"parity replay-summary: {d}: skipped, its results cannot be read ({exc})", file=sys.stderr)
+            continue
+        if not records:
+            print(f"parity replay-summary: {d}: skipped, no records (run `--replay` into it first)", file=sys.stderr)
+            continue
+        label = records[0]["backend"]
         tiers[label if label not in tiers else f"{label} ({d.name})"] = records
     print(render(bundle, tiers, names), end="")
     return 0

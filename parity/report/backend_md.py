@@ -202,13 +202,14 @@ def render_report(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any],
     perf = perf_section(records)
     if perf:
         parts += ["## Performance", "", perf, ""]
+    from parity.report import ascend_perf_md
     from parity.report.compile_sections import compile_sections  # the compile tiers' tables; none on run tiers
     from parity.report.fit_md import fit_sections
     from parity.report.portability import declined_section, golden_disagreements, library_findings
 
     for title, body in [*library_findings(records), *declined_section(records), *golden_disagreements(records),
                         *compile_sections(records), *fit_sections(records, env),
-                        *extra_sections]:
+                        *ascend_perf_md.sections(records), *extra_sections]:
         parts += [f"## {title}", "", body, ""]
     totals = timing_totals(records)
     if totals or env.get("wall_phases"):

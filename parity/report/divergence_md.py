@@ -133,6 +133,11 @@ def render(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[str
     perf = perf_cross.render(perf_cross.grid([c.label for c in columns], records), perf_image)
     if perf:
         parts += ["## Perf across backends", "", perf]
+    from parity.report import ascend_perf_md
+
+    for label, column_records in records.items():  # static Ascend advice, per results dir that has it
+        for title, body in ascend_perf_md.sections(column_records):
+            parts += [f"## {title} ({md_escape(label, 80)})", "", body, ""]
     parts += ["## Divergences", ""]
     if not divs:
         parts += ["None: every case that ran on two or more backends agrees.", ""]

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from parity.reasons import after_caret, wrapped_cause
+from parity.triage.owner import fixed_in, vendor_note
 
 BAD = ("failed", "error", "crashed", "xpassed")
 # lines that carry the verdict of a compiler or a check, best first
@@ -134,7 +135,7 @@ DRAFTS = {"author": "AUTHOR.md", "library": "ISSUE.md", "triton": "ISSUE.md", "t
 
 
 def owner_of(record: Mapping[str, Any]) -> dict[str, Any]:
-    """The record's owner (parity.triage's `owner` field); without one, what parity.repro.owner and the
+    """The record's owner (parity.triage's `owner` field); without one, what parity.triage.library_rule and the
     record say today: the library's finding, a diagnosed kernel mistake, else undecided."""
     owner = record.get("owner")
     if owner:
@@ -148,41 +149,6 @@ def owner_of(record: Mapping[str, Any]) -> dict[str, Any]:
         return {"who": "author", "name": "kernel author", "evidence": diagnosis.get("what", ""),
                 "provisional": False, "settle": None, "line": diagnosis.get("line")}
     return {"who": None, "name": "", "evidence": "", "provisional": True, "settle": None}
-
-
-# a vendor owner's evidence starts so when a newer release of the same tier passes the case (parity.triage)
-FIXED = "fixed in {fixed}; upgrade"
-_FIXED = re.compile(r"^fixed in (\S+); upgrade")
-
-
-def fixed_in(owner: Mapping[str, Any] | None) -> str | None:
-    """The release that already fixes a vendor owner's bug, else None."""
-    found = _FIXED.match(str((owner or {}).get("evidence") or ""))
-    return found.group(1) if found and (owner or {}).get("who") in ("triton", "triton-ascend") else None
-
-
-# a vendor owner's evidence starts so when a spec's known divergence links the vendor's report (parity.triage)
-LINKED = "a known divergence, linked: {link}"
-_LINKED = re.compile(r"^a known divergence, linked: (\S+)")
-
-
-def linked_known(owner: Mapping[str, Any] | None) -> str | None:
-    """The upstream link of a vendor owner that a spec's known divergence names, else None."""
-    found = _LINKED.match(str((owner or {}).get("evidence") or ""))
-    return found.group(1) if found and (owner or {}).get("who") in ("triton", "triton-ascend") else None
-
-
-def reported_upstream(owner: Mapping[str, Any] | None) -> bool:
-    """A vendor owner's bug already reported upstream: a limit entry of parity.triage.limits, or a spec's known
-    divergence, each with its link."""
-    if (owner or {}).get("who") not in ("triton", "triton-ascend"):
-        return False
-    return bool((owner or {}).get("limit")) or linked_known(owner) is not None
-
-
-def vendor_note(owner: Mapping[str, Any] | None) -> bool:
-    """A vendor's bug that gets a note (TIER.md), not a new draft: fixed in a later release, or reported."""
-    return bool(fixed_in(owner)) or reported_upstream(owner)
 
 
 def owner_words(owner: Mapping[str, Any]) -> str:

@@ -62,7 +62,7 @@ def _verdict(records: Sequence[Mapping[str, Any]]) -> str:
     bad = [r for r in records if r["status"] in BAD]
     if bad:
         first = bad[0]
-        owner = first.get("finding_of")  # the library's own finding (parity.repro.owner), named as such
+        owner = first.get("finding_of")  # the library's own finding (parity.triage.library_rule), named as such
         whose = f"{library_label(owner)} finding: " if owner else ""
         key = clip(key_line(message_of(first)) or str(first.get("reason") or ""), 110)
         return f"{whose}{_finding(first)} ({len(bad)}/{len(records)}): {md_escape(key, 120)}"

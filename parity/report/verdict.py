@@ -19,11 +19,14 @@ from typing import Any
 from parity.backends import backend_class, device_tier
 from parity.backends.base import Check
 from parity.fit.proof import change as proven_change
+from parity.report import ascend_perf_md
 from parity.report import findings as fnd
 from parity.report.fit_md import fit_answer, fit_line
 from parity.report.legend import REJECTED, device_run, legend, not_checkable
 from parity.report.tables import md_code, md_escape, table
-from parity.report.versions import split_columns, triton_of, version_key
+from parity.report.versions import split_columns, triton_of
+from parity.seams.versions import version_key
+from parity.triage.owner import fixed_in
 
 TIER_OWNERS = ("tier", "environment")
 
@@ -71,7 +74,7 @@ def owner_tag(owner: Mapping[str, Any]) -> str:
         return "undecided"
     name = str(owner.get("name") or who).split(" (")[0]  # "fla (flash-linear-attention)": fla
     tag = OWNER_TAGS.get(who, str(who)).format(name=name)
-    fixed = fnd.fixed_in(owner)
+    fixed = fixed_in(owner)
     return tag + (f", fixed in {fixed}" if fixed else "") + ("?" if owner.get("provisional") else "")
 
 
@@ -202,7 +205,8 @@ def build(columns: Sequence[Any], records: Mapping[str, Sequence[Mapping[str, An
                                                                                                     strict=True)]
             on_main.update({c.backend: r for c, r in zip(mine, results, strict=True)})
             every += results
-            cells.append(" · ".join(r.text for r in results) or "–")
+            perf = [ascend_perf_md.cell_note(recs(c, kernel), c.link_prefix) for c in mine]  # static advice
+            cells.append(" · ".join([r.text for r in results] + [p for p in perf if p]) or "–")
         rows.append((kernel, cells))
         per_release: dict[str, list[tuple[Result, Result | None]]] = {}
         for c in matrix:
@@ -294,7 +298,7 @@ def render_md(v: Verdict, key_limit: int = 160) -> str:
     parts = ["What each word checked:", "", *(f"- {md_escape(c, 300)}" for c in v.checked), ""]
     if v.missing:
         parts += [not_checkable(v.missing), ""]
-    parts += [table([[md_escape(k), *(md_escape(c, 200) for c in cells)] for k, cells in v.rows],
+    parts += [table([[md_escape(k), *(ascend_perf_md.relink(md_escape(c, 260)) for c in cells)] for k, cells in v.rows],
                     ["kernel", *v.targets]),
               "", md_escape(legend(_marked(v)), 600) + ".", ""]
     notes = versions_md(v)
@@ -368,7 +372,8 @@ def render_text(v: Verdict, width: int = 100) -> str:
     if v.missing:
         lines += _wrap(f"Not checked by any tier here: {' and '.join(v.missing.values())} (each needs its device: "
                        f"{' / '.join(device_run(t) for t in v.missing)}).", width, "")
-    lines += [tabulate([[k, *cells] for k, cells in v.rows], headers=["kernel", *v.targets], tablefmt="simple"), ""]
+    lines += [tabulate([[k, *map(ascend_perf_md.unlink, cells)] for k, cells in v.rows], headers=["kernel", *v.targets],
+                       tablefmt="simple"), ""]
     lines += _wrap(legend(_marked(v)), width, "")
     lines += _versions_text(v, width)
     for f in [f for f in v.findings if f.outcome != "expected" and f.column not in v.matrix]:

@@ -23,19 +23,10 @@ from typing import Any
 
 from parity.report import divergence
 from parity.report.divergence import KINDS, Column, Divergence, Facts
+from parity.seams.versions import version_key
 
 RESOURCE_JUMP = 0.20  # of the older version's figure
 RESOURCES = (("n_regs", "registers"), ("shared_bytes", "shared memory bytes"))
-
-
-def version_key(version: str | None) -> tuple[int, ...]:
-    """'3.10.0' sorts after '3.9.0'; an unknown or local version sorts first."""
-    parts = []
-    for piece in str(version or "").split("+")[0].split("."):
-        if not piece.isdigit():
-            break
-        parts.append(int(piece))
-    return tuple(parts)
 
 
 def triton_of(column: Column) -> str | None:

@@ -23,9 +23,7 @@ def attach_compile_tier(record: dict[str, Any], spec: KernelSpec, case: Case, ba
     so no library kernel cache is left behind); a child that crashed or hung is not: it would take the
     tier's worker down with it."""
     from parity.compile.fork import ForkedCaseError
-    from parity.triage import triage_record
 
-    triage_record(record, family=spec.family, kernels=spec.kernels, results_dir=results_dir)
     raised: BaseException | None = exc
     if isinstance(exc, ForkedCaseError):
         if getattr(exc, "child_traceback", None) is None:

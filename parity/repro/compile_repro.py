@@ -223,8 +223,7 @@ def render_script(backend: str, arch: Any, entry: Mapping[str, Any], record: Map
 
 
 def render_issue(tracker: str, record: Mapping[str, Any], env: Mapping[str, Any], backend: str) -> str:
-    from parity.repro.issue import ENV_FIELDS, NEW_ISSUE_URLS, evidence_lines, title_text
-    from parity.repro.owner import provenance
+    from parity.repro.issue import ENV_FIELDS, NEW_ISSUE_URLS, evidence_lines, provenance, title_text
 
     comp = record.get("compile") or {}
     kind, stage = comp.get("error_kind") or "compile error", comp.get("stage_reached") or "none (frontend)"
@@ -281,19 +280,18 @@ def write_repro(out_dir: Path, script: str, record: Mapping[str, Any], env: Mapp
 def attach_all(records: Sequence[dict[str, Any]], spec: Any, case: Any, backend: Any,
                cpu_inputs: Mapping[str, Any], results_dir: Path, seed: int = 0) -> None:
     """Write a repro for every failed compile record of one case (the records of its compiles, in order),
-    with each one's owner. Never raises for a repro or a triage: the records stay, with `repro_error`."""
-    from parity.triage import settle_interrupted
+    as each one's owner (parity.triage, already decided) calls for. Never raises for a repro: the records
+    stay, with `repro_error`."""
+    from parity.triage import interrupt
 
-    if any([settle_interrupted(r) for r in records]):
+    if any(r.get("status") == "interrupted" for r in records):
         return  # the run was cut: nothing it left half-done is a finding
     try:
         _attach_all(records, spec, case, backend, cpu_inputs, results_dir, seed)
     except KeyboardInterrupt:
-        from parity.triage import interrupt
-
         interrupt.note()
         for record in records:
-            settle_interrupted(record)
+            interrupt.settle(record)
         raise
     except Exception as exc:  # whatever raised, every record keeps its verdict
         for record in records:
@@ -304,18 +302,14 @@ def attach_all(records: Sequence[dict[str, Any]], spec: Any, case: Any, backend:
 def _attach_all(records: Sequence[dict[str, Any]], spec: Any, case: Any, backend: Any,
                 cpu_inputs: Mapping[str, Any], results_dir: Path, seed: int) -> None:
     from parity.repro import compile_match
-    from parity.triage import triage_record
 
     # known divergences too: a compiler bug someone already linked still needs a repro for its vendor
     failing = [r for r in records if r.get("status") in ("failed", "xfailed") and r.get("compile")
                and r["compile"].get("ok") is False]
     if not failing:
         return
-    from parity.repro import compile_prelaunch, owner
+    from parity.repro import compile_prelaunch
 
-    for record in failing:  # which of them the kernel's library owns (parity.repro.owner), then the owner
-        owner.mark(record, spec.family, spec.kernels)
-        triage_record(record, family=spec.family, kernels=spec.kernels, results_dir=results_dir)
     t0 = time.perf_counter()
     # a launcher that raised before compiling anything (a library's check, parity's source scan):
     # its library's draft and standalone call, made in the re-run's child, where the raise has its frames

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from parity.library import RULE
 from parity.report.tables import fmt_num, md_escape, table
-from parity.repro.owner import provenance
 from parity.spec import Case
 
-TRACKERS = ("triton-ascend", "triton")
 NEW_ISSUE_URLS = {"triton-ascend": "https://github.com/triton-lang/triton-ascend/issues/new/choose",
                   "triton": "https://github.com/triton-lang/triton/issues/new/choose"}
 ENV_FIELDS = {
@@ -96,3 +95,13 @@ def render_issue(tracker: str, summary: Mapping[str, Any], record: Mapping[str, 
         "### Environment details", "", "```text", env_text, "```", "",
     ]
     return "\n".join(parts)
+
+
+def provenance(record: Mapping[str, Any]) -> list[str]:
+    """Lines for a vendor draft whose kernel ships in a library: which one, and why the draft is not its."""
+    lib = record.get("library")
+    if not lib:
+        return []
+    version = f" {lib['version']}" if lib.get("version") else ""
+    return [f"The kernel ships in {lib['name']}{version} ({lib['repo']}), unchanged; by parity's rule the failure "
+            f"is the compiler's ({RULE}).", ""]

@@ -1,4 +1,4 @@
-"""ISSUE.md addressed to the library that owns a failing kernel (parity.repro.owner says which failures are).
+"""ISSUE.md addressed to the library that owns a failing kernel (parity.triage.library_rule says which failures are).
 
 One draft for run and compile tiers alike: what the library's op did on which tier, why it is the
 library's to fix, the numbers or the message, how to re-run it, and the environment.

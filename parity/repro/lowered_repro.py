@@ -122,7 +122,7 @@ def write(out_dir: Path, backend: Any, spec: KernelSpec, case: Case, *, seed: in
         (folder / name).write_text(stand_ins + module.mlir)
         if module.c_source:
             (folder / name.replace(".mlir", ".c")).write_text(module.c_source)
-    np.savez_compressed(folder / "inputs.npz", **arrays)
+    np.savez_compressed(folder / "inputs.npz", **arrays)  # type: ignore[arg-type]  # numpy's stub types **kwds as its allow_pickle
     (folder / "repro_lowered.py").write_text(render(spec, case, log, mapped, spec.tolerance_for(case.params)))
     return folder
 

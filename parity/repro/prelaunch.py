@@ -22,10 +22,11 @@ from types import FrameType
 from typing import Any
 
 from parity.backends import backend_class
-from parity.repro import owner, template
+from parity.repro import template
 from parity.repro.library_issue import render_library_issue
 from parity.repro.source import SourceError, literal
 from parity.spec import Case, KernelSpec
+from parity.triage import library_rule as owner
 
 OWN_PACKAGES = ("kernels", "libraries", "suites")  # parity's kernels and specs: a raise there is parity's
 SOURCE_SCAN = "LeftoverDebug"  # libraries._debug_lint's finding: raised by parity, about the library's source

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from parity.backends import backend_class
-from parity.repro import lowered_repro, owner, prelaunch, template, verify
+from parity.repro import lowered_repro, prelaunch, template, verify
 from parity.repro.author import author_reason, render_author
 from parity.repro.capture import Captured, Launch, LaunchRecorder, NoLaunch, ReproError, capture_case
 from parity.repro.issue import render_issue
@@ -155,7 +155,7 @@ def write_repro(out_dir: Path, cap: Captured, record: Mapping[str, Any], shrunk:
     script, arrays = render_script(cap, title)
     (out_dir / "repro.py").write_text(script, encoding="utf-8")
     if arrays:
-        np.savez_compressed(out_dir / "inputs.npz", **arrays)
+        np.savez_compressed(out_dir / "inputs.npz", **arrays)  # type: ignore[arg-type]  # numpy's stub types **kwds as its allow_pickle
     command = backend_class(backend).repro_prefix + "python repro.py"
     write_drafts(out_dir, record, backend, command, lambda tracker: render_issue(
         tracker, cap_summary(cap), record, shrunk.as_dict(), env, backend), env)
@@ -179,7 +179,7 @@ def write_drafts(out_dir: Path, record: Mapping[str, Any], backend: str, command
 
     plan = plan_drafts(record)
     finding = record.get("finding_of") or library_finding(record)
-    if plan.kind == "library" and finding:  # the library's bug (parity.repro.owner): one draft, to its tracker
+    if plan.kind == "library" and finding:  # the library's bug (parity.triage.library_rule): one draft, to its tracker
         files = {"ISSUE.md": render_library_issue(finding, record, env, backend, command)}
     elif plan.kind == "vendor":
         files = {("ISSUE.md" if i == 0 else f"ISSUE-{t}.md"): vendor_text(t) for i, t in enumerate(plan.trackers)}
@@ -219,36 +219,33 @@ def session_env(backend: Any) -> dict[str, Any]:
 
 def attach(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, *, seed: int, cache: Any,
            results_dir: Path) -> None:
-    """Shrink, capture and write the repro of a failed/errored case; record its owner and where the repro
-    went (or why not). Never raises for what goes wrong in any of that: the record keeps the verdict it
-    earned, with `repro_error`. A case the run's interruption cut becomes `interrupted`, with no draft."""
-    from parity.triage import settle_interrupted, triage_record
+    """Shrink, capture and write the repro of a failed/errored case, as its owner (parity.triage, already
+    decided) calls for, and record where it went (or why not). Never raises for what goes wrong in any of
+    that: the record keeps its verdict, with `repro_error`. A case the run's interruption cuts meanwhile
+    becomes `interrupted`, with no draft."""
+    from parity.triage import interrupt
+    from parity.triage.stage import limit_owned
 
-    if settle_interrupted(record):
-        return
-    if record.get("status") not in (*REPRO_STATUSES, "crashed", "xfailed"):
+    if record.get("status") == "interrupted":
         return
     t0 = time.perf_counter()
     try:
-        finding = owner.mark(record, spec.family, spec.kernels)
-        verdict = triage_record(record, family=spec.family, kernels=spec.kernels, results_dir=results_dir)
+        if limit_owned(record):  # a tier limit or an already-reported vendor bug: TIER.md, no repro
+            _tier_note(record, spec, case, backend, results_dir)
+            return
         if record.get("status") not in REPRO_STATUSES:
             return  # a crash poisoned the device; a known divergence is already linked
-        if verdict is not None and verdict["who"] in ("tier", "triton", "triton-ascend") and verdict.get("limit"):
-            _tier_limit(record, verdict, spec, case, backend, results_dir)
-            return
-        finding = record.get("finding_of") or None if verdict is not None else finding
-        _attach(record, spec, case, backend, finding, seed=seed, cache=cache, results_dir=results_dir)
+        _attach(record, spec, case, backend, record.get("finding_of") or None, seed=seed, cache=cache,
+                results_dir=results_dir)
     except KeyboardInterrupt:
-        from parity.triage import interrupt
-
         interrupt.note()
-        settle_interrupted(record)
+        interrupt.settle(record)
         raise
     except Exception as exc:  # whatever raised, the record stays, with its verdict
         record["repro_error"] = f"{type(exc).__name__}: {exc}"[:600]
     finally:
-        record.setdefault("timing", {})["repro_s"] = time.perf_counter() - t0
+        if record.get("status") in (*REPRO_STATUSES, "crashed", "xfailed", "interrupted"):
+            record.setdefault("timing", {})["repro_s"] = time.perf_counter() - t0
 
 
 def _recapture(spec: KernelSpec, case: Case, backend: Any, seed: int, cache: Any) -> Captured | None:
@@ -259,10 +256,10 @@ def _recapture(spec: KernelSpec, case: Case, backend: Any, seed: int, cache: Any
 
 
 def _locate(record: dict[str, Any], cap: Captured | None) -> None:
-    """record["where"] for a wrong result, from the captured launch of the case (parity.triage.where)."""
+    """record["where"] for a wrong result, from the captured launch of the case (parity.repro.where)."""
     if record.get("status") != "failed" or cap is None or not cap.launches:
         return
-    from parity.triage.where import locate
+    from parity.repro.where import locate
 
     output = (record.get("metrics") or {}).get("output")
     shape = cap.outputs[output].shape if output in cap.outputs else None
@@ -272,18 +269,10 @@ def _locate(record: dict[str, Any], cap: Captured | None) -> None:
         record["where"] = {"error": f"{type(exc).__name__}: {exc}"[:200]}
 
 
-def _tier_limit(record: dict[str, Any], verdict: Mapping[str, Any], spec: KernelSpec, case: Case, backend: Any,
-                results_dir: Path) -> None:
-    """A tier's own limit: expected on this tier for every kernel (as a spec's known divergence would be),
-    with TIER.md beside it and no draft."""
+def _tier_note(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, results_dir: Path) -> None:
+    """TIER.md for a failure triage found expected on this tier (parity.triage.stage.expect): no draft."""
     from parity.triage.drafts import render_tier
-    from parity.triage.limits import LIMITS
 
-    limit = next(x for x in LIMITS if x.id == verdict["limit"])
-    record["known_divergence"] = {"reason": limit.what, "link": limit.link, "expected_by": None}
-    label = "tier limit" if limit.who == "tier" else f"known {limit.name} bug"
-    record["status"], record["reason"] = "xfailed", f"{label}: {limit.what} ({limit.link}); observed: " \
-        f"{record.get('reason')}"
     out_dir = results_dir / REPROS_DIR / case_filename(spec.name, case.id)
     out_dir.mkdir(parents=True, exist_ok=True)
     command = backend.repro_prefix + \

@@ -18,16 +18,18 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import importlib
 import inspect
 import math
 import textwrap
 import types
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from parity.compile.counter import innermost
+from parity.triage.stage import CaseCode
 
 # modules a repro may import: the standalone contract is torch, triton, numpy (and math)
 ALLOWED_ROOTS = ("torch", "triton", "numpy", "math")
@@ -341,3 +343,23 @@ def extract_function(fn: Any) -> Extracted:
     out = Extracted(entry=fn.__name__)
     _Extractor(out, plain_functions=True).function(fn, triton_callable=False)
     return out
+
+
+def kernel_source(kernels: Iterable[Any]) -> str:
+    """The source of a spec's kernels with their jit helpers ('' where it cannot be read)."""
+    parts = []
+    for kernel in kernels:
+        try:
+            parts.append(extract_kernel(kernel).text())
+        except Exception:  # a kernel without readable source still gets a verdict from the rest
+            continue
+    return "\n".join(parts)
+
+
+def case_code(spec: Any) -> CaseCode:
+    """The case's code as triage reads it (parity.triage.stage.CaseCode); the source is extracted only when a
+    failing record asks for it. None (a record without its spec, a worker's crash): the record alone."""
+    if spec is None:
+        return CaseCode()
+    kernels = tuple(spec.kernels)
+    return CaseCode(spec.family, kernels, functools.cache(lambda: kernel_source(kernels)))

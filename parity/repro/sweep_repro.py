@@ -17,7 +17,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from parity.repro.source import case_code
 from parity.spec import Case, KernelSpec
+from parity.triage.stage import RunEvidence, triage
 
 FAILING = ("failed", "error", "xfailed")
 
@@ -47,6 +49,7 @@ def rerun_case(spec: KernelSpec, case: Case, backend: Any, *, seed: int, cache: 
         from parity.run.runner import run_case
 
         record, _ = run_case(spec, case, backend, seed=seed, cache=cache)
+        triage(record, RunEvidence(results_dir), case_code(spec))  # the re-run's own record, triaged once
         run_repro.attach(record, spec, case, backend, seed=seed, cache=cache, results_dir=results_dir)
         return [record]
     from parity.repro.compile_prelaunch import attach_compile_tier
@@ -59,9 +62,12 @@ def rerun_case(spec: KernelSpec, case: Case, backend: Any, *, seed: int, cache: 
     except Exception as exc:  # the launcher raised outside any compile, as test_compile records it
         record = empty_record(backend.name, "compile", spec.name, case.id, dict(case.params))
         record.update(suite="compile", status="error", reason=error_text(exc))
+        triage(record, RunEvidence(results_dir), case_code(spec))
         attach_compile_tier(record, spec, case, backend, cpu, results_dir, seed, exc)
         return [record]
     records = compile_records(backend.name, spec, case, compiles)
+    for record in records:
+        triage(record, RunEvidence(results_dir), case_code(spec))
     attach_all(records, spec, case, backend, cpu, results_dir, seed)
     return records
 

@@ -7,11 +7,12 @@ import math
 import os
 import time
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from enum import Enum
 from pathlib import Path
 from typing import Any, TextIO
 
-from parity.results.record import SCHEMA, Record, record_problem
+from parity.results.record import SCHEMA, record_problem
 
 MERGED_NAME = "results.jsonl"
 PART_GLOB = "results-*.jsonl"
@@ -21,14 +22,20 @@ class SchemaError(RuntimeError):
     """A results file was written by an incompatible version of parity."""
 
 
-def _clean(value: Any) -> Any:
-    """JSON has no inf/nan; store them as strings so the file stays standard JSON."""
+def plain(value: Any) -> Any:
+    """JSON has no inf/nan; store them as strings so the file stays standard JSON. The typed values a stage
+    puts in a record (an enum, a frozen dataclass with `as_json`, such as parity.triage.owner.Owner) are
+    serialised here, at the results edge."""
+    if isinstance(value, Enum):
+        return value.value
+    if hasattr(value, "as_json") and not isinstance(value, type):
+        return plain(value.as_json())
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
+        return {k: plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
+        return [plain(v) for v in value]
     return value
 
 
@@ -49,8 +56,8 @@ class ResultWriter:
         self._fh: TextIO = self.path.open("a", encoding="utf-8")
         self._synced = 0.0
 
-    def write(self, record: Record) -> None:
-        self._fh.write(json.dumps(_clean(record), sort_keys=False) + "\n")
+    def write(self, record: Mapping[str, Any]) -> None:
+        self._fh.write(json.dumps(plain(record), sort_keys=False) + "\n")
         self._fh.flush()
         now = time.monotonic()
         if now - self._synced >= FSYNC_EVERY_S:
@@ -119,7 +126,7 @@ def merge_parts(results_dir: Path) -> list[dict[str, Any]]:
 
 def write_results(results_dir: Path, records: Iterable[dict[str, Any]]) -> None:
     """results.jsonl, replaced atomically."""
-    atomic_write_text(results_dir / MERGED_NAME, "".join(json.dumps(_clean(r)) + "\n" for r in records))
+    atomic_write_text(results_dir / MERGED_NAME, "".join(json.dumps(plain(r)) + "\n" for r in records))
 
 
 def load_results(results_dir: Path) -> list[dict[str, Any]]:

@@ -93,7 +93,7 @@ def save(path: Path, arrays: Mapping[str, np.ndarray]) -> Path:
     """Atomic write, so a report never reads half a file from an interrupted run."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.stem}.{os.getpid()}.npz")
-    np.savez(tmp, **arrays)
+    np.savez(tmp, **arrays)  # type: ignore[arg-type]  # numpy's stub types **kwds as its allow_pickle
     os.replace(tmp, path)
     return path
 

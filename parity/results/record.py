@@ -8,10 +8,47 @@ index them without guessing; the rest are present only where they apply.
 from __future__ import annotations
 
 import re
+from enum import Enum
 from typing import Any, Literal, TypedDict
 
 SCHEMA = 1
-STATUSES = ("passed", "failed", "error", "crashed", "skipped", "xfailed", "xpassed", "interrupted")
+
+
+class Status(str, Enum):
+    """A record's status. str-valued: it equals, and is written to results.jsonl as, its plain word."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"
+    CRASHED = "crashed"
+    SKIPPED = "skipped"
+    XFAILED = "xfailed"
+    XPASSED = "xpassed"
+    INTERRUPTED = "interrupted"
+
+    def __str__(self) -> str:  # f-strings print the word on every Python (3.12 changed Enum.__format__)
+        return str(self.value)
+
+    __hash__ = str.__hash__  # Enum hashes the member's name: a set of words must find its members
+
+
+class OwnerKind(str, Enum):
+    """Who must act on a failing case (`owner.who`). str-valued, as Status."""
+
+    AUTHOR = "author"
+    LIBRARY = "library"
+    TRITON = "triton"
+    TRITON_ASCEND = "triton-ascend"
+    TIER = "tier"
+    ENVIRONMENT = "environment"
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    __hash__ = str.__hash__
+
+
+STATUSES = tuple(s.value for s in Status)
 MODES = ("run", "compile", "interpret")
 
 
@@ -126,6 +163,7 @@ class Record(TypedDict, total=False):
     known_divergence: KnownDivergence  # the spec's known divergence that made it xfailed/xpassed
     declined: dict[str, str]  # the library's own guard refused this environment: library, reason, link
     fit: Fit  # the configs that fit, after an overflow
+    ascend_perf: dict[str, Any]  # static Ascend performance advice: arch, findings (rule, line, evidence), not_checked
     specialization: dict[str, Any]  # the specialization suite's sweep of one dynamic argument
     perf_warm: dict[str, Any]  # what the warm pass compiled for the perf pass, and its seconds
     carried_over: bool  # kept from the previous run of this results dir (kernels not re-run)
@@ -139,6 +177,7 @@ class Record(TypedDict, total=False):
     crash: dict[str, Any]  # a dead worker's case: returncode (negative: the signal), worker, what it wrote before
     sanitizer: dict[str, Any]  # --sanitize: compute-sanitizer memcheck's error count, first errors, exit, command
     oob: dict[str, Any]  # out-of-bounds: red-zone writes (parity.run.redzone) or memcheck errors; unmasked lines
+    replay: dict[str, Any]  # --replay: the bundle, the tier that recorded it, where the kernel came from
 
 
 # every record carries these (empty_record writes them all), so readers index them without guessing
@@ -146,8 +185,9 @@ REQUIRED_KEYS = ("schema", "backend", "mode", "kernel", "case", "params", "statu
                  "tolerance", "compiles", "compile", "perf", "repro")
 
 
-def empty_record(backend: str, mode: str, kernel: str, case: str, params: dict[str, Any]) -> Record:
-    """A record with every required key present, so readers never guess."""
+def empty_record(backend: str, mode: str, kernel: str, case: str, params: dict[str, Any]) -> dict[str, Any]:
+    """A record with every required key present, so readers never guess (a plain dict: the stages add the
+    keys `Record` declares as they judge the case)."""
     return {
         "schema": SCHEMA, "backend": backend, "mode": mode, "kernel": kernel, "case": case,
         "params": params, "status": "error", "reason": None, "metrics": None, "tolerance": None,

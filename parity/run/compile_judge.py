@@ -9,7 +9,7 @@ from typing import Any
 from parity.backends import backend_class
 from parity.compile.ascend_only import language_finding
 from parity.compile.tools import COMPILE_KEYS
-from parity.results import Record, empty_record
+from parity.results import empty_record
 from parity.run import mistakes
 from parity.spec import Case, ExpectedCompileError, KernelSpec, format_value
 
@@ -55,7 +55,7 @@ def judge(compile_: Mapping[str, Any], expected: ExpectedCompileError | None) ->
 
 
 def compile_records(backend: str, spec: KernelSpec, case: Case,
-                    compiles: Sequence[Mapping[str, Any]]) -> list[Record]:
+                    compiles: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One results record per compile of a case, judged against the spec's expectations.
 
     With more than one compile, each record's case id gets the kernel/variant/config after a `;`.
@@ -77,6 +77,8 @@ def compile_records(backend: str, spec: KernelSpec, case: Case,
         record["timing"]["compile_s"] = compile_.get("seconds")
         if compile_.get("fit"):  # the configs that fit, for an overflow (parity.fit)
             record["fit"] = compile_["fit"]
+        if compile_.get("ascend_perf"):  # static performance advice (parity.backends.ascend.perf_rules)
+            record["ascend_perf"] = compile_["ascend_perf"]
         record["status"], record["reason"] = judge(compile_, expected)
         # an Ascend-only extension is named as such (ascend_only), never as a misspelt tl. function
         diagnosis = (mistakes.diagnose(compile_.get("message"), spec.kernels)
@@ -97,7 +99,7 @@ def compile_records(backend: str, spec: KernelSpec, case: Case,
     return records
 
 
-def _skip_configs_the_autotuner_skips(records: list[Record], compiles: Sequence[Mapping[str, Any]]) -> None:
+def _skip_configs_the_autotuner_skips(records: list[dict[str, Any]], compiles: Sequence[Mapping[str, Any]]) -> None:
     """An autotune config over the SM's resources is one Triton's Autotuner drops (it times it as
     inf), so it is `skipped` with its message while another config of the same kernel and
     variant fits; with none that fits, it stays `failed`."""

@@ -44,7 +44,7 @@ def _body_nodes(fn: ast.FunctionDef) -> Iterator[ast.AST]:
         yield from ast.walk(statement)
 
 
-def _tile_subscripts(fn: ast.FunctionDef) -> Iterator[tuple[ast.Subscript, list[ast.AST]]]:
+def _tile_subscripts(fn: ast.FunctionDef) -> Iterator[tuple[ast.Subscript, list[ast.expr]]]:
     # only subscripts of plain names: `b_x.shape[0]` reads a constexpr tuple, which is allowed
     for node in _body_nodes(fn):
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):

@@ -83,5 +83,5 @@ class ReferenceCache:
             return
         self.root.mkdir(parents=True, exist_ok=True)
         tmp = self.root / f".{key}.{os.getpid()}.npz"
-        np.savez(tmp, **{k: v.detach().cpu().numpy() for k, v in outputs.items()})
+        np.savez(tmp, **{k: v.detach().cpu().numpy() for k, v in outputs.items()})  # type: ignore[arg-type]  # numpy's stub types **kwds as its allow_pickle
         os.replace(tmp, self.root / f"{key}.npz")

@@ -103,3 +103,13 @@ def package_version(dist: str) -> str | None:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:
         return None
+
+
+def version_key(version: str | None) -> tuple[int, ...]:
+    """'3.10.0' sorts after '3.9.0'; an unknown or local version sorts first."""
+    parts = []
+    for piece in str(version or "").split("+")[0].split("."):
+        if not piece.isdigit():
+            break
+        parts.append(int(piece))
+    return tuple(parts)

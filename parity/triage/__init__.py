@@ -1,13 +1,17 @@
-"""Who owns a failing case: decided from every tier's record of it, the tier limits and the kernel source.
+"""Who owns a failing case: decided once per record, from the evidence of its case, the tier limits and its code.
 
-The verdict is `record["owner"]` (shape in decide.make_owner); the drafts a repro folder gets follow it
-(parity.triage.drafts). Nothing here may lose a record: `triage_record` never raises.
+The stage is parity.triage.stage.triage (the run) and parity.triage.merged.annotate (the report, over the
+merged view, writing no results dir). The verdict is `record["owner"]` (shape in decide.make_owner); every
+rule over it lives here (parity.triage.owner, the drafts it calls for in parity.triage.drafts). Nothing here
+may lose a record: the stage never raises.
 """
 
 from __future__ import annotations
 
 from parity.triage.decide import decide, make_owner
 from parity.triage.drafts import DraftPlan, plan_drafts
-from parity.triage.wire import settle_interrupted, triage_record
+from parity.triage.interrupt import settle_interrupted
+from parity.triage.stage import CaseCode, Evidence, NoEvidence, RunEvidence, triage
 
-__all__ = ["DraftPlan", "decide", "make_owner", "plan_drafts", "settle_interrupted", "triage_record"]
+__all__ = ["CaseCode", "DraftPlan", "Evidence", "NoEvidence", "RunEvidence", "decide", "make_owner", "plan_drafts",
+           "settle_interrupted", "triage"]

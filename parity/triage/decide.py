@@ -25,13 +25,17 @@ A kernel shipped by a library hands the author's verdicts (and today's library r
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from parity.backends import backend_class
-from parity.compile.ascend_only import LATER_ASCEND_MODULES, later_option
-from parity.report.findings import FIXED, LINKED
+from parity.compile.ascend_only import ASCEND_ONLY_OPTIONS, LATER_ASCEND_MODULES, language_finding, later_option
+from parity.reasons import key_line
+from parity.results import OwnerKind
+from parity.seams.versions import version_key
 from parity.triage.limits import failure_text, is_numeric, matching_limit
+from parity.triage.owner import FIXED, LINKED, Owner
 
 FAILING = ("failed", "error", "crashed", "xfailed")
 CONFIG_KINDS = ("ub_overflow", "cc_overflow", "out_of_resources")
@@ -51,10 +55,10 @@ ENVIRONMENT = re.compile(r"No module named '(?!triton)|cannot open shared object
 
 
 def make_owner(who: str, name: str, evidence: str, *, provisional: bool = False, settle: str | None = None,
-               limit: str | None = None, also: list[str] | None = None) -> dict[str, Any]:
-    """The shared `record["owner"]` shape."""
-    return {"who": who, "name": name, "evidence": " ".join(evidence.split())[:400], "provisional": provisional,
-            "settle": settle, "limit": limit, "also": list(also or [])}
+               limit: str | None = None, also: Sequence[str] | None = None) -> Owner:
+    """The owner, its evidence on one line of at most 400 characters."""
+    return Owner(OwnerKind(who), name, " ".join(evidence.split())[:400], provisional, settle, limit,
+                 tuple(also or ()))
 
 
 def family(tier: str) -> str:
@@ -127,10 +131,10 @@ def settle_run(tier: str) -> str:
 
 def decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], source: str = "",
            library: Any = None, library_why: str | None = None, *, version: str | None = None,
-           versions: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any] | None:
+           versions: Mapping[str, Mapping[str, Any]] | None = None) -> Owner | None:
     """The owner of a failing record, or None for one that did not fail. `others` maps each other tier
     to its record of the same case; `library` is the library that ships the kernel (or None), and
-    `library_why` today's library rule's reason for this record (parity.repro.owner), if any. `versions`
+    `library_why` today's library rule's reason for this record (parity.triage.library_rule), if any. `versions`
     maps another release of the record's own compiler (`version`) to this tier's record of the same case
     built with it: a vendor bug that a newer release passes is already fixed there."""
     if not is_failing(record) or record.get("status") == "interrupted":
@@ -140,7 +144,7 @@ def decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], s
         verdict = fixed_later(record, verdict, version, versions or {}) or verdict
     if library is not None:
         if verdict["who"] == "author":
-            verdict = {**verdict, "who": "library", "name": library.name}
+            verdict = replace(verdict, who=OwnerKind.LIBRARY, name=library.name)
         elif verdict["provisional"] and library_why and verdict["who"] != "tier":
             verdict = make_owner("library", library.name, f"{library_why} (parity's library rule)",
                                  provisional=True, settle=verdict["settle"])
@@ -148,11 +152,9 @@ def decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], s
 
 
 def fixed_later(record: Mapping[str, Any], verdict: Mapping[str, Any], version: str | None,
-                versions: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
+                versions: Mapping[str, Mapping[str, Any]]) -> Owner | None:
     """The vendor verdict restated as fixed, when a newer release of the same tier passes the same case
     (the oldest such release); None when none does (the newest fails too: still a live bug to report)."""
-    from parity.report.versions import version_key
-
     if not version:
         return None
     newer = sorted((v for v, r in versions.items() if version_key(v) > version_key(version) and _passes(r)),
@@ -166,7 +168,7 @@ def fixed_later(record: Mapping[str, Any], verdict: Mapping[str, Any], version: 
                       f"({_key(failure_text(record))}); the same case passes with {name} {fixed}")
 
 
-def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], source: str) -> dict[str, Any]:
+def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], source: str) -> Owner:
     tier = str(record.get("backend"))
     comp = record.get("compile") or {}
     kind = comp.get("error_kind") or record.get("error_kind")
@@ -302,8 +304,6 @@ def _explained(record: Mapping[str, Any]) -> bool:
 def _ascend_only(record: Mapping[str, Any], text: str, tier: str) -> bool:
     if family(tier) == "triton-ascend":
         return False
-    from parity.compile.ascend_only import ASCEND_ONLY_OPTIONS, language_finding
-
     if language_finding(text) or "triton-ascend launch option" in text:
         return True
     option = re.search(r"Keyword argument (\w+) was specified but unrecognised", text)
@@ -311,7 +311,7 @@ def _ascend_only(record: Mapping[str, Any], text: str, tier: str) -> bool:
 
 
 def _odd_one_out(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], tier: str,
-                 kind: str | None) -> dict[str, Any] | None:
+                 kind: str | None) -> Owner | None:
     """A vendor verdict where this tier's tool alone fails: the other family passes, none of its own fails."""
     mine = family(tier)
     other_pass = sorted(t for t, r in others.items() if family(t) != mine and _passes(r)
@@ -348,7 +348,7 @@ def comp_stage(record: Mapping[str, Any]) -> str | None:
 
 
 def _provisional(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], tier: str,
-                 kind: str | None) -> dict[str, Any]:
+                 kind: str | None) -> Owner:
     seen = f" (other tiers seen: {', '.join(sorted(others))})" if others else " (no other tier's record of this case)"
     if interpreted(tier):
         return make_owner("author", "kernel author",
@@ -376,6 +376,4 @@ def _owner_of_link(link: str, tier: str) -> tuple[str, str]:
 
 def _key(text: str) -> str:
     """The message's key line, for one-line evidence."""
-    from parity.reasons import key_line
-
     return key_line(text)[:160]

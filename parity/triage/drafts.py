@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from parity.report.findings import fixed_in, linked_known, reported_upstream, vendor_note
+from parity.triage.owner import fixed_in, linked_known, reported_upstream, vendor_note
 
 VENDORS = ("triton", "triton-ascend")
 

@@ -9,6 +9,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from parity.results import read_records
+from parity.seams.versions import package_version
+
 RESULTS = "results.jsonl"
 STAGING = ".running"  # parity.run.rundir's staging dir: the final dir is its parent
 
@@ -37,8 +40,6 @@ def sibling_dirs(results_dir: Path) -> list[Path]:
 
 @functools.lru_cache(maxsize=16)
 def _index(path: str, mtime: float) -> dict[tuple[str, str], list[dict[str, Any]]]:
-    from parity.results import read_records
-
     index: dict[tuple[str, str], list[dict[str, Any]]] = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -146,8 +147,6 @@ def version_of(env: Mapping[str, Any]) -> str | None:
 
 def installed_version() -> str | None:
     """This process's compiler release, as env.json will record it."""
-    from parity.report.envinfo import package_version
-
     return version_of({"triton_ascend": package_version("triton-ascend"), "triton": package_version("triton")})
 
 
@@ -195,16 +194,3 @@ def versions_in(record: Mapping[str, Any], version: str | None,
                 and same_inputs(record, r) and r.get("suite") in (None, "accuracy", "compile"):
             groups.setdefault(other, []).append(r)
     return {v: picked for v, rs in groups.items() if (picked := worst(rs)) is not None}
-
-
-def kernel_source(kernels: Iterable[Any]) -> str:
-    """The source of a spec's kernels with their jit helpers ('' where it cannot be read)."""
-    from parity.repro.source import extract_kernel
-
-    parts = []
-    for kernel in kernels:
-        try:
-            parts.append(extract_kernel(kernel).text())
-        except Exception:  # a kernel without readable source still gets a verdict from the rest
-            continue
-    return "\n".join(parts)

@@ -15,6 +15,8 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from parity.results import empty_record
+
 _SEEN = threading.Event()
 _INSTALLED: dict[int, Any] = {}
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -145,10 +147,18 @@ def drop_drafts(record: dict[str, Any], results_dir: Any) -> None:
 
 def interrupted_record(backend: Any, spec: Any, case: Any, suite: str) -> dict[str, Any]:
     """The record of a case the interruption cut before it had one of its own."""
-    from parity.results import empty_record
-
     note()
     record = empty_record(backend.name, backend.mode, spec.name, case.id, dict(case.params))
     record.update(suite=suite, status="interrupted", reason="interrupted (Ctrl-C or a job stop) before the case "
                   "finished")
     return record
+
+
+def settle_interrupted(record: dict[str, Any], results_dir: Any = None) -> bool:
+    """settle; with `results_dir`, a draft the case got before the interruption settled it is removed (an
+    interrupted case has no finding, so no AUTHOR.md or ISSUE.md may speak for it)."""
+    if not settle(record):
+        return False
+    if results_dir is not None:
+        drop_drafts(record, results_dir)
+    return True

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from parity.backends import backend_class
+from parity.paths import cache_root
 
 PROBE_TIMEOUT_S = 120.0
 
@@ -144,8 +145,6 @@ except Exception:
 
 def _interpreter_probe(limit_id: str) -> Callable[[], bool | None]:
     def probe() -> bool | None:
-        from parity.paths import cache_root
-
         if sys.modules.get("triton") is not None and _is_triton_ascend():
             return None  # triton-ascend's process: the upstream interpreter is not here to ask
         folder = cache_root() / "triage-probes"
@@ -206,8 +205,6 @@ def _installed_version() -> str:
 @functools.cache
 def _cached_probe(limit_id: str, probe: Callable[[], bool | None]) -> bool | None:
     """Once per process, and on disk per installed version (a probe may start a Python)."""
-    from parity.paths import cache_root
-
     path = cache_root() / "triage-probes" / "verdicts.json"
     # the probe's name is in the key: a parity that answers a limit another way (the tier now supplies what
     # the host lacks) must not read an older parity's verdict
@@ -217,7 +214,8 @@ def _cached_probe(limit_id: str, probe: Callable[[], bool | None]) -> bool | Non
     except (OSError, ValueError):
         known = {}
     if key in known:
-        return known[key]
+        cached: bool | None = known[key]
+        return cached
     verdict = probe()
     if verdict is not None:
         known[key] = verdict
@@ -310,8 +308,6 @@ def tf32_rounding(record: Mapping[str, Any], source: str) -> bool:
 
 
 INTERPRETER = "Triton interpreter"
-BF16_SOURCE = r"bfloat16|\bbf16\b"
-
 LIMITS: tuple[TierLimit, ...] = (
     TierLimit("interpret-bf16-dot", ("interpret",), "tier", INTERPRETER,
               "Triton's interpreter multiplies the raw bit patterns of bf16 tiles in tl.dot",

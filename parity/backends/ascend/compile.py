@@ -185,6 +185,9 @@ class AscendCompileBackend(Backend):
         records = [self._as_compile(spec, a.as_json()) for a in recorder.attempts]
         fit_hook.attach(records, [a.source for a in recorder.attempts], spec.kernels,
                         self.fit_tier(started))
+        from parity.backends.ascend import perf_hook
+
+        perf_hook.attach(records, recorder.attempts, self._driver.arch)  # the note's tuning rules as advice
         explained = any(not r["ok"] or r["launch_error"] for r in records)
         if launch_failure and not explained:
             # the launcher failed outside any compile (its own Python, or a check before compiling)

@@ -121,13 +121,6 @@ def ir_hash(ir_text: str, tools: Tools) -> str:
     return hashlib.sha256(f"{tools.fingerprint()}\n{ir_text}".encode()).hexdigest()[:32]
 
 
-def entry_name(ir_text: str) -> str:
-    found = re.search(r"func\.func\s+@([\w$.]+)", ir_text)
-    if not found:
-        raise LoweringUnsupported("the ttadapter module has no func.func")
-    return found.group(1)
-
-
 def library_calls(ir_text: str) -> list[str]:
     """Functions the module declares without a body: bishengir supplies them on the NPU path."""
     from parity.backends.ascend.cpu_library import declarations

@@ -60,6 +60,7 @@ class Attempt:
     cached: bool = True  # False once a stage ran: the on-disk cache did not answer
     grid: list[int] | None = None
     launch_error: str | None = None
+    launch_args: dict[str, Any] | None = None  # the launch's tensors and ints (parity.backends.ascend.perf_hook)
     source: Any = field(default=None, repr=False, compare=False)  # (src, target, options), for parity.fit
 
     def as_json(self) -> dict[str, Any]:
@@ -129,9 +130,14 @@ class CompileOnlyNPUDriver(CompileOnlyDriver):
 
             def __init__(self, src: Any, metadata: Any) -> None:
                 self.kernel = src.fn.__name__
+                self.arg_names = list(getattr(src, "signature", None) or {})  # the non-constexpr parameters
 
             def __call__(self, grid_x: int, grid_y: int, grid_z: int, *args: Any) -> None:
-                driver.note_launch(self.kernel, [grid_x, grid_y, grid_z], None)
+                from parity.backends.ascend.perf_hook import launch_args
+
+                # after the grid: stream, function, packed metadata, launch metadata, two hooks, then the
+                # kernel's own arguments (triton-ascend 3.2's JITFunction.run)
+                driver.note_launch(self.kernel, [grid_x, grid_y, grid_z], None, launch_args(self.arg_names, args[6:]))
 
         self.launcher_cls = GridRecorder
 
@@ -147,11 +153,13 @@ class CompileOnlyNPUDriver(CompileOnlyDriver):
 
         return bench_once
 
-    def note_launch(self, kernel: str, grid: list[int], launch_error: str | None) -> None:
+    def note_launch(self, kernel: str, grid: list[int], launch_error: str | None,
+                    args: dict[str, Any] | None = None) -> None:
         attempt = self.recorder.last_of(kernel)
         if attempt is None:
             return
         attempt.grid = grid
+        attempt.launch_args = args or attempt.launch_args
         attempt.launch_error = launch_error or grid_finding(grid) or attempt.launch_error
         self.recorder.save()
 

@@ -62,7 +62,7 @@ def _device(kind):
     return "cpu"
 
 
-FELL_BACK = []  # device types this machine lacks, whose tensors were made on the CPU instead
+FELL_BACK: list[str] = []  # device types this machine lacks, whose tensors were made on the CPU instead
 
 
 def _value(spec, gen):

@@ -29,7 +29,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from parity.library import RULE, LibraryAdapter, for_family, for_package
+from parity.backends import backend_class
+from parity.compile.ascend_only import language_finding
+from parity.compile.counter import kernel_id
+from parity.library import LibraryAdapter, for_family, for_package
 
 # a library's identity and tracker come from its adapter (parity.library), registered beside its specs
 LibraryInfo = LibraryAdapter
@@ -45,8 +48,6 @@ CONFIG_KINDS = ("ub_overflow", "cc_overflow", "out_of_resources")
 
 
 def _module_of(kernel: Any) -> str:
-    from parity.compile.counter import kernel_id
-
     return kernel_id(kernel) if not isinstance(kernel, str) else kernel.split(":", 1)[0]
 
 
@@ -143,8 +144,6 @@ def library_owns(record: Mapping[str, Any]) -> str | None:
         return "the library passes a launch option this Triton backend does not take"
     if "import error:" in reason or "LibraryImportError" in reason:
         return "the library fails to import on this tier"
-    from parity.compile.ascend_only import language_finding
-
     if MISSING_API.search(reason) or language_finding(reason):  # incl. a triton-ascend-only keyword upstream
         return "the library uses an API this backend lacks"
     if kind in COMPILER_KINDS:
@@ -178,8 +177,6 @@ def mark(record: dict[str, Any], family: str | None, kernels: Iterable[Any], why
 def missing_needs(info: LibraryInfo, tier: str) -> list[str]:
     """The modules of the library's Ascend path (LibraryAdapter.ascend_needs) that the installed triton-ascend
     lacks, on a triton-ascend tier; [] elsewhere."""
-    from parity.backends import backend_class
-
     try:
         if not info.ascend_needs or backend_class(tier).tracker != "triton-ascend":
             return []
@@ -193,13 +190,3 @@ def _importable(name: str) -> bool:
         return importlib.util.find_spec(name) is not None
     except (ImportError, ValueError):  # a parent package that is absent or fails to import
         return False
-
-
-def provenance(record: Mapping[str, Any]) -> list[str]:
-    """Lines for a vendor draft whose kernel ships in a library: which one, and why the draft is not its."""
-    lib = record.get("library")
-    if not lib:
-        return []
-    version = f" {lib['version']}" if lib.get("version") else ""
-    return [f"The kernel ships in {lib['name']}{version} ({lib['repo']}), unchanged; by parity's rule the failure "
-            f"is the compiler's ({RULE}).", ""]

@@ -1,0 +1,112 @@
+"""Print the Ascend perf advice's calibration table from results dirs: each distinct finding, its label, precision.
+
+    python bench/ascend_perf_table.py reports/perf-calib-B1 reports/perf-calib-B3
+
+A finding is labelled by reading the kernel's code (LABELS below: kernel, rule -> right/wrong and why); an
+unlabelled one prints "unlabelled" and counts against nothing until someone reads it. Twins (kernels named
+`calib_twin_*`) must get no finding other than the cube-and-vector note, which is advice about the kernel's
+kind, not a defect a fix removes.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+# (kernel without the calib_ prefix, rule) -> (label, why), from reading each kernel's source
+_CV = ("right", "bishengir says mix; the source has tl.dot and element-wise gating or softmax work")
+_STRIDE_H = ("right", "a [B, T, H] tensor read along T with stride H; the GDN NPU port pre-transposes g and beta for "
+                      "exactly this (chunk_delta_h.py: 'to ensure contiguous memory access within the kernel')")
+LABELS: dict[tuple[str, str], tuple[str, str]] = {
+    ("fa_test_npu_attn_fwd", "cores.hard_coded"): ("right", "launcher `num_cores = 20`, grid `(num_cores,)`, kernel "
+                                                   "`range(pid, NUM_BLOCKS, 20)`"),
+    ("fa_test_npu_attn_fwd", "cv.mix"): _CV,
+    ("twin_fa_test_npu_attn_fwd", "cv.mix"): _CV,
+    ("flash_attention_fwd", "cv.mix"): _CV,
+    ("fla_chunk_scaled_dot_kkt_fwd", "cv.mix"): _CV,
+    ("fla_solve_tril", "cv.mix"): _CV,
+    ("gdn_chunk_scaled_dot_kkt", "cv.mix"): _CV,
+    ("gdn_chunk_fwd_h", "cv.mix"): _CV,
+    ("gdn_npu_chunk_fwd_o", "cv.mix"): _CV,
+    ("gdn_npu_chunk_gated_delta_rule_fwd_h", "cv.mix"): _CV,
+    ("gdn_npu_chunk_scaled_dot_kkt_fwd", "cv.mix"): _CV,
+    ("block_ptr_tile", "contiguity.block_ptr"): ("right", "rowsum [B, T, H] stored along T with stride H"),
+    ("gdn_chunk_scaled_dot_kkt", "contiguity.block_ptr"): _STRIDE_H,
+    ("gdn_chunk_fwd_h", "contiguity.block_ptr"): _STRIDE_H,
+    ("gdn_chunk_fwd_h", "cores.idle"): ("right", "grid (V/BV, B*H): with B*H = 4 the only parallelism is V/BV; T is a "
+                                        "serial loop inside each program"),
+    ("gdn_chunk_fwd_h", "cores.last_wave"): ("right", "BV=16: 32 equal programs (each loops over all of T) on 24 cube "
+                                             "cores, so a second round with 8 busy"),
+    ("gdn_npu_chunk_fwd_o", "cores.idle"): ("right", "grid (V/BV, N*H) = (1, 4): the port loops over every chunk of T "
+                                            "inside one program"),
+    ("gdn_npu_chunk_gated_delta_rule_fwd_h", "cores.idle"): ("right", "grid `(1, N * H)`: 4 programs at H=4"),
+    ("gdn_npu_solve_tril", "cores.idle"): ("right", "grid (cdiv(T, LARGE_BLOCK_T), B*H) = (4, 4): 16 programs of "
+                                           "a vector-only kernel"),
+    # the first run's rule flagged these; read: a [1, 1024] row tile is aligned, so the rule now judges only
+    # innermost blocks (kept here so a regression is labelled)
+    ("mojo_gelu_fwd", "shape.block_of_one"): ("wrong", "BLOCK_SIZE_M=1 is the row count of a [1, 1024] tile"),
+    ("mojo_silu_fwd", "shape.block_of_one"): ("wrong", "BLOCK_SIZE_M=1 is the row count of a [1, 1024] tile"),
+    ("mojo_swiglu_fwd", "shape.block_of_one"): ("wrong", "BLOCK_SIZE_M=1 is the row count of a [1, 1024] tile"),
+}
+
+
+def load(dirs: list[str]) -> list[dict]:
+    records = []
+    for d in dirs:
+        for path in sorted(Path(d).glob("results*.jsonl")):
+            for line in path.read_text().splitlines():
+                try:
+                    records.append(json.loads(line))
+                except ValueError:
+                    continue
+    return records
+
+
+def distinct(records: list[dict]) -> dict[tuple, dict]:
+    found: dict[tuple, dict] = {}
+    for r in records:
+        advice = r.get("ascend_perf")
+        if not advice:
+            continue
+        for f in advice["findings"]:
+            key = (r["kernel"].removeprefix("calib_"), advice["arch"], f["rule"], f["line"], f["evidence"])
+            found.setdefault(key, {"compiles": 0})["compiles"] += 1
+    return found
+
+
+def main(dirs: list[str]) -> None:
+    records = load(dirs)
+    advised = defaultdict(int)
+    for r in records:
+        if r.get("ascend_perf"):
+            advised[(r["kernel"].removeprefix("calib_"), r["ascend_perf"]["arch"])] += 1
+    found = distinct(records)
+    print("| kernel | arch | rule | line | evidence | compiles | label | why |")
+    print("|---|---|---|---|---|---|---|---|")
+    score: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    twins = 0
+    for (kernel, arch, rule, line, evidence), entry in found.items():
+        label, why = LABELS.get((kernel, rule), ("unlabelled", ""))
+        if kernel.startswith("twin_") and rule != "cv.mix":
+            twins += 1
+        if label in ("right", "wrong"):
+            score[rule][0] += label == "right"
+            score[rule][1] += 1
+        print(f"| {kernel} | {arch} | {rule} | {line or '–'} | {evidence.replace('|', '/')} | {entry['compiles']} "
+              f"| {label} | {why} |")
+    print()
+    print("| rule | right | labelled | precision |")
+    print("|---|---|---|---|")
+    for rule, (right, n) in sorted(score.items()):
+        print(f"| {rule} | {right} | {n} | {right / n:.0%} |")
+    print()
+    clean = sorted({k for k in advised if not any(f[0] == k[0] and f[1] == k[1] for f in found)})
+    print(f"kernels x archs advised: {len(advised)}; with no finding: {len(clean)} "
+          f"({', '.join(f'{k} ({a})' for k, a in clean)})")
+    print(f"findings on the clean twins (cube-and-vector notes aside): {twins}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

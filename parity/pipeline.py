@@ -1,0 +1,183 @@
+"""A case's way through parity, phase by phase, each called once:
+
+    run -> compare -> store -> triage -> shrink -> capture -> repro -> verify -> write
+
+- run, compare: parity.run.runner.run_case (run tiers), the backend's compile_case and
+  parity.run.compile_judge (compile tiers): the record and its status, judged once;
+- store: the case's outputs for the cross-tier comparison (parity.results.outputs_store);
+- triage: the owner (parity.triage.stage), from the evidence of the same case elsewhere;
+- shrink, capture, repro, verify: the repro folder the owner calls for (parity.repro), which reads the
+  owner and never changes the status the run and triage judged;
+- write: the record, to this worker's results file (the session's writer).
+
+Every record a suite writes goes through `conclude` (triage, then write), or through `triage` and `write`
+around the repro phases: no other place decides an owner. The suites and the plugin are thin callers.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from parity.errors import error_text
+from parity.repro import run_repro
+from parity.repro.compile_prelaunch import attach_compile_tier
+from parity.repro.compile_repro import attach_all
+from parity.repro.source import case_code
+from parity.results import empty_record, outputs_store
+from parity.run import warm
+from parity.run.compile_judge import compile_records
+from parity.run.faults import is_timeout
+from parity.run.fit_proof import attach as prove_fits
+from parity.run.runner import build_inputs, mark_declined, memory_skip, run_case
+from parity.run.sanitize import sanitized_case
+from parity.spec import Case, KernelSpec
+from parity.triage import interrupt, stage
+from parity.triage.interrupt import interrupted_record
+
+Record = dict[str, Any]  # a results record in memory (its keys: parity.results.record.Record)
+PHASES = ("run", "compare", "store", "triage", "shrink", "capture", "repro", "verify", "write")
+
+
+class Session(Protocol):
+    """What the pipeline needs of a run's session (parity.plugin.ParitySession)."""
+
+    backend: Any
+    seed: int
+    results_dir: Any
+    ref_cache: Any
+    perf: str
+    retune: bool
+    worker: str
+    level: str
+    sanitize: bool  # each accuracy case in a child under compute-sanitizer (parity.run.sanitize)
+    kernels_option: str  # --kernels as given: what a sanitized child rebuilds its spec from
+
+    def store(self, record: Record) -> None: ...
+    def cases(self, spec: KernelSpec) -> list[Case]: ...
+
+
+def triage(session: Session, record: Record, code: stage.CaseCode) -> None:
+    """The triage phase: once per record, with this run's evidence (the results dirs beside its own)."""
+    stage.triage(record, stage.RunEvidence(session.results_dir), code)
+
+
+def write(session: Session, record: Record) -> None:
+    """The write phase. A case the run's interruption cut after its triage (in its repro or its warm-up) is
+    settled `interrupted` here, and any draft it got is removed: an interrupted case has no finding."""
+    interrupt.settle_interrupted(record, session.results_dir)
+    session.store(record)
+
+
+def conclude(session: Session, record: Record, spec: KernelSpec | None = None) -> Record:
+    """triage -> write, for a record that gets no repro (a skip, a timeout, an interrupted case, a crash)."""
+    triage(session, record, case_code(spec))
+    write(session, record)
+    return record
+
+
+def judge_and_repro(record: Record, spec: KernelSpec, case: Case, backend: Any, *, seed: int, cache: Any,
+                    results_dir: Path) -> None:
+    """triage -> shrink -> capture -> repro -> verify, for a run tier's record (parity.repro.run_repro.attach)."""
+    stage.triage(record, stage.RunEvidence(results_dir), case_code(spec))
+    run_repro.attach(record, spec, case, backend, seed=seed, cache=cache, results_dir=results_dir)
+
+
+def judge_and_repro_compiles(records: Sequence[Record], spec: KernelSpec, case: Case, backend: Any,
+                             cpu_inputs: Mapping[str, Any], results_dir: Path, seed: int = 0) -> None:
+    """triage each of a case's compile records, then their repros (parity.repro.compile_repro.attach_all)."""
+    code = case_code(spec)
+    for record in records:
+        stage.triage(record, stage.RunEvidence(results_dir), code)
+    attach_all(records, spec, case, backend, cpu_inputs, results_dir, seed)
+
+
+def judge_and_repro_prelaunch(record: Record, spec: KernelSpec, case: Case, backend: Any,
+                              cpu_inputs: Mapping[str, Any], results_dir: Path, seed: int,
+                              exc: BaseException) -> None:
+    """triage a launcher's raise outside any compile, then the library's draft (attach_compile_tier)."""
+    stage.triage(record, stage.RunEvidence(results_dir), case_code(spec))
+    attach_compile_tier(record, spec, case, backend, cpu_inputs, results_dir, seed, exc)
+
+
+def accuracy_case(session: Session, spec: KernelSpec, case: Case) -> Record:
+    """A run tier's case through every phase; returns the record written. A KeyboardInterrupt or a timeout
+    is re-raised after the case's record is written."""
+    backend = session.backend
+    skip = memory_skip(spec, case, backend)
+    if skip:
+        record = empty_record(backend.name, backend.mode, spec.name, case.id, dict(case.params))
+        record.update(suite="accuracy", status="skipped", reason=skip)
+        return conclude(session, record, spec)
+    try:
+        if session.sanitize:  # run, compare: in a fresh child under compute-sanitizer's memcheck
+            record, outputs = sanitized_case(spec, case, backend, seed=session.seed, level=session.level,
+                                             kernels=session.kernels_option)
+        else:  # run, compare
+            record, outputs = run_case(spec, case, backend, seed=session.seed, cache=session.ref_cache)
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):  # Ctrl-C or a job stop: the case is `interrupted`, no finding
+            conclude(session, interrupted_record(backend, spec, case, "accuracy"), spec)
+        elif is_timeout(exc):  # a hang: record it before pytest-timeout fails the test
+            record = empty_record(backend.name, backend.mode, spec.name, case.id, dict(case.params))
+            record.update(suite="accuracy", status="error", reason=f"timeout: {str(exc).splitlines()[0]}")
+            conclude(session, record, spec)
+        raise
+    t0 = time.perf_counter()
+    outputs_store.save_case(session.results_dir, spec, case, outputs, record.get("input_digest"))  # store
+    record["timing"]["store_s"] = time.perf_counter() - t0
+    try:  # triage; then shrink, capture, repro, verify: only a failed/errored case pays for those
+        judge_and_repro(record, spec, case, backend, seed=session.seed, cache=session.ref_cache,
+                        results_dir=session.results_dir)
+        part = warm.share(spec, case, backend, cases=session.cases(spec), perf=session.perf, worker=session.worker)
+        if part and record["status"] in ("passed", "failed", "xfailed", "xpassed"):  # one that raised would again
+            # the perf pass's autotune compiles, done here beside the other workers (parity.run.warm)
+            record["perf_warm"] = warm.perf_configs(spec, backend, seed=session.seed, part=part,
+                                                    retune=session.retune)
+            record["timing"]["warm_s"] = record["perf_warm"]["seconds"]
+    except KeyboardInterrupt:
+        interrupt.note()
+        write(session, record)  # settled as `interrupted` there, with any draft it got removed
+        raise
+    write(session, record)
+    return record
+
+
+def compile_case(session: Session, spec: KernelSpec, case: Case) -> list[Record]:
+    """A compile tier's case through every phase: one record per compile; returns the records written. A
+    launcher that raised outside any compile gives one `error` record (`declined` where the library itself
+    refuses the target); a KeyboardInterrupt is re-raised after the case's record is written."""
+    backend = session.backend
+    missing = spec.unavailable() if spec.unavailable is not None else None
+    if missing:  # e.g. the library the spec tests is not installed: a skip with the install command
+        record = empty_record(backend.name, "compile", spec.name, case.id, dict(case.params))
+        record.update(suite="compile", status="skipped", reason=missing)
+        return [conclude(session, record, spec)]
+    cpu_inputs = build_inputs(spec, case, session.seed)
+    try:
+        compiles = backend.compile_case(spec, case, cpu_inputs)  # run, compare
+    except KeyboardInterrupt:
+        conclude(session, interrupted_record(backend, spec, case, "compile"), spec)
+        raise
+    except Exception as exc:  # the launcher itself failed, outside any compile
+        record = empty_record(backend.name, "compile", spec.name, case.id, dict(case.params))
+        record.update(suite="compile", status="error", reason=error_text(exc))
+        if mark_declined(spec, exc, record):  # the library's own guard for this target (KernelSpec.declines)
+            return [conclude(session, record, spec)]
+        # a library's raise before any compile is its finding: an ISSUE.md to it and a standalone call
+        judge_and_repro_prelaunch(record, spec, case, backend, cpu_inputs, session.results_dir, session.seed, exc)
+        write(session, record)
+        return [record]
+    records = compile_records(backend.name, spec, case, compiles)
+    # a config that fits is a fix only if it computes: run it on a tier that computes, before any draft says so
+    prove_fits(records, compiles, spec, case, session.seed, backend)
+    judge_and_repro_compiles(records, spec, case, backend, cpu_inputs, session.results_dir, session.seed)
+    for record in records:
+        write(session, record)
+    return records
+
+
+def failures(records: Sequence[Record]) -> list[Record]:
+    return [r for r in records if r["status"] in ("failed", "error", "xpassed")]

@@ -1,0 +1,83 @@
+"""Triage at report time: every failing record's owner again, with every merged results dir as evidence.
+
+It annotates the merged view the report renders and never writes a results dir: each dir's results.jsonl
+(and its REPORT.md) keep the owners its own run decided.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import parity.triage.evidence as evidence
+from parity.results import OwnerKind
+from parity.triage.decide import decide, make_owner, same_way_elsewhere
+from parity.triage.owner import Owner
+
+Tagged = tuple[str, str | None, Mapping[str, Any]]  # (dir label, its compiler release, a record)
+
+
+@dataclass
+class MergedEvidence:
+    """The Evidence (parity.triage.stage) of records already loaded, each tagged with its dir and release:
+    tiers are compared at one release, and a release's bug that a newer one fixes says so."""
+
+    tagged: list[Tagged]
+
+    def __post_init__(self) -> None:
+        self._release = {id(r): v for _, v, r in self.tagged}
+
+    def version(self, record: Mapping[str, Any]) -> str | None:
+        return self._release.get(id(record))
+
+    def others(self, record: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]]:
+        return evidence.others_in_dirs(record, self.version(record), self.tagged)
+
+    def versions(self, record: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]]:
+        return evidence.versions_in(record, self.version(record), [(v, r) for _, v, r in self.tagged])
+
+
+def retriage(records: Iterable[dict[str, Any]], tagged: list[Tagged] | None = None) -> int:
+    """Every failing record's owner again, now with the merged records as evidence (`tagged`; default: each
+    record under its own tier). A tier limit found with the kernel's source at run time is kept unless other
+    tiers show the kernel fails the same way. Changes `owner` in the given (merged, in-memory) records only;
+    returns how many changed."""
+    records = list(records)
+    facts = MergedEvidence(tagged if tagged is not None else [(str(r.get("backend")), None, r) for r in records])
+    changed = 0
+    for record in records:
+        before = record.get("owner")
+        if not before or record.get("status") == "interrupted":
+            continue
+        others, versions = facts.others(record), facts.versions(record)
+        if not others and not versions:
+            continue
+        if before.get("limit"):  # found with the kernel's source at run time, which the merged dirs lack
+            same = same_way_elsewhere(record, others) if before.get("who") == "tier" else []
+            if not same:
+                continue
+            why = (f"{record.get('backend')} and {', '.join(same)} fail the same way; the kernel is wrong beyond "
+                   f"the tier's own limit ({before['limit']})")
+            verdict: Owner | None = make_owner("author", "kernel author", why)
+        else:
+            verdict = decide(record, others, "", None, version=facts.version(record), versions=versions)
+        if verdict is None:
+            continue
+        if before.get("who") == "library" and verdict["who"] == "author":
+            verdict = replace(verdict, who=OwnerKind.LIBRARY, name=str(before.get("name")))
+        if before.get("who") == "library" and verdict.get("provisional"):
+            continue
+        if verdict != before:
+            record["owner"] = verdict
+            changed += 1
+    return changed
+
+
+def annotate(records: Mapping[str, list[dict[str, Any]]], where: Mapping[str, Path]) -> int:
+    """retriage over every merged dir's loaded records (label -> records, label -> its dir, for its release).
+    The records are the report's own copies: no results dir is written."""
+    tagged: list[Tagged] = [(label, evidence.dir_version(where[label]), r)
+                            for label, recs in records.items() for r in recs]
+    return retriage([r for recs in records.values() for r in recs], tagged)
