@@ -186,6 +186,38 @@ def test_a_launch_that_changed_nothing_is_not_checked_never_passed(tmp_path, ker
     assert r["status"] == "skipped" and r["reason"].startswith("not checked")
 
 
+INLINE_ASM = ("    tl.store(y + offs, tl.inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=r,r\", [tl.load(x + offs, "
+              "mask=m)], dtype=tl.float32, is_pure=True, pack=1), mask=m)\n")
+TYPO = "    tl.store(y + offs, tl.lod(x + offs, mask=m) * alpha, mask=m)\n"
+
+
+@pytest.mark.parametrize("planted, status", [(None, "passed"), (INLINE_ASM, "skipped"), (TYPO, "error")])
+def test_a_launch_needing_a_device_api_is_not_replayable_here_never_a_failure(tmp_path, kernels, planted, status):
+    """A GPU kernel's inline asm cannot run under the interpreter: "not replayable here" with the reason.
+    Controls: the clean kernel passes, and a kernel bug (a misspelled tl.load) stays an error, not a skip."""
+    record(tmp_path / "b", copy_launches(kernels))
+    forget(kernels)
+    if planted:
+        (source,) = (tmp_path / "b" / "sources").glob("*.py")
+        source.write_text(source.read_text().replace(PLANTED, planted))
+    (r,) = replay(tmp_path / "b")
+    assert r["status"] == status, r["reason"]
+    if status == "skipped":
+        assert r["reason"].startswith("not replayable here") and "inline_asm" in r["reason"]
+
+
+def test_a_launch_option_of_another_backend_is_not_replayable_here():
+    from parity.record.replay import device_only
+
+    entry = {"options": {"multibuffer": True}}
+    npu_option = KeyError("Keyword argument multibuffer was specified but unrecognised")
+    reason = device_only(npu_option, entry)
+    assert reason and reason.startswith("not replayable here") and "multibuffer=True" in reason
+    # controls: an argument the recording did not pass as an option, and any other error, stay failures
+    assert device_only(KeyError("Keyword argument BLOCK was specified but unrecognised"), entry) is None
+    assert device_only(ValueError("unsupported rmwOp"), entry) is None
+
+
 # ---------------------------------------------------------------- bad input
 
 
