@@ -431,3 +431,61 @@ def test_the_summary_names_each_disagreements_owner_and_each_skips_reason():
              {"status": "skipped", "mode": "run", "reason": "not checked: nothing changed"}]
     cell = tier_cell(mixed)
     assert "1 disagree (1× library (provisional))" in cell and "1 not replayable (not checked" in cell
+
+
+def test_a_replays_report_speaks_per_kernel_and_module_with_compiles_on_the_arch(tmp_path, kernels):
+    from parity.record.replay import selected
+    from parity.record.summary import report_sections
+
+    record(tmp_path / "b", copy_launches(kernels, shapes=(100, 100, 100, 40)))  # one launch dropped by dedupe
+    (spec,), _ = selected(str(tmp_path / "b"), [])
+    records = [{"kernel": spec.name, "suite": "compile", "status": "passed", "mode": "compile", "compiles": 2},
+               {"kernel": spec.name, "suite": "compile", "status": "failed", "mode": "compile", "compiles": 1,
+                "owner": {"who": "triton-ascend"}}]
+    env = {"backend": "ascend-compile", "target_arch": "Ascend910B3"}
+    ((title, body),) = report_sections(records, env, str(tmp_path / "b"))
+    assert title == "Recorded workload" and "Recorded under the interpreter" in body, body
+    assert "compiles on Ascend910B3" in body and "ascend-compile: agreement" in body
+    # 4 launches seen (the dropped one counted), 1 specialization (n=100 and n=40 are both plain i32), 3 compiles
+    row = next(line for line in body.splitlines() if line.startswith(f"| {spec.name} |"))
+    assert row.endswith("| 4 | 1 | 3 | 2 replayed, 1 agree, 1 disagree (1× triton-ascend), 3 compiles |"), row
+    assert f"| {kernels.__name__} | 1 | 4 | 1 | 3 | 2 replayed, 1 agree, 1 disagree" in body
+
+
+def test_the_recording_says_plainly_whether_it_ran_under_the_interpreter():
+    from types import SimpleNamespace
+
+    from parity.record.summary import recorded_under
+
+    def says(*envs):
+        return recorded_under(SimpleNamespace(processes=[{"env": e} for e in envs]))
+
+    assert says({"interpret": True}).startswith("Recorded under the interpreter")
+    assert says({"interpret": False, "device": "NVIDIA H200"}) == \
+        "Recorded without the interpreter on NVIDIA H200 (1 recording process(es))."
+    assert "in 1 of 2" in says({"interpret": True}, {"interpret": False, "device": "NVIDIA H200"})
+
+
+def test_record_refuses_a_pytest_command_that_would_load_paritys_own_conftest(tmp_path, monkeypatch, capsys):
+    """The H200 lesson: a workload's tests run from inside the parity checkout take parity's pyproject as
+    rootdir, load its plugin and run under the interpreter. Controls: the workload's own pytest.ini, a
+    directory outside parity, and a command that is not pytest are all recorded."""
+    from parity.record import command
+
+    root = tmp_path / "parity"
+    inside, own = root / "work" / "fla", root / "work" / "liger"
+    for d in (inside, own):
+        d.mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    (own / "pytest.ini").write_text("[pytest]\n")
+    monkeypatch.setattr(command, "PARITY_ROOT", root)
+    pytest_cmd = ["python", "-m", "pytest", "tests"]
+    assert "loads parity's conftest" in (command.parity_conftest_clash(pytest_cmd, inside) or "")
+    assert command.parity_conftest_clash(["pytest", "-x"], root) is not None
+    assert command.parity_conftest_clash(pytest_cmd, own) is None
+    assert command.parity_conftest_clash(pytest_cmd, tmp_path) is None
+    assert command.parity_conftest_clash(["python", "fwd.py"], inside) is None
+    monkeypatch.chdir(inside)
+    assert command.main(["--out", str(tmp_path / "b"), "--", *pytest_cmd]) == 2
+    err = capsys.readouterr().err
+    assert "refused" in err and "--allow-parity-conftest" in err and not (tmp_path / "b").exists()
