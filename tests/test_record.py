@@ -489,3 +489,25 @@ def test_record_refuses_a_pytest_command_that_would_load_paritys_own_conftest(tm
     assert command.main(["--out", str(tmp_path / "b"), "--", *pytest_cmd]) == 2
     err = capsys.readouterr().err
     assert "refused" in err and "--allow-parity-conftest" in err and not (tmp_path / "b").exists()
+
+
+def test_a_compile_tier_rejecting_the_recorded_backends_launch_option_is_not_replayable_here(tmp_path, kernels):
+    """An NPU-only option recorded with the launch, rejected by upstream's launcher on cuda-compile: the compile
+    record is skipped with the reason. Control: a compile error of the kernel itself stays a failure."""
+    from parity.run.compile_judge import compile_records
+
+    def go() -> None:
+        x, y = torch.arange(64.0), torch.full((64,), float("nan"))
+        kernels.copy_scaled[(2,)](x, y, 64, 2.0, BLOCK=32, multibuffer=True)  # the interpreter ignores it
+
+    record(tmp_path / "b", go)
+    (spec,) = specs_from_bundle(tmp_path / "b")
+    (case,) = spec.cases("quick")
+    base = {"kernel": "copy_scaled", "variant": {}, "config": {}, "ok": False, "stage_reached": None}
+    rejected = {**base, "error_kind": "launch_option",
+                "message": "KeyError: 'Keyword argument multibuffer was specified but unrecognised'"}
+    broken = {**base, "error_kind": "CompilationError", "message": "at 3:4: unsupported tensor index"}
+    skipped, failed = compile_records("cuda-compile", spec, case, [rejected, broken])
+    assert skipped["status"] == "skipped" and skipped["reason"].startswith("not replayable here: launch option "
+                                                                           "multibuffer=True")
+    assert failed["status"] == "failed"

@@ -207,9 +207,8 @@ def device_only(exc: BaseException, entry: Mapping[str, Any]) -> str | None:
                 "(a device API); replay it on a compile or device tier")
     m = UNKNOWN_OPTION.search(text)
     if m and m.group(1) in entry.get("options", {}):
-        return (f"not replayable here: launch option {m.group(1)}={entry['options'][m.group(1)]!r}, which the "
-                "recording's backend took, is no option of this tier's backend; record on this backend to "
-                "check it here")
+        return (f"not replayable here: launch option {m.group(1)}={entry['options'][m.group(1)]!r} is no option of "
+                "this tier's backend (the recording's backend took it); record on this backend to check it here")
     return None
 
 
@@ -299,6 +298,10 @@ def kernel_spec(bundle: Bundle, entries: list[dict[str, Any]], name: str) -> Ker
         loosest = min(keys, key=LOOSENESS.index)
         return Case({"launch": i, "grid": tuple(entry["grid"]), "out": loosest})
 
+    def not_here(error: str, p: Mapping[str, Any]) -> str | None:
+        """A compile tier's rejected launch option that the recording's backend took: not replayable here."""
+        return device_only(RuntimeError(error), entry_of(p))
+
     cases = [case_of(i, e) for i, e in enumerate(entries)]
     ORIGINS[name] = origin if missing is None else f"not replayable: {missing}"
     module = info.get("module", "?")
@@ -307,7 +310,7 @@ def kernel_spec(bundle: Bundle, entries: list[dict[str, Any]], name: str) -> Ker
         kernel=kernel, launch=launch, reference=reference, make_inputs=make_inputs,
         cases=lambda level: cases, compile_signature=lambda level: cases,
         tolerance={k: t for k, t in REPLAY_TOLERANCES.items()}, tolerance_key=lambda p: p["out"],
-        fork=False, unavailable=(lambda: missing) if missing else None,
+        fork=False, unavailable=(lambda: missing) if missing else None, not_here=not_here,
         doc=f"replayed from {bundle.root}: {module}.{info.get('qualname')} ({info.get('file')}:{info.get('line')}); "
             f"kernel from {origin}")
 
