@@ -359,7 +359,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     head = rundir.banner(interrupted, _items_done(session.config), session.testscollected, carried, had_previous)
     extra = []
     if state.replay:  # the recorded workload per kernel and module: launches, specializations, compiles, agreement
-        from parity.record.summary import report_sections
+        from parity.record.summary import report_sections  # only a --replay run: the bundle reader, safetensors
         extra = report_sections(records, env, state.replay["bundle"])
     atomic_write_text(final / "REPORT.md", head + report.render_report(records, env, extra))
     if head:
