@@ -38,6 +38,11 @@ def kernel_rows(bundle: Bundle, spec_names: dict[str, str]) -> list[dict[str, An
     return list(rows.values())
 
 
+def _short(text: str, limit: int = 120) -> str:
+    """A reason cut at a word boundary, marked as cut."""
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
+
+
 def tier_cell(records: list[dict[str, Any]]) -> str:
     if not records:
         return "not run"
@@ -51,7 +56,7 @@ def tier_cell(records: list[dict[str, Any]]) -> str:
         parts.append(f"{len(bad)} disagree ({', '.join(f'{n}× {o}' for o, n in owners.items())})")
     skipped = [r for r in records if r["status"] == "skipped"]
     if skipped:
-        reasons = Counter(str(r.get("reason"))[:80] for r in skipped)
+        reasons = Counter(_short(str(r.get("reason"))) for r in skipped)
         parts.append(f"{len(skipped)} not replayable ({'; '.join(reasons)})")
     compiles = sum(int(r.get("compiles") or 0) for r in records if r.get("mode") == "compile")
     if records[0].get("mode") == "compile":
