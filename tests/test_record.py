@@ -511,3 +511,32 @@ def test_a_compile_tier_rejecting_the_recorded_backends_launch_option_is_not_rep
     assert skipped["status"] == "skipped" and skipped["reason"].startswith("not replayable here: launch option "
                                                                            "multibuffer=True")
     assert failed["status"] == "failed"
+
+
+def test_a_compile_tier_launch_that_cannot_replay_here_is_skipped_never_owned(tmp_path, kernels, monkeypatch):
+    """A replayed launch raising NotReplayable on a compile tier (a pointer table into no recorded tensor) is a
+    skip with the reason, never an `error` a triage hands to an owner. Control: any other raise stays an error."""
+    from types import SimpleNamespace
+
+    from parity import pipeline
+    from parity.record.replay import NotReplayable
+
+    record(tmp_path / "b", copy_launches(kernels))
+    (spec,) = specs_from_bundle(tmp_path / "b")
+    (case,) = spec.cases("quick")
+    monkeypatch.setattr(pipeline, "judge_and_repro_prelaunch", lambda record, *a, **k: record.setdefault("owner", 1))
+    monkeypatch.setattr(pipeline, "triage", lambda *a: None)
+    written: list[dict] = []
+
+    def raising(exc):
+        def compile_case(*a):
+            raise exc
+        return SimpleNamespace(name="cuda-compile", compile_case=compile_case)
+
+    def session(exc):
+        return SimpleNamespace(backend=raising(exc), seed=0, results_dir=tmp_path / "r", store=written.append)
+
+    (skipped,) = pipeline.compile_case(session(NotReplayable("not replayable here: pointer table(s)")), spec, case)
+    (error,) = pipeline.compile_case(session(RuntimeError("the launcher broke")), spec, case)
+    assert skipped["status"] == "skipped" and skipped["reason"].startswith("not replayable here")
+    assert "owner" not in skipped and error["status"] == "error" and error["owner"] == 1
