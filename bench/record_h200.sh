@@ -35,8 +35,14 @@ record() {  # name, then the command
   echo "overhead $name: recorded $(echo "$t1 - $t0" | bc) s, plain $(echo "$t2 - $t1" | bc) s (plain second: warm caches)"
 }
 "$PY" -c "import torch, triton, safetensors; print(torch.__version__, triton.__version__, torch.cuda.get_device_name(0))"
-[ -d "$EXT/fla" ] && (cd "$EXT/fla" && PYTHONPATH="$ROOT:." record fla "$PY" -m pytest -x -q tests/ops/test_gated_delta.py -k "not backward")
-[ -d "$EXT/liger" ] && (cd "$EXT/liger" && PYTHONPATH="$ROOT:." record liger "$PY" -m pytest -x -q test/transformers/test_rms_norm.py test/transformers/test_swiglu.py)
-[ -f "$EXT/triton/test_core.py" ] && record test_core "$PY" -m pytest -q -p no:cacheprovider "$EXT/triton/test_core.py" \
-  -k "test_bin_op or test_unary_op or test_reduce or test_dot or test_load_store or test_where or test_cast" --maxfail=1000
+# The tests run from a copy OUTSIDE the parity checkout: inside it, pytest takes parity's pyproject as rootdir and
+# loads parity's conftest and plugin (TRITON_INTERPRET=1), so the "GPU" recording would run under the interpreter
+# (`parity record` refuses that; its last lines say "Recorded under the interpreter" or "without the interpreter").
+STAGE=$(mktemp -d /tmp/parity-record-ext.XXXXXX)
+cp -r "$EXT"/. "$STAGE"/
+unset TRITON_INTERPRET
+[ -d "$STAGE/fla" ] && (cd "$STAGE/fla" && PYTHONPATH="$ROOT:." record fla "$PY" -m pytest -x -q tests/ops/test_gated_delta.py -k "not backward")
+[ -d "$STAGE/liger" ] && (cd "$STAGE/liger" && PYTHONPATH="$ROOT:." record liger "$PY" -m pytest -x -q test/transformers/test_rms_norm.py test/transformers/test_swiglu.py)
+[ -f "$STAGE/triton/test_core.py" ] && (cd "$STAGE/triton" && record test_core "$PY" -m pytest -q -p no:cacheprovider test_core.py \
+  -k "test_bin_op or test_unary_op or test_reduce or test_dot or test_load_store or test_where or test_cast" --maxfail=1000)
 ls -la "$OUT"

@@ -7,6 +7,7 @@ that retires each once the installed version is fixed); INTERPRETER_BF16 stays f
 
 from __future__ import annotations
 
+from parity.backends import tiers_where
 from parity.spec import KnownDivergence
 
 # Triton 3.6's interpreter keeps bf16 tensors as uint16 in numpy and applies some operations to the
@@ -18,7 +19,8 @@ INTERPRETER_BF16 = KnownDivergence(
            "bit patterns",
     link="https://github.com/triton-lang/triton/issues/11584")
 
-ASCEND_BACKENDS = ("ascend", "ascend-compile", "ascend-lowered")
+# the tiers that build with triton-ascend, as the backends declare them
+ASCEND_BACKENDS = tiers_where(language="triton-ascend")
 
 # triton-ascend 3.2.0's frontend reads options.default_dot_input_precision when tl.dot gets
 # input_precision=None as a constexpr (a launcher passing its fp32 precision through for every dtype);

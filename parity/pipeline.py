@@ -32,7 +32,7 @@ from parity.run.compile_judge import compile_records
 from parity.run.faults import is_timeout
 from parity.run.fit_proof import attach as prove_fits
 from parity.run.perf_proof import attach as prove_ub_claims
-from parity.run.runner import build_inputs, mark_declined, memory_skip, run_case
+from parity.run.runner import build_inputs, mark_declined, memory_skip, run_case, skip_reason
 from parity.run.sanitize import sanitized_case
 from parity.spec import Case, KernelSpec
 from parity.triage import interrupt, stage
@@ -166,6 +166,10 @@ def compile_case(session: Session, spec: KernelSpec, case: Case) -> list[Record]
         record = empty_record(backend.name, "compile", spec.name, case.id, dict(case.params))
         record.update(suite="compile", status="error", reason=error_text(exc))
         if mark_declined(spec, exc, record):  # the library's own guard for this target (KernelSpec.declines)
+            return [conclude(session, record, spec)]
+        skip = skip_reason(exc)  # this tier cannot run the case at all (a replay's "not replayable here")
+        if skip is not None:
+            record.update(status="skipped", reason=skip)
             return [conclude(session, record, spec)]
         # a library's raise before any compile is its finding: an ISSUE.md to it and a standalone call
         judge_and_repro_prelaunch(record, spec, case, backend, cpu_inputs, session.results_dir, session.seed, exc)

@@ -357,7 +357,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     env["wall_phases"] = state.clock.phases()  # REPORT.md: where the session's wall time went
     atomic_write_text(final / "env.json", json.dumps(env, indent=2, sort_keys=True) + "\n")
     head = rundir.banner(interrupted, _items_done(session.config), session.testscollected, carried, had_previous)
-    atomic_write_text(final / "REPORT.md", head + report.render_report(records, env))
+    extra = []
+    if state.replay:  # the recorded workload per kernel and module: launches, specializations, compiles, agreement
+        from parity.record.summary import report_sections  # only a --replay run: the bundle reader, safetensors
+        extra = report_sections(records, env, state.replay["bundle"])
+    atomic_write_text(final / "REPORT.md", head + report.render_report(records, env, extra))
     if head:
         print(head.replace("> ", "parity: ").replace("**", "").strip(), file=sys.stderr)
 

@@ -201,6 +201,9 @@ class KernelSpec:
     expected_compile_errors: tuple[ExpectedCompileError, ...] = ()
     # guards the library raises on purpose in some environments: such a case is skipped with its reason
     declines: tuple[DeclinedEnvironment, ...] = ()
+    # (error text, params) -> why this tier cannot run the case at all, e.g. a replayed launch's option of
+    # another backend (parity.record.replay): the compile is then skipped with that reason, never failed
+    not_here: Callable[[str, Params], str | None] | None = None
     # a probe that exists to (not) compile: only the compile tiers take its cases, because there
     # is no output to compare where it does not build
     compile_only: bool = False

@@ -318,11 +318,14 @@ FLOORS = ("spec", "results", "seams", "compile", "fit", "backends", "run", "tria
           "plugin")
 # root modules and packages that share a floor (other root modules, spec, cases, context, ..., are the spec
 # floor): record captures launches as repros do. The fit advisor sits below the backends that call it: it
-# compiles through the driver object it is handed, never by importing a backend
-ROOT_FLOOR = {"plugin": "plugin", "options": "plugin", "cli": "plugin", "__main__": "plugin", "record": "repro"}
-# upward imports the engine still has, each a debt with its why (none now: a lower floor that needs an upper one
-# takes a registration, as parity.context.register_facets); a new one fails
-KNOWN_UPWARD: set[tuple[str, str]] = set()
+# compiles through the driver object it is handed, never by importing a backend. The shared known divergences
+# ask the backends which tiers build with triton-ascend
+ROOT_FLOOR = {"plugin": "plugin", "options": "plugin", "cli": "plugin", "__main__": "plugin", "record": "repro",
+              "known": "backends"}
+# upward imports the engine still has, each a debt with its why (a lower floor that needs an upper one takes a
+# registration, as parity.context.register_facets); a new one fails. The public facade names parity.known for
+# type checkers only (at run time it resolves on first use, PEP 562): specs import it, the engine never does
+KNOWN_UPWARD: set[tuple[str, str]] = {("parity", "parity.known")}
 
 
 def floor(module: str) -> int:
@@ -340,3 +343,36 @@ def test_packages_import_only_downward():
     assert upward_imports(planted) == {("parity.compile.counter", "parity.report.envinfo")}, "a planted one is caught"
     new = upward_imports(import_graph()) - KNOWN_UPWARD
     assert not new, f"import from your own floor or below ({' < '.join(FLOORS)}): {sorted(new)}"
+
+
+# Tier identity lives on each tier's Backend class (parity.backends): a table elsewhere keyed by tier names (a dict
+# with two or more of them as keys, a tuple/list/set of two or more) is a fact a new tier would have to be added to
+def tier_tables(source: str, tiers: set[str]) -> list[int]:
+    """Line numbers of literal tables keyed by (or listing) two or more tier names."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Dict):
+            names = [k.value for k in node.keys if isinstance(k, ast.Constant) and k.value in tiers]
+        elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            names = [e.value for e in node.elts if isinstance(e, ast.Constant) and e.value in tiers]
+        else:
+            continue
+        if len(names) >= 2:
+            found.append(node.lineno)
+    return found
+
+
+def test_tier_table_finder_catches_a_planted_table_and_passes_its_clean_twin():
+    tiers = {"cuda", "cuda-compile", "interpret"}
+    assert tier_tables('ORDER = ("cuda", "interpret")\nCHECKS = {"cuda": 1, "cuda-compile": 2}\n', tiers) == [1, 2]
+    assert tier_tables('ORDER = ("run", "compile")\nENV = {"python": 1, "interpret": True}\n', tiers) == []
+
+
+def test_no_engine_file_outside_backends_holds_a_table_keyed_by_tier_name():
+    from parity.backends import BACKENDS
+
+    tiers = set(BACKENDS)
+    found = {str(p.relative_to(PARITY)): lines for p in PARITY.rglob("*.py")
+             if "templates" not in p.parts and p.relative_to(PARITY).parts[0] != "backends"
+             and (lines := tier_tables(p.read_text(), tiers))}
+    assert not found, f"ask the tier's Backend class (parity.backends) instead of a table of tier names: {found}"

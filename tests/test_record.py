@@ -186,6 +186,38 @@ def test_a_launch_that_changed_nothing_is_not_checked_never_passed(tmp_path, ker
     assert r["status"] == "skipped" and r["reason"].startswith("not checked")
 
 
+INLINE_ASM = ("    tl.store(y + offs, tl.inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=r,r\", [tl.load(x + offs, "
+              "mask=m)], dtype=tl.float32, is_pure=True, pack=1), mask=m)\n")
+TYPO = "    tl.store(y + offs, tl.lod(x + offs, mask=m) * alpha, mask=m)\n"
+
+
+@pytest.mark.parametrize("planted, status", [(None, "passed"), (INLINE_ASM, "skipped"), (TYPO, "error")])
+def test_a_launch_needing_a_device_api_is_not_replayable_here_never_a_failure(tmp_path, kernels, planted, status):
+    """A GPU kernel's inline asm cannot run under the interpreter: "not replayable here" with the reason.
+    Controls: the clean kernel passes, and a kernel bug (a misspelled tl.load) stays an error, not a skip."""
+    record(tmp_path / "b", copy_launches(kernels))
+    forget(kernels)
+    if planted:
+        (source,) = (tmp_path / "b" / "sources").glob("*.py")
+        source.write_text(source.read_text().replace(PLANTED, planted))
+    (r,) = replay(tmp_path / "b")
+    assert r["status"] == status, r["reason"]
+    if status == "skipped":
+        assert r["reason"].startswith("not replayable here") and "inline_asm" in r["reason"]
+
+
+def test_a_launch_option_of_another_backend_is_not_replayable_here():
+    from parity.record.replay import device_only
+
+    entry = {"options": {"multibuffer": True}}
+    npu_option = KeyError("Keyword argument multibuffer was specified but unrecognised")
+    reason = device_only(npu_option, entry)
+    assert reason and reason.startswith("not replayable here") and "multibuffer=True" in reason
+    # controls: an argument the recording did not pass as an option, and any other error, stay failures
+    assert device_only(KeyError("Keyword argument BLOCK was specified but unrecognised"), entry) is None
+    assert device_only(ValueError("unsupported rmwOp"), entry) is None
+
+
 # ---------------------------------------------------------------- bad input
 
 
@@ -399,3 +431,112 @@ def test_the_summary_names_each_disagreements_owner_and_each_skips_reason():
              {"status": "skipped", "mode": "run", "reason": "not checked: nothing changed"}]
     cell = tier_cell(mixed)
     assert "1 disagree (1× library (provisional))" in cell and "1 not replayable (not checked" in cell
+
+
+def test_a_replays_report_speaks_per_kernel_and_module_with_compiles_on_the_arch(tmp_path, kernels):
+    from parity.record.replay import selected
+    from parity.record.summary import report_sections
+
+    record(tmp_path / "b", copy_launches(kernels, shapes=(100, 100, 100, 40)))  # one launch dropped by dedupe
+    (spec,), _ = selected(str(tmp_path / "b"), [])
+    records = [{"kernel": spec.name, "suite": "compile", "status": "passed", "mode": "compile", "compiles": 2},
+               {"kernel": spec.name, "suite": "compile", "status": "failed", "mode": "compile", "compiles": 1,
+                "owner": {"who": "triton-ascend"}}]
+    env = {"backend": "ascend-compile", "target_arch": "Ascend910B3"}
+    ((title, body),) = report_sections(records, env, str(tmp_path / "b"))
+    assert title == "Recorded workload" and "Recorded under the interpreter" in body, body
+    assert "compiles on Ascend910B3" in body and "ascend-compile: agreement" in body
+    # 4 launches seen (the dropped one counted), 1 specialization (n=100 and n=40 are both plain i32), 3 compiles
+    row = next(line for line in body.splitlines() if line.startswith(f"| {spec.name} |"))
+    assert row.endswith("| 4 | 1 | 3 | 2 replayed, 1 agree, 1 disagree (1× triton-ascend), 3 compiles |"), row
+    assert f"| {kernels.__name__} | 1 | 4 | 1 | 3 | 2 replayed, 1 agree, 1 disagree" in body
+
+
+def test_the_recording_says_plainly_whether_it_ran_under_the_interpreter():
+    from types import SimpleNamespace
+
+    from parity.record.summary import recorded_under
+
+    def says(*envs):
+        return recorded_under(SimpleNamespace(processes=[{"env": e} for e in envs]))
+
+    assert says({"interpret": True}).startswith("Recorded under the interpreter")
+    assert says({"interpret": False, "device": "NVIDIA H200"}) == \
+        "Recorded without the interpreter on NVIDIA H200 (1 recording process(es))."
+    assert "in 1 of 2" in says({"interpret": True}, {"interpret": False, "device": "NVIDIA H200"})
+
+
+def test_record_refuses_a_pytest_command_that_would_load_paritys_own_conftest(tmp_path, monkeypatch, capsys):
+    """The H200 lesson: a workload's tests run from inside the parity checkout take parity's pyproject as
+    rootdir, load its plugin and run under the interpreter. Controls: the workload's own pytest.ini, a
+    directory outside parity, and a command that is not pytest are all recorded."""
+    from parity.record import command
+
+    root = tmp_path / "parity"
+    inside, own = root / "work" / "fla", root / "work" / "liger"
+    for d in (inside, own):
+        d.mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    (own / "pytest.ini").write_text("[pytest]\n")
+    monkeypatch.setattr(command, "PARITY_ROOT", root)
+    pytest_cmd = ["python", "-m", "pytest", "tests"]
+    assert "loads parity's conftest" in (command.parity_conftest_clash(pytest_cmd, inside) or "")
+    assert command.parity_conftest_clash(["pytest", "-x"], root) is not None
+    assert command.parity_conftest_clash(pytest_cmd, own) is None
+    assert command.parity_conftest_clash(pytest_cmd, tmp_path) is None
+    assert command.parity_conftest_clash(["python", "fwd.py"], inside) is None
+    monkeypatch.chdir(inside)
+    assert command.main(["--out", str(tmp_path / "b"), "--", *pytest_cmd]) == 2
+    err = capsys.readouterr().err
+    assert "refused" in err and "--allow-parity-conftest" in err and not (tmp_path / "b").exists()
+
+
+def test_a_compile_tier_rejecting_the_recorded_backends_launch_option_is_not_replayable_here(tmp_path, kernels):
+    """An NPU-only option recorded with the launch, rejected by upstream's launcher on cuda-compile: the compile
+    record is skipped with the reason. Control: a compile error of the kernel itself stays a failure."""
+    from parity.run.compile_judge import compile_records
+
+    def go() -> None:
+        x, y = torch.arange(64.0), torch.full((64,), float("nan"))
+        kernels.copy_scaled[(2,)](x, y, 64, 2.0, BLOCK=32, multibuffer=True)  # the interpreter ignores it
+
+    record(tmp_path / "b", go)
+    (spec,) = specs_from_bundle(tmp_path / "b")
+    (case,) = spec.cases("quick")
+    base = {"kernel": "copy_scaled", "variant": {}, "config": {}, "ok": False, "stage_reached": None}
+    rejected = {**base, "error_kind": "launch_option",
+                "message": "KeyError: 'Keyword argument multibuffer was specified but unrecognised'"}
+    broken = {**base, "error_kind": "CompilationError", "message": "at 3:4: unsupported tensor index"}
+    skipped, failed = compile_records("cuda-compile", spec, case, [rejected, broken])
+    assert skipped["status"] == "skipped" and skipped["reason"].startswith("not replayable here: launch option "
+                                                                           "multibuffer=True")
+    assert failed["status"] == "failed"
+
+
+def test_a_compile_tier_launch_that_cannot_replay_here_is_skipped_never_owned(tmp_path, kernels, monkeypatch):
+    """A replayed launch raising NotReplayable on a compile tier (a pointer table into no recorded tensor) is a
+    skip with the reason, never an `error` a triage hands to an owner. Control: any other raise stays an error."""
+    from types import SimpleNamespace
+
+    from parity import pipeline
+    from parity.record.replay import NotReplayable
+
+    record(tmp_path / "b", copy_launches(kernels))
+    (spec,) = specs_from_bundle(tmp_path / "b")
+    (case,) = spec.cases("quick")
+    monkeypatch.setattr(pipeline, "judge_and_repro_prelaunch", lambda record, *a, **k: record.setdefault("owner", 1))
+    monkeypatch.setattr(pipeline, "triage", lambda *a: None)
+    written: list[dict] = []
+
+    def raising(exc):
+        def compile_case(*a):
+            raise exc
+        return SimpleNamespace(name="cuda-compile", compile_case=compile_case)
+
+    def session(exc):
+        return SimpleNamespace(backend=raising(exc), seed=0, results_dir=tmp_path / "r", store=written.append)
+
+    (skipped,) = pipeline.compile_case(session(NotReplayable("not replayable here: pointer table(s)")), spec, case)
+    (error,) = pipeline.compile_case(session(RuntimeError("the launcher broke")), spec, case)
+    assert skipped["status"] == "skipped" and skipped["reason"].startswith("not replayable here")
+    assert "owner" not in skipped and error["status"] == "error" and error["owner"] == 1

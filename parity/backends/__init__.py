@@ -39,9 +39,26 @@ def backend_class(name: str) -> type[Backend]:
 register_facets(backend_class)  # parity.current_target() and library adapters ask the backend in scope
 
 
+def registered() -> tuple[type[Backend], ...]:
+    """Every registered tier's class, in the order of BACKENDS (each module imported; none imports triton)."""
+    return tuple(backend_class(name) for name in BACKENDS)
+
+
+def tiers_where(**facets: object) -> tuple[str, ...]:
+    """The registered tiers whose classes have these facet values, e.g. tiers_where(language="triton-ascend"):
+    a set of tiers asked of the backends, never spelled as a list of names."""
+    return tuple(cls.name for cls in registered() if all(getattr(cls, k) == v for k, v in facets.items()))
+
+
+def device_tier(column: str) -> type[Backend] | None:
+    """The hardware tier whose check sits in a verdict column (the one no compile-only tier stands in for)."""
+    return next((cls for cls in registered() if cls.hardware and cls.check and cls.check.target == column), None)
+
+
 def get_backend(name: str) -> Backend:
     module_name, cls_name = BACKENDS[parse_backend(name)].split(":")
     return getattr(importlib.import_module(module_name), cls_name)()
 
 
-__all__ = ["BACKENDS", "Backend", "backend_class", "get_backend", "parse_backend"]
+__all__ = ["BACKENDS", "Backend", "backend_class", "device_tier", "get_backend", "parse_backend", "registered",
+           "tiers_where"]

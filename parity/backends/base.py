@@ -5,9 +5,20 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import torch
+
+
+@dataclass(frozen=True)
+class Check:
+    """What one tier checks, as the verdict names it."""
+
+    target: str  # the column it belongs to: a vendor's stack, "NVIDIA (Triton)"
+    name: str  # what the cell's word checked, with {arch} / {device} filled from env.json
+    order: int  # position inside the target's cell
+    short: str = ""  # the cell's word for it (whether it runs on the hardware itself: Backend.hardware)
 
 
 class Backend:
@@ -38,6 +49,22 @@ class Backend:
     # the torch device module libraries find here at import ("cuda": torch.cuda names a GPU, "npu"); a
     # library's adapter prepares for it (parity.library)
     presents: ClassVar[str | None] = None
+
+    # Its place in the verdict (parity.report.verdict): the column its check sits in, that check's position
+    # and word in the column's cell, and what the word checked; None: a column of its own, named after the tier
+    check: ClassVar[Check | None] = None
+    # the place of its results dir among DIVERGENCE.md's columns, lowest first; None: after every ranked one
+    report_rank: ClassVar[int | None] = None
+    # a hardware tier's check in words, as the verdict says what stays unchecked without its results dir
+    device_check: ClassVar[str | None] = None
+    # the command a repro's run line starts with here (the interpreter's environment variable)
+    repro_prefix: ClassVar[str] = ""
+    # the upstream language whose rules (parity.triage.limits) a kernel built here must respect: "triton" or
+    # "triton-ascend"; None: none of them (a tier that compiles with neither)
+    language: ClassVar[str | None] = None
+    # triton's GPUTarget fields for a target this tier names, when a repro must rebuild for it (the
+    # launch-option repro); the arch chosen stands in for the default where the record has one
+    gpu_target: ClassVar[tuple[str, Any, int] | None] = None
 
     # Compile backends' interface (mode "compile"); the defaults are what a run backend has.
     # the device type launches see (parity.compile.device_tensors); None: the backend's own device_type

@@ -6,7 +6,7 @@ import os
 from typing import Any
 
 from parity.backends import interpret_gpu
-from parity.backends.base import Backend
+from parity.backends.base import Backend, Check
 from parity.library import adapt_imports, tier_of
 from parity.seams.versions import package_version
 
@@ -16,6 +16,11 @@ class InterpretBackend(Backend):
     mode = "interpret"
     device_type = "cpu"
     presents = "cuda"
+    check = Check("NVIDIA (Triton)", "the interpreter computes the fp64 answer", 1, "interp")
+    report_rank = 2
+    repro_prefix = "TRITON_INTERPRET=1 "
+    language = "triton"
+    gpu_target = ("cuda", 90, 32)
 
     def prepare(self) -> None:
         # read when @triton.jit decorates, so it must be set before kernels are imported

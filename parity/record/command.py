@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import itertools
 import os
 import platform
 import re
@@ -48,6 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(default 2)")
     parser.add_argument("--budget", type=parse_size, default=2 << 30,
                         help="stop keeping launches when the bundle's tensors reach this size (default 2G)")
+    parser.add_argument("--allow-parity-conftest", action="store_true",
+                        help="record a pytest command even where it loads parity's own conftest and plugin")
     parser.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD",
                         help="the command to run, after --, e.g. -- python -m pytest tests/x.py")
 
@@ -64,6 +67,35 @@ def host_versions() -> dict[str, Any]:
     return env
 
 
+PYTEST_CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+
+
+def runs_pytest(command: Sequence[str]) -> bool:
+    names = [Path(c).name for c in command]
+    return any(n in ("pytest", "py.test") for n in names) or any(
+        a == "-m" and b == "pytest" for a, b in itertools.pairwise(command))
+
+
+def parity_conftest_clash(command: Sequence[str], cwd: Path) -> str | None:
+    """Why a pytest command run from `cwd` would load parity's own conftest (and so its plugin, which runs
+    every launch under the interpreter), else None: the nearest pytest config above cwd is parity's."""
+    if not runs_pytest(command):
+        return None
+    here = cwd.resolve()
+    if here != PARITY_ROOT and PARITY_ROOT not in here.parents:
+        return None
+    for d in (here, *here.parents):
+        if d == PARITY_ROOT:
+            break
+        if any((d / name).is_file() for name in PYTEST_CONFIGS):
+            return None  # the workload's own config makes its directory pytest's rootdir
+    return (f"the command runs pytest from {here}, inside the parity checkout {PARITY_ROOT} with no pytest config "
+            "of its own, so pytest takes parity's pyproject as rootdir and loads parity's conftest and plugin "
+            "(backend interpret, TRITON_INTERPRET=1): the launches would run under the interpreter, not on the "
+            "device. Run it from the workload's own checkout outside parity (or give that directory a pytest.ini), "
+            "or pass --allow-parity-conftest to record it anyway")
+
+
 def run(args: argparse.Namespace) -> int:
     command = list(args.cmd)
     if command and command[0] == "--":
@@ -71,6 +103,10 @@ def run(args: argparse.Namespace) -> int:
     if not command:
         print("parity record: no command given; run e.g. `parity record --out B -- python -m pytest tests/x.py`",
               file=sys.stderr)
+        return 2
+    clash = parity_conftest_clash(command, Path.cwd())
+    if clash and not args.allow_parity_conftest:
+        print(f"parity record: refused: {clash}", file=sys.stderr)
         return 2
     out: Path = args.out
     if out.exists() and any(out.iterdir()):
@@ -106,7 +142,10 @@ def summary_line(out: Path, code: int) -> str:
     dropped = sum(b.dropped().values())
     kernels = {e["kernel"].get("id") for e in b.launches}
     stopped = [c["stopped"] for c in b.counts if c.get("stopped")]
-    return (f"parity record: {len(b.launches)} launch(es) of {len(kernels)} kernel(s) kept in {out}, "
+    from parity.record.summary import recorded_under
+
+    return (f"parity record: {recorded_under(b)}\n"
+            f"parity record: {len(b.launches)} launch(es) of {len(kernels)} kernel(s) kept in {out}, "
             f"{dropped} more counted (dedupe), {len(b.unrecorded)} not recordable; command exit status {code}"
             + (f"; stopped keeping: {stopped[0]}" if stopped else "")
             + f"\nreplay: nox -s interpret -- --replay {out}  (or cuda-compile, ascend-compile, ascend-lowered)")

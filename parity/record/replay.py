@@ -176,6 +176,42 @@ def launch_entry(kernel: Any, entry: Mapping[str, Any], inputs: Mapping[str, Any
     return {names[b]: typed(inputs[b], output_dtype(entry, b)) for b in entry["outputs"]}
 
 
+# what a tier raises when a launch needs another device's API: (pattern over the error chain's text, what it needs)
+INTERPRETER_ONLY_LACKS = re.compile(r"(extern_elementwise|inline_asm) not supported in interpreter mode")
+UNKNOWN_OPTION = re.compile(r"Keyword argument (\w+) was specified but unrecognised")
+
+
+def _chain_text(exc: BaseException) -> str:
+    seen: BaseException | None = exc
+    parts = []
+    for _ in range(8):
+        if seen is None:
+            break
+        parts.append(f"{type(seen).__name__}: {seen}")
+        seen = seen.__cause__ or seen.__context__
+    return "\n".join(parts)
+
+
+def device_only(exc: BaseException, entry: Mapping[str, Any]) -> str | None:
+    """Why a launch that raised needs a device-only API this tier lacks ("not replayable here"), else None.
+
+    Two cases, both about where the replay runs, never about the kernel: the interpreter cannot run inline
+    asm or an extern (libdevice) call that the recording device ran; a launch option the recording's backend
+    took (an NPU-only one such as multibuffer on upstream, a CUDA-only one on triton-ascend) is no option of
+    this tier's backend. Any other error stays a failure.
+    """
+    text = _chain_text(exc)
+    m = INTERPRETER_ONLY_LACKS.search(text)
+    if m:
+        return (f"not replayable here: the kernel calls {m.group(1)}, which the interpreter cannot run "
+                "(a device API); replay it on a compile or device tier")
+    m = UNKNOWN_OPTION.search(text)
+    if m and m.group(1) in entry.get("options", {}):
+        return (f"not replayable here: launch option {m.group(1)}={entry['options'][m.group(1)]!r} is no option of "
+                "this tier's backend (the recording's backend took it); record on this backend to check it here")
+    return None
+
+
 def _run_tier() -> bool:
     from parity.context import backend_facets, current_backend
 
@@ -245,7 +281,13 @@ def kernel_spec(bundle: Bundle, entries: list[dict[str, Any]], name: str) -> Ker
         if entry.get("unresolved_pointers"):
             raise NotReplayable(f"not replayable here: pointer table(s) {sorted(entry['unresolved_pointers'])} "
                                 "hold addresses in no tensor the recording saw")
-        outputs = launch_entry(kernel, entry, inputs, output_names(entry, params))
+        try:
+            outputs = launch_entry(kernel, entry, inputs, output_names(entry, params))
+        except Exception as exc:
+            reason = device_only(exc, entry)
+            if reason is None:
+                raise
+            raise NotReplayable(reason) from exc
         if not outputs and _run_tier():
             raise NotReplayable("not checked: the recorded launch changed no byte of any storage it reached "
                                 "(it wrote what was already there, or nothing), so there is no output to compare")
@@ -256,6 +298,10 @@ def kernel_spec(bundle: Bundle, entries: list[dict[str, Any]], name: str) -> Ker
         loosest = min(keys, key=LOOSENESS.index)
         return Case({"launch": i, "grid": tuple(entry["grid"]), "out": loosest})
 
+    def not_here(error: str, p: Mapping[str, Any]) -> str | None:
+        """A compile tier's rejected launch option that the recording's backend took: not replayable here."""
+        return device_only(RuntimeError(error), entry_of(p))
+
     cases = [case_of(i, e) for i, e in enumerate(entries)]
     ORIGINS[name] = origin if missing is None else f"not replayable: {missing}"
     module = info.get("module", "?")
@@ -264,7 +310,7 @@ def kernel_spec(bundle: Bundle, entries: list[dict[str, Any]], name: str) -> Ker
         kernel=kernel, launch=launch, reference=reference, make_inputs=make_inputs,
         cases=lambda level: cases, compile_signature=lambda level: cases,
         tolerance={k: t for k, t in REPLAY_TOLERANCES.items()}, tolerance_key=lambda p: p["out"],
-        fork=False, unavailable=(lambda: missing) if missing else None,
+        fork=False, unavailable=(lambda: missing) if missing else None, not_here=not_here,
         doc=f"replayed from {bundle.root}: {module}.{info.get('qualname')} ({info.get('file')}:{info.get('line')}); "
             f"kernel from {origin}")
 

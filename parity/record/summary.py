@@ -38,6 +38,11 @@ def kernel_rows(bundle: Bundle, spec_names: dict[str, str]) -> list[dict[str, An
     return list(rows.values())
 
 
+def _short(text: str, limit: int = 120) -> str:
+    """A reason cut at a word boundary, marked as cut."""
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
+
+
 def tier_cell(records: list[dict[str, Any]]) -> str:
     if not records:
         return "not run"
@@ -51,7 +56,7 @@ def tier_cell(records: list[dict[str, Any]]) -> str:
         parts.append(f"{len(bad)} disagree ({', '.join(f'{n}× {o}' for o, n in owners.items())})")
     skipped = [r for r in records if r["status"] == "skipped"]
     if skipped:
-        reasons = Counter(str(r.get("reason"))[:80] for r in skipped)
+        reasons = Counter(_short(str(r.get("reason"))) for r in skipped)
         parts.append(f"{len(skipped)} not replayable ({'; '.join(reasons)})")
     compiles = sum(int(r.get("compiles") or 0) for r in records if r.get("mode") == "compile")
     if records[0].get("mode") == "compile":
@@ -59,10 +64,68 @@ def tier_cell(records: list[dict[str, Any]]) -> str:
     return ", ".join(parts)
 
 
+def recorded_under(bundle: Bundle) -> str:
+    """Whether the recorded launches ran under the interpreter, said plainly (each process line records it):
+    an interpreter recording's outputs are the interpreter's, not a device's."""
+    envs = [p.get("env", {}) for p in bundle.processes]
+    interpreted = sum(1 for e in envs if e.get("interpret"))
+    devices = sorted({str(e["device"]) for e in envs if e.get("device") and not e.get("interpret")})
+    if not envs:
+        return "Where the launches ran is not known: the bundle has no process line."
+    if interpreted == len(envs):
+        return (f"Recorded under the interpreter (TRITON_INTERPRET=1, all {len(envs)} recording process(es)): the "
+                "recorded outputs are the interpreter's, not a device's.")
+    on = f" on {', '.join(devices)}" if devices else ""
+    if interpreted:
+        return (f"Recorded under the interpreter in {interpreted} of {len(envs)} recording processes (TRITON_INTERPRET"
+                f"=1); the others ran{on} without it.")
+    return f"Recorded without the interpreter{on} ({len(envs)} recording process(es))."
+
+
+def _tier_records(records: list[dict[str, Any]], kernels: set[str]) -> list[dict[str, Any]]:
+    return [r for r in records if r["kernel"] in kernels and r.get("suite") in ("accuracy", "compile")]
+
+
+def report_sections(records: list[dict[str, Any]], env: dict[str, Any], bundle_path: str) -> list[tuple[str, str]]:
+    """The section a --replay run adds to its REPORT.md: per kernel and per library module, launches, distinct
+    specializations, compiles on this tier's arch and this tier's agreement (replay-summary sets tiers side by
+    side)."""
+    from parity.record.replay import kernel_groups
+
+    try:
+        bundle = load_bundle(bundle_path)
+    except BundleError as exc:
+        return [("Recorded workload", f"The bundle cannot be read back for this section: {exc}")]
+    names = {kernel_id: name for kernel_id, (name, _) in kernel_groups(bundle).items()}
+    tier = str(env.get("backend", "this tier"))
+    arch = env.get("target_arch") or env.get("device_name") or tier
+    rows = kernel_rows(bundle, names)
+    head = ["kernel", "module", "launches", "distinct specializations", f"compiles on {arch}", f"{tier}: agreement"]
+    lines = [f"Bundle `{bundle_path}`. {recorded_under(bundle)}", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    modules: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        mine = _tier_records(records, {row["kernel"]})
+        row["compiles"] = sum(int(r.get("compiles") or 0) for r in mine)
+        lines.append(f"| {row['kernel']} | {row['module']} | {row['seen']} | {row['specializations']} | "
+                     f"{row['compiles']} | {tier_cell(mine)} |")
+        modules[str(row["module"])].append(row)
+    lines += ["", "| module | kernels | launches | distinct specializations | compiles on "
+              f"{arch} | {tier}: agreement |", "|---|---|---|---|---|---|"]
+    for module, group in sorted(modules.items()):
+        mine = _tier_records(records, {row["kernel"] for row in group})
+        lines.append(f"| {module} | {len(group)} | {sum(r['seen'] for r in group)} | "
+                     f"{sum(r['specializations'] for r in group)} | {sum(r['compiles'] for r in group)} | "
+                     f"{tier_cell(mine)} |")
+    lines += ["", "`launches` counts every launch the recording saw (deduplication keeps a few per key and counts "
+              f"the rest); each tier's agreement side by side: `parity replay-summary {bundle_path} DIR ...`."]
+    return [("Recorded workload", "\n".join(lines))]
+
+
 def render(bundle: Bundle, tiers: dict[str, list[dict[str, Any]]], spec_names: dict[str, str]) -> str:
     rows = kernel_rows(bundle, spec_names)
     head = ["kernel", "module", "launches seen", "kept", "distinct specializations", *tiers]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = [recorded_under(bundle), "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     by_module: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     for row in rows:
         cells = [row["kernel"], row["module"], str(row["seen"]), str(row["kept"]), str(row["specializations"])]

@@ -22,9 +22,11 @@ from typing import Any
 
 import numpy as np
 
+from parity.backends import backend_class
+
 KINDS = ("numeric", "compile", "launch", "specialization", "version", "cross-output", "perf")
-BACKEND_ORDER = ("cuda", "ascend", "interpret", "cuda-compile", "ascend-compile")
 RUN_MODES = ("run", "interpret")
+UNRANKED = 1000  # after every tier with a report_rank
 NUMERIC_PASS = ("passed", "xpassed")
 NUMERIC_FAIL = ("failed", "xfailed")
 PERF_RATIO = 2.0
@@ -95,8 +97,9 @@ def column_labels(backends_and_dirs: Sequence[tuple[str, str]]) -> list[str]:
 
 
 def order_key(column: Column) -> tuple[int, str]:
-    return (BACKEND_ORDER.index(column.backend) if column.backend in BACKEND_ORDER else len(BACKEND_ORDER),
-            column.label)
+    """A column's place among DIVERGENCE.md's: its tier's report_rank, unranked tiers after the ranked ones."""
+    rank = backend_class(column.backend).report_rank
+    return (rank if rank is not None else UNRANKED, column.label)
 
 
 def classify_error(reason: str | None) -> str:

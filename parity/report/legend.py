@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-DEVICE_RUNS = {"NVIDIA (Triton)": "`nox -s cuda`", "Ascend (triton-ascend)": "`nox -s ascend`"}
+from parity.backends import device_tier
+
 NOT_CHECKABLE = ("No tier here sees the hardware's own arithmetic, timing or launch-time limits without the "
                  "device itself: {checks} {verb} unchecked until a results dir from that device ({runs}) is added.")
 
@@ -12,7 +13,13 @@ NOT_CHECKABLE = ("No tier here sees the hardware's own arithmetic, timing or lau
 def not_checkable(missing: Mapping[str, str]) -> str:
     """What no tier here can check, said once."""
     return NOT_CHECKABLE.format(checks=" and ".join(missing.values()), verb="stay" if len(missing) > 1 else "stays",
-                                runs=" / ".join(DEVICE_RUNS.get(t, t) for t in missing))
+                                runs=" / ".join(device_run(t) for t in missing))
+
+
+def device_run(target: str) -> str:
+    """The session that gives a column its device check (its hardware tier's)."""
+    tier = device_tier(target)
+    return f"`nox -s {tier.name}`" if tier else target
 
 
 REJECTED = "rejected as expected"

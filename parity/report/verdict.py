@@ -16,40 +16,27 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from parity.backends import backend_class, device_tier
+from parity.backends.base import Check
 from parity.fit.proof import change as proven_change
 from parity.report import ascend_perf_md
 from parity.report import findings as fnd
 from parity.report.fit_md import fit_answer, fit_line
-from parity.report.legend import DEVICE_RUNS, REJECTED, legend, not_checkable
+from parity.report.legend import REJECTED, device_run, legend, not_checkable
 from parity.report.tables import md_code, md_escape, table
 from parity.report.versions import split_columns, triton_of
 from parity.seams.versions import version_key
 from parity.triage.owner import fixed_in
 
-
-@dataclass(frozen=True)
-class Check:
-    """What one tier checks, as the verdict names it."""
-
-    target: str  # the column it belongs to
-    name: str  # with {arch} / {device} filled from env.json
-    order: int  # position inside the target's cell
-    short: str = ""  # the cell's word for it
-    device: bool = False  # runs on the hardware itself
-
-
-# the tiers as the reports describe them (Backend names as recorded in results); a tier not listed is
-# shown under its own name
-CHECKS: dict[str, Check] = {
-    "interpret": Check("NVIDIA (Triton)", "the interpreter computes the fp64 answer", 1, "interp"),
-    "cuda-compile": Check("NVIDIA (Triton)", "builds for {arch}", 0, "build"),
-    "cuda": Check("NVIDIA (Triton)", "GPU arithmetic on {device}", 2, "GPU", device=True),
-    "ascend-compile": Check("Ascend (triton-ascend)", "builds for {arch}", 0, "build"),
-    "ascend-lowered": Check("Ascend (triton-ascend)", "the lowering computes the fp64 answer", 1, "lowered"),
-    "ascend": Check("Ascend (triton-ascend)", "NPU arithmetic on {device}", 2, "NPU", device=True),
-}
 TIER_OWNERS = ("tier", "environment")
-DEVICE_CHECKS = {"NVIDIA (Triton)": "GPU arithmetic", "Ascend (triton-ascend)": "NPU arithmetic"}
+
+
+def target_rank(target: str) -> int:
+    """A column's place: the vendors with a device tier first, in their device tiers' report order."""
+    tier = device_tier(target)
+    return tier.report_rank if tier and tier.report_rank is not None else 9
+
+
 # the owner in a cell's words (the findings below say it in full)
 OWNER_TAGS = {"author": "kernel fix", "library": "{name}", "triton": "Triton bug", "triton-ascend": "triton-ascend bug",
               "tier": "tier limit", "environment": "environment"}
@@ -68,7 +55,8 @@ def _marked(v: Verdict) -> set[str]:
 
 
 def check_of(backend: str) -> Check:
-    return CHECKS.get(backend, Check(backend, backend, 9, backend))
+    """What a tier checks, as its Backend class says (a tier no backend has: a column of its own)."""
+    return backend_class(backend).check or Check(backend, backend, 9, backend)
 
 
 def check_name(backend: str, env: Mapping[str, Any]) -> str:
@@ -194,7 +182,7 @@ def build(columns: Sequence[Any], records: Mapping[str, Sequence[Mapping[str, An
     main_labels = {c.label for c in primary}
     matrix = [c for c in cols if c.label not in main_labels]
     targets = list(dict.fromkeys(check_of(c.backend).target for c in cols))
-    targets.sort(key=lambda t: list(DEVICE_CHECKS).index(t) if t in DEVICE_CHECKS else 9)
+    targets.sort(key=target_rank)
     all_findings = [(c.label not in main_labels, f) for c in cols
                     for f in fnd.group(records.get(c.label, ()), c.label, c.link_prefix)]
     ordered = [f for _, f in sorted(all_findings, key=lambda mf: (mf[1].outcome == "expected", mf[0],
@@ -235,8 +223,8 @@ def build(columns: Sequence[Any], records: Mapping[str, Sequence[Mapping[str, An
         words = list(dict.fromkeys(f"{check_of(c.backend).short} = {check_name(c.backend, c.env)} ({c.backend})"
                                    for c in primary if check_of(c.backend).target == target))
         checked.append(f"{target}: {'; '.join(words)}")
-    missing = {t: DEVICE_CHECKS[t] for t in targets if t in DEVICE_CHECKS and not any(
-        check_of(c.backend).device and check_of(c.backend).target == t for c in cols)}
+    missing = {t: str(d.device_check) for t in targets if (d := device_tier(t)) and d.device_check and not any(
+        backend_class(c.backend).hardware and check_of(c.backend).target == t for c in cols)}
     main = {check_of(c.backend).target: str(triton_of(c)) for c in primary
             if triton_of(c) and any(m.backend == c.backend for m in matrix)}
     return Verdict(targets, rows, checked, ordered, missing, main, versions, frozenset(c.label for c in matrix),
@@ -383,7 +371,7 @@ def render_text(v: Verdict, width: int = 100) -> str:
     lines = [ln for c in v.checked for ln in _wrap(c, width, "")]
     if v.missing:
         lines += _wrap(f"Not checked by any tier here: {' and '.join(v.missing.values())} (each needs its device: "
-                       f"{' / '.join(DEVICE_RUNS.get(t, t) for t in v.missing)}).", width, "")
+                       f"{' / '.join(device_run(t) for t in v.missing)}).", width, "")
     lines += [tabulate([[k, *map(ascend_perf_md.unlink, cells)] for k, cells in v.rows], headers=["kernel", *v.targets],
                        tablefmt="simple"), ""]
     lines += _wrap(legend(_marked(v)), width, "")

@@ -49,10 +49,14 @@ def describe_rejected(jit: Any, option: str, exc: BaseException, args: tuple[Any
 
 
 def target_of(backend: str, arch: Any) -> tuple[Any, ...]:
-    """triton's GPUTarget fields for the tier: the option set the script checks is that backend's."""
-    if backend_class(backend).target == "ascend":
-        return ("npu", arch if isinstance(arch, str) else "Ascend910B3", 0)
-    return ("cuda", arch if isinstance(arch, int) else 90, 32)
+    """triton's GPUTarget fields for the tier (its Backend.gpu_target): the option set the script checks is that
+    backend's; the record's arch replaces the default where it is of the same kind."""
+    target = backend_class(backend).gpu_target
+    if target is None:
+        raise SourceError(f"tier {backend!r} names no GPUTarget (Backend.gpu_target), so no launch-option repro "
+                          "can rebuild for it; declare one on its Backend class")
+    kind, default, warp = target
+    return (kind, arch if isinstance(arch, type(default)) else default, warp)
 
 
 def render_script(entry: Mapping[str, Any], record: Mapping[str, Any], arch: Any, backend: str = "cuda-compile") -> str:

@@ -184,7 +184,7 @@ def spec_module(spec: KernelSpec) -> str:
 
 def parity_command(spec: KernelSpec, record: Mapping[str, Any], backend: str) -> str:
     """Re-runs the one case through parity (pytest's -k cannot take '=' or ',', so the node id)."""
-    env = "TRITON_INTERPRET=1 " if backend_class(backend).mode == "interpret" else ""
+    env = backend_class(backend).repro_prefix
     test = "test_compile" if backend_class(backend).mode == "compile" else "test_accuracy"  # a compile tier's suite
     node = f"suites/{test}.py::{test}[{record['kernel']}[{record['case']}]]"
     return f"{env}pytest '{node}' --backend={backend} --level=full --kernels={spec_module(spec)}"
@@ -221,8 +221,7 @@ def write(out_dir: Path, spec: KernelSpec, shrunk: Case, exc: BaseException, inf
         expected = "".join(traceback.format_exception_only(type(exc), exc)).strip()[:400]
         script = template.render("prelaunch_script", title, **fields, seed=literal(seed), expected=literal(expected))
         (out_dir / "repro.py").write_text(script, encoding="utf-8")
-    interpreted = backend_class(backend).mode == "interpret"
-    command = ("TRITON_INTERPRET=1 " if interpreted else "") + "python repro.py" if fields else rerun
+    command = backend_class(backend).repro_prefix + "python repro.py" if fields else rerun
     text = render_library_issue(finding, record, env, backend, command)
     head, sep, tail = text.partition("### To reproduce")
     tail = "\n".join(line for line in tail.split("\n") if not line.startswith("Or through parity, with MODULE"))

@@ -156,7 +156,7 @@ def write_repro(out_dir: Path, cap: Captured, record: Mapping[str, Any], shrunk:
     (out_dir / "repro.py").write_text(script, encoding="utf-8")
     if arrays:
         np.savez_compressed(out_dir / "inputs.npz", **arrays)  # type: ignore[arg-type]  # numpy's stub types **kwds as its allow_pickle
-    command = ("TRITON_INTERPRET=1 " if backend_class(backend).mode == "interpret" else "") + "python repro.py"
+    command = backend_class(backend).repro_prefix + "python repro.py"
     write_drafts(out_dir, record, backend, command, lambda tracker: render_issue(
         tracker, cap_summary(cap), record, shrunk.as_dict(), env, backend), env)
     return out_dir
@@ -275,7 +275,7 @@ def _tier_note(record: dict[str, Any], spec: KernelSpec, case: Case, backend: An
 
     out_dir = results_dir / REPROS_DIR / case_filename(spec.name, case.id)
     out_dir.mkdir(parents=True, exist_ok=True)
-    command = ("TRITON_INTERPRET=1 " if backend.mode == "interpret" else "") + \
+    command = backend.repro_prefix + \
         f"pytest suites --backend={backend.name} -k '{spec.name}'"
     (out_dir / "TIER.md").write_text(render_tier(record, backend.name, command), encoding="utf-8")
     record["repro"] = out_dir.relative_to(results_dir).as_posix()
@@ -347,7 +347,7 @@ def import_command(record: Mapping[str, Any]) -> str | None:
     found = re.search(r"importing ([\w.]+) raised", str(record.get("reason") or ""))
     if not found:
         return None
-    env = "TRITON_INTERPRET=1 " if backend_class(str(record.get("backend"))).mode == "interpret" else ""
+    env = backend_class(str(record.get("backend"))).repro_prefix
     return f'{env}python -c "import {found.group(1)}"'
 
 

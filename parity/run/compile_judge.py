@@ -80,6 +80,11 @@ def compile_records(backend: str, spec: KernelSpec, case: Case,
         if compile_.get("ascend_perf"):  # static performance advice (parity.backends.ascend.perf_rules)
             record["ascend_perf"] = compile_["ascend_perf"]
         record["status"], record["reason"] = judge(compile_, expected)
+        why = spec.not_here(compile_.get("message") or "", case.params) if spec.not_here is not None else None
+        if record["status"] == "failed" and why:  # about where it runs, not the kernel: no finding, no owner
+            record.update(status="skipped", reason=why, compiles=0)
+            records.append(record)
+            continue
         # an Ascend-only extension is named as such (ascend_only), never as a misspelt tl. function
         diagnosis = (mistakes.diagnose(compile_.get("message"), spec.kernels)
                      if record["status"] == "failed" and not language_finding(compile_.get("message") or "") else None)

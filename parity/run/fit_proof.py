@@ -19,6 +19,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from parity.backends import backend_class
 from parity.fit import cache
 from parity.fit.proof import kernel_change
 from parity.run.fit_proof_run import PROOF_MARK
@@ -36,8 +37,6 @@ def disabled() -> bool:
 
 def proof_tier(backend: Any) -> tuple[str | None, str]:
     """(the tier that proves this compile tier's advice, or None; why it is that one, or why none)."""
-    from parity.backends import backend_class
-
     tried = []
     for name in getattr(backend, "proves_on", ()):
         missing = _missing(backend_class(name))
@@ -64,8 +63,6 @@ def spec_location(spec: Any) -> tuple[str, str | None]:
 
 
 def _child_env(tier: str) -> dict[str, str]:
-    from parity.backends import backend_class
-
     env = dict(os.environ)
     env.pop("TRITON_INTERPRET", None)
     if backend_class(tier).mode == "interpret":

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from parity.backends import backend_class
 from parity.paths import cache_root
 
 PROBE_TIMEOUT_S = 120.0
@@ -31,7 +32,7 @@ PROBE_TIMEOUT_S = 120.0
 @dataclass(frozen=True)
 class TierLimit:
     id: str
-    tiers: tuple[str, ...]  # backend names it applies on
+    tiers: tuple[str, ...]  # backend names it applies on (a tier's own defect)
     # "tier" (the tier's own defect), "author" (a language rule the kernel must respect), or "triton" /
     # "triton-ascend" (that vendor's bug, already reported at `link`: a note, not a new draft)
     who: str
@@ -47,9 +48,15 @@ class TierLimit:
     fits: Callable[[Mapping[str, Any], str], bool] | None = None
     # the record itself proves it (the error is raised inside the tier's own code): no other tier needed
     evident: bool = False
+    # a language rule or a compiler's bug: it applies on every tier whose Backend.language is this one too
+    language: str | None = None
+
+    def on(self, backend: str) -> bool:
+        """Whether it applies on this tier: named, or building with its language (the backend says which)."""
+        return backend in self.tiers or (self.language is not None and backend_class(backend).language == self.language)
 
     def matches(self, record: Mapping[str, Any], source: str) -> bool:
-        if record.get("backend") not in self.tiers:
+        if not self.on(str(record.get("backend"))):
             return False
         if self.numeric_only and not is_numeric(record):
             return False
@@ -346,18 +353,19 @@ LIMITS: tuple[TierLimit, ...] = (
               "the module calls a bishengir library function the CPU tier has no definition of",
               "https://gitcode.com/Ascend/AscendNPU-IR", message=r"bodiless function|has no CPU definition"),
     # a vendor's bug already reported upstream: the vendor's, with a note pointing at the report, not a fresh draft
-    TierLimit("ascend-generic-libdevice", ("ascend", "ascend-compile", "ascend-lowered"), "triton-ascend",
+    TierLimit("ascend-generic-libdevice", (), "triton-ascend",
               "triton-ascend", "upstream's portable triton.language.extra.libdevice compiles to None on "
               "triton-ascend (its backend maps no module for it); triton-ascend's own extra.ascend / extra.cann "
               "libdevice, or tl.math, work", "https://github.com/triton-lang/triton-ascend/issues/2363",
               message=r"cannot convert None|NoneType",
-              source=r"triton\.language\.extra(\.libdevice\b| import libdevice)", probe=_ascend_maps_no_libdevice),
-    TierLimit("ascend-noinline", ("ascend", "ascend-compile", "ascend-lowered"), "triton-ascend", "triton-ascend",
+              source=r"triton\.language\.extra(\.libdevice\b| import libdevice)", probe=_ascend_maps_no_libdevice,
+              language="triton-ascend"),
+    TierLimit("ascend-noinline", (), "triton-ascend", "triton-ascend",
               "triton-adapter cannot convert the tt.call a @triton.jit(noinline=True) function makes (\"failed to "
               "legalize unresolved materialization ... to '!tt.ptr'\"); upstream compiles it",
               "https://github.com/triton-lang/triton-ascend/issues/39",
               message=r"unresolved materialization|does not reference a valid function",
-              source=r"noinline\s*=\s*True", probe=_ascend_cannot_call_noinline),
+              source=r"noinline\s*=\s*True", probe=_ascend_cannot_call_noinline, language="triton-ascend"),
     # a precision class: fp32 tl.dot runs in TF32 on NVIDIA unless the kernel asks for ieee; the author's choice
     TierLimit("cuda-tf32-dot", ("cuda",), "author", "kernel author",
               "TF32 rounding of an fp32 tl.dot (NVIDIA's default, a 10-bit mantissa): pass input_precision=\"ieee\" "
@@ -366,25 +374,25 @@ LIMITS: tuple[TierLimit, ...] = (
               "https://triton-lang.org/main/python-api/generated/triton.language.dot.html",
               source=r"\bdot\(", numeric_only=True, fits=tf32_rounding),
     # language rules: the author's to handle, on the tiers whose language has them
-    TierLimit("upstream-erf-fp32-only", ("interpret", "cuda", "cuda-compile"), "author", "kernel author",
+    TierLimit("upstream-erf-fp32-only", (), "author", "kernel author",
               "upstream Triton's tl.erf takes fp32/fp64 only; triton-ascend also takes fp16/bf16",
               "https://triton-lang.org/main/python-api/generated/triton.language.erf.html",
-              message=r"Expected dtype.*fp32.*fp64|fp32.*fp64.*erf", source=r"\berf\("),
-    TierLimit("upstream-tuple-store", ("interpret", "cuda", "cuda-compile"), "author", "kernel author",
+              message=r"Expected dtype.*fp32.*fp64|fp32.*fp64.*erf", source=r"\berf\(", language="triton"),
+    TierLimit("upstream-tuple-store", (), "author", "kernel author",
               "upstream Triton cannot store the tuple tl.broadcast returns; triton-ascend accepts it",
               "https://triton-lang.org/main/python-api/generated/triton.language.broadcast.html",
-              message=r"tuple", source=r"tl\.broadcast\("),
-    TierLimit("upstream-power-of-2", ("interpret", "cuda", "cuda-compile"), "author", "kernel author",
+              message=r"tuple", source=r"tl\.broadcast\(", language="triton"),
+    TierLimit("upstream-power-of-2", (), "author", "kernel author",
               "upstream Triton takes power-of-2 tile shapes only; triton-ascend takes others",
               "https://triton-lang.org/main/python-api/generated/triton.language.arange.html",
-              message=r"must be a power of 2|power of two"),
+              message=r"must be a power of 2|power of two", language="triton"),
     # an API upstream removed: the kernel must move off it to run on that release and later
-    TierLimit("upstream-block-ptr-removed", ("interpret", "cuda", "cuda-compile"), "author", "kernel author",
+    TierLimit("upstream-block-ptr-removed", (), "author", "kernel author",
               "upstream Triton 3.9 removed block pointers (tl.make_block_ptr, tl.advance) in favor of tensor "
               "descriptors (tl.make_tensor_descriptor); the kernel must port to them to run on Triton 3.9 and "
               "later (triton-ascend 3.2 keeps block pointers)",
               "https://github.com/triton-lang/triton/pull/6847",
-              message=r"Block pointers have been removed"),
+              message=r"Block pointers have been removed", language="triton"),
 )
 
 

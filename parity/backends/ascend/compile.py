@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from parity.backends.ascend.arch import ASCEND_ARCHS, DEFAULT_ASCEND_ARCH
-from parity.backends.base import Backend
+from parity.backends.base import Backend, Check
 from parity.spec import Case, KernelSpec
 
 SESSION_HINT = "nox -s ascend-compile"
@@ -46,6 +46,9 @@ def bishengir_bin_dir() -> Path | None:
     return path if (path / "bishengir-compile").exists() else None
 
 
+FIT_SEARCH_MARGIN_S = 50.0  # left of a case's timeout when its fit search stops starting compiles (a probe: 40 s)
+
+
 class AscendCompileBackend(Backend):
     name = "ascend-compile"
     mode = "compile"
@@ -57,6 +60,10 @@ class AscendCompileBackend(Backend):
     # the device type launches see (parity.compile.device_tensors): CPU memory that says "npu"
     launch_device_type: ClassVar[str] = "npu"
     fallback_hint = SESSION_HINT
+    check = Check("Ascend (triton-ascend)", "builds for {arch}", 0, "build")
+    report_rank = 4
+    language = "triton-ascend"
+    gpu_target = ("npu", "Ascend910B3", 0)
     # the plugin copies this pytest option's value into `arch` before prepare()
     arch_option: ClassVar[str] = "--ascend-arch"
     # triton-ascend's own lowering computes a fit where LLVM 19's tools are; else triton-ascend's interpreter
@@ -123,6 +130,22 @@ class AscendCompileBackend(Backend):
     def unavailable(self) -> str | None:
         return self._reason
 
+    def fit_tier(self, case_started: float) -> Any:
+        """What the fit advisor searches here: the arch's unified buffer, in bits, and auto multi-buffer off (on
+        by default, it doubles the buffers it pipelines: the one UB knob). The search runs inside the case's
+        compile child, so it stops in time for the case's own timeout."""
+        from parity.fit.hook import FitTier
+        from parity.fit.probe import ascend_probe
+
+        driver = self._driver
+
+        def offers(options: Mapping[str, Any]) -> dict[str, list[Any]]:
+            return {"multibuffer": [False]} if options.get("multibuffer") else {}
+
+        return FitTier(self.name, driver.arch.name, "bits", driver.arch.ub_bits, offers,
+                       lambda src, target, options, config: ascend_probe(driver, src, target, options, config),
+                       deadline=case_started + self.timeout_s - FIT_SEARCH_MARGIN_S)
+
     def compile_case(self, spec: KernelSpec, case: Case, cpu_inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
         """One dict per compile the case's launch triggered (see parity.compile.tools.COMPILE_KEYS)."""
         from parity.compile.isolate import run_isolated
@@ -146,11 +169,10 @@ class AscendCompileBackend(Backend):
         from parity.compile.device_tensors import launch_on_target
         from parity.errors import error_text
 
-        started = time.monotonic()  # the fit search stops in time for the case's timeout (parity.fit.tiers)
+        started = time.monotonic()  # the fit search stops in time for the case's timeout (fit_tier)
         ct.clear_jit_caches(spec.kernels)
         from parity.compile.keep_going import keep_going
         from parity.fit import hook as fit_hook
-        from parity.fit import tiers as fit_tiers
 
         recorder = self._driver.recorder = Recorder(progress)
         launch_failure = None
@@ -161,7 +183,7 @@ class AscendCompileBackend(Backend):
         except Exception as exc:  # compile errors are already on their attempt; keep anything else
             launch_failure = error_text(exc)
         records = [self._as_compile(spec, a.as_json()) for a in recorder.attempts]
-        fit_tier = fit_tiers.ascend(self._driver, started, self.timeout_s)
+        fit_tier = self.fit_tier(started)
         fit_hook.attach(records, [a.source for a in recorder.attempts], spec.kernels, fit_tier)
         from parity.backends.ascend import perf_hook
 

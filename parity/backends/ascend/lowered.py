@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from parity.backends.ascend.arch import DEFAULT_ASCEND_ARCH
-from parity.backends.base import Backend
+from parity.backends.base import Backend, Check
 
 SESSION_HINT = "nox -s ascend-lowered"
 # what the records, REPORT.md and env.json say a pass here means
@@ -65,6 +65,10 @@ class AscendLoweredBackend(Backend):
     verifies = frozenset({"lowering", "numerics"})
     tracker = "triton-ascend"
     fallback_hint = SESSION_HINT
+    check = Check("Ascend (triton-ascend)", "the lowering computes the fp64 answer", 1, "lowered")
+    report_rank = 5
+    language = "triton-ascend"
+    gpu_target = ("npu", "Ascend910B3", 0)
     arch_option: ClassVar[str] = "--ascend-arch"
     # the perf pass times devices; an x86 build of NPU code has no speed worth reporting
     times_kernels: ClassVar[bool] = False

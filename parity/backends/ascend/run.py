@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from parity.backends.base import Backend
+from parity.backends.base import Backend, Check
 
 
 def _torch_npu() -> Any:
@@ -72,6 +72,11 @@ class AscendBackend(Backend):
     presents = "npu"
     tracker = "triton-ascend"
     hardware = True
+    check = Check("Ascend (triton-ascend)", "NPU arithmetic on {device}", 2, "NPU")
+    device_check = "NPU arithmetic"
+    report_rank = 1
+    language = "triton-ascend"
+    gpu_target = ("npu", "Ascend910B3", 0)
     fallback_hint = "nox -s ascend-compile (compile-only, no NPU) or nox -s interpret"
 
     def unavailable(self) -> str | None:

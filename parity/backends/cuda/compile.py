@@ -12,7 +12,6 @@ the figure triton's CUDA driver reports (CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES / 4)
 
 from __future__ import annotations
 
-import argparse
 import faulthandler
 import hashlib
 import os
@@ -23,8 +22,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from parity.backends.base import Backend
+from parity.backends.base import Backend, Check
 from parity.backends.cuda import torch_device
+from parity.backends.cuda.arch import CUDA_ARCHS, DEFAULT_ARCH, parse_cuda_arch
 from parity.backends.cuda.resources import max_threads, resource_usage
 from parity.compile import sandbox
 from parity.compile.counter import constants_by_name
@@ -42,40 +42,16 @@ from parity.compile.tools import (
     variant_and_config,
 )
 from parity.fit import hook as fit_hook
-from parity.fit import tiers as fit_tiers
+from parity.fit.hook import FitTier
+from parity.fit.probe import cuda_probe
 from parity.seams.device import present_driver
 from parity.seams.jit import add_stages, compile_function
 from parity.seams.versions import compile_call, load_binary_returns_max_threads, nvidia_binary
 
-
-@dataclass(frozen=True)
-class CudaArch:
-    name: str
-    max_shared_bytes: int  # per block, opt-in (CUDA C Programming Guide, compute capabilities table)
-    sm_count: int  # of the named part; only informs triton.testing's roofline helpers
-    registers_per_sm: int = 65536
-    max_threads_per_block: int = 1024
-
-
-CUDA_ARCHS: dict[int, CudaArch] = {
-    80: CudaArch("sm_80 (A100)", 166912, 108),
-    86: CudaArch("sm_86 (A10)", 101376, 72),
-    89: CudaArch("sm_89 (L40)", 101376, 142),
-    90: CudaArch("sm_90 (H100, H200)", 232448, 132),
-}
-DEFAULT_ARCH = 90
+STAGES = ("ttir", "ttgir", "llir", "ptx", "cubin")
 # CUDA's grid limits: x < 2^31, y and z <= 65535
 GRID_LIMITS = (2**31 - 1, 65535, 65535)
 COMPILE_TIMEOUT_S = float(os.environ.get("PARITY_COMPILE_TIMEOUT_S", "300"))
-
-
-def parse_cuda_arch(value: str | int) -> int:
-    """--cuda-arch: 90, sm_90 or 9.0; errors list the valid values."""
-    text = str(value).strip().lower().removeprefix("sm_").removeprefix("sm").replace(".", "")
-    valid = ", ".join(str(a) for a in CUDA_ARCHS)
-    if not text.isdigit() or int(text) not in CUDA_ARCHS:
-        raise argparse.ArgumentTypeError(f"unknown --cuda-arch {value!r}; valid: {valid} (e.g. --cuda-arch 80)")
-    return int(text)
 
 
 class CompileFailed(RuntimeError):
@@ -230,7 +206,10 @@ class CudaCompileBackend(Backend):
     verifies = frozenset({"vendor-compiler"})
     # the device type launches see (parity.compile.device_tensors): CPU memory that says "cuda"
     launch_device_type: ClassVar[str] = "cuda"
-    fallback_hint = "nox -s interpret"
+    check = Check("NVIDIA (Triton)", "builds for {arch}", 0, "build")
+    report_rank = 3
+    language = "triton"
+    gpu_target = ("cuda", DEFAULT_ARCH, 32)
     # the plugin copies this pytest option's value into `arch` before prepare()
     arch_option: ClassVar[str] = "--cuda-arch"
     repro_template: ClassVar[str] = "cuda_compile_script"
@@ -406,8 +385,19 @@ class CudaCompileBackend(Backend):
         finally:
             clear_jit_caches(spec.kernels)
         fit_hook.attach(log.compiles, [log.sources.get(id(c)) for c in log.compiles], spec.kernels,
-                        fit_tiers.cuda(self, compile_function().original))
+                        self.fit_tier(compile_function().original))
         return [dict(c) for c in self.log.compiles]
+
+    def fit_tier(self, original_compile: Any) -> FitTier:
+        """What the fit advisor searches here: shared memory per block on this SM, and fewer pipeline stages
+        (each holds another copy of the tiles; two fewer at most)."""
+        def offers(options: Mapping[str, Any]) -> dict[str, list[Any]]:
+            stages = int(options.get("num_stages") or 1)
+            return {"num_stages": list(range(stages - 1, 0, -1))[:2]} if stages > 1 else {}
+
+        return FitTier(self.name, f"sm_{self.arch}", "bytes", CUDA_ARCHS[self.log.arch].max_shared_bytes, offers,
+                       lambda src, target, options, config: cuda_probe(self, original_compile, src, target, options,
+                                                                       config))
 
     def env(self) -> dict[str, Any]:
         arch = CUDA_ARCHS[self.log.arch]

@@ -8,7 +8,7 @@ from typing import Any
 
 import torch
 
-from parity.backends.base import Backend
+from parity.backends.base import Backend, Check
 
 GPU_COMPARE_MIN_NUMEL = 1 << 22
 
@@ -20,6 +20,11 @@ class CudaBackend(Backend):
     target = "cuda"
     presents = "cuda"
     hardware = True
+    check = Check("NVIDIA (Triton)", "GPU arithmetic on {device}", 2, "GPU")
+    device_check = "GPU arithmetic"
+    report_rank = 0
+    language = "triton"
+    gpu_target = ("cuda", 90, 32)
     fallback_hint = "nox -s cuda-compile (compile-only, no GPU) or nox -s interpret"
 
     def unavailable(self) -> str | None:
