@@ -23,6 +23,8 @@ from typing import Any, ClassVar
 
 from parity.backends.ascend.arch import ASCEND_ARCHS, DEFAULT_ASCEND_ARCH
 from parity.backends.base import Backend, Check
+from parity.fit.hook import FitTier
+from parity.fit.probe import ascend_probe
 from parity.spec import Case, KernelSpec
 
 SESSION_HINT = "nox -s ascend-compile"
@@ -134,9 +136,6 @@ class AscendCompileBackend(Backend):
         """What the fit advisor searches here: the arch's unified buffer, in bits, and auto multi-buffer off (on
         by default, it doubles the buffers it pipelines: the one UB knob). The search runs inside the case's
         compile child, so it stops in time for the case's own timeout."""
-        from parity.fit.hook import FitTier
-        from parity.fit.probe import ascend_probe
-
         driver = self._driver
 
         def offers(options: Mapping[str, Any]) -> dict[str, list[Any]]:
