@@ -58,10 +58,15 @@ NUMPY = "numpy<2.4"
 # safetensors: parity record's bundles (tensors without pickle)
 RUNNER = [NUMPY, "tabulate", "pytest>=8", "pytest-xdist", "pytest-timeout", "safetensors"]
 ASCEND_TOOLCHAIN = ["triton-ascend==3.2.0", "ascendnpu-ir", "pybind11"]
+# the two hardware-free stacks, one venv each (parity.tiers): interpret, cuda-compile and report share the upstream
+# one (matplotlib draws the report's heatmap), ascend-compile and ascend-lowered the triton-ascend one
+UPSTREAM_STACK = [TORCH_CPU, TRITON, *RUNNER, "matplotlib"]
+ASCEND_CPU_STACK = [TORCH_CPU, *ASCEND_TOOLCHAIN, *RUNNER]
 
 # reinstalling torch into a fresh venv on every call costs minutes; pip upgrades in place instead
 nox.options.reuse_venv = "yes"
-nox.options.sessions = ["tests", "interpret", "cuda-compile", "ascend-compile"]
+# plain `nox` is the main job: the tiers and the report (`nox -s tests` is parity's own test command)
+nox.options.sessions = ["interpret", "cuda-compile", "ascend-compile"]
 # ascend-lowered runs triton-ascend's lowered kernels on the CPU with Debian's LLVM/MLIR 19 tools
 LLVM19_TOOLS = ("mlir-opt", "mlir-translate", "llc")
 LLVM19_APT = "apt-get install -y mlir-19-tools llvm-19 gcc"
@@ -137,9 +142,67 @@ def require_device(session: nox.Session, tool: str, device: str, fallback: str, 
                       f"No such device? Run a hardware-free tier instead: {fallback}")
 
 
-def pytest_args(session: nox.Session, backend: str, *defaults: str) -> list[str]:
+def pytest_args(session: nox.Session, backend: str, *defaults: str, python: str = "python") -> list[str]:
     # a hung case becomes an `error` record with reason "timeout" instead of stalling the tier
-    return ["python", "-m", "pytest", "suites", f"--backend={backend}", "--timeout=900", *defaults, *session.posargs]
+    return [python, "-m", "pytest", "suites", f"--backend={backend}", "--timeout=900", *defaults, *session.posargs]
+
+
+# ---- the shared venvs: a stack session builds one, the tier sessions that need it (`requires=`) run in it ----
+# nox gives each session its own venv; two tiers on one stack take none of their own (python=False) and run the
+# python of the stack session they require. Filled by the stack sessions, read by the tiers (one nox process).
+STACK_PYTHON: dict[str, str] = {}
+
+
+def build_stack(session: nox.Session, *packages: str) -> None:
+    install(session, *packages)
+    no_venv = session.venv_backend == "none" or getattr(session, "virtualenv", None) is None
+    STACK_PYTHON[session.name] = "python" if no_venv else os.path.join(session.bin, "python")
+
+
+@nox.session(name="venv-upstream", default=False)
+def venv_upstream(session: nox.Session) -> None:
+    """The venv of interpret, cuda-compile and report: torch's CPU build, upstream triton, the runner."""
+    build_stack(session, *UPSTREAM_STACK)
+
+
+def ascend_python_ok(session: nox.Session, tier: str) -> None:
+    if sys.version_info >= (3, 12) and session.venv_backend != "none":
+        session.error("triton-ascend 3.2.0 publishes wheels for CPython 3.10 and 3.11 only; "
+                      f"run this session with Python 3.11 (e.g. `python3.11 -m nox -s {tier}`)")
+
+
+@nox.session(name="venv-ascend", default=False)
+def venv_ascend(session: nox.Session) -> None:
+    """The venv of ascend-compile and ascend-lowered: torch's CPU build, triton-ascend, bishengir, the runner."""
+    ascend_python_ok(session, "ascend-compile")
+    build_stack(session, *ASCEND_CPU_STACK)
+
+
+def stack_python(session: nox.Session, stack: str) -> str:
+    """The python of a stack's venv: the one its session built in this nox run, else the one on disk (a run with
+    --no-dependencies), else the machine's own (--no-venv)."""
+    if stack in STACK_PYTHON:
+        return STACK_PYTHON[stack]
+    on_disk = session.cache_dir.parent / stack / "bin" / "python"  # cache_dir is <envdir>/.cache
+    return str(on_disk) if on_disk.exists() else "python"
+
+
+def stack_env(python: str, env: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a command in a stack's venv: its bin/ first on PATH (bishengir-compile, ptxas wrappers)."""
+    extra = dict(env or {})
+    if os.path.isabs(python):
+        bin_dir = os.path.dirname(python)
+        extra.update(PATH=os.pathsep.join([bin_dir, os.environ.get("PATH", "")]),
+                     VIRTUAL_ENV=os.path.dirname(bin_dir))
+    return extra
+
+
+def install_into(session: nox.Session, python: str, *packages: str) -> None:
+    """pip install into a stack's venv from a tier session (which has no venv of its own)."""
+    if python == "python":
+        session.log(f"--no-venv: using the installed packages, not installing {' '.join(packages)}")
+        return
+    session.run(python, "-m", "pip", "install", *packages, external=True)
 
 
 # PARITY_LIBRARIES=fla,liger,flag_gems (or "all"): a tier session installs those libraries at the pins of
@@ -156,14 +219,18 @@ def library_installs(names: list[str]) -> list[list[str]]:
     return [["--no-deps", *(PINS[n].dist for n in names)], *([deps] if deps else [])]
 
 
-def libraries(session: nox.Session) -> list[str]:
-    """Install the libraries PARITY_LIBRARIES names; the pytest arguments that select their specs."""
+def libraries(session: nox.Session, python: str | None = None) -> list[str]:
+    """Install the libraries PARITY_LIBRARIES names (into `python`'s venv when given); the pytest arguments that
+    select their specs."""
     try:
         names = select_libraries(os.environ.get(LIBRARIES_ENV, ""))
     except ValueError as exc:
         session.error(str(exc))
     for packages in library_installs(names):
-        install(session, *packages)
+        if python is None:
+            install(session, *packages)
+        else:
+            install_into(session, python, *packages)
     return [f"--kernels={','.join(f'libraries.{n}' for n in names)}"] if names else []
 
 
@@ -175,7 +242,8 @@ def run_pytest(session: nox.Session, *args: str, env: dict[str, str] | None = No
 @nox.session
 def tests(session: nox.Session) -> None:
     """The engine's self-tests (CPU only), plus ruff and mypy (pyproject's [tool.mypy])."""
-    install(session, TORCH_CPU, TRITON, *RUNNER, "ruff", "nox", "mypy")
+    # matplotlib: the heatmap tests draw; the tests session keeps its own venv (ruff, mypy, flag-gems)
+    install(session, TORCH_CPU, TRITON, *RUNNER, "matplotlib", "ruff", "nox", "mypy")
     # tests/test_user_library.py: a user's own FlagGems plugin (not libraries/flag_gems.py) imports and compiles
     # on cuda-compile; flag-gems is pure Python, installed --no-deps with the imports it needs (libraries/pins.py)
     for packages in library_installs(["flag_gems"]):
@@ -185,12 +253,12 @@ def tests(session: nox.Session) -> None:
     run_pytest(session, "python", "-m", "pytest", "tests", "-n", "2", *session.posargs)
 
 
-@nox.session
+@nox.session(python=False, requires=["venv-upstream"])
 def interpret(session: nox.Session) -> None:
     """Every kernel under TRITON_INTERPRET=1 against fp64, on the CPU."""
-    install(session, TORCH_CPU, TRITON, *RUNNER)
-    run_pytest(session, *pytest_args(session, "interpret", "-n", "2", *libraries(session)),
-               env={"TRITON_INTERPRET": "1"})
+    python = stack_python(session, "venv-upstream")
+    run_pytest(session, *pytest_args(session, "interpret", "-n", "2", *libraries(session, python), python=python),
+               env=stack_env(python, {"TRITON_INTERPRET": "1"}))
 
 
 def matrix_dir(tier: str, version: str) -> str:
@@ -330,52 +398,61 @@ def ascend_standin(session: nox.Session) -> None:
     session.run("python", "-m", "tests.standin_npu.check", "reports/ascend-standin", env=env)
 
 
-@nox.session(name="cuda-compile")
+@nox.session(name="cuda-compile", python=False, requires=["venv-upstream"])
 def cuda_compile(session: nox.Session) -> None:
     """Compile every kernel variant for a named SM with upstream triton's ptxas; no GPU needed."""
-    install(session, TORCH_CPU, TRITON, *RUNNER)
-    run_pytest(session, *pytest_args(session, "cuda-compile", "-n", "2", *libraries(session)))
+    python = stack_python(session, "venv-upstream")
+    run_pytest(session, *pytest_args(session, "cuda-compile", "-n", "2", *libraries(session, python), python=python),
+               env=stack_env(python))
 
 
-@nox.session(name="ascend-compile")
+@nox.session(name="ascend-compile", python=False, requires=["venv-ascend"])
 def ascend_compile(session: nox.Session) -> None:
     """Lower every kernel through triton-ascend and bishengir-compile; no NPU needed."""
-    if sys.version_info >= (3, 12) and session.venv_backend != "none":
-        session.error("triton-ascend 3.2.0 publishes wheels for CPython 3.10 and 3.11 only; "
-                      "run this session with Python 3.11 (e.g. `python3.11 -m nox -s ascend-compile`)")
-    install(session, TORCH_CPU, *ASCEND_TOOLCHAIN, *RUNNER)
+    python = stack_python(session, "venv-ascend")
+    env = stack_env(python)
     # the checker's own controls (UB overflow, grid limit, crash isolation) need this toolchain too
-    session.run("python", "-m", "pytest", "tests/test_ascend_compile.py", "-q")
-    run_pytest(session, *pytest_args(session, "ascend-compile", "-n", "2", *libraries(session)))
+    session.run(python, "-m", "pytest", "tests/test_ascend_compile.py", "-q", env=env)
+    run_pytest(session, *pytest_args(session, "ascend-compile", "-n", "2", *libraries(session, python),
+                                     python=python), env=env)
 
 
-@nox.session(name="ascend-lowered")
+@nox.session(name="ascend-lowered", python=False, requires=["venv-ascend"])
 def ascend_lowered(session: nox.Session) -> None:
     """triton-ascend's own lowering (ttadapter MLIR) of every kernel, run on the CPU against fp64.
 
     Checks triton-adapter's lowering (masks, other=, block pointers, reductions, dots), not bishengir
     nor the NPU's arithmetic. Needs LLVM/MLIR 19's mlir-opt, mlir-translate and llc, and a C compiler.
     """
-    if sys.version_info >= (3, 12) and session.venv_backend != "none":
-        session.error("triton-ascend 3.2.0 publishes wheels for CPython 3.10 and 3.11 only; "
-                      "run this session with Python 3.11 (e.g. `python3.11 -m nox -s ascend-lowered`)")
     missing = llvm19_missing()
     if missing:
         session.skip(f"LLVM/MLIR 19 tools not found ({', '.join(t + '-19' for t in missing)}); "
                      f"install them with `{LLVM19_APT}`")
-    install(session, TORCH_CPU, *ASCEND_TOOLCHAIN, *RUNNER)
+    python = stack_python(session, "venv-ascend")
+    env = stack_env(python)
     # the tier's own controls: the basics pass here, a planted lowering fault fails here
-    session.run("python", "-m", "pytest", "tests/test_ascend_lowered.py", "tests/test_redzone.py", "-q")
-    selected = libraries(session)
+    session.run(python, "-m", "pytest", "tests/test_ascend_lowered.py", "tests/test_redzone.py", "-q", env=env)
+    selected = libraries(session, python)
     # a library's failing cases are its findings (results, REPORT.md), not a failed session: with libraries
     # selected pytest's exit code 1 passes, as in the matrix sessions; anything else still fails
-    session.run(*pytest_args(session, "ascend-lowered", "-n", "2", *selected), interrupt_timeout=INTERRUPT_TIMEOUT_S,
-                terminate_timeout=TERMINATE_TIMEOUT_S, success_codes=[0, 1] if selected else [0])
+    session.run(*pytest_args(session, "ascend-lowered", "-n", "2", *selected, python=python), env=env,
+                interrupt_timeout=INTERRUPT_TIMEOUT_S, terminate_timeout=TERMINATE_TIMEOUT_S,
+                success_codes=[0, 1] if selected else [0])
 
 
-@nox.session
+@nox.session(python=False, requires=["venv-upstream"])
 def report(session: nox.Session) -> None:
     """reports/DIVERGENCE.md across results dirs (default: every reports/*/)."""
-    # torch: `import parity` needs it; matplotlib draws reports/divergence.png
-    install(session, TORCH_CPU, "tabulate", NUMPY, "matplotlib")
-    session.run("python", "-m", "parity.cli", "report", *session.posargs)
+    python = stack_python(session, "venv-upstream")  # torch (`import parity`), tabulate, matplotlib (the heatmap)
+    session.run(python, "-m", "parity.cli", "report", *session.posargs, env=stack_env(python))
+
+
+# on Python 3.12 and later triton-ascend does not install: check runs the upstream tiers and says so
+CHECK_STACKS = ["venv-upstream", *(["venv-ascend"] if sys.version_info < (3, 12) else [])]
+
+
+@nox.session(python=False, requires=CHECK_STACKS)
+def check(session: nox.Session) -> None:
+    """`-- --kernels NAMES`: every hardware-free tier here, into reports/check-<name>/<tier>, then the verdict."""
+    python = stack_python(session, "venv-upstream")  # parity.check runs each tier with that tier's venv's python
+    session.run(python, "-m", "parity.check", *session.posargs, env=stack_env(python))
