@@ -56,7 +56,8 @@ TERMINATE_TIMEOUT_S = 60.0
 # triton's interpreter (3.2 through 3.9) calls int() on 1-element arrays, which numpy 2.4 rejects
 NUMPY = "numpy<2.4"
 # safetensors: parity record's bundles (tensors without pickle)
-RUNNER = [NUMPY, "tabulate", "pytest>=8", "pytest-xdist", "pytest-timeout", "safetensors"]
+# tqdm: the tiers' live status line (parity.progress)
+RUNNER = [NUMPY, "tabulate", "pytest>=8", "pytest-xdist", "pytest-timeout", "safetensors", "tqdm"]
 ASCEND_TOOLCHAIN = ["triton-ascend==3.2.0", "ascendnpu-ir", "pybind11"]
 # the two hardware-free stacks, one venv each (parity.tiers): interpret, cuda-compile and report share the upstream
 # one (matplotlib draws the report's heatmap), ascend-compile and ascend-lowered the triton-ascend one

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from parity import progress
 from parity.backends import Backend, get_backend
 from parity.context import set_current_backend
 from parity.options import pytest_addoption  # noqa: F401  (a pytest hook: pytest finds it here)
@@ -214,6 +215,8 @@ def pytest_configure(config: pytest.Config) -> None:
         state.clock.stamp("configure", configure_began)
         state.clock.stamp("configured")
         config.pluginmanager.register(_ItemSpans(state.clock), "parity-item-spans")
+        config.pluginmanager.register(progress.status_line(config, backend.name, progress.previous_records(final_dir),
+                                                           state.workers), "parity-progress")
         if state.perf != "off" and state.workers and backend.mode == "run" and backend.times_kernels and not reason:
             from parity.run.perf_pass import preload_peers
             preload_peers(specs)
