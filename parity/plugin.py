@@ -25,7 +25,7 @@ from parity.results import (
     read_records,
     write_results,
 )
-from parity.run import rundir
+from parity.run import crash_log, rundir
 from parity.run.refcache import ReferenceCache
 from parity.run.wallclock import SessionClock, process_start
 from parity.spec import Case, KernelSpec, SpecError, check_sweeps, validate_cases, validate_compile_cases
@@ -206,6 +206,8 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(sanitize.missing())
         state.sanitize = True
     state.workers = int(getattr(config.option, "numprocesses", 0) or 0)
+    if worker != "main":  # a segfault's thread stacks go to a file the crashed record names, not the terminal
+        config.pluginmanager.register(crash_log.StackFile(crash_log.stacks_path(results_dir, worker)))
     if state.is_controller:
         # the last complete results stay in place until this run has its own (rundir.promote)
         rundir.begin(final_dir)
@@ -342,6 +344,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         _perf_pass(state, records)
     state.clock.stamp("perf_done")
     write_results(state.results_dir, records)
+    crash_log.tidy(state.results_dir)
     had_previous = rundir.promote(final)
     state.results_dir = final
     state.records = records
