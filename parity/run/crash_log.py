@@ -25,7 +25,7 @@ class StackFile:
 
     def pytest_sessionstart(self, session: Any) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (open until the process dies)
+        self.file = open(self.path, "a", encoding="utf-8")  # open until the process dies
         faulthandler.enable(file=self.file, all_threads=True)
 
 

@@ -151,6 +151,6 @@ def dead_worker_record(results_dir: Path, crashitem: str, node: Any, backend: An
         reason += f"; it had recorded `{before.get('status')}` before it died, which the death overrules"
     record = crash_record(crashitem, backend.name, backend.mode, reason, crash)
     stacks = crash_log.stacks_of(results_dir, worker)
-    if stacks:
+    if stacks and record is not None:
         record["crash_stacks"] = stacks  # faulthandler's thread stacks, kept off the terminal
     return record
