@@ -448,6 +448,14 @@ def report(session: nox.Session) -> None:
     session.run(python, "-m", "parity.cli", "report", *session.posargs, env=stack_env(python))
 
 
+@nox.session(python=False, default=False)
+def clean(session: nox.Session) -> None:
+    """Remove parity's venvs (.nox/) and caches, after saying how much they hold; `-- --reports` also reports/."""
+    # parity.clean imports no torch: nox's own python runs it, with the clone importable
+    session.run(sys.executable, "-m", "parity.clean", *session.posargs,
+                env={"PYTHONPATH": os.path.dirname(os.path.abspath(__file__))})
+
+
 # on Python 3.12 and later triton-ascend does not install: check runs the upstream tiers and says so
 CHECK_STACKS = ["venv-upstream", *(["venv-ascend"] if sys.version_info < (3, 12) else [])]
 
