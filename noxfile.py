@@ -59,10 +59,10 @@ NUMPY = "numpy<2.4"
 # tqdm: the tiers' live status line (parity.progress)
 RUNNER = [NUMPY, "tabulate", "pytest>=8", "pytest-xdist", "pytest-timeout", "safetensors", "tqdm"]
 ASCEND_TOOLCHAIN = ["triton-ascend==3.2.0", "ascendnpu-ir", "pybind11"]
-# the two hardware-free stacks, one venv each (parity.tiers): interpret, cuda-compile and report share the upstream
-# one (matplotlib draws the report's heatmap), ascend-compile and ascend-lowered the triton-ascend one
+# the two hardware-free stacks, one venv each (a Backend's `venv`): interpret, cuda-compile and report share the
+# upstream one (matplotlib draws the report's heatmap); ascend-compile, ascend-lowered and ascend-standin the other
 UPSTREAM_STACK = [TORCH_CPU, TRITON, *RUNNER, "matplotlib"]
-ASCEND_CPU_STACK = [TORCH_CPU, *ASCEND_TOOLCHAIN, *RUNNER]
+ASCEND_CPU_STACK = [TORCH_CPU, *ASCEND_TOOLCHAIN, *RUNNER, "pandas"]  # pandas: ascend-standin (do_bench_npu)
 
 # reinstalling torch into a fresh venv on every call costs minutes; pip upgrades in place instead
 nox.options.reuse_venv = "yes"
@@ -313,7 +313,7 @@ def matrix(session: nox.Session, triton: str) -> None:
     matrix_tier(session, "cuda-compile", triton)
 
 
-def run_tier_defaults(session: nox.Session) -> list[str]:
+def run_tier_defaults(session: nox.Session, in_venv: bool | None = None) -> list[str]:
     """xdist workers for a device tier, unless the caller passed -n.
 
     Compiles and fp64 references are CPU work, so the accuracy pass runs one worker per core,
@@ -323,13 +323,13 @@ def run_tier_defaults(session: nox.Session) -> list[str]:
     compile slowly is not the pass's tail.
     """
     given = any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in session.posargs)
-    return [] if given else ["-n", "auto", *(["--dist=worksteal"] if xdist_steals(session) else [])]
+    return [] if given else ["-n", "auto", *(["--dist=worksteal"] if xdist_steals(session, in_venv) else [])]
 
 
-def xdist_steals(session: nox.Session) -> bool:
-    """Whether the session's pytest-xdist has work stealing (3.2 and later): a venv installs the newest, while
-    --no-venv on an accelerator node uses whatever is installed there."""
-    if session.venv_backend != "none":
+def xdist_steals(session: nox.Session, in_venv: bool | None = None) -> bool:
+    """Whether the session's pytest-xdist has work stealing (3.2 and later): a venv installs the newest (`in_venv`: a
+    stack's venv the session runs in), while --no-venv on an accelerator node uses whatever is installed there."""
+    if session.venv_backend != "none" or in_venv:
         return True
     from importlib import metadata
 
@@ -364,10 +364,13 @@ def ascend(session: nox.Session) -> None:
     ascend_tier(session, RUN_ENV)
 
 
-def ascend_tier(session: nox.Session, env: dict[str, str], *extra: str) -> None:
-    """The ascend tier's pytest run: `nox -s ascend` on an NPU, `nox -s ascend-standin` on the stand-in."""
-    run_pytest(session, *pytest_args(session, "ascend", "--level=full", *run_tier_defaults(session), *extra,
-                                     *libraries(session)), env=env)
+def ascend_tier(session: nox.Session, env: dict[str, str], *extra: str, python: str = "python") -> None:
+    """The ascend tier's pytest run: `nox -s ascend` on an NPU, `nox -s ascend-standin` on the stand-in (in
+    venv-ascend's `python`)."""
+    in_stack = python != "python"
+    run_pytest(session, *pytest_args(session, "ascend", "--level=full", *run_tier_defaults(session, in_stack or None),
+                                     *extra, *libraries(session, python if in_stack else None), python=python),
+               env=env)
 
 
 # ---- ascend-standin: `nox -s ascend`'s own code path where no NPU is (issue 39) ----
@@ -379,24 +382,24 @@ STANDIN_ARGS = ("-p", "standin_plugin", "--kernels=standin_kernels,examples.user
                 "--perf", "--results-dir=reports/ascend-standin")
 
 
-@nox.session(name="ascend-standin")
+@nox.session(name="ascend-standin", python=False, requires=["venv-ascend"])
 def ascend_standin(session: nox.Session) -> None:
     """`nox -s ascend` end to end on a stand-in torch_npu (device selection, events, do_bench_npu, the perf pass,
     env probing, REPORT.md); the NPU's arithmetic and speed are not exercised."""
-    if sys.version_info >= (3, 12) and session.venv_backend != "none":
-        session.error("triton-ascend 3.2.0 publishes wheels for CPython 3.10 and 3.11 only; "
-                      "run this session with Python 3.11 (e.g. `python3.11 -m nox -s ascend-standin`)")
     missing = llvm19_missing()
     if missing:
         session.skip(f"LLVM/MLIR 19 tools not found ({', '.join(t + '-19' for t in missing)}); "
                      f"install them with `{LLVM19_APT}`")
     search = os.pathsep.join([os.path.join(STANDIN_DIR, "bin"), os.environ.get("PATH", "")])
     require_device(session, "npu-smi", "an Ascend NPU with CANN", "nox -s ascend-compile (compile-only)", search)
-    install(session, TORCH_CPU, *ASCEND_TOOLCHAIN, *RUNNER, "pandas")
-    env = {**RUN_ENV, "PATH": search, "PYTHONPATH": STANDIN_DIR}
-    session.run("python", "-m", "pytest", "tests/test_standin_npu.py", "-q", "-p", "no:cacheprovider", env=env)
-    ascend_tier(session, env, *STANDIN_ARGS)
-    session.run("python", "-m", "tests.standin_npu.check", "reports/ascend-standin", env=env)
+    # venv-ascend (with pandas, which do_bench_npu reads the profiler's csv with); the stand-in is never installed
+    python = stack_python(session, "venv-ascend")
+    in_venv = stack_env(python)
+    path = os.pathsep.join([os.path.join(STANDIN_DIR, "bin"), in_venv.get("PATH", os.environ.get("PATH", ""))])
+    env = {**RUN_ENV, **in_venv, "PATH": path, "PYTHONPATH": STANDIN_DIR}
+    session.run(python, "-m", "pytest", "tests/test_standin_npu.py", "-q", "-p", "no:cacheprovider", env=env)
+    ascend_tier(session, env, *STANDIN_ARGS, python=python)
+    session.run(python, "-m", "tests.standin_npu.check", "reports/ascend-standin", env=env)
 
 
 @nox.session(name="cuda-compile", python=False, requires=["venv-upstream"])

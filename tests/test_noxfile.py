@@ -3,6 +3,7 @@ check for their device before installing anything, and pytest gets time to save 
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -183,6 +184,7 @@ def test_ascend_standin_runs_the_ascend_sessions_own_pytest_on_the_stand_in(monk
 
     monkeypatch.setattr(noxfile.shutil, "which", which)
     ascend, standin = FakeSession("ascend"), FakeSession("ascend-standin")
+    monkeypatch.setitem(noxfile.STACK_PYTHON, "venv-ascend", "/a/bin/python")  # it runs in venv-ascend
     monkeypatch.setattr(noxfile.shutil, "which", lambda name, path=None: "/usr/bin/npu-smi")
     noxfile.ascend(ascend)
     monkeypatch.setattr(noxfile.shutil, "which", which)
@@ -191,9 +193,11 @@ def test_ascend_standin_runs_the_ascend_sessions_own_pytest_on_the_stand_in(monk
     (real_args, _), = ascend.ran
     runs = [args for args, _ in standin.ran]
     tier = next(args for args in runs if "suites" in args)
-    assert tier[:len(real_args)] == real_args  # nox -s ascend's own command, then the stand-in's selection
+    # nox -s ascend's own command (in venv-ascend's python), then the stand-in's selection
+    assert tier[0] == "/a/bin/python" and tier[1:len(real_args)] == real_args[1:]
     env = dict(standin.ran[runs.index(tier)][1]["env"])
     assert env["PYTHONPATH"] == noxfile.STANDIN_DIR and (Path(noxfile.STANDIN_DIR) / "torch_npu").is_dir()
+    assert env["PATH"].split(os.pathsep)[:2] == [os.path.join(noxfile.STANDIN_DIR, "bin"), "/a/bin"]
     assert not [p for p in standin.installed if p.startswith("torch_npu")]  # the stand-in is never installed
     assert any("tests.standin_npu.check" in args for args in runs)  # and the run must prove what it exercised
 
