@@ -1,9 +1,11 @@
-"""Sessions: tests, interpret, cuda, ascend, cuda-compile, ascend-compile, ascend-lowered, report, plus
-the triton version matrix: interpret-matrix(triton='X'), cuda-compile-matrix(triton='X') and matrix(triton='X').
+"""Sessions: tests, interpret, cuda, ascend, cuda-compile, ascend-compile, ascend-lowered, report, check, clean,
+plus the triton version matrix: interpret-matrix(triton='X'), cuda-compile-matrix(triton='X') and matrix(triton='X').
 
-Each backend runs in its own virtualenv because upstream triton and triton-ascend
-both install the package `triton`. On an offline accelerator node, reuse the
-machine's own packages: `nox --no-venv --no-install -s cuda`.
+Upstream triton and triton-ascend both install the package `triton`, so each stack has its own virtualenv: the
+hardware-free tiers share two (venv-upstream: interpret, cuda-compile, report; venv-ascend: ascend-compile,
+ascend-lowered, ascend-standin), built by those sessions and required by the tiers; cuda, ascend, tests and the
+matrix have their own. On an offline accelerator node, reuse the machine's own packages:
+`nox --no-venv --no-install -s cuda`.
 
 `PARITY_LIBRARIES=fla,liger,flag_gems` (or `all`) makes interpret, cuda-compile, ascend-compile, ascend-lowered,
 cuda and ascend install those libraries at the pins of libraries/pins.py and run only their specs.
