@@ -21,10 +21,10 @@ def test_clean_says_what_it_frees_and_keeps_reports_unless_asked(tmp_path, monke
     repo, cache = tree(tmp_path)
     monkeypatch.setenv("PARITY_CACHE_DIR", str(cache))
     assert clean.main(["--dry-run"], repo=repo) == 0
-    assert "would free 4.0 MB" in capsys.readouterr().out and (repo / ".nox").exists()  # a dry run removes nothing
+    assert "would free 4.0 MiB" in capsys.readouterr().out and (repo / ".nox").exists()  # a dry run removes nothing
     assert clean.main([], repo=repo) == 0
     out = capsys.readouterr().out
-    assert "freed 4.0 MB" in out and "reports/ kept" in out
+    assert "freed 4.0 MiB" in out and "reports/ kept" in out
     assert not (repo / ".nox").exists() and not cache.exists()
     assert (repo / "reports" / "interpret" / "results.jsonl").exists()
     assert clean.main(["--reports"], repo=repo) == 0
