@@ -58,6 +58,9 @@ NUMPY = "numpy<2.4"
 # safetensors: parity record's bundles (tensors without pickle)
 RUNNER = [NUMPY, "tabulate", "pytest>=8", "pytest-xdist", "pytest-timeout", "safetensors"]
 ASCEND_TOOLCHAIN = ["triton-ascend==3.2.0", "ascendnpu-ir", "pybind11"]
+# the tests session's view checks: playwright drives the system chromium through reports/index.html
+# (tests/test_report_browser.py; never `playwright install`)
+VIEW_TOOLS = ["playwright"]
 
 # reinstalling torch into a fresh venv on every call costs minutes; pip upgrades in place instead
 nox.options.reuse_venv = "yes"
@@ -175,7 +178,7 @@ def run_pytest(session: nox.Session, *args: str, env: dict[str, str] | None = No
 @nox.session
 def tests(session: nox.Session) -> None:
     """The engine's self-tests (CPU only), plus ruff and mypy (pyproject's [tool.mypy])."""
-    install(session, TORCH_CPU, TRITON, *RUNNER, "ruff", "nox", "mypy")
+    install(session, TORCH_CPU, TRITON, *RUNNER, "ruff", "nox", "mypy", *VIEW_TOOLS)
     # tests/test_user_library.py: a user's own FlagGems plugin (not libraries/flag_gems.py) imports and compiles
     # on cuda-compile; flag-gems is pure Python, installed --no-deps with the imports it needs (libraries/pins.py)
     for packages in library_installs(["flag_gems"]):
