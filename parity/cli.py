@@ -1,6 +1,7 @@
 """Command line: `python -m parity.cli report [DIR ...]` writes reports/DIVERGENCE.md, index.html and divergence.png;
 `parity record [--out DIR] -- CMD ...` records a command's Triton launches into a bundle (parity.record);
-`parity replay-summary BUNDLE [DIR ...]` says per kernel what the bundle holds and how each tier replayed it.
+`parity replay-summary BUNDLE [DIR ...]` says per kernel what the bundle holds and how each tier replayed it;
+`parity merge OUT DIR...` joins the results dirs of one tier's `--shard K/N` runs (parity.report.shards).
 
 The dirs may come from different machines; each needs its results.jsonl (and env.json).
 Without DIRs every reports/*/ holding results is taken.
@@ -164,7 +165,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "and how each results dir replayed them")
     summary.add_argument("bundle", type=Path)
     summary.add_argument("dirs", nargs="*", type=Path, help="results dirs of `--replay BUNDLE` runs")
+    add_merge(sub)
     args = parser.parse_args(argv)
+    if args.command == "merge":
+        return merge_main(args.out, args.dirs)
     if args.command == "record":
         return record_command.run(args)
     if args.command == "replay-summary":
@@ -187,6 +191,24 @@ def main(argv: Sequence[str] | None = None) -> int:
                                             "looks current" if removed else ""), file=sys.stderr)
         return 2
     print(f"{line}\nwrote {args.out} and {index_page.html_path(args.out)}")
+    return 0
+
+
+def add_merge(sub: Any) -> None:
+    merge = sub.add_parser("merge", help="join the results dirs of one tier's `--shard K/N` runs into one results "
+                           "dir, for `parity report`")
+    merge.add_argument("out", type=Path, help="the merged results dir to write (new or empty)")
+    merge.add_argument("dirs", nargs="+", type=Path, help="the shards' results dirs, all N of them")
+
+
+def merge_main(out: Path, dirs: Sequence[Path]) -> int:
+    from parity.report.shards import MergeError, merge  # only this command: the rest of the CLI never needs it
+
+    try:
+        print(merge(out, dirs))
+    except MergeError as exc:
+        print(f"parity merge: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
