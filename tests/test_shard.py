@@ -20,8 +20,9 @@ from tests.synthetic_records import rec
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNELS = "vector_add,softmax,tril_mask,cumsum"
-# what differs between two runs of the same cases: wall-clock timings (of each case's phases), nothing else
-VARIES = ("timing",)
+# what differs between two runs of the same cases: wall-clock timings (of each case's phases) and, under xdist, the
+# worker that ran a case; nothing else
+VARIES = ("timing", "worker")
 
 
 @pytest.mark.parametrize(("value", "words"), [("0/3", "1..N"), ("3/2", "1..N"), ("x", "K/N"), ("1/0", "1..N"),
