@@ -133,3 +133,24 @@ def test_mixed_tiers_overlaps_and_a_used_out_dir_are_refused(tmp_path, capsys):
     with pytest.raises(MergeError, match="not empty"):
         merge(tmp_path / "used", [a, e])
     assert "merged 2 dir(s), 2 records" in merge(tmp_path / "out", [e, a])  # the control: a right pair merges
+
+
+def test_repro_folders_and_stored_outputs_come_along_and_a_clash_is_refused(tmp_path):
+    base = {"backend": "interpret", "level": "quick", "seed": 0}
+    a = write_dir(tmp_path / "a", {**base, "shard": "1/2"},
+                  [rec("interpret", "interpret", "k1", "N=1", "failed", repro="repros/k1__N=1")])
+    b = write_dir(tmp_path / "b", {**base, "shard": "2/2"}, [rec("interpret", "interpret", "k2", "N=1", "passed")])
+    (a / "repros" / "k1__N=1").mkdir(parents=True)
+    (a / "repros" / "k1__N=1" / "repro.py").write_text("raise SystemExit(1)\n")
+    (b / "outputs").mkdir()
+    (b / "outputs" / "k2__N=1.npz").write_bytes(b"npz")
+    merge(tmp_path / "out", [a, b])
+    assert (tmp_path / "out" / "repros" / "k1__N=1" / "repro.py").read_text() == "raise SystemExit(1)\n"
+    assert (tmp_path / "out" / "outputs" / "k2__N=1.npz").read_bytes() == b"npz"
+    assert "merged_shards" in json.loads((tmp_path / "out" / "env.json").read_text())
+    assert (tmp_path / "out" / "REPORT.md").read_text().startswith("# parity report: interpret")
+    (a / "outputs").mkdir()
+    (a / "outputs" / "k2__N=1.npz").write_bytes(b"other")  # the same path with other bytes: not one run's shards
+    with pytest.raises(MergeError, match="differs"):
+        merge(tmp_path / "out2", [a, b])
+    assert not (tmp_path / "out2").exists() and not list(tmp_path.glob(".out2*"))  # nothing half-merged is left

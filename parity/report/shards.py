@@ -129,10 +129,19 @@ def merge(out: Path, dirs: Sequence[Path]) -> str:
     per_dir = [load_results(d) for d in dirs]
     records = merged_records(dirs, per_dir)
     env = merged_env(dirs, envs, per_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    for d in dirs:
-        copy_files(d, out)
-    write_results(out, records)
-    atomic_write_text(out / "env.json", json.dumps(env, indent=2, sort_keys=True) + "\n")
-    atomic_write_text(out / "REPORT.md", backend_md.render_report(records, env))
+    # built beside OUT and moved into place whole: a merge refused half-way leaves no dir that looks merged
+    staging = out.parent / f".{out.name}.merging"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    try:
+        for d in dirs:
+            copy_files(d, staging)
+        write_results(staging, records)
+        atomic_write_text(staging / "env.json", json.dumps(env, indent=2, sort_keys=True) + "\n")
+        atomic_write_text(staging / "REPORT.md", backend_md.render_report(records, env))
+        if out.exists():
+            out.rmdir()  # empty, checked above
+        staging.rename(out)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return f"merged {len(dirs)} dir(s), {len(records)} records of {env.get('backend')} into {out}"
