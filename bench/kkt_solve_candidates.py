@@ -140,8 +140,8 @@ def main(argv: list[str] | None = None) -> None:
     import triton
 
     from kernels.gdn import kkt_solve
-    from parity.context import backend_scope
-    from parity.inputs import unfilled
+    from parity.spec.context import backend_scope
+    from parity.spec.inputs import unfilled
 
     if (ROLLED, UNROLLED, DOTS, BATCHED) != (kkt_solve.INV_ROLLED, kkt_solve.INV_UNROLLED, kkt_solve.INV_DOTS,
                                              kkt_solve.INV_BATCHED):

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from parity.backends import Backend, get_backend
-from parity.context import set_current_backend
 from parity.options import pytest_addoption  # noqa: F401  (a pytest hook: pytest finds it here)
 from parity.paths import point_triton_at, triton_cache_dir
 from parity.results import (
@@ -27,7 +26,8 @@ from parity.results import (
 from parity.run import rundir
 from parity.run.refcache import ReferenceCache
 from parity.run.wallclock import SessionClock, process_start
-from parity.spec import Case, KernelSpec, SpecError, check_sweeps, validate_cases, validate_compile_cases
+from parity.spec import Case, KernelSpec, SpecError, check_sweeps, registry, validate_cases, validate_compile_cases
+from parity.spec.context import set_current_backend
 
 STATE_KEY = pytest.StashKey["ParitySession"]()
 WORKER_STOP_S = 15.0  # how long an interrupted run's controller waits for its workers' last records
@@ -165,7 +165,6 @@ def pytest_configure(config: pytest.Config) -> None:
             from parity.compile import once
             once.install(triton_cache_dir(backend.name) / "compile-locks")
     try:
-        from parity import registry
         requested = [k.strip() for k in config.getoption("--kernels").split(",")]
         replay = config.getoption("--replay")
         if replay:  # a recorded workload's launches instead of the specs (parity.record.replay)

@@ -307,7 +307,7 @@ def test_the_engine_names_no_library():
     words = {w.lower() for a in ADAPTERS for w in (*a.packages, a.dist, a.name.split()[0])}
     assert library_mentions('import flag_gems\nx = "# FlagGems"\n', words) == [1, 2], "the check must catch a name"
     found = engine_lines(lambda text: library_mentions(text, words), outside={"templates"})
-    assert found == {}, f"ask the library's adapter (parity.library) instead of naming it: {found}"
+    assert found == {}, f"ask the library's adapter (parity.spec.library) instead of naming it: {found}"
 
 
 # The floors, lowest first: a package imports only from its own floor and the ones below it. results (the typed
@@ -323,7 +323,7 @@ FLOORS = ("spec", "results", "seams", "compile", "fit", "backends", "run", "tria
 ROOT_FLOOR = {"plugin": "plugin", "options": "plugin", "cli": "plugin", "__main__": "plugin", "record": "repro",
               "known": "backends"}
 # upward imports the engine still has, each a debt with its why (a lower floor that needs an upper one takes a
-# registration, as parity.context.register_facets); a new one fails. The public facade names parity.known for
+# registration, as parity.spec.context.register_facets); a new one fails. The public facade names parity.known for
 # type checkers only (at run time it resolves on first use, PEP 562): specs import it, the engine never does
 KNOWN_UPWARD: set[tuple[str, str]] = {("parity", "parity.known")}
 

@@ -152,7 +152,7 @@ def test_perf_cases_follow_the_declared_order_and_skip_compile_probes():
 
 SHRUNK_RUN = """
 import dataclasses, json, sys
-from parity import registry
+from parity.spec import registry
 from parity.backends.base import Backend
 from parity.run.perf_case import run_perf_case
 from parity.run.roofline import Roof

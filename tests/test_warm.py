@@ -16,8 +16,8 @@ import triton
 
 from parity.backends.base import Backend
 from parity.cases import product
-from parity.perfspec import Peer
 from parity.run import warm
+from parity.spec.perf import Peer
 from tests import planted_autotune as planted
 
 

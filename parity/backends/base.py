@@ -47,7 +47,7 @@ class Backend:
     # the compiler whose tracker a vendor draft from here goes to first ("triton" or "triton-ascend")
     tracker: ClassVar[str] = "triton"
     # the torch device module libraries find here at import ("cuda": torch.cuda names a GPU, "npu"); a
-    # library's adapter prepares for it (parity.library)
+    # library's adapter prepares for it (parity.spec.library)
     presents: ClassVar[str | None] = None
 
     # Its place in the verdict (parity.report.verdict): the column its check sits in, that check's position

@@ -20,6 +20,7 @@ import torch
 from parity.repro.source import SourceError, literal, python_function
 from parity.run import autotune_pin
 from parity.spec import Case, KernelSpec
+from parity.spec import inputs as inp
 
 
 class ReproError(RuntimeError):
@@ -337,7 +338,6 @@ def _as_outputs(value: Any) -> dict[str, torch.Tensor]:
 
 def capture_case(spec: KernelSpec, case: Case, backend: Any, *, seed: int, cache: Any) -> Captured:
     """Run the case once with launch recording on; it must go through at least one kernel launch."""
-    from parity import inputs as inp
     from parity.errors import error_text
     from parity.run import prefill
     from parity.run.compare import worst_of

@@ -13,15 +13,15 @@ from typing import Any
 
 import torch
 
-from parity import inputs as inp
 from parity.backends.base import Backend
-from parity.context import backend_scope
 from parity.errors import error_text
 from parity.results import empty_record
 from parity.run import roofline
 from parity.run.compare import worst_of
 from parity.run.runner import build_inputs, compare_outputs, failure_reason, mark_declined, memory_skip
 from parity.spec import Case, KernelSpec
+from parity.spec import inputs as inp
+from parity.spec.context import backend_scope
 
 SUITE = "perf"
 

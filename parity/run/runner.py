@@ -8,11 +8,9 @@ from typing import Any
 
 import torch
 
-from parity import inputs as inp
 from parity.backends.base import Backend
 from parity.compile.ascend_only import launch_finding
 from parity.compile.counter import CompileCounter
-from parity.context import backend_scope
 from parity.errors import error_text
 from parity.results import empty_record
 from parity.results.outputs_store import input_digest
@@ -21,6 +19,8 @@ from parity.run.compare import Metrics, compare, worst_of
 from parity.run.faults import is_sticky_device_error
 from parity.run.refcache import ReferenceCache, input_hash
 from parity.spec import Case, KernelSpec, Tolerance
+from parity.spec import inputs as inp
+from parity.spec.context import backend_scope
 
 
 def build_inputs(spec: KernelSpec, case: Case, seed: int) -> dict[str, Any]:

@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from parity.backends.base import Backend
-from parity.context import backend_scope
 from parity.run.autotune_pin import autotuners
 from parity.run.pick_cache import PickStore, source_key, store_for, tuning_key
 from parity.spec import Case, KernelSpec
+from parity.spec.context import backend_scope
 
 Seen = dict[int, tuple[Any, tuple[Any, ...], dict[str, Any]]]  # id(tuner) -> (tuner, args, kwargs)
 
