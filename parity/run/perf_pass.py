@@ -23,8 +23,7 @@ from parity.backends.base import Backend
 from parity.errors import error_text
 from parity.run import perf, pick_cache, roofline
 from parity.run.faults import is_sticky_device_error
-from parity.run.perf_case import run_perf_case
-from parity.run.runner import measure_case
+from parity.run.perf_case import measure_case, run_perf_case
 from parity.spec import Case, KernelSpec
 
 Progress = Callable[[str], None]
