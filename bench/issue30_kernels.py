@@ -65,7 +65,7 @@ def bench_ms(fn: Callable[[], Any]) -> float:
 
 def spec_and_inputs(name: str) -> Iterator[tuple[Any, Any, Any]]:
     """(spec, case, device inputs) for each perf case of one spec."""
-    from parity.run.perf_case import device_inputs
+    from parity.perf.case import device_inputs
     from parity.spec import registry
 
     _, (spec,) = registry.build([name])

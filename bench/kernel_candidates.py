@@ -59,7 +59,7 @@ def bench_ms(fn: Callable[[], Any]) -> float:
 
 def gdn_rows(names: list[str]) -> Iterator[dict[str, Any]]:
     from kernels import gdn
-    from parity.run.perf_case import device_inputs
+    from parity.perf.case import device_inputs
     from parity.spec import registry
     from parity.spec.context import backend_scope
     from parity.spec.inputs import unfilled
@@ -172,8 +172,8 @@ def sweep_rows(name: str) -> Iterator[dict[str, Any]]:
     """The spec's launch pinned to each candidate config in turn, beside its baseline or peer."""
     import torch
 
+    from parity.perf.case import device_inputs
     from parity.run.autotune_pin import autotuners
-    from parity.run.perf_case import device_inputs
     from parity.spec import registry
 
     _, (spec,) = registry.build([name])

@@ -46,8 +46,8 @@ class ParitySession:
     worker: str
     unavailable: str | None = None
     ref_cache: ReferenceCache = field(default_factory=ReferenceCache)
-    perf: str = "off"  # parity.run.perf.PERF_MODES
-    retune: bool = False  # --retune: the perf pass ignores stored autotune picks (parity.run.pick_cache)
+    perf: str = "off"  # parity.perf.figures.PERF_MODES
+    retune: bool = False  # --retune: the perf pass ignores stored autotune picks (parity.perf.pick_cache)
     sanitize: bool = False  # --sanitize: each accuracy case in a child under compute-sanitizer (parity.run.sanitize)
     kernels_option: str = ""  # --kernels as given: what a sanitized child rebuilds its spec from
     workers: int = 0  # xdist workers, so a report can say when timings shared a device
@@ -214,7 +214,7 @@ def pytest_configure(config: pytest.Config) -> None:
         state.clock.stamp("configured")
         config.pluginmanager.register(_ItemSpans(state.clock), "parity-item-spans")
         if state.perf != "off" and state.workers and backend.mode == "run" and backend.times_kernels and not reason:
-            from parity.run.perf_pass import preload_peers
+            from parity.perf.stage import preload_peers
             preload_peers(specs)
     config.stash[STATE_KEY] = state
 
@@ -385,7 +385,7 @@ def _items_done(config: pytest.Config) -> int:
 
 
 def _perf_pass(state: ParitySession, records: list[dict[str, Any]]) -> None:
-    from parity.run import perf_pass
+    from parity.perf import stage as perf_pass
 
     state.backend.select_device(0)
     cases = {(spec.name, case.id): (spec, case) for spec in state.specs for case in state.cases(spec)}

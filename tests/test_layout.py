@@ -314,8 +314,8 @@ def test_the_engine_names_no_library():
 # record and its files) sits just above spec: every stage that judges a case writes a record. triage decides
 # the owner from the evidence it is handed, below the report and the repros that only read it; the pipeline
 # names a case's phases over all of them.
-FLOORS = ("spec", "results", "seams", "compile", "fit", "backends", "run", "triage", "report", "repro", "pipeline",
-          "plugin")
+FLOORS = ("spec", "results", "seams", "compile", "fit", "backends", "run", "perf", "triage", "report", "repro",
+          "pipeline", "plugin")
 # root modules and packages that share a floor (other root modules, spec, cases, context, ..., are the spec
 # floor): record captures launches as repros do. The fit advisor sits below the backends that call it: it
 # compiles through the driver object it is handed, never by importing a backend. The shared known divergences

@@ -68,7 +68,7 @@ KNOWN: dict[str, int] = {
     "repro/compile_match.py": 1, "repro/compile_prelaunch.py": 1, "repro/compile_repro.py": 10, "repro/issue.py": 2,
     "repro/lowered_repro.py": 6, "repro/prelaunch.py": 3, "repro/run_repro.py": 6, "repro/sweep_repro.py": 5,
     "run/autotune_pin.py": 3, "run/faults.py": 1, "run/fit_proof.py": 4, "run/fit_proof_run.py": 7,
-    "run/pick_cache.py": 1, "run/redzone.py": 1, "run/sanitize.py": 6, "run/warm.py": 7, "triage/limits.py": 1,
+    "perf/pick_cache.py": 1, "run/redzone.py": 1, "run/sanitize.py": 6, "perf/warm.py": 7, "triage/limits.py": 1,
 }
 
 

@@ -133,7 +133,7 @@ class Backend:
         return {}
 
     def device_name(self) -> str | None:
-        """The name perf peaks are looked up by (parity.run.perf.PEAKS)."""
+        """The name perf peaks are looked up by (parity.perf.figures.PEAKS)."""
         return None
 
     def to_device(self, t: torch.Tensor) -> torch.Tensor:

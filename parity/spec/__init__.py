@@ -235,7 +235,7 @@ class KernelSpec:
     # that loops over heads); it runs on the device in fp64. Default: `reference`
     perf_reference: Callable[[Tensors, Params], Mapping[str, torch.Tensor]] | None = None
     # "memory" or "compute": the roof the perf figures are against; None: whichever bytes and flops
-    # say, against the machine's measured balance (parity.run.roofline)
+    # say, against the machine's measured balance (parity.perf.roofline)
     bound: str | None = None
     # the same op in the library this family comes from, timed beside it (parity.spec.perf.Peer)
     peer: Peer | None = None

@@ -57,6 +57,6 @@ def advise(ev: Evidence) -> Advice:
     check_contiguity(ev, advice)
     check_cube_vector(ev, advice)
     # rule 2 needs compiles of larger configs and a run against fp64: parity.backends.ascend.perf_ub (in the
-    # compile child) judges each kernel's largest-tile compile of a case, parity.run.perf_proof proves its claim
+    # compile child) judges each kernel's largest-tile compile of a case, parity.perf.proof proves its claim
     advice.not_checked.setdefault("ub.larger_fits", "judged on the kernel's largest-tile compile of the case only")
     return advice

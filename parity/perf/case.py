@@ -15,8 +15,9 @@ import torch
 
 from parity.backends.base import Backend
 from parity.errors import error_text
+from parity.perf import figures as perf
+from parity.perf import roofline
 from parity.results import empty_record
-from parity.run import perf, roofline
 from parity.run.compare import worst_of
 from parity.run.runner import build_inputs, compare_outputs, failure_reason, mark_declined, memory_skip
 from parity.spec import Case, KernelSpec
