@@ -36,7 +36,7 @@ for path in (ROOT, ROOT / "bench"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from issue30_kernels import bench_ms, case_name, peer_ms, spec_and_inputs  # noqa: E402  (after the path)
+from kernels_old_vs_new import bench_ms, case_name, peer_ms, spec_and_inputs  # noqa: E402  (after the path)
 
 
 class Candidate(NamedTuple):

@@ -3,7 +3,7 @@
 A benchmark script, not a test: it prints a table and writes it to --out (with the rows as JSON
 beside it, --out + ".json"); it never asserts.
 
-    python3 bench/issue30_kernels.py --out /tmp/issue30.txt
+    python3 bench/kernels_old_vs_new.py --out /tmp/issue30.txt
 
 Rows, in priority order (a group is not started after --budget-s seconds; the table says which):
 - attention: flash_attention_tma at its perf shape (B=4, T=8192, H=32, D=128, bf16; non-causal, causal)
