@@ -67,6 +67,11 @@ def tolerance_key(dtype: str) -> str:
 def decode(value: Mapping[str, Any], views: Mapping[str, torch.Tensor]) -> Any:
     """One recorded argument: a tensor view, a triton dtype or a plain literal (never evaluated code)."""
     if "tensor" in value:
+        if "reinterpret" in value:  # recorded through a TensorWrapper (triton.reinterpret): wrapped again
+            import triton
+            import triton.language as tl
+
+            return triton.reinterpret(views[value["tensor"]], tl.dtype(value["reinterpret"]))
         return views[value["tensor"]]
     if "tl_dtype" in value:
         import triton.language as tl

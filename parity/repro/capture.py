@@ -111,6 +111,15 @@ class Launch:
     warmup: bool
 
 
+def wrapped_base(v: Any) -> torch.Tensor | None:
+    """The tensor under Triton's `TensorWrapper` (what `triton.reinterpret` returns: a tensor read as another dtype,
+    e.g. test_core's unsigned and fp8 inputs), else None. By duck type: capture imports no triton."""
+    base = getattr(v, "base", None)
+    if type(v).__name__ == "TensorWrapper" and isinstance(base, torch.Tensor):
+        return base
+    return None
+
+
 def view_spec(buffer: Buffer, dtype: str, shape: tuple[int, ...], stride: tuple[int, ...],
               offset: int) -> tuple[Any, ...]:
     size = torch.empty((), dtype=getattr(torch, dtype)).element_size()
@@ -227,6 +236,9 @@ class LaunchRecorder:
     def value(self, v: Any) -> str:
         if isinstance(v, torch.Tensor):
             return self.tensor(v)
+        base = wrapped_base(v)
+        if base is not None:  # triton.reinterpret's wrapper: its base tensor by storage, read as the wrapper's dtype
+            return f"triton.reinterpret({self.tensor(base)}, tl.dtype({literal(str(v.dtype))}))"
         kind = type(v).__name__
         if kind == "constexpr":
             return self.value(v.value)
