@@ -16,8 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from parity import registry, shard
-from parity.spec import LEVELS, SpecError, validate_cases, validate_compile_cases
+from parity import shard
+from parity.spec import LEVELS, SpecError, registry, validate_cases, validate_compile_cases
 
 
 def main() -> None:

@@ -13,7 +13,6 @@ import pytest
 
 from parity import shard
 from parity.backends import Backend, get_backend
-from parity.context import set_current_backend
 from parity.options import pytest_addoption  # noqa: F401  (a pytest hook: pytest finds it here)
 from parity.paths import point_triton_at, triton_cache_dir
 from parity.results import (
@@ -28,7 +27,8 @@ from parity.results import (
 from parity.run import rundir
 from parity.run.refcache import ReferenceCache
 from parity.run.wallclock import SessionClock, process_start
-from parity.spec import Case, KernelSpec, SpecError, check_sweeps, validate_cases, validate_compile_cases
+from parity.spec import Case, KernelSpec, SpecError, check_sweeps, registry, validate_cases, validate_compile_cases
+from parity.spec.context import set_current_backend
 
 STATE_KEY = pytest.StashKey["ParitySession"]()
 WORKER_STOP_S = 15.0  # how long an interrupted run's controller waits for its workers' last records
@@ -47,8 +47,8 @@ class ParitySession:
     worker: str
     unavailable: str | None = None
     ref_cache: ReferenceCache = field(default_factory=ReferenceCache)
-    perf: str = "off"  # parity.run.perf.PERF_MODES
-    retune: bool = False  # --retune: the perf pass ignores stored autotune picks (parity.run.pick_cache)
+    perf: str = "off"  # parity.perf.figures.PERF_MODES
+    retune: bool = False  # --retune: the perf pass ignores stored autotune picks (parity.perf.pick_cache)
     sanitize: bool = False  # --sanitize: each accuracy case in a child under compute-sanitizer (parity.run.sanitize)
     kernels_option: str = ""  # --kernels as given: what a sanitized child rebuilds its spec from
     workers: int = 0  # xdist workers, so a report can say when timings shared a device
@@ -166,7 +166,6 @@ def pytest_configure(config: pytest.Config) -> None:
             from parity.compile import once
             once.install(triton_cache_dir(backend.name) / "compile-locks")
     try:
-        from parity import registry
         requested = [k.strip() for k in config.getoption("--kernels").split(",")]
         replay = config.getoption("--replay")
         if replay:  # a recorded workload's launches instead of the specs (parity.record.replay)
@@ -218,7 +217,7 @@ def pytest_configure(config: pytest.Config) -> None:
         state.clock.stamp("configured")
         config.pluginmanager.register(_ItemSpans(state.clock), "parity-item-spans")
         if state.perf != "off" and state.workers and backend.mode == "run" and backend.times_kernels and not reason:
-            from parity.run.perf_pass import preload_peers
+            from parity.perf.stage import preload_peers
             preload_peers(specs)
     config.stash[STATE_KEY] = state
 
@@ -390,7 +389,7 @@ def _items_done(config: pytest.Config) -> int:
 
 
 def _perf_pass(state: ParitySession, records: list[dict[str, Any]]) -> None:
-    from parity.run import perf_pass
+    from parity.perf import stage as perf_pass
 
     state.backend.select_device(0)
     cases = {(spec.name, case.id): (spec, case) for spec in state.specs for case in state.cases(spec)}

@@ -31,6 +31,13 @@ def copy_scaled(x, y, n, alpha, BLOCK: tl.constexpr):
 
 
 @triton.jit
+def halve_bits(x, y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(y + offs, tl.load(x + offs, mask=m) >> 1, mask=m)
+
+
+@triton.jit
 def writes_nothing(x, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.store(x + offs, tl.load(x + offs, mask=offs < n), mask=offs < n)
@@ -133,6 +140,80 @@ def test_a_spent_budget_stops_keeping_and_says_so_the_launches_still_run(tmp_pat
     assert len(b.launches) == 1 and "budget" in (b.counts[0]["stopped"] or "")
     assert "stopped keeping launches" in capsys.readouterr().err
     assert all(bool((y == 3.0).all()) for y in ys)  # the command ran to the end
+
+
+# ---------------------------------------------------------------- TensorWrapper (triton.reinterpret)
+
+
+def wrapped_launches(mod):
+    """Upstream test_core's way with unsigned dtypes: int32 tensors read as uint32 through triton.reinterpret.
+    Values with the top bit set, so an unsigned shift (logical) and a signed one (arithmetic) differ."""
+    def go() -> None:
+        import triton
+        import triton.language as tl
+
+        x = torch.tensor([-2, -8, 6, -(1 << 30), 7] * 8, dtype=torch.int32)
+        y = torch.full_like(x, 123)
+        mod.halve_bits[(2,)](triton.reinterpret(x, tl.uint32), triton.reinterpret(y, tl.uint32), x.numel(), BLOCK=32)
+    return go
+
+
+def test_a_launch_through_a_tensor_wrapper_is_recorded_by_its_base_and_replays(tmp_path, kernels):
+    b = record(tmp_path / "b", wrapped_launches(kernels))
+    assert not b.unrecorded, b.unrecorded  # the wrapper used to stop the recording ("not a plain literal")
+    (entry,) = b.launches
+    assert entry["args"][0] == {"tensor": "t0", "reinterpret": "uint32"}
+    assert entry["views"]["t0"]["dtype"] == "int32"  # the base tensor, by storage
+    forget(kernels)
+    (r,) = replay(tmp_path / "b")
+    assert r["status"] == "passed", r["reason"]
+
+
+def test_a_replay_that_drops_the_wrappers_dtype_fails(tmp_path, kernels):
+    """Negative control: the same bundle with the reinterpretation removed from the manifest reads int32, whose
+    shift is arithmetic: the replay must fail, so the wrapper's dtype is what made the clean twin agree."""
+    record(tmp_path / "b", wrapped_launches(kernels))
+    forget(kernels)
+    (manifest,) = (tmp_path / "b").glob("manifest-*.jsonl")
+    lines = [json.loads(line) for line in manifest.read_text().splitlines()]
+    for line in lines:
+        for arg in line.get("args", []):
+            assert arg.pop("reinterpret", "uint32") == "uint32"
+    manifest.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    (r,) = replay(tmp_path / "b")
+    assert r["status"] == "failed", r["reason"]
+
+
+def test_keys_read_a_tensor_wrapper_as_the_dtype_the_kernel_sees():
+    import triton
+    import triton.language as tl
+
+    from parity.record.keys import arg_shape_key, arg_spec_key
+
+    x = torch.zeros(16, dtype=torch.int32)
+    wrapped = triton.reinterpret(x, tl.uint32)
+    assert arg_spec_key(wrapped, False) == "*uint32a" != arg_spec_key(x, False)  # two binaries in Triton too
+    assert arg_shape_key(wrapped).startswith("Tuint32(16,)(1,)")
+
+
+def test_launch_args_reads_a_tensor_wrapper_through_its_base():
+    """triton-ascend 3.2's TensorWrapper.stride takes a required index, so `value.stride()` raised on it."""
+    from parity.backends.ascend.perf_hook import launch_args
+
+    class TensorWrapper:  # as triton-ascend 3.2 defines it: stride(i) only
+        def __init__(self, base, dtype):
+            self.base, self.dtype, self.shape = base, dtype, base.shape
+
+        def stride(self, i):
+            return self.base.stride(i)
+
+        def element_size(self):
+            return self.base.element_size()
+
+    base = torch.zeros((4, 6), dtype=torch.int8)[:, :5]
+    got = launch_args(["x", "n"], [TensorWrapper(base, "fp8e4nv"), 5])
+    assert got["tensors"]["x"] == {"dtype": "fp8e4nv", "itemsize": 1, "shape": [4, 5], "stride": [6, 1]}
+    assert got["scalars"] == {"n": 5}
 
 
 # ---------------------------------------------------------------- replay verdicts

@@ -183,8 +183,7 @@ def test_report_of_a_file_says_so(tmp_path, capsys):
 
 
 def test_misspelt_kernel_and_module_names_get_a_suggestion_and_paths_a_plain_no_such_file():
-    from parity import registry
-    from parity.spec import SpecError
+    from parity.spec import SpecError, registry
 
     with pytest.raises(SpecError, match="did you mean 'vector_add'"):
         registry.build(["vector_ad"])
@@ -237,8 +236,8 @@ def test_a_results_dir_that_is_a_file_is_one_clear_error(tmp_path):
 
 
 def test_the_block_pointer_note_names_the_kernels_that_use_one_and_no_other():
-    from parity import registry
     from parity.report import notes
+    from parity.spec import registry
 
     _, specs = registry.build(["block_ptr_tile", "vector_add"])
     note = notes.block_ptr_note(specs)

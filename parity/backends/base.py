@@ -47,7 +47,7 @@ class Backend:
     # the compiler whose tracker a vendor draft from here goes to first ("triton" or "triton-ascend")
     tracker: ClassVar[str] = "triton"
     # the torch device module libraries find here at import ("cuda": torch.cuda names a GPU, "npu"); a
-    # library's adapter prepares for it (parity.library)
+    # library's adapter prepares for it (parity.spec.library)
     presents: ClassVar[str | None] = None
 
     # Its place in the verdict (parity.report.verdict): the column its check sits in, that check's position
@@ -133,7 +133,7 @@ class Backend:
         return {}
 
     def device_name(self) -> str | None:
-        """The name perf peaks are looked up by (parity.run.perf.PEAKS)."""
+        """The name perf peaks are looked up by (parity.perf.figures.PEAKS)."""
         return None
 
     def to_device(self, t: torch.Tensor) -> torch.Tensor:

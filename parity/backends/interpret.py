@@ -7,8 +7,8 @@ from typing import Any
 
 from parity.backends import interpret_gpu
 from parity.backends.base import Backend, Check
-from parity.library import adapt_imports, tier_of
 from parity.seams.versions import package_version
+from parity.spec.library import adapt_imports, tier_of
 
 
 class InterpretBackend(Backend):
@@ -29,7 +29,7 @@ class InterpretBackend(Backend):
         # libraries written for a GPU: torch.cuda names one, and interpreted kernels carry JITFunction's
         # fields (parity.backends.interpret_gpu says why each is needed)
         self._undo = [interpret_gpu.install_torch_cuda(), interpret_gpu.install_interpreted_jit()]
-        # a known library imported from here on finds what this tier presents (its adapter: parity.library)
+        # a known library imported from here on finds what this tier presents (its adapter: parity.spec.library)
         adapt_imports(tier_of(type(self)))
 
     def restore(self) -> None:

@@ -33,6 +33,7 @@ from parity.repro.capture import LaunchRecorder
 
 TENSOR_REF = re.compile(r"^T\['(t\d+)'\]$")
 TL_DTYPE = re.compile(r"^tl\.dtype\('(\w+)'\)$")
+REINTERPRETED = re.compile(r"^triton\.reinterpret\(T\['(t\d+)'\], tl\.dtype\('(\w+)'\)\)$")
 
 
 def encode_value(text: str) -> dict[str, Any]:
@@ -40,6 +41,9 @@ def encode_value(text: str) -> dict[str, Any]:
     m = TENSOR_REF.match(text)
     if m:
         return {"tensor": m.group(1)}
+    m = REINTERPRETED.match(text)
+    if m:  # a TensorWrapper: the view of its base tensor, and the Triton dtype the kernel reads it as
+        return {"tensor": m.group(1), "reinterpret": m.group(2)}
     m = TL_DTYPE.match(text)
     if m:
         return {"tl_dtype": m.group(1)}

@@ -67,6 +67,11 @@ def tolerance_key(dtype: str) -> str:
 def decode(value: Mapping[str, Any], views: Mapping[str, torch.Tensor]) -> Any:
     """One recorded argument: a tensor view, a triton dtype or a plain literal (never evaluated code)."""
     if "tensor" in value:
+        if "reinterpret" in value:  # recorded through a TensorWrapper (triton.reinterpret): wrapped again
+            import triton
+            import triton.language as tl
+
+            return triton.reinterpret(views[value["tensor"]], tl.dtype(value["reinterpret"]))
         return views[value["tensor"]]
     if "tl_dtype" in value:
         import triton.language as tl
@@ -213,7 +218,7 @@ def device_only(exc: BaseException, entry: Mapping[str, Any]) -> str | None:
 
 
 def _run_tier() -> bool:
-    from parity.context import backend_facets, current_backend
+    from parity.spec.context import backend_facets, current_backend
 
     name = current_backend()
     return name is None or backend_facets(name).mode != "compile"
@@ -317,11 +322,11 @@ def kernel_spec(bundle: Bundle, entries: list[dict[str, Any]], name: str) -> Ker
 
 def selected(bundle: str, requested: list[str]) -> tuple[list[KernelSpec], dict[str, Any]]:
     """--replay BUNDLE's specs, narrowed by --kernels names or families where given (the plugin's source of
-    specs in place of parity.registry.build), and the provenance every record carries. A bundle that
+    specs in place of parity.spec.registry.build), and the provenance every record carries. A bundle that
     cannot be read is a SpecError naming the file."""
-    from parity.library import adapt_imports
-    from parity.registry import Registry
     from parity.spec import SpecError
+    from parity.spec.library import adapt_imports
+    from parity.spec.registry import Registry
 
     adapt_imports()  # a recorded library's kernels import with its adapter, as its specs would
     registry = Registry()

@@ -103,7 +103,7 @@ def library_findings(records: Iterable[Mapping[str, Any]]) -> list[tuple[str, st
                          owner["why"], md_escape(r.get("reason"), 200), draft])
     if not rows:
         return []
-    from parity.library import RULE
+    from parity.spec.library import RULE
 
     body = (f"These failures are the libraries' own findings, each with an issue draft addressed to the library "
             f"(rule: {RULE}).\n\n" + table(rows, ["library", "op", "case", "why it is the library's", "reason",

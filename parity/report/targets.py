@@ -1,4 +1,4 @@
-"""Speed goals (parity.perfspec.PerfTarget, stored in a record's perf block) judged met or missed.
+"""Speed goals (parity.spec.perf.PerfTarget, stored in a record's perf block) judged met or missed.
 
 Pure functions of a record: REPORT.md prints the verdict with its figure; nothing asserts it.
 """

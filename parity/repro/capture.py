@@ -20,6 +20,7 @@ import torch
 from parity.repro.source import SourceError, literal, python_function
 from parity.run import autotune_pin
 from parity.spec import Case, KernelSpec
+from parity.spec import inputs as inp
 
 
 class ReproError(RuntimeError):
@@ -108,6 +109,15 @@ class Launch:
     args: list[str]  # source expressions
     kwargs: dict[str, str]
     warmup: bool
+
+
+def wrapped_base(v: Any) -> torch.Tensor | None:
+    """The tensor under Triton's `TensorWrapper` (what `triton.reinterpret` returns: a tensor read as another dtype,
+    e.g. test_core's unsigned and fp8 inputs), else None. By duck type: capture imports no triton."""
+    base = getattr(v, "base", None)
+    if type(v).__name__ == "TensorWrapper" and isinstance(base, torch.Tensor):
+        return base
+    return None
 
 
 def view_spec(buffer: Buffer, dtype: str, shape: tuple[int, ...], stride: tuple[int, ...],
@@ -226,6 +236,9 @@ class LaunchRecorder:
     def value(self, v: Any) -> str:
         if isinstance(v, torch.Tensor):
             return self.tensor(v)
+        base = wrapped_base(v)
+        if base is not None:  # triton.reinterpret's wrapper: its base tensor by storage, read as the wrapper's dtype
+            return f"triton.reinterpret({self.tensor(base)}, tl.dtype({literal(str(v.dtype))}))"
         kind = type(v).__name__
         if kind == "constexpr":
             return self.value(v.value)
@@ -337,7 +350,6 @@ def _as_outputs(value: Any) -> dict[str, torch.Tensor]:
 
 def capture_case(spec: KernelSpec, case: Case, backend: Any, *, seed: int, cache: Any) -> Captured:
     """Run the case once with launch recording on; it must go through at least one kernel launch."""
-    from parity import inputs as inp
     from parity.errors import error_text
     from parity.run import prefill
     from parity.run.compare import worst_of

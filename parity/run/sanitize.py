@@ -147,14 +147,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--device-index", type=int, default=0)
     args = parser.parse_args(argv)
-    from parity import registry
     from parity.backends import get_backend
-    from parity.context import set_current_backend
     from parity.paths import point_triton_at, triton_cache_dir
     from parity.results.files import plain
     from parity.run.refcache import ReferenceCache
     from parity.run.runner import run_case
-    from parity.spec import validate_cases
+    from parity.spec import registry, validate_cases
+    from parity.spec.context import set_current_backend
 
     backend = get_backend(args.backend)
     set_current_backend(backend.name)

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from parity.run.roofline import DATASHEETS
+from parity.perf.roofline import DATASHEETS
 
-# Vendor datasheet figures (parity.run.roofline.DATASHEETS, without their sources): HBM in GB/s,
+# Vendor datasheet figures (parity.perf.roofline.DATASHEETS, without their sources): HBM in GB/s,
 # math in TFLOP/s by input dtype.
 PEAKS: dict[str, dict[str, float]] = {name: {k: v for k, v in sheet.items() if k != "source"}
                                       for name, sheet in DATASHEETS.items()}
