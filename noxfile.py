@@ -387,7 +387,7 @@ def merge(session: nox.Session) -> None:
 
 @nox.session
 def report(session: nox.Session) -> None:
-    """reports/DIVERGENCE.md across results dirs (default: every reports/*/)."""
+    """reports/DIVERGENCE.md and index.html across results dirs (default: every reports/*/)."""
     # torch: `import parity` needs it; matplotlib draws reports/divergence.png
     install(session, TORCH_CPU, "tabulate", NUMPY, "matplotlib")
     session.run("python", "-m", "parity.cli", "report", *session.posargs)
