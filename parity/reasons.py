@@ -118,13 +118,3 @@ def _completed(lines: list[str], i: int, text: str) -> str:
     if following:
         return f"{text} {following}"
     return text if _EXC_NAME.match(text) else f"{text} (the compiler printed nothing after it)"
-
-
-def with_key_line(reason: str | None, limit: int = 600) -> str | None:
-    """The reason led by its key line (when that line is not already its start), cut to `limit`."""
-    if not reason:
-        return reason
-    key = key_line(reason)
-    if not key or reason.lstrip().startswith(key) or key in reason[:200]:
-        return reason
-    return f"{key} — {reason}"[: limit + len(key) + 3]
