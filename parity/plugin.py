@@ -47,7 +47,7 @@ class ParitySession:
     worker: str
     unavailable: str | None = None
     ref_cache: ReferenceCache = field(default_factory=ReferenceCache)
-    perf: str = "off"  # parity.perf.figures.PERF_MODES
+    perf: str = "off"  # "off", "largest" or "all" (parity.perf.figures.pick_cases)
     retune: bool = False  # --retune: the perf pass ignores stored autotune picks (parity.perf.pick_cache)
     sanitize: bool = False  # --sanitize: each accuracy case in a child under compute-sanitizer (parity.run.sanitize)
     kernels_option: str = ""  # --kernels as given: what a sanitized child rebuilds its spec from

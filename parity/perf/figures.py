@@ -46,9 +46,6 @@ def measure(time_ms: Callable[[Callable[[], Any]], float], launch: Callable[[], 
             **roofline(n_bytes, n_flops, ms, PEAKS.get(device_name or ""), dtype)}
 
 
-PERF_MODES = ("off", "largest", "all")
-
-
 def case_size(bytes_fn: Callable[[Mapping[str, Any]], float] | None,
               flops_fn: Callable[[Mapping[str, Any]], float] | None, params: Mapping[str, Any]) -> float:
     """How much work a case is, for picking the one worth timing: bytes moved, else flops."""

@@ -9,8 +9,9 @@ from typing import Any
 
 from tabulate import tabulate
 
+from parity.reasons import key_line
 from parity.report.err_tol import worst_err_over_tol
-from parity.report.findings import clip, key_line, message_of
+from parity.report.findings import clip, message_of
 from parity.report.perf_md import perf_section
 from parity.report.tables import fmt_num, md_escape, table
 

@@ -13,7 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from parity.report.findings import clip, key_line, message_of
+from parity.reasons import key_line
+from parity.report.findings import clip, message_of
 from parity.report.tables import md_escape, table
 
 BAD = ("failed", "error", "crashed", "xpassed")

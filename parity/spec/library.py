@@ -54,10 +54,6 @@ class LibraryAdapter:
     # on a triton-ascend without one, its kernels compile against the fallback (parity.triage.decide, rule 2)
     ascend_needs: tuple[str, ...] = ()
 
-    @property
-    def new_issue_url(self) -> str:
-        return f"{self.repo}/issues/new"
-
 
 _ADAPTERS: dict[str, LibraryAdapter] = {}
 _PREPARED: set[str] = set()

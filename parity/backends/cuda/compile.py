@@ -48,7 +48,6 @@ from parity.seams.device import present_driver
 from parity.seams.jit import add_stages, compile_function
 from parity.seams.versions import compile_call, load_binary_returns_max_threads, nvidia_binary
 
-STAGES = ("ttir", "ttgir", "llir", "ptx", "cubin")
 # CUDA's grid limits: x < 2^31, y and z <= 65535
 GRID_LIMITS = (2**31 - 1, 65535, 65535)
 COMPILE_TIMEOUT_S = float(os.environ.get("PARITY_COMPILE_TIMEOUT_S", "300"))
