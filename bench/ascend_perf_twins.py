@@ -119,7 +119,7 @@ GDN_CHUNK_H = Twin(
     "g transposed to [B, H, T] before the launch; its block pointer and last-row load read stride 1",
     residual={r: "no twin: the state recurrence runs over T in order inside each program, and V splits no finer "
                  "than BV=16 (smaller dot tiles than the cube's 16 contradict the cube-and-vector advice); "
-                 "silent where B*H fills the cores (H=32, the second case)"
+                 "silent where B*H fills the cores (its H=32 case)"
               for r in ("cores.idle", "cores.last_wave")},
     more_sizes=({"H": 32},))
 
