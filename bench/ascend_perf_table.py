@@ -17,6 +17,9 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+if __package__ in (None, ""):  # run as `python bench/ascend_perf_table.py`: the repo root holds bench/
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 from bench.ascend_perf_twins import FULL_CORES, TWINS
 
 # (kernel without the calib_ prefix, rule) -> (label, why), from reading each kernel's source

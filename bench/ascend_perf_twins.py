@@ -91,6 +91,9 @@ BLOCK_PTR_TILE = Twin(
     _ours("kernels.basics.block_ptr_tile"), _own_spec,
     "rowsum allocated [B, H, T] and stored along T with stride 1 (the caller gets the [B, T, H] view)")
 
+# the varlen row offsets too: three sequences, one of them empty, in T = 4096 (B = 1)
+VARLEN = {"B": 1, "T": 4096, "seqlens": (1500, 0, 2596)}
+
 # g and beta transposed to [B, H, T] before the launch; the block pointers read them with stride 1. In a varlen
 # launch (B = 1) a sequence's row starts at i_h * T_all + bos; fixed-length at (i_b * H + i_h) * T_all.
 _KKT_ROW = "(i_b * H + i_h) * T_all + bos - i_b * T_all"
@@ -103,7 +106,8 @@ GDN_KKT = Twin(
       "](k=k, beta=beta.transpose(1, 2).contiguous(),\n"
       "        g=None if g_cumsum is None else g_cumsum.transpose(1, 2).contiguous(),")),
     _ours("kernels.gdn.kkt"), _own_spec,
-    "g and beta transposed to [B, H, T] before the launch; their block pointers read stride 1")
+    "g and beta transposed to [B, H, T] before the launch; their block pointers read stride 1",
+    more_sizes=(VARLEN,))
 
 GDN_CHUNK_H = Twin(
     "gdn_chunk_fwd_h",
@@ -119,9 +123,9 @@ GDN_CHUNK_H = Twin(
     "g transposed to [B, H, T] before the launch; its block pointer and last-row load read stride 1",
     residual={r: "no twin: the state recurrence runs over T in order inside each program, and V splits no finer "
                  "than BV=16 (smaller dot tiles than the cube's 16 contradict the cube-and-vector advice); "
-                 "silent where B*H fills the cores (H=32, the second case)"
+                 "silent where B*H fills the cores (its H=32 case)"
               for r in ("cores.idle", "cores.last_wave")},
-    more_sizes=({"H": 32},))
+    more_sizes=(VARLEN, {"H": 32}))
 
 
 # --- the GDN NPU port: idle cores --------------------------------------------------------------------------
