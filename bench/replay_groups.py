@@ -5,7 +5,7 @@ read at run time), each test function in a feature group (FEATURE_GROUPS, by nam
 launches kept, kernels, distinct specializations, and per results dir of a `--replay BUNDLE` run the agreement
 (`parity.record.summary.tier_cell`: agree, disagree with owners, not replayable with reasons).
 
-    python bench/replay_groups.py --source test_core.py BUNDLE reports/replay-interpret reports/replay-ascend-compile ...
+    python bench/replay_groups.py --source test_core.py BUNDLE reports/replay-interpret reports/replay-... ...
 
 Made for upstream Triton's python/test/unit/language/test_core.py; any test file whose kernels are defined inside
 its test functions (or in helpers named like them) groups the same way.
