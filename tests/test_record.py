@@ -256,6 +256,50 @@ def test_a_tampered_recorded_output_is_caught(tmp_path, kernels):
     assert r["status"] == "failed" and "42" in str(r["metrics"]["worst_index"])
 
 
+def half_launches(mod):
+    def go() -> None:
+        x = torch.linspace(-3, 3, 100, dtype=torch.float16)
+        y = torch.full((100,), float("nan"), dtype=torch.float16)
+        mod.copy_scaled[(4,)](x, y, 100, 1.5, BLOCK=32)
+    return go
+
+
+@pytest.mark.parametrize("shift, status", [(2 * 2.0**-10, "passed"), (0.25, "failed")])
+def test_fp16_replays_allow_ulps_of_the_terms_and_catch_more(tmp_path, kernels, shift, status):
+    """Two devices' fp16 answers differ by ulps of the terms (rounded products, fused on the other device): an
+    element off by 2 ulps of a unit-size term agrees; the twin, off by 0.25, is caught on that element."""
+    from safetensors.torch import load_file, save_file
+
+    b = record(tmp_path / "b", half_launches(kernels))
+    forget(kernels)
+    path = tmp_path / "b" / b.launches[0]["tensors"]
+    tensors = load_file(path)
+    (key,) = [k for k in tensors if k.startswith("after.")]
+    halves = tensors[key].view(torch.float16).clone()
+    halves[17] += shift
+    tensors[key] = halves.view(torch.uint8)
+    save_file(tensors, path)
+    (r,) = replay(tmp_path / "b")
+    assert r["status"] == status, r["reason"]
+    assert r["tolerance"]["atol"] == 4 * 2.0**-10 and "ulps of the terms" in r["tolerance"]["reason"]
+    if status == "failed":
+        assert "17" in str(r["metrics"]["worst_index"])
+
+
+def _entry(outputs: dict[str, str], inputs: dict[str, str]) -> dict:
+    views = {f"t{i}": {"buffer": b, "dtype": d} for i, (b, d) in enumerate({**outputs, **inputs}.items())}
+    return {"outputs": list(outputs), "views": views}
+
+
+def test_a_launch_is_judged_at_the_loosest_float_it_reads_or_writes():
+    from parity.record.replay import judged_at
+
+    assert judged_at(_entry({"b0": "float32"}, {"b1": "float16", "b2": "int32"})) == "fp16"  # fp16 q.k into fp32
+    assert judged_at(_entry({"b0": "float32"}, {"b1": "float32", "b2": "int32"})) == "fp32"  # the clean twin
+    assert judged_at(_entry({"b0": "int32"}, {"b1": "float16"})) == "int"  # integer outputs stay exact
+    assert judged_at(_entry({}, {"b1": "float16"})) == "bytes"
+
+
 def test_a_launch_that_changed_nothing_is_not_checked_never_passed(tmp_path, kernels):
     def go() -> None:
         x = torch.ones(64)
