@@ -2,6 +2,7 @@
 `parity record [--out DIR] -- CMD ...` records a command's Triton launches into a bundle (parity.record);
 `parity replay-summary BUNDLE [DIR ...]` says per kernel what the bundle holds and how each tier replayed it;
 `parity merge OUT DIR...` joins the results dirs of one tier's `--shard K/N` runs (parity.report.shards).
+`parity check NAMES` runs them through every hardware-free tier here (parity.check).
 
 The dirs may come from different machines; each needs its results.jsonl (and env.json).
 Without DIRs every reports/*/ holding results is taken.
@@ -114,6 +115,7 @@ def load_stored(records: dict[str, list[Any]], where: dict[str, Path]) -> dict[t
 
 def report(dirs: Sequence[Path], out: Path, perf_ratio: float) -> str:
     columns, records, where = build_columns(dirs, out.parent)
+    out.parent.mkdir(parents=True, exist_ok=True)  # the heatmap goes beside it, drawn first
     from parity.triage.merged import annotate
 
     annotate(records, where)  # every failing case's owner in the merged view; no results dir is rewritten
@@ -149,6 +151,11 @@ def parse_ratio(value: str) -> float:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The `parity` console script (pyproject's [project.scripts]) and `python -m parity.cli`."""
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    if args_in[:1] == ["check"]:  # its unknown options go to each tier's pytest, so it parses its own
+        from parity.check import main as check_main  # lazy: it imports every backend class, the report needs none
+
+        return check_main(args_in[1:])
     parser = argparse.ArgumentParser(prog="parity", description="parity's command line (also `nox -s report -- "
                                      "--help`, or `python -m parity.cli` where parity is importable)")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -161,12 +168,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     record_command.add_arguments(sub.add_parser(
         "record", help="run a command with every Triton launch recorded into a bundle, for --replay on any tier"))
+    sub.add_parser("check", help="a kernel module through every hardware-free tier here, then its verdict "
+                   "(`parity check --help`)")
     summary = sub.add_parser("replay-summary", help="per kernel: launches and specializations a bundle holds, "
                              "and how each results dir replayed them")
     summary.add_argument("bundle", type=Path)
     summary.add_argument("dirs", nargs="*", type=Path, help="results dirs of `--replay BUNDLE` runs")
     add_merge(sub)
-    args = parser.parse_args(argv)
+    args = parser.parse_args(args_in)
     if args.command == "merge":
         return merge_main(args.out, args.dirs)
     if args.command == "record":

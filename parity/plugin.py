@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from parity import shard
+from parity import progress, shard
 from parity.backends import Backend, get_backend
 from parity.options import pytest_addoption  # noqa: F401  (a pytest hook: pytest finds it here)
 from parity.paths import point_triton_at, triton_cache_dir
@@ -24,7 +24,7 @@ from parity.results import (
     read_records,
     write_results,
 )
-from parity.run import rundir
+from parity.run import crash_log, rundir
 from parity.run.refcache import ReferenceCache
 from parity.run.wallclock import SessionClock, process_start
 from parity.spec import Case, KernelSpec, SpecError, check_sweeps, registry, validate_cases, validate_compile_cases
@@ -207,6 +207,8 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(sanitize.missing())
         state.sanitize = True
     state.workers = int(getattr(config.option, "numprocesses", 0) or 0)
+    if worker != "main":  # a segfault's thread stacks go to a file the crashed record names, not the terminal
+        config.pluginmanager.register(crash_log.StackFile(crash_log.stacks_path(results_dir, worker)))
     if state.is_controller:
         # the last complete results stay in place until this run has its own (rundir.promote)
         rundir.begin(final_dir)
@@ -216,6 +218,8 @@ def pytest_configure(config: pytest.Config) -> None:
         state.clock.stamp("configure", configure_began)
         state.clock.stamp("configured")
         config.pluginmanager.register(_ItemSpans(state.clock), "parity-item-spans")
+        config.pluginmanager.register(progress.status_line(config, backend.name, progress.previous_records(final_dir),
+                                                           state.workers), "parity-progress")
         if state.perf != "off" and state.workers and backend.mode == "run" and backend.times_kernels and not reason:
             from parity.perf.stage import preload_peers
             preload_peers(specs)
@@ -341,6 +345,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         _perf_pass(state, records)
     state.clock.stamp("perf_done")
     write_results(state.results_dir, records)
+    crash_log.tidy(state.results_dir)
     had_previous = rundir.promote(final)
     state.results_dir = final
     state.records = records

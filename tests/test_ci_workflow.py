@@ -71,10 +71,12 @@ def test_the_sessions_the_workflow_names_exist_and_the_tests_session_installs_it
     from tests.test_noxfile import FakeSession
 
     monkeypatch.setattr(noxfile, "index_reachable", lambda url: False)
+    # merge runs in the upstream stack's venv, as report does (the one venv-upstream built in this nox run)
+    monkeypatch.setitem(noxfile.STACK_PYTHON, "venv-upstream", "/stack/bin/python")
     session = FakeSession("merge")
     session.posargs = ["reports/interpret", "shards/results-interpret-1/"]
     noxfile.merge(session)
-    assert session.ran[-1][0] == ("python", "-m", "parity.cli", "merge", "reports/interpret",
+    assert session.ran[-1][0] == ("/stack/bin/python", "-m", "parity.cli", "merge", "reports/interpret",
                                   "shards/results-interpret-1/")
     tests = FakeSession("tests")
     noxfile.tests(tests)

@@ -21,6 +21,8 @@ class InterpretBackend(Backend):
     repro_prefix = "TRITON_INTERPRET=1 "
     language = "triton"
     gpu_target = ("cuda", 90, 32)
+    venv = "venv-upstream"
+    process_env = {"TRITON_INTERPRET": "1"}  # noqa: RUF012 (a class-level constant, never mutated)
 
     def prepare(self) -> None:
         # read when @triton.jit decorates, so it must be set before kernels are imported
