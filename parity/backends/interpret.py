@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from parity.backends import interpret_gpu
 from parity.backends.base import Backend, Check
+from parity.seams.env import set_triton_env
 from parity.seams.versions import package_version
 from parity.spec.library import adapt_imports, tier_of
 
@@ -24,7 +24,7 @@ class InterpretBackend(Backend):
 
     def prepare(self) -> None:
         # read when @triton.jit decorates, so it must be set before kernels are imported
-        os.environ["TRITON_INTERPRET"] = "1"
+        set_triton_env(TRITON_INTERPRET="1")  # for the process: a tier is chosen once per process
         _benchmark_free_driver()
         # libraries written for a GPU: torch.cuda names one, and interpreted kernels carry JITFunction's
         # fields (parity.backends.interpret_gpu says why each is needed)

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from parity import settings
 from parity.backends import backend_class
 from parity.paths import cache_root
 
@@ -152,7 +153,7 @@ def _interpreter_probe(limit_id: str) -> Callable[[], bool | None]:
         script = folder / f"{limit_id.replace('-', '_')}.py"
         script.write_text("import torch\nimport triton\nimport triton.language as tl\n"
                           + _INTERPRETER_PROBES[limit_id], encoding="utf-8")
-        env = {**os.environ, "TRITON_INTERPRET": "1"}
+        env = {**settings.child_env(), "TRITON_INTERPRET": "1"}
         done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
                               timeout=PROBE_TIMEOUT_S, check=False)
         last = (done.stdout.strip().splitlines() or [""])[-1]
@@ -275,8 +276,8 @@ def _ascend_cannot_call_noinline() -> bool | None:
     script = folder / "ascend_noinline.py"
     script.write_text(_NOINLINE_PROBE, encoding="utf-8")
     root = str(Path(__file__).resolve().parents[2])  # parity's own checkout, for the child's imports
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}  # a compile, never the interpreter
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
+    env = {k: v for k, v in settings.child_env().items() if k != "TRITON_INTERPRET"}  # a compile, not the interpreter
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
                           timeout=PROBE_TIMEOUT_S, check=False)
     return {"1": True, "0": False}.get((done.stdout.strip().splitlines() or [""])[-1])
