@@ -14,7 +14,7 @@ import pytest
 from parity import progress, shard
 from parity.backends import Backend, get_backend
 from parity.options import pytest_addoption  # noqa: F401  (a pytest hook: pytest finds it here)
-from parity.paths import point_triton_at, triton_cache_dir
+from parity.paths import triton_cache_dir
 from parity.results import (
     MERGED_NAME,
     ResultWriter,
@@ -27,6 +27,7 @@ from parity.results import (
 from parity.run import crash_log, rundir
 from parity.run.refcache import ReferenceCache
 from parity.run.wallclock import SessionClock, process_start
+from parity.seams.env import point_triton_at
 from parity.spec import Case, KernelSpec, SpecError, check_sweeps, registry, validate_cases, validate_compile_cases
 from parity.spec.context import set_current_backend
 

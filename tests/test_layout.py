@@ -316,7 +316,7 @@ def test_the_engine_names_no_library():
 # names a case's phases over all of them.
 FLOORS = ("spec", "results", "seams", "compile", "fit", "backends", "run", "perf", "triage", "report", "repro",
           "pipeline", "plugin")
-# root modules and packages that share a floor (other root modules, spec, cases, context, ..., are the spec
+# root modules and packages that share a floor (other root modules, cases, settings, ..., are the spec
 # floor): record captures launches as repros do. The fit advisor sits below the backends that call it: it
 # compiles through the driver object it is handed, never by importing a backend. The shared known divergences
 # ask the backends which tiers build with triton-ascend

@@ -62,6 +62,9 @@ class Backend:
     # the upstream language whose rules (parity.triage.limits) a kernel built here must respect: "triton" or
     # "triton-ascend"; None: none of them (a tier that compiles with neither)
     language: ClassVar[str | None] = None
+    # the ids of parity.triage.limits' tier limits that are this tier's own defects (its interpreter's, its
+    # host toolchain's, its device's arithmetic): triage applies each to a record of this tier only
+    own_limits: ClassVar[tuple[str, ...]] = ()
     # triton's GPUTarget fields for a target this tier names, when a repro must rebuild for it (the
     # launch-option repro); the arch chosen stands in for the default where the record has one
     gpu_target: ClassVar[tuple[str, Any, int] | None] = None

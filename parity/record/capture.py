@@ -30,6 +30,7 @@ import torch
 from parity.record import bundle as fmt
 from parity.record.keys import dedupe_key, specialization_key
 from parity.repro.capture import LaunchRecorder
+from parity.seams.env import interpreting
 
 TENSOR_REF = re.compile(r"^T\['(t\d+)'\]$")
 TL_DTYPE = re.compile(r"^tl\.dtype\('(\w+)'\)$")
@@ -61,7 +62,7 @@ def _version(top: str) -> str | None:
 def process_env() -> dict[str, Any]:
     """Versions and the device of the recording process (cheap: nothing is imported for it)."""
     env: dict[str, Any] = {"python": sys.version.split()[0], "torch": torch.__version__,
-                           "triton": _version("triton"), "interpret": os.environ.get("TRITON_INTERPRET") == "1"}
+                           "triton": _version("triton"), "interpret": interpreting()}
     for name in ("torch_npu", "triton-ascend"):
         found = _version(name)
         if found:
