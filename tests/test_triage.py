@@ -523,3 +523,23 @@ def test_the_tf32_class_reaches_author_md_with_its_advice(tmp_path):
     plain = {**rounded, "owner": decide({**rounded, "metrics": {**rounded["metrics"], "err_ratio": 0.5}}, {}, "")}
     write_drafts(tmp_path / "plain", plain, "cuda", "python repro.py", lambda t: "", {})
     assert "a bug in the kernel" in (tmp_path / "plain" / "AUTHOR.md").read_text()
+
+
+TF32_REFUSAL = ("AssertionError(\"input_precision == tf32 or tf32x3 is invalid, please use input_precision='hf32' on "
+                "Ascend instead.\")")
+
+
+def test_an_nvidia_tf32_dot_refused_by_triton_ascend_is_the_authors_not_the_vendors():
+    """fla's solve_tril kernel recorded on the H200 asks tf32; triton-ascend refuses it, naming hf32. That is no
+    vendor bug and no 'asks for hf32' (the message names hf32 as the fix): the author picks the precision per device."""
+    from parity.compile.ascend_only import language_finding
+
+    dot = "b = tl.dot(a, c, input_precision=SOLVE_TRIL_DOT_PRECISION)"
+    refused = compiled("ascend-compile", False, TF32_REFUSAL, kind="CompilationError")
+    owner = decide(refused, {"cuda-compile": {**compiled("cuda-compile", True)}}, dot)
+    assert (owner["who"], owner["limit"]) == ("author", "ascend-rejects-tf32"), owner
+    assert language_finding(TF32_REFUSAL) is None
+    # negative controls: a kernel that really asks hf32 is still named so, and the refusal on a kernel with no dot
+    # (nothing the limit describes) is not this limit's
+    assert language_finding("ValueError: input_precision must be one of ('tf32', 'ieee'), got 'hf32'")
+    assert decide(refused, {"cuda-compile": compiled("cuda-compile", True)}, "x = a + c").get("limit") is None
