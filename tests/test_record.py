@@ -30,6 +30,20 @@ def copy_scaled(x, y, n, alpha, BLOCK: tl.constexpr):
     tl.store(y + offs, tl.load(x + offs, mask=m) * alpha, mask=m)
 
 
+def timing_runs(kernel_call, quantiles):
+    kernel_call()  # a timing run writes the outputs, as Triton's do_bench does on a device
+    return [1.0, 1.0, 1.0]
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 32})], key=["n"],
+                 do_bench=timing_runs)
+@triton.jit
+def tuned_double(x, y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(y + offs, tl.load(x + offs, mask=m) * 2, mask=m)
+
+
 @triton.jit
 def halve_bits(x, y, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -140,6 +154,44 @@ def test_a_spent_budget_stops_keeping_and_says_so_the_launches_still_run(tmp_pat
     assert len(b.launches) == 1 and "budget" in (b.counts[0]["stopped"] or "")
     assert "stopped keeping launches" in capsys.readouterr().err
     assert all(bool((y == 3.0).all()) for y in ys)  # the command ran to the end
+
+
+# ---------------------------------------------------------------- autotuned launches
+
+
+def tuned_launches(mod):
+    def go() -> None:
+        x = torch.arange(100, dtype=torch.float32)
+        y = torch.full((100,), float("nan"), dtype=torch.float32)
+        mod.tuned_double[lambda meta: (triton_cdiv(100, meta["BLOCK"]),)](x, y, 100)
+    return go
+
+
+def test_an_autotuned_launch_keeps_the_bytes_from_before_the_tuners_timing_runs(tmp_path, kernels):
+    """The timing runs write the output before the launch that is recorded (fla's tuned kernels on the H200 all
+    read "not checked"); the bytes from before the first timing run stand for the launch's inputs."""
+    b = record(tmp_path / "b", tuned_launches(kernels))
+    (entry,) = b.launches
+    assert entry["outputs"] and entry["autotune"]["configs"] == 2
+    forget(kernels)
+    (r,) = replay(tmp_path / "b")
+    assert r["status"] == "passed", r["reason"]
+
+
+def test_without_the_pre_tuning_bytes_an_autotuned_launch_changes_nothing(tmp_path, kernels, monkeypatch):
+    """Negative control: with the timing runs' hook passing straight through (as before the fix), the same launch
+    has no output to compare."""
+    def untimed(self, inner, *a, **k):  # the timing runs still paused out of the recording, no bytes kept first
+        self.local.paused = getattr(self.local, "paused", 0) + 1
+        try:
+            return inner(*a, **k)
+        finally:
+            self.local.paused -= 1
+
+    monkeypatch.setattr(WorkloadRecorder, "_paused", untimed)
+    b = record(tmp_path / "b", tuned_launches(kernels))
+    (entry,) = b.launches
+    assert entry["outputs"] == []
 
 
 # ---------------------------------------------------------------- TensorWrapper (triton.reinterpret)

@@ -131,6 +131,16 @@ def _storage(t: torch.Tensor) -> tuple[str, int, int]:
     return str(t.device), storage.data_ptr(), storage.nbytes()
 
 
+def storage_ident(t: torch.Tensor) -> tuple[str, int, int]:
+    """(device, storage address, storage bytes): the key a Buffer is known by."""
+    return _storage(t)
+
+
+def storage_snapshot(t: torch.Tensor) -> torch.Tensor:
+    """Every byte of t's storage, as a flat uint8 CPU copy (a Buffer's `snapshot`)."""
+    return _snapshot(t)
+
+
 def _byte_reach(t: torch.Tensor) -> tuple[int, int]:
     """Bytes of its storage that t's elements cover (start inclusive, end exclusive)."""
     size = t.element_size()
