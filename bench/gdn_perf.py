@@ -159,7 +159,7 @@ def fla_runs(x: dict[str, Any], a: argparse.Namespace) -> dict[str, Callable[[],
 def time_ms(fn: Callable[[], Any], a: argparse.Namespace) -> tuple[float | None, str | None]:
     from triton.testing import do_bench
 
-    from parity.inputs import unfilled
+    from parity.spec.inputs import unfilled
 
     try:
         with unfilled():  # the NaN prefill of outputs is the test harness's cost, not the kernel's

@@ -65,8 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     import triton
 
-    from parity.inputs import unfilled
     from parity.run.autotune_pin import autotuners
+    from parity.spec.inputs import unfilled
 
     if not torch.cuda.is_available():
         print("gdn_tune needs an NVIDIA GPU (torch.cuda.is_available() is False).", file=sys.stderr)

@@ -59,10 +59,10 @@ def bench_ms(fn: Callable[[], Any]) -> float:
 
 def gdn_rows(names: list[str]) -> Iterator[dict[str, Any]]:
     from kernels import gdn
-    from parity import registry
-    from parity.context import backend_scope
-    from parity.inputs import unfilled
-    from parity.run.perf_case import device_inputs
+    from parity.perf.case import device_inputs
+    from parity.spec import registry
+    from parity.spec.context import backend_scope
+    from parity.spec.inputs import unfilled
 
     memoised = {name: getattr(gdn, name) for name in ("prepare_chunk_indices", "prepare_chunk_offsets",
                                                       "_varlen_chunks")}
@@ -129,7 +129,7 @@ def tril_rows() -> Iterator[dict[str, Any]]:
     import torch
 
     from kernels.basics.tril_mask import tril_mask
-    from parity.inputs import unfilled
+    from parity.spec.inputs import unfilled
 
     B, T, H, BT = 4, 65536, 16, 64
     x = torch.randn(B, T, H, BT, device="cuda", dtype=torch.bfloat16)
@@ -172,9 +172,9 @@ def sweep_rows(name: str) -> Iterator[dict[str, Any]]:
     """The spec's launch pinned to each candidate config in turn, beside its baseline or peer."""
     import torch
 
-    from parity import registry
+    from parity.perf.case import device_inputs
     from parity.run.autotune_pin import autotuners
-    from parity.run.perf_case import device_inputs
+    from parity.spec import registry
 
     _, (spec,) = registry.build([name])
     (tuner,) = autotuners([spec.kernel])
@@ -187,8 +187,8 @@ def sweep_rows(name: str) -> Iterator[dict[str, Any]]:
 
 def sweep_case(spec: Any, case: Any, inputs: Any, tuner: Any, listed: list[Any],
                candidates: list[Any]) -> Iterator[dict[str, Any]]:
-    from parity.context import backend_scope
-    from parity.inputs import unfilled
+    from parity.spec.context import backend_scope
+    from parity.spec.inputs import unfilled
 
     p = case.params
     with unfilled(), backend_scope("cuda"):

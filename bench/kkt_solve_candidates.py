@@ -36,7 +36,7 @@ for path in (ROOT, ROOT / "bench"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from issue30_kernels import bench_ms, case_name, peer_ms, spec_and_inputs  # noqa: E402  (after the path)
+from kernels_old_vs_new import bench_ms, case_name, peer_ms, spec_and_inputs  # noqa: E402  (after the path)
 
 
 class Candidate(NamedTuple):
@@ -140,8 +140,8 @@ def main(argv: list[str] | None = None) -> None:
     import triton
 
     from kernels.gdn import kkt_solve
-    from parity.context import backend_scope
-    from parity.inputs import unfilled
+    from parity.spec.context import backend_scope
+    from parity.spec.inputs import unfilled
 
     if (ROLLED, UNROLLED, DOTS, BATCHED) != (kkt_solve.INV_ROLLED, kkt_solve.INV_UNROLLED, kkt_solve.INV_DOTS,
                                              kkt_solve.INV_BATCHED):

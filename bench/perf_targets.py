@@ -54,7 +54,7 @@ def time_ms(fn: Fn | None, warmup_ms: int, rep_ms: int) -> tuple[float | None, s
         return None, None
     from triton.testing import do_bench
 
-    from parity.inputs import unfilled
+    from parity.spec.inputs import unfilled
 
     try:
         with unfilled():  # the NaN prefill of outputs is the test harness's cost, not the kernel's

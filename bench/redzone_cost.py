@@ -24,9 +24,9 @@ def main() -> int:
     parser.add_argument("--kernels", default="basics")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    from parity import registry
     from parity.backends import get_backend
-    from parity.context import set_current_backend
+    from parity.spec import registry
+    from parity.spec.context import set_current_backend
 
     backend = get_backend(args.backend)
     set_current_backend(backend.name)

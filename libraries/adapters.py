@@ -1,7 +1,7 @@
 """The adapter of each library parity ships specs for: identity, tracker, and what it needs on each tier.
 
 Light on purpose (no torch, no library import): parity loads it to recognise these libraries in any
-module, a user's own included (parity.library.known_adapters). Each spec module sets `LIBRARY` to its
+module, a user's own included (parity.spec.library.known_adapters). Each spec module sets `LIBRARY` to its
 adapter beside its SPECS.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 
-from parity.library import LibraryAdapter, Tier
+from parity.spec.library import LibraryAdapter, Tier
 
 
 def _prepare_flag_gems(tier: Tier) -> None:

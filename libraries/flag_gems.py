@@ -14,7 +14,7 @@ from libraries._load import Library, perf_fields
 from libraries.adapters import FLAG_GEMS
 from parity import KernelSpec, Tolerance, randn
 from parity.cases import by_level, product
-from parity.library import prepare
+from parity.spec.library import prepare
 
 GEMS = Library.pinned("flag_gems")
 LIBRARY = FLAG_GEMS

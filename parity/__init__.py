@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 # arms its recorder in every process of a command, and most of them (pip, git hooks) never use torch
 _LAZY = {
     "known": "parity.known",
-    "current_backend": "parity.context", "current_target": "parity.context",
-    "cu_seqlens": "parity.inputs", "l2_normalized": "parity.inputs", "logsigmoid_of_randn": "parity.inputs",
-    "nan_empty": "parity.inputs", "rand": "parity.inputs", "randn": "parity.inputs",
-    "sigmoid_of_randn": "parity.inputs",
-    "Peer": "parity.perfspec", "PerfTarget": "parity.perfspec",
+    "current_backend": "parity.spec.context", "current_target": "parity.spec.context",
+    "cu_seqlens": "parity.spec.inputs", "l2_normalized": "parity.spec.inputs",
+    "logsigmoid_of_randn": "parity.spec.inputs", "nan_empty": "parity.spec.inputs", "rand": "parity.spec.inputs",
+    "randn": "parity.spec.inputs", "sigmoid_of_randn": "parity.spec.inputs",
+    "Peer": "parity.spec.perf", "PerfTarget": "parity.spec.perf",
     "DEFAULT_TOLERANCES": "parity.spec", "Case": "parity.spec", "DeclinedEnvironment": "parity.spec",
     "ExpectedCompileError": "parity.spec", "KernelSpec": "parity.spec", "KnownDivergence": "parity.spec",
     "SpecError": "parity.spec", "Tolerance": "parity.spec",
@@ -35,17 +35,6 @@ def __getattr__(name: str) -> Any:
 
 if TYPE_CHECKING:
     from parity import known
-    from parity.context import current_backend, current_target
-    from parity.inputs import (
-        cu_seqlens,
-        l2_normalized,
-        logsigmoid_of_randn,
-        nan_empty,
-        rand,
-        randn,
-        sigmoid_of_randn,
-    )
-    from parity.perfspec import Peer, PerfTarget
     from parity.spec import (
         DEFAULT_TOLERANCES,
         Case,
@@ -56,6 +45,17 @@ if TYPE_CHECKING:
         SpecError,
         Tolerance,
     )
+    from parity.spec.context import current_backend, current_target
+    from parity.spec.inputs import (
+        cu_seqlens,
+        l2_normalized,
+        logsigmoid_of_randn,
+        nan_empty,
+        rand,
+        randn,
+        sigmoid_of_randn,
+    )
+    from parity.spec.perf import Peer, PerfTarget
 
 
 __all__ = [

@@ -1,6 +1,7 @@
-"""Command line: `python -m parity.cli report [DIR ...]` writes reports/DIVERGENCE.md and divergence.png;
+"""Command line: `python -m parity.cli report [DIR ...]` writes reports/DIVERGENCE.md, index.html and divergence.png;
 `parity record [--out DIR] -- CMD ...` records a command's Triton launches into a bundle (parity.record);
 `parity replay-summary BUNDLE [DIR ...]` says per kernel what the bundle holds and how each tier replayed it;
+`parity merge OUT DIR...` joins the results dirs of one tier's `--shard K/N` runs (parity.report.shards).
 `parity check NAMES` runs them through every hardware-free tier here (parity.check).
 
 The dirs may come from different machines; each needs its results.jsonl (and env.json).
@@ -18,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from parity.report import divergence, heatmap, perf_cross, perf_plot, versions
+from parity.report import divergence, heatmap, index_page, perf_cross, perf_plot, versions
 from parity.report import divergence_md as divergence_report
 from parity.results import MERGED_NAME, PART_GLOB, SchemaError, atomic_write_text, load_results, outputs_store
 
@@ -127,6 +128,7 @@ def report(dirs: Sequence[Path], out: Path, perf_ratio: float) -> str:
     text = divergence_report.render(columns, records, divs, png.name if drawn else None,
                                     None if drawn else heatmap.INSTALL_HINT, perf_png.name if perf_drawn else None)
     atomic_write_text(out, text)
+    index_page.write(out, columns, records, divs, png if drawn else None, None if drawn else heatmap.INSTALL_HINT)
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_path:
         with open(summary_path, "a", encoding="utf-8") as fh:
@@ -172,7 +174,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "and how each results dir replayed them")
     summary.add_argument("bundle", type=Path)
     summary.add_argument("dirs", nargs="*", type=Path, help="results dirs of `--replay BUNDLE` runs")
+    add_merge(sub)
     args = parser.parse_args(args_in)
+    if args.command == "merge":
+        return merge_main(args.out, args.dirs)
     if args.command == "record":
         return record_command.run(args)
     if args.command == "replay-summary":
@@ -194,14 +199,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"parity report: {error}" + (f"\nremoved the previous {', '.join(removed)}, so no stale report "
                                             "looks current" if removed else ""), file=sys.stderr)
         return 2
-    print(f"{line}\nwrote {args.out}")
+    print(f"{line}\nwrote {args.out} and {index_page.html_path(args.out)}")
+    return 0
+
+
+def add_merge(sub: Any) -> None:
+    merge = sub.add_parser("merge", help="join the results dirs of one tier's `--shard K/N` runs into one results "
+                           "dir, for `parity report`")
+    merge.add_argument("out", type=Path, help="the merged results dir to write (new or empty)")
+    merge.add_argument("dirs", nargs="+", type=Path, help="the shards' results dirs, all N of them")
+
+
+def merge_main(out: Path, dirs: Sequence[Path]) -> int:
+    from parity.report.shards import MergeError, merge  # only this command: the rest of the CLI never needs it
+
+    try:
+        print(merge(out, dirs))
+    except MergeError as exc:
+        print(f"parity merge: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
 def remove_stale(out: Path) -> list[str]:
     """Delete an earlier run's report and heatmap: after a failed report they would look current."""
     removed = []
-    for path in (out, out.parent / "divergence.png"):
+    for path in (out, index_page.html_path(out), out.parent / "divergence.png"):
         if path.exists():
             path.unlink()
             removed.append(str(path))

@@ -8,13 +8,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from parity import settings
+
 
 def cache_root() -> Path:
     """parity's cache dir; read at call time so a test (or a session) can point it elsewhere."""
-    explicit = os.environ.get("PARITY_CACHE_DIR")
+    explicit = settings.current().cache_dir
     if explicit:
-        return Path(explicit).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
+        return explicit
+    xdg = os.environ.get("XDG_CACHE_HOME")  # the desktop's own convention, not parity's (parity.settings)
     return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "parity"
 
 
@@ -26,19 +28,3 @@ def ref_cache_dir() -> Path:
 def triton_cache_dir(tier: str) -> Path:
     """Triton's dirs for one tier: a compile tier's binaries never share a dir that a run tier reads."""
     return cache_root() / "triton" / tier
-
-
-TRITON_DIR_VARS = ("TRITON_CACHE_DIR", "TRITON_HOME")
-
-
-def point_triton_at(root: Path) -> dict[str, str | None]:
-    """Send Triton's cache and home (~/.triton) under `root`; returns the values to put back.
-
-    Every tier does this, run tiers too: a parity run never writes the user's Triton cache, and
-    autotune timings a library stores with `cache_results=True` stay with the tier that measured them.
-    """
-    saved = {k: os.environ.get(k) for k in TRITON_DIR_VARS}
-    (root / "home").mkdir(parents=True, exist_ok=True)
-    os.environ["TRITON_CACHE_DIR"] = str(root / "cache")
-    os.environ["TRITON_HOME"] = str(root / "home")
-    return saved

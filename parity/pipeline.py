@@ -22,16 +22,16 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from parity.errors import error_text
+from parity.perf import warm
+from parity.perf.proof import attach as prove_ub_claims
 from parity.repro import run_repro
 from parity.repro.compile_prelaunch import attach_compile_tier
 from parity.repro.compile_repro import attach_all
 from parity.repro.source import case_code
 from parity.results import empty_record, outputs_store
-from parity.run import warm
 from parity.run.compile_judge import compile_records
 from parity.run.faults import is_timeout
 from parity.run.fit_proof import attach as prove_fits
-from parity.run.perf_proof import attach as prove_ub_claims
 from parity.run.runner import build_inputs, mark_declined, memory_skip, run_case, skip_reason
 from parity.run.sanitize import sanitized_case
 from parity.spec import Case, KernelSpec
@@ -134,7 +134,7 @@ def accuracy_case(session: Session, spec: KernelSpec, case: Case) -> Record:
                         results_dir=session.results_dir)
         part = warm.share(spec, case, backend, cases=session.cases(spec), perf=session.perf, worker=session.worker)
         if part and record["status"] in ("passed", "failed", "xfailed", "xpassed"):  # one that raised would again
-            # the perf pass's autotune compiles, done here beside the other workers (parity.run.warm)
+            # the perf pass's autotune compiles, done here beside the other workers (parity.perf.warm)
             record["perf_warm"] = warm.perf_configs(spec, backend, seed=session.seed, part=part,
                                                     retune=session.retune)
             record["timing"]["warm_s"] = record["perf_warm"]["seconds"]
@@ -178,7 +178,7 @@ def compile_case(session: Session, spec: KernelSpec, case: Case) -> list[Record]
     records = compile_records(backend.name, spec, case, compiles)
     # a config that fits is a fix only if it computes: run it on a tier that computes, before any draft says so
     prove_fits(records, compiles, spec, case, session.seed, backend)
-    prove_ub_claims(records, spec, case, session.seed, backend)  # "larger tiles fit" too (parity.run.perf_proof)
+    prove_ub_claims(records, spec, case, session.seed, backend)  # "larger tiles fit" too (parity.perf.proof)
     judge_and_repro_compiles(records, spec, case, backend, cpu_inputs, session.results_dir, session.seed)
     for record in records:
         write(session, record)

@@ -11,11 +11,10 @@ from typing import Any
 
 import pytest
 
-from parity import progress
+from parity import progress, shard
 from parity.backends import Backend, get_backend
-from parity.context import set_current_backend
 from parity.options import pytest_addoption  # noqa: F401  (a pytest hook: pytest finds it here)
-from parity.paths import point_triton_at, triton_cache_dir
+from parity.paths import triton_cache_dir
 from parity.results import (
     MERGED_NAME,
     ResultWriter,
@@ -28,7 +27,9 @@ from parity.results import (
 from parity.run import crash_log, rundir
 from parity.run.refcache import ReferenceCache
 from parity.run.wallclock import SessionClock, process_start
-from parity.spec import Case, KernelSpec, SpecError, check_sweeps, validate_cases, validate_compile_cases
+from parity.seams.env import point_triton_at
+from parity.spec import Case, KernelSpec, SpecError, check_sweeps, registry, validate_cases, validate_compile_cases
+from parity.spec.context import set_current_backend
 
 STATE_KEY = pytest.StashKey["ParitySession"]()
 WORKER_STOP_S = 15.0  # how long an interrupted run's controller waits for its workers' last records
@@ -47,8 +48,8 @@ class ParitySession:
     worker: str
     unavailable: str | None = None
     ref_cache: ReferenceCache = field(default_factory=ReferenceCache)
-    perf: str = "off"  # parity.run.perf.PERF_MODES
-    retune: bool = False  # --retune: the perf pass ignores stored autotune picks (parity.run.pick_cache)
+    perf: str = "off"  # "off", "largest" or "all" (parity.perf.figures.pick_cases)
+    retune: bool = False  # --retune: the perf pass ignores stored autotune picks (parity.perf.pick_cache)
     sanitize: bool = False  # --sanitize: each accuracy case in a child under compute-sanitizer (parity.run.sanitize)
     kernels_option: str = ""  # --kernels as given: what a sanitized child rebuilds its spec from
     workers: int = 0  # xdist workers, so a report can say when timings shared a device
@@ -166,7 +167,6 @@ def pytest_configure(config: pytest.Config) -> None:
             from parity.compile import once
             once.install(triton_cache_dir(backend.name) / "compile-locks")
     try:
-        from parity import registry
         requested = [k.strip() for k in config.getoption("--kernels").split(",")]
         replay = config.getoption("--replay")
         if replay:  # a recorded workload's launches instead of the specs (parity.record.replay)
@@ -188,6 +188,8 @@ def pytest_configure(config: pytest.Config) -> None:
                           unavailable=reason, selected=bool(config.getoption("--kernels").strip()),
                           ref_cache=ReferenceCache(enabled=not config.getoption("--no-ref-cache")))
     state.replay = replayed
+    if config.getoption("--shard"):  # this run's share of the kernels, every case of each (parity.shard)
+        state.specs = shard.select(state.specs, config.getoption("--shard"), lambda s: len(state.cases(s)))
     perf_option = config.getoption("perf")
     if perf_option is None:
         timed = backend.mode == "run" and backend.times_kernels
@@ -220,7 +222,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(progress.status_line(config, backend.name, progress.previous_records(final_dir),
                                                            state.workers), "parity-progress")
         if state.perf != "off" and state.workers and backend.mode == "run" and backend.times_kernels and not reason:
-            from parity.run.perf_pass import preload_peers
+            from parity.perf.stage import preload_peers
             preload_peers(specs)
     config.stash[STATE_KEY] = state
 
@@ -359,6 +361,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         env["replay"] = state.replay["bundle"]
     env["xdist_workers"] = state.workers
     env["interrupted"] = interrupted
+    env.update(shard.env_fields(session.config.getoption("--shard", None), state.specs))
     state.clock.stamp("report")
     env["wall_phases"] = state.clock.phases()  # REPORT.md: where the session's wall time went
     atomic_write_text(final / "env.json", json.dumps(env, indent=2, sort_keys=True) + "\n")
@@ -392,7 +395,7 @@ def _items_done(config: pytest.Config) -> int:
 
 
 def _perf_pass(state: ParitySession, records: list[dict[str, Any]]) -> None:
-    from parity.run import perf_pass
+    from parity.perf import stage as perf_pass
 
     state.backend.select_device(0)
     cases = {(spec.name, case.id): (spec, case) for spec in state.specs for case in state.cases(spec)}

@@ -2,7 +2,8 @@
 
 MLIR pass pipelines print the failing op with its full type signature, `linalg.yield` remarks and
 notes around the one line that says what is wrong ("error: expected offsets to be non-negative, but got
--16"); a numpy comparison prints whole arrays. A reason keeps that line first.
+-16"); a numpy comparison prints whole arrays. A reason keeps that line first. This is the one rule: a
+record's reason, triage's evidence, an issue's title and the report's rows (parity.report.findings) all ask here.
 """
 
 from __future__ import annotations
@@ -25,6 +26,13 @@ _RAISED_FROM = "raised from:"
 # a message that is a kernel helper's source (Triton's CompilationError quotes the jit function it failed in)
 _SOURCE = re.compile(r"^\s*(?:def |@\w)")
 _DEF = re.compile(r"def (\w+)\(")
+# a line that only announces that an error follows ("[Pass] encounters error:")
+_ANNOUNCE = re.compile(r"(?:error|failed)\s*:?\s*$", re.IGNORECASE)
+# a source excerpt's line (numbered, a caret, a decorator or a tl. call) and an array's repr: never the key line
+_SOURCE_LINE = re.compile(r"^\s*(?:\d+\s*[|:]|[~^]+\s*$|@triton|def |tl\.|\w+\s*=\s*tl\.)")
+_ARRAY = re.compile(r"(?:tensor|array)\(\[|\[\s*-?\d+\.\d+(?:e[+-]\d+)?,\s*-?\d")
+# an announcement that is a Python exception's, not a compiler's
+_EXC_NAME = re.compile(r"^\s*(?:[\w.]+\.)?\w+(?:Error|Exception)\b")
 
 
 def wrapped_cause(text: str) -> str | None:
@@ -95,14 +103,18 @@ def key_line(text: str) -> str:
     if after:
         return after
     clean = [line for line in lines if not _NOISE.search(line)]
+    said = [line for line in clean if not _SOURCE_LINE.match(line) and not _ARRAY.search(line)]
+    if said:
+        return _completed(said, 0, said[0])
     return (clean or lines or [""])[0]
 
 
-def with_key_line(reason: str | None, limit: int = 600) -> str | None:
-    """The reason led by its key line (when that line is not already its start), cut to `limit`."""
-    if not reason:
-        return reason
-    key = key_line(reason)
-    if not key or reason.lstrip().startswith(key) or key in reason[:200]:
-        return reason
-    return f"{key} — {reason}"[: limit + len(key) + 3]
+def _completed(lines: list[str], i: int, text: str) -> str:
+    """A line that only announces an error ("[ConvertLinalgRToBinary] encounters error:") joined with the next
+    line that says something, so a key line never ends at a colon; or said to be alone."""
+    if not _ANNOUNCE.search(text):
+        return text
+    following = next((line for line in lines[i + 1:] if not _ANNOUNCE.search(line)), None)
+    if following:
+        return f"{text} {following}"
+    return text if _EXC_NAME.match(text) else f"{text} (the compiler printed nothing after it)"

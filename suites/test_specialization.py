@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from parity import inputs as inp
 from parity.compile.device_tensors import launch_on_target
 from parity.compile.keep_going import keep_going
 from parity.compile.specialize import (
@@ -28,6 +27,7 @@ from parity.repro import sweep_repro
 from parity.results import empty_record
 from parity.run.runner import build_inputs, launch_pinned
 from parity.spec import KernelSpec
+from parity.spec import inputs as inp
 from parity.triage import library_rule as owner
 from parity.triage.decide import make_owner
 

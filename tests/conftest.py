@@ -3,7 +3,8 @@ parity's own cache: `nox -s tests` never writes the user's ~/.triton (children i
 
 import os
 
-from parity.paths import point_triton_at, triton_cache_dir
+from parity.paths import triton_cache_dir
+from parity.seams.env import point_triton_at
 
 # must precede the first @triton.jit decoration, i.e. any import of kernels/ or tests/planted
 os.environ.setdefault("TRITON_INTERPRET", "1")

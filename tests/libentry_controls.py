@@ -17,7 +17,7 @@ import torch
 
 from parity.compile.counter import CompileCounter, base_jit_function, kernel_id
 from parity.compile.tools import clear_jit_caches, jit_functions
-from parity.library import LibraryAdapter, register
+from parity.spec.library import LibraryAdapter, register
 from tests.cuda_compile_fixture import cuda_compile_backend  # noqa: F401  (the `backend` fixture)
 
 triton = pytest.importorskip("triton")

@@ -15,7 +15,7 @@ import triton.language as tl
 
 from parity import KernelSpec
 from parity.cases import by_level, product
-from parity.inputs import nan_empty
+from parity.spec.inputs import nan_empty
 
 
 @triton.jit

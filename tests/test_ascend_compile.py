@@ -241,7 +241,7 @@ def test_ub_use_claims_a_larger_tile_for_a_small_plan_and_not_for_its_twin(ascen
     claim = planted["ascend_perf"]["ub_claim"]
     assert claim["config"] == {"BLOCK": 64} and claim["used"] < claim["of"] // 4, claim
     assert claim["larger"]["BLOCK"] > 64 and claim["larger_used"] > claim["used"]
-    # compiled is not proven: the finding waits for ascend-lowered's fp64 run (parity.run.perf_proof)
+    # compiled is not proven: the finding waits for ascend-lowered's fp64 run (parity.perf.proof)
     assert planted["ascend_perf"]["findings"] == [] and "not yet run" in planted["ascend_perf"]["not_checked"][
         "ub.larger_fits"]
     [twin] = backend.compile_case(large, Case({"N": ctl.N, "dtype": "fp32"}), x)

@@ -26,9 +26,9 @@ from parity.backends.ascend import cpu_build, cpu_library
 from parity.backends.ascend.cpu_abi import Arg, parse_signature, user_values
 from parity.backends.ascend.cpu_build import LoweringUnsupported, first_error, library_calls
 from parity.backends.ascend.cpu_library import define_library_calls
-from parity.context import backend_scope
 from parity.run.refcache import ReferenceCache
 from parity.run.runner import skip_reason
+from parity.spec.context import backend_scope
 
 IR = """module {
   func.func @k(%arg0: memref<?xi8>, %arg1: memref<?xi8>, %arg2: memref<?xf16> {tt.divisibility = 16 : i32,
@@ -126,9 +126,8 @@ SOFTMAX_CASE = {"M": 37, "N": 100, "dtype": "fp32"}  # 100 of 128 lanes: 28 padd
 
 
 def _run_softmax(backend, tmp_path: Path) -> dict:
-    from parity import registry
     from parity.run.runner import run_case
-    from parity.spec import Case
+    from parity.spec import Case, registry
 
     _, [spec] = registry.build(["softmax"])
     record, _ = run_case(spec, Case(SOFTMAX_CASE), backend, seed=0, cache=ReferenceCache(tmp_path, enabled=False))
@@ -147,8 +146,8 @@ def pad_with_zero(ir_text: str) -> str:
 
 
 def test_basics_pass_at_level_quick(lowered, tmp_path):
-    from parity import registry
     from parity.run.runner import run_case
+    from parity.spec import registry
 
     _, specs = registry.build(["basics"])
     bad, statuses = [], {}
@@ -168,9 +167,8 @@ def test_basics_pass_at_level_quick(lowered, tmp_path):
 
 def test_a_planted_lowering_fault_fails_here_and_its_repro_exits_1(lowered, tmp_path):
     assert _run_softmax(lowered, tmp_path)["status"] == "passed"  # the unplanted module
-    from parity import registry
     from parity.compile.tools import clear_jit_caches
-    from parity.spec import Case
+    from parity.spec import Case, registry
 
     _, [spec] = registry.build(["softmax"])
     lowered.rewrite_ir = pad_with_zero
@@ -385,10 +383,9 @@ def reverse_the_scan(ir_text: str) -> str:
 
 
 def test_a_cumsum_kernels_repro_builds_with_the_stand_in_and_exits_1(lowered, tmp_path):
-    from parity import registry
     from parity.compile.tools import clear_jit_caches
     from parity.run.runner import run_case
-    from parity.spec import Case
+    from parity.spec import Case, registry
 
     _, [spec] = registry.build(["cumsum"])
     case = Case({"M": 37, "N": 100, "dtype": "fp32"})

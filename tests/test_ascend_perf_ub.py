@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from parity.backends.ascend import perf_ub
-from parity.run import perf_proof
+from parity.perf import proof as perf_proof
 
 
 def test_larger_candidates_are_the_autotune_lists_and_the_blocks_doubled_smallest_first():

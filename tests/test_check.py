@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from parity import check, registry
+from parity import check
 from parity.backends import backend_class
-from parity.spec import SpecError
+from parity.spec import SpecError, registry
 
 ROOT = Path(__file__).resolve().parents[1]
 L2NORM = ROOT / "examples" / "user_kernels" / "l2norm.py"

@@ -17,9 +17,9 @@ import torch
 from parity import DeclinedEnvironment, KernelSpec, SpecError, pipeline
 from parity.backends import get_backend
 from parity.cases import by_level, product
+from parity.perf import stage as perf_pass
 from parity.report.backend_md import render_report
 from parity.report.portability import cell
-from parity.run import perf_pass
 from parity.run.refcache import ReferenceCache
 from parity.run.runner import run_case
 from tests.test_perf_pass import ROOF, FakeDevice

@@ -8,7 +8,7 @@ import torch
 
 from kernels.basics import device_info
 from parity.backends.cuda import torch_device
-from parity.context import backend_scope
+from parity.spec.context import backend_scope
 
 
 def test_core_count_is_the_cuda_compile_targets_sm_count(monkeypatch):

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import pytest
 
 from parity.backends.cuda.compile import CudaCompileBackend
-from parity.compile.fork import FORK_ENV, ForkedCaseError, run_forked, wants_fork
+from parity.compile.fork import ForkedCaseError, run_forked, wants_fork
 from parity.errors import error_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,12 +57,12 @@ def _spec(kernel_module: str, launch_module: str, fork=None):
 
 
 def test_the_rule_forks_specs_over_another_packages_kernels(monkeypatch):
-    monkeypatch.delenv(FORK_ENV, raising=False)
+    monkeypatch.delenv("PARITY_FORK", raising=False)
     assert wants_fork(_spec("fla.ops.utils.cumsum", "libraries.fla"))  # a library's op
     assert not wants_fork(_spec("kernels.gdn.chunk_h", "kernels.gdn.chunk"))  # parity's own kernels
     assert not wants_fork(_spec("fla.ops.utils.cumsum", "libraries.fla", fork=False))  # the spec says no
     assert wants_fork(_spec("kernels.basics.softmax", "kernels.basics.softmax", fork=True))
-    monkeypatch.setenv(FORK_ENV, "0")  # the whole run says no
+    monkeypatch.setenv("PARITY_FORK", "0")  # the whole run says no
     assert not wants_fork(_spec("fla.ops.utils.cumsum", "libraries.fla", fork=True))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from kernels.gdn import solve_tril as st
-from parity.inputs import as_fp64, generator
+from parity.spec.inputs import as_fp64, generator
 from reference import gdn as ref
 
 PARAMS = {"B": 1, "T": 100, "H": 2, "K": 32, "BT": 64, "dtype": "fp32"}

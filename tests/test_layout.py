@@ -307,25 +307,25 @@ def test_the_engine_names_no_library():
     words = {w.lower() for a in ADAPTERS for w in (*a.packages, a.dist, a.name.split()[0])}
     assert library_mentions('import flag_gems\nx = "# FlagGems"\n', words) == [1, 2], "the check must catch a name"
     found = engine_lines(lambda text: library_mentions(text, words), outside={"templates"})
-    assert found == {}, f"ask the library's adapter (parity.library) instead of naming it: {found}"
+    assert found == {}, f"ask the library's adapter (parity.spec.library) instead of naming it: {found}"
 
 
 # The floors, lowest first: a package imports only from its own floor and the ones below it. results (the typed
 # record and its files) sits just above spec: every stage that judges a case writes a record. triage decides
 # the owner from the evidence it is handed, below the report and the repros that only read it; the pipeline
 # names a case's phases over all of them.
-FLOORS = ("spec", "results", "seams", "compile", "fit", "backends", "run", "triage", "report", "repro", "pipeline",
-          "plugin")
-# root modules and packages that share a floor (other root modules, spec, cases, context, ..., are the spec
+FLOORS = ("spec", "results", "seams", "compile", "fit", "backends", "run", "perf", "triage", "report", "repro",
+          "pipeline", "plugin")
+# root modules and packages that share a floor (other root modules, cases, settings, ..., are the spec
 # floor): record captures launches as repros do. The fit advisor sits below the backends that call it: it
 # compiles through the driver object it is handed, never by importing a backend. The shared known divergences
 # ask the backends which tiers build with triton-ascend
 ROOT_FLOOR = {"plugin": "plugin", "options": "plugin", "cli": "plugin", "__main__": "plugin", "check": "plugin",
-              "progress": "plugin",
+              "progress": "plugin", "shard": "plugin",
               "record": "repro",
               "known": "backends"}
 # upward imports the engine still has, each a debt with its why (a lower floor that needs an upper one takes a
-# registration, as parity.context.register_facets); a new one fails. The public facade names parity.known for
+# registration, as parity.spec.context.register_facets); a new one fails. The public facade names parity.known for
 # type checkers only (at run time it resolves on first use, PEP 562): specs import it, the engine never does
 KNOWN_UPWARD: set[tuple[str, str]] = {("parity", "parity.known")}
 

@@ -62,13 +62,13 @@ KNOWN: dict[str, int] = {
     "backends/ascend/lowered.py": 1, "backends/ascend/lowered_device.py": 3, "backends/interpret.py": 1,
     "backends/interpret_gpu.py": 1, "cli.py": 4, "compile/counter.py": 2, "compile/fork.py": 1,
     "compile/keep_going.py": 2, "compile/once.py": 1, "compile/sandbox.py": 1, "compile/tools.py": 4,
-    "compile/torch_device.py": 1, "errors.py": 1, "fit/hook.py": 2, "fit/probe.py": 4, "library.py": 1,
+    "compile/torch_device.py": 1, "errors.py": 1, "fit/hook.py": 2, "fit/probe.py": 4, "spec/library.py": 1,
     "options.py": 2, "plugin.py": 15, "record/capture.py": 6, "record/replay.py": 7, "record/summary.py": 1,
-    "registry.py": 2, "report/portability.py": 2, "repro/author.py": 1, "repro/capture.py": 5,
+    "spec/registry.py": 2, "report/portability.py": 2, "repro/author.py": 1, "repro/capture.py": 5,
     "repro/compile_match.py": 1, "repro/compile_prelaunch.py": 1, "repro/compile_repro.py": 10, "repro/issue.py": 2,
     "repro/lowered_repro.py": 6, "repro/prelaunch.py": 3, "repro/run_repro.py": 6, "repro/sweep_repro.py": 5,
     "run/autotune_pin.py": 3, "run/faults.py": 1, "run/fit_proof.py": 4, "run/fit_proof_run.py": 7,
-    "run/pick_cache.py": 1, "run/redzone.py": 1, "run/sanitize.py": 6, "run/warm.py": 7, "triage/limits.py": 1,
+    "perf/pick_cache.py": 1, "run/redzone.py": 1, "run/sanitize.py": 6, "perf/warm.py": 7, "triage/limits.py": 1,
 }
 
 

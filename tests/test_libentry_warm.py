@@ -15,8 +15,8 @@ import torch
 
 from libraries.adapters import FLAG_GEMS
 from parity.compile.counter import caches_on, drop_unlaunchable
-from parity.run.pick_cache import PickStore, reusing_picks, tuning_key
-from parity.run.warm import dry_launches
+from parity.perf.pick_cache import PickStore, reusing_picks, tuning_key
+from parity.perf.warm import dry_launches
 from tests import planted_libentry as planted
 
 

@@ -91,7 +91,7 @@ def test_negative_control_a_chunk_form_that_drops_the_carried_state_is_caught():
 def test_flag_gems_autotune_db_goes_to_parity_cache_per_tier(tmp_path, monkeypatch):
     """FlagGems reads FLAGGEMS_CACHE_DIR when it first builds a path, after the spec module set it."""
     import libraries.flag_gems as gems_specs
-    from parity.context import backend_scope
+    from parity.spec.context import backend_scope
 
     monkeypatch.setenv("PARITY_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("FLAGGEMS_CACHE_DIR", "elsewhere/.flaggems")  # both restored by monkeypatch

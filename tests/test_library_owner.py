@@ -145,7 +145,7 @@ def test_a_launcher_error_on_a_compile_tier_reads_as_a_launch_not_a_code_generat
 
 def test_a_library_records_the_ascend_modules_the_installed_triton_ascend_lacks():
     """LibraryAdapter.ascend_needs is probed on triton-ascend tiers alone and kept on the record for triage."""
-    from parity.library import LibraryAdapter
+    from parity.spec.library import LibraryAdapter
 
     info = LibraryAdapter("L", "l", "https://example.invalid/l", ("l_pkg",), ("l_family",),
                           ascend_needs=("parity_absent_module.cann", "json"))

@@ -24,7 +24,7 @@ DIGESTS = """
 import json, sys
 from parity.backends import get_backend
 get_backend(sys.argv[1]).prepare()
-from parity.registry import build
+from parity.spec.registry import build
 from parity.run.runner import build_inputs
 from parity.results.outputs_store import input_digest
 _, specs = build([])

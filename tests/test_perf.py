@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from parity.run.perf import PEAKS, roofline
+from parity.perf.figures import PEAKS, roofline
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -39,7 +39,7 @@ def test_perf_flag_times_cases_and_the_report_shows_them(tmp_path):
 
 
 def test_largest_mode_times_one_case_per_kernel_and_dtype():
-    from parity.run.perf import case_size, pick_cases
+    from parity.perf.figures import case_size, pick_cases
 
     nbytes = lambda p: p["N"] * 2  # noqa: E731
     cands = [("add", f"N={n},dtype={dt}", {"N": n, "dtype": dt}, case_size(nbytes, None, {"N": n}))
@@ -51,10 +51,10 @@ def test_largest_mode_times_one_case_per_kernel_and_dtype():
 def test_every_baseline_runs_on_the_case_the_perf_pass_would_time():
     """The perf pass times the largest full-level case; a baseline that cannot take its shape
     (a ragged T, a varlen batch) would leave that kernel without a speedup figure."""
-    from parity import registry
-    from parity.inputs import to_device
-    from parity.run.perf import case_size
+    from parity.perf.figures import case_size
     from parity.run.runner import build_inputs
+    from parity.spec import registry
+    from parity.spec.inputs import to_device
 
     _, specs = registry.build(["basics", "gdn", "attention"])
     for spec in specs:
@@ -82,7 +82,7 @@ def test_perf_all_times_every_passing_case(tmp_path):
 
 def test_every_timed_kernel_has_a_baseline_and_its_perf_cases_are_well_formed():
     """Issue 19: a baseline for every kernel; perf cases at user sizes with bytes or flops to rate them."""
-    from parity import registry
+    from parity.spec import registry
 
     _, specs = registry.build(["basics", "gdn", "attention"])
     for spec in specs:
@@ -97,7 +97,7 @@ def test_every_timed_kernel_has_a_baseline_and_its_perf_cases_are_well_formed():
 
 
 def test_issue_19_targets_are_declared_where_the_issue_sets_them():
-    from parity import registry
+    from parity.spec import registry
 
     specs = {s.name: s for s in registry.build(["basics", "gdn", "attention"])[1]}
     for name in ("vector_add", "softmax", "rmsnorm", "cumsum", "tril_mask"):

@@ -17,9 +17,9 @@ import torch
 from parity import Case, KernelSpec, Peer, PerfTarget, nan_empty
 from parity.backends.base import Backend
 from parity.cases import by_level, product
+from parity.perf import stage as perf_pass
+from parity.perf.roofline import Roof
 from parity.report.targets import judge
-from parity.run import perf_pass
-from parity.run.roofline import Roof
 
 ROOF = Roof("Fake GPU", copy_gbps=1000.0, matmul_tflops=100.0, datasheet={"hbm_gbps": 1200.0})
 
@@ -152,10 +152,10 @@ def test_perf_cases_follow_the_declared_order_and_skip_compile_probes():
 
 SHRUNK_RUN = """
 import dataclasses, json, sys
-from parity import registry
+from parity.spec import registry
 from parity.backends.base import Backend
-from parity.run.perf_case import run_perf_case
-from parity.run.roofline import Roof
+from parity.perf.case import run_perf_case
+from parity.perf.roofline import Roof
 from parity.spec import Case
 
 class Fake(Backend):

@@ -13,10 +13,10 @@ import pytest
 
 from parity import KernelSpec, Peer, PerfTarget, SpecError
 from parity.cases import product
+from parity.perf.roofline import NO_SOURCED_PEAK, Roof, bound_of, datasheet_for, figures, roof_line
 from parity.report import perf_cross, perf_md, perf_plot
 from parity.report.divergence import Column, gather, perf
 from parity.report.targets import judge
-from parity.run.roofline import NO_SOURCED_PEAK, Roof, bound_of, datasheet_for, figures, roof_line
 
 H200 = Roof("NVIDIA H200", copy_gbps=4000.0, matmul_tflops=800.0, datasheet=datasheet_for("NVIDIA H200"))
 NPU = Roof("Ascend910B3", copy_gbps=1000.0, matmul_tflops=200.0, datasheet=datasheet_for("Ascend910B3"))

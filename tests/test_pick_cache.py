@@ -1,4 +1,4 @@
-"""The perf pass reuses autotune picks across runs (parity.run.pick_cache).
+"""The perf pass reuses autotune picks across runs (parity.perf.pick_cache).
 
 A planted autotuned kernel runs under the interpreter with a benchmarker that counts its calls and
 prefers one config. The first run times every config and stores the pick; a second run (a fresh
@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 import torch
 
-from parity.run import pick_cache
-from parity.run.pick_cache import PickStore
+from parity.perf import pick_cache
+from parity.perf.pick_cache import PickStore
 
 KERNEL = '''
 import triton
@@ -147,7 +147,7 @@ def test_the_perf_pass_reuses_the_pick_on_its_second_run_and_says_so(tmp_path):
     from parity import KernelSpec, nan_empty
     from parity.backends.base import Backend
     from parity.cases import by_level, product
-    from parity.run import perf_pass
+    from parity.perf import stage as perf_pass
 
     module = load(tmp_path, "planted_pick_g")
 
@@ -188,9 +188,9 @@ def test_the_perf_pass_reuses_the_pick_on_its_second_run_and_says_so(tmp_path):
 
 
 def test_an_accuracy_worker_compiles_only_the_stored_pick(tmp_path, monkeypatch):
-    """parity.run.warm: where a pick is stored the perf pass launches that alone, so warming compiles it
+    """parity.perf.warm: where a pick is stored the perf pass launches that alone, so warming compiles it
     alone; with --retune (or no pick) every config the autotuner would time."""
-    from parity.run import warm
+    from parity.perf import warm
 
     module = load(tmp_path, "planted_pick_h")
     run(module)

@@ -9,10 +9,10 @@ import parity
 from parity import KernelSpec, known
 from parity.backends.interpret import InterpretBackend
 from parity.cases import by_level, product
-from parity.context import backend_scope
-from parity.registry import build
 from parity.run.refcache import ReferenceCache
 from parity.run.runner import run_case
+from parity.spec.context import backend_scope
+from parity.spec.registry import build
 
 
 def test_interpreter_bf16_covers_bf16_interpret_cases_only():

@@ -7,12 +7,11 @@ from dataclasses import replace
 import pytest
 import torch
 
-from parity import inputs as inp
-from parity import registry
 from parity.cases import by_level, product
-from parity.registry import Registry
 from parity.run.refcache import ReferenceCache, input_hash
-from parity.spec import Case, KernelSpec, SpecError, Tolerance, validate_cases
+from parity.spec import Case, KernelSpec, SpecError, Tolerance, registry, validate_cases
+from parity.spec import inputs as inp
+from parity.spec.registry import Registry
 from tests import planted
 
 

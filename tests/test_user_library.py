@@ -22,12 +22,12 @@ IMPORT = """
 import os
 os.environ.pop("GEMS_VENDOR", None)
 from parity.backends import get_backend
-from parity.context import set_current_backend
+from parity.spec.context import set_current_backend
 backend = get_backend("cuda-compile")
 set_current_backend(backend.name)
 backend.prepare()
 if {adapt}:
-    from parity.library import adapt_imports
+    from parity.spec.library import adapt_imports
     adapt_imports()
 import flag_gems
 print("imported", os.environ.get("GEMS_VENDOR"))

@@ -1,4 +1,4 @@
-"""The perf cases' autotune configs, compiled by an accuracy worker (parity.run.warm).
+"""The perf cases' autotune configs, compiled by an accuracy worker (parity.perf.warm).
 
 The planted autotuned kernel runs under the interpreter; its warm-up (compile without launch) is
 recorded instead of run. The worker must compile exactly the configs the autotuner would time, with
@@ -16,8 +16,8 @@ import triton
 
 from parity.backends.base import Backend
 from parity.cases import product
-from parity.perfspec import Peer
-from parity.run import warm
+from parity.perf import warm
+from parity.spec.perf import Peer
 from tests import planted_autotune as planted
 
 

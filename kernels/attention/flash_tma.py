@@ -37,7 +37,7 @@ def _config(bm: int, bn: int, stages: int, warps: int, ws: bool = False, exp_pol
 
 # Hopper at D=128: BM=128 with BN 64 or 128 and 8 warps, 2-3 stages, are the published fast tiles; the
 # warp-specialized ones (ws=True: TMA producer and MMA/softmax consumer warps, upstream Triton >= 3.5 on
-# Hopper with device-side descriptors; 4 warps a group) are candidates timed by bench/issue30_kernels.py,
+# Hopper with device-side descriptors; 4 warps a group) are candidates timed by bench/kernels_old_vs_new.py,
 # outside the autotune list until a device run shows them correct and faster (a miscompile there would cost
 # the whole cuda session its accuracy pass).
 WS_CONFIGS = [_config(128, 128, 2, 4, ws=True), _config(128, 64, 3, 4, ws=True)]
@@ -94,7 +94,7 @@ def exp2_poly(x):
 
 @triton.jit
 def exp2_poly_kernel(x, y, N: tl.constexpr):
-    """y = exp2_poly(x), N elements a program: bench/flash_candidates4.py checks the device's result."""
+    """y = exp2_poly(x), N elements a program: bench/flash_attention_candidates.py checks the device's result."""
     o = tl.program_id(0) * N + tl.arange(0, N)
     tl.store(y + o, exp2_poly(tl.load(x + o)))
 

@@ -6,7 +6,7 @@ import functools
 import importlib
 
 from parity.backends.base import Backend
-from parity.context import register_facets
+from parity.spec.context import register_facets
 
 # name -> "module:Class"; the compile tiers register theirs here too
 BACKENDS: dict[str, str] = {

@@ -47,7 +47,7 @@ class Backend:
     # the compiler whose tracker a vendor draft from here goes to first ("triton" or "triton-ascend")
     tracker: ClassVar[str] = "triton"
     # the torch device module libraries find here at import ("cuda": torch.cuda names a GPU, "npu"); a
-    # library's adapter prepares for it (parity.library)
+    # library's adapter prepares for it (parity.spec.library)
     presents: ClassVar[str | None] = None
 
     # Its place in the verdict (parity.report.verdict): the column its check sits in, that check's position
@@ -62,6 +62,9 @@ class Backend:
     # the upstream language whose rules (parity.triage.limits) a kernel built here must respect: "triton" or
     # "triton-ascend"; None: none of them (a tier that compiles with neither)
     language: ClassVar[str | None] = None
+    # the ids of parity.triage.limits' tier limits that are this tier's own defects (its interpreter's, its
+    # host toolchain's, its device's arithmetic): triage applies each to a record of this tier only
+    own_limits: ClassVar[tuple[str, ...]] = ()
     # triton's GPUTarget fields for a target this tier names, when a repro must rebuild for it (the
     # launch-option repro); the arch chosen stands in for the default where the record has one
     gpu_target: ClassVar[tuple[str, Any, int] | None] = None
@@ -144,7 +147,7 @@ class Backend:
         return {}
 
     def device_name(self) -> str | None:
-        """The name perf peaks are looked up by (parity.run.perf.PEAKS)."""
+        """The name perf peaks are looked up by (parity.perf.figures.PEAKS)."""
         return None
 
     def to_device(self, t: torch.Tensor) -> torch.Tensor:

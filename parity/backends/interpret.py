@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from parity.backends import interpret_gpu
 from parity.backends.base import Backend, Check
-from parity.library import adapt_imports, tier_of
+from parity.seams.env import set_triton_env
 from parity.seams.versions import package_version
+from parity.spec.library import adapt_imports, tier_of
 
 
 class InterpretBackend(Backend):
@@ -20,18 +20,20 @@ class InterpretBackend(Backend):
     report_rank = 2
     repro_prefix = "TRITON_INTERPRET=1 "
     language = "triton"
+    own_limits = ("interpret-bf16-dot", "interpret-int-to-bf16", "interpret-bf16-arith", "interpret-libdevice",
+                  "interpret-builder-gap")
     gpu_target = ("cuda", 90, 32)
     venv = "venv-upstream"
     process_env = {"TRITON_INTERPRET": "1"}  # noqa: RUF012 (a class-level constant, never mutated)
 
     def prepare(self) -> None:
         # read when @triton.jit decorates, so it must be set before kernels are imported
-        os.environ["TRITON_INTERPRET"] = "1"
+        set_triton_env(TRITON_INTERPRET="1")  # for the process: a tier is chosen once per process
         _benchmark_free_driver()
         # libraries written for a GPU: torch.cuda names one, and interpreted kernels carry JITFunction's
         # fields (parity.backends.interpret_gpu says why each is needed)
         self._undo = [interpret_gpu.install_torch_cuda(), interpret_gpu.install_interpreted_jit()]
-        # a known library imported from here on finds what this tier presents (its adapter: parity.library)
+        # a known library imported from here on finds what this tier presents (its adapter: parity.spec.library)
         adapt_imports(tier_of(type(self)))
 
     def restore(self) -> None:

@@ -74,7 +74,7 @@ def base_jit_function(kernel: Any) -> Any:
 def library_kernel_caches(kernels: Iterable[Any]) -> list[dict[Any, Any]]:
     """Kernel caches a library keeps above triton's own, in the wrappers of these kernels.
 
-    A library's adapter names the wrapper attributes that hold them (parity.library, `kernel_cache_attrs`):
+    A library's adapter names the wrapper attributes that hold them (parity.spec.library, `kernel_cache_attrs`):
     a dict, or one dict per device, of kernels the wrapper compiled through the JITFunction and launches
     itself from then on. Clearing triton's caches alone leaves these, so a later case reuses the kernel
     without a compile and its count reads 0 where a plain kernel reads 1.
@@ -84,7 +84,7 @@ def library_kernel_caches(kernels: Iterable[Any]) -> list[dict[Any, Any]]:
 
 def cache_attrs() -> list[str]:
     """The wrapper attributes that hold a library's own kernel cache, as the registered adapters name them."""
-    from parity.library import adapters
+    from parity.spec.library import adapters
 
     return list(dict.fromkeys(a for adapter in adapters() for a in adapter.kernel_cache_attrs))
 

@@ -17,16 +17,14 @@ traceback, one that dies gives its signal or exit code: the case is an error, ne
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable
 from typing import Any
 
+from parity import settings
 from parity.spec import KernelSpec
 
-FORK_ENV = "PARITY_FORK"
 # a whole case, every compile included; each compile has its own limit (PARITY_COMPILE_TIMEOUT_S)
-CASE_TIMEOUT_S = float(os.environ.get("PARITY_CASE_TIMEOUT_S", "1800"))
 
 
 class ForkedCaseError(RuntimeError):
@@ -42,7 +40,7 @@ def _top_package(obj: Any) -> str | None:
 
 def wants_fork(spec: KernelSpec) -> bool:
     """Whether this spec's compile-tier cases run in a forked child (see the module docstring)."""
-    if os.environ.get(FORK_ENV, "1").strip().lower() in ("0", "no", "off", "false"):
+    if not settings.current().fork:
         return False
     if spec.fork is not None:
         return spec.fork
@@ -51,8 +49,9 @@ def wants_fork(spec: KernelSpec) -> bool:
     return any(_top_package(k) not in (launcher, None) for k in spec.kernels if not isinstance(k, str))
 
 
-def run_forked(fn: Callable[[], Any], *, what: str, timeout_s: float = CASE_TIMEOUT_S) -> Any:
+def run_forked(fn: Callable[[], Any], *, what: str, timeout_s: float | None = None) -> Any:
     """fn() in a forked child; its JSON value, or ForkedCaseError naming what went wrong in `what`."""
+    timeout_s = settings.current().case_timeout_s if timeout_s is None else timeout_s
     from parity.compile.isolate import run_isolated
 
     result = run_isolated(fn, timeout_s=timeout_s)

@@ -13,18 +13,18 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from parity.paths import point_triton_at, triton_cache_dir
+from parity.paths import triton_cache_dir
+from parity.seams.env import point_triton_at
 
 
 @dataclass
 class Sandbox:
-    env: dict[str, str | None] = field(default_factory=dict)
+    undo_env: Callable[[], None] | None = None  # Triton's dirs put back (parity.seams.env)
     undo_disk_autotune: Callable[[], None] | None = None
 
 
@@ -37,7 +37,7 @@ def _no_disk_autotune(inner: Any, self: Any, tuning_key: Any, configs: Any, benc
 def enter(tier: str, root: Path | None = None) -> Sandbox:
     """Point Triton's dirs at parity's own (or `root`) and stop the autotune disk cache; call before any compile."""
     root = root or triton_cache_dir(tier)
-    saved = Sandbox(env=point_triton_at(root))
+    saved = Sandbox(undo_env=point_triton_at(root))
     from parity.seams.jit import disk_autotune
 
     seam = disk_autotune()  # None where the release has no disk autotune cache (parity.seams.versions)
@@ -47,10 +47,7 @@ def enter(tier: str, root: Path | None = None) -> Sandbox:
 
 
 def leave(saved: Sandbox) -> None:
-    for key, value in saved.env.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
+    if saved.undo_env is not None:
+        saved.undo_env()
     if saved.undo_disk_autotune is not None:
         saved.undo_disk_autotune()

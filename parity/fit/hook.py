@@ -7,12 +7,12 @@ heuristic variant share one search. `PARITY_NO_FIT=1` (the `--no-fit` option) tu
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from parity import settings
 from parity.fit import cache, candidates, search
 from parity.fit.probe import kernel_text, named_constants
 
@@ -34,12 +34,13 @@ class FitTier:
 
 
 def turn_off() -> None:
-    """--no-fit: an environment variable, so xdist workers and forked compile children see it too."""
-    os.environ["PARITY_NO_FIT"] = "1"
+    """--no-fit: a setting, which forked compile children inherit and spawned ones get through
+    parity.settings.child_env (xdist workers parse the same option)."""
+    settings.configure(no_fit=True)
 
 
 def disabled() -> bool:
-    return os.environ.get("PARITY_NO_FIT", "") not in ("", "0")
+    return settings.current().no_fit
 
 
 def overflowed(compile_: Mapping[str, Any]) -> bool:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import copy
 import functools
 import json
-import os
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from parity.compile.counter import constants_by_name
+from parity.seams.env import set_triton_env
 
 
 def named_constants(src: Any) -> dict[str, Any]:
@@ -138,18 +138,14 @@ def ascend_probe(driver: Any, src: Any, target: Any, options: Mapping[str, Any],
     with tempfile.TemporaryDirectory(prefix="plan-", dir=fit_cache_dir()) as workdir:
         undo = _display_memory(workdir)
         # a plan comes only from a compile that runs: Triton's cache may hold this config (the case compiled it)
-        always = os.environ.get("TRITON_ALWAYS_COMPILE")
-        os.environ["TRITON_ALWAYS_COMPILE"] = "1"
+        undo_always = set_triton_env(TRITON_ALWAYS_COMPILE="1")
         try:
             triton.compiler.compile(new_src, target=target, options=new_options)
         except Exception:  # the attempt holds the diagnosis
             pass
         finally:
             undo()
-            if always is None:
-                os.environ.pop("TRITON_ALWAYS_COMPILE", None)
-            else:
-                os.environ["TRITON_ALWAYS_COMPILE"] = always
+            undo_always()
         planned = planned_ub_bits(_read_plans(workdir))
     attempt = driver.recorder.attempts[-1] if driver.recorder.attempts else None
     if attempt is None:

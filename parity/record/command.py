@@ -13,11 +13,12 @@ import signal
 import subprocess
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from parity import settings
 from parity.record import bundle as fmt
-from parity.record.hook import ENV_BUDGET, ENV_DIR, ENV_KEEP
 
 SITE_DIR = Path(__file__).resolve().parent / "site"
 PARITY_ROOT = Path(__file__).resolve().parents[2]
@@ -114,10 +115,8 @@ def run(args: argparse.Namespace) -> int:
               "appended to, so its launches come from one command)", file=sys.stderr)
         return 2
     fmt.write_header(out, command, {"keep": args.keep, "budget_bytes": args.budget}, host_versions())
-    env = dict(os.environ)
-    env[ENV_DIR] = str(out.resolve())
-    env[ENV_KEEP] = str(args.keep)
-    env[ENV_BUDGET] = str(args.budget)
+    recording = replace(settings.current(), record_dir=out.resolve(), record_keep=args.keep, record_budget=args.budget)
+    env = settings.child_env(settings=recording)
     env["PYTHONPATH"] = os.pathsep.join([str(SITE_DIR), str(PARITY_ROOT), *filter(None, [env.get("PYTHONPATH")])])
     try:
         proc = subprocess.Popen(command, env=env)

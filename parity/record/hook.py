@@ -15,9 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-ENV_DIR = "PARITY_RECORD_DIR"
-ENV_KEEP = "PARITY_RECORD_KEEP"
-ENV_BUDGET = "PARITY_RECORD_BUDGET"
+from parity import settings
 
 _installed: Any = None
 
@@ -33,8 +31,9 @@ def install_now() -> Any:
                                f"`{sys.executable} -m pip install safetensors`, then record again")
         from parity.record.capture import WorkloadRecorder
 
-        recorder = WorkloadRecorder(Path(os.environ[ENV_DIR]), keep=int(os.environ.get(ENV_KEEP, "2")),
-                                    budget_bytes=int(os.environ.get(ENV_BUDGET, str(2 << 30))))
+        given = settings.current()  # PARITY_RECORD_DIR, _KEEP, _BUDGET, which `parity record` set
+        recorder = WorkloadRecorder(Path(str(given.record_dir)), keep=given.record_keep,
+                                    budget_bytes=given.record_budget)
         recorder.install()
         _installed = recorder
     return _installed
@@ -70,7 +69,7 @@ def _install_reporting() -> None:
 
 
 def arm() -> None:
-    if not os.environ.get(ENV_DIR):
+    if settings.current().record_dir is None:
         return
     if "triton" in sys.modules:
         _install_reporting()

@@ -9,8 +9,9 @@ from typing import Any
 
 from tabulate import tabulate
 
+from parity.reasons import key_line
 from parity.report.err_tol import worst_err_over_tol
-from parity.report.findings import clip, key_line, message_of
+from parity.report.findings import clip, message_of
 from parity.report.perf_md import perf_section
 from parity.report.tables import fmt_num, md_escape, table
 
@@ -218,7 +219,7 @@ def render_report(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any],
         parts += ["`case_wall_s` is the worker wall time of each case and `wait_s` the time between test items "
                   "(pytest, xdist, worker start-up); the phases run inside `case_wall_s` (`run_s` includes "
                   "`compile_s`), `warm_s` is a worker compiling the perf cases' autotune configs for the perf pass "
-                  "(parity.run.warm), and `perf_s` is the perf pass after it.", "",
+                  "(parity.perf.warm), and `perf_s` is the perf pass after it.", "",
                   table(totals, ["phase", "seconds (sum over cases)"]), ""]
     return "\n".join(parts)
 

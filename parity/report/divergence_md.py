@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from parity.reasons import key_line
 from parity.report import findings, perf_cross, verdict
 from parity.report.backend_md import COUNT_NOTE, ENV_KEYS, fmt_num, md_escape, table
 from parity.report.divergence import KINDS, RUN_MODES, Column, Divergence
@@ -67,13 +68,13 @@ def divergence_table(divs: Sequence[Divergence]) -> str:
     groups: dict[tuple[str, str, str], list[Divergence]] = {}
     for d in divs:
         head, _, rest = d.summary.partition(": ")  # "compiles on a; not on b" + the first error
-        groups.setdefault((d.kernel, head, findings.key_line(rest)), []).append(d)
+        groups.setdefault((d.kernel, head, key_line(rest)), []).append(d)
     rows = []
     for (kernel, head, key), group in groups.items():
         d = group[0]
         cases = [g.case or "all cases" for g in group]
         shown = findings.clip(", ".join(cases), 90)
-        cells = "<br>".join(f"**{md_escape(label)}**: {md_escape(findings.clip(findings.key_line(text), 110), 130)}"
+        cells = "<br>".join(f"**{md_escape(label)}**: {md_escape(findings.clip(key_line(text), 110), 130)}"
                             for label, text in d.cells.items())
         links = " ".join(f"[{md_escape(label)}]({path})" for label, path in d.repros.items())
         known = f" (known: {md_escape(findings.clip(d.known, 140), 160)})" if d.known else ""

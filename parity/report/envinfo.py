@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import os
 import platform
 import subprocess
 from typing import Any
 
+from parity import settings
 from parity.seams.versions import package_version
 
 
 def git_commit() -> str | None:
     """HEAD of this checkout; PARITY_GIT_COMMIT names it where the tree was copied without .git."""
-    if os.environ.get("PARITY_GIT_COMMIT"):
-        return os.environ["PARITY_GIT_COMMIT"]
+    named = settings.current().git_commit
+    if named:
+        return named
     try:
         out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
                              timeout=5, check=False)

@@ -8,36 +8,20 @@ functions of records; the key line is picked from the message, never a source or
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from parity.reasons import after_caret, wrapped_cause
+from parity.reasons import key_line
 from parity.triage.owner import fixed_in, vendor_note
 
 BAD = ("failed", "error", "crashed", "xpassed")
-# lines that carry the verdict of a compiler or a check, best first
-_KEY_PATTERNS = (
-    re.compile(r"ub overflow, requires \d+ bits while \d+ bits available", re.I),
-    re.compile(r"out of resource[s]?:?.*", re.I),
-    re.compile(r"\b(?:error|Error|ERROR)\b[:!]\s*\S.*"),  # "error: <what>" with something after it
-    re.compile(r"\b\w*(?:Error|Exception)\b:\s*\S.*"),
-    re.compile(r"assert(?:ion)?\b.*failed.*", re.I),
-    re.compile(r"grid should be less than \d+!?"),
-)
-# a line that only announces that an error follows ("[Pass] encounters error:")
-_ANNOUNCE = re.compile(r"(?:error|failed)\s*:?\s*$", re.I)
-_SOURCE_LINE = re.compile(r"^\s*(?:\d+\s*[|:]|[~^]+\s*$|@triton|def |tl\.|\w+\s*=\s*tl\.)")
-_ARRAY = re.compile(r"(?:tensor|array)\(\[|\[\s*-?\d+\.\d+(?:e[+-]\d+)?,\s*-?\d")
-_FRONTEND_AT = re.compile(r"\bat (\d+:\d+):")
 UNSCORED = "fails the fp64 check, as declared (not scored)"
 _KNOWN_IN_REASON = re.compile(r"known divergence: (?P<reason>.+?) \((?P<link>https?://[^\s)]+)\)")
 
 
 # a cut that ends at an exception's name keeps its name and loses its text
 _NAMES_ONLY = re.compile(r"\b\w*(?:Error|Exception)$")
-# an announcement that is a Python exception's, not a compiler's
-_PY_EXC = re.compile(r"^\s*(?:[\w.]+\.)?\w+(?:Error|Exception)\b")
 
 
 def clip(text: str, limit: int) -> str:
@@ -54,34 +38,6 @@ def clip(text: str, limit: int) -> str:
     return head + "…"
 
 
-def _lines(message: str) -> list[str]:
-    return [ln.strip() for ln in str(message).splitlines() if ln.strip() and not _SOURCE_LINE.match(ln)
-            and not _ARRAY.search(ln)]
-
-
-def key_line(message: str | None) -> str:
-    """The line of a compiler or check message that says what went wrong (its first line otherwise).
-
-    A line that only announces an error ("[ConvertLinalgRToBinary] encounters error:") is joined
-    with the next line that says something, so the row never ends at a colon.
-    """
-    cause = wrapped_cause(str(message or ""))  # a frontend error quoting a helper's source: its cause
-    if cause:
-        return cause
-    after = after_caret(str(message or ""))  # Triton's frontend: source, a caret, then the reason
-    if after:
-        return after
-    lines = _lines(message or "")
-    if not lines:
-        return ""
-    for pattern in _KEY_PATTERNS:
-        for i, ln in enumerate(lines):
-            found = pattern.search(ln)
-            if found:
-                return _completed(lines, i, found.group(0).strip())
-    return _completed(lines, 0, lines[0])
-
-
 # what differs between two occurrences of one failure: the xdist worker that ran it, a memory address
 _WORKER_ID = re.compile(r"\bgw\d+\b")
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,}\b")
@@ -90,15 +46,6 @@ _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,}\b")
 def grouping_key(line: str) -> str:
     """A key line with worker ids and addresses masked, so one bug hit in two workers is one finding."""
     return _ADDRESS.sub("0x…", _WORKER_ID.sub("gw…", line))
-
-
-def _completed(lines: Sequence[str], i: int, text: str) -> str:
-    if _ANNOUNCE.search(text):
-        following = next((ln for ln in lines[i + 1:] if not _ANNOUNCE.search(ln)), None)
-        if following:
-            return f"{text} {following}"
-        return text if _PY_EXC.match(text) else f"{text} (the compiler printed nothing after it)"
-    return text
 
 
 def known_of(record: Mapping[str, Any]) -> dict[str, str] | None:

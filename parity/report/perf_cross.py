@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from parity.perf.roofline import NO_SOURCED_PEAK
 from parity.report.tables import md_escape, table
-from parity.run.roofline import NO_SOURCED_PEAK
 
 FLAG_RATIO = 2.0  # flagged where the best share is more than twice the worst
 

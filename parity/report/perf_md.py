@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from parity.perf.roofline import roof_line
 from parity.report.tables import fmt_num, md_escape, table
 from parity.report.targets import judge, verdict_word
-from parity.run.roofline import roof_line
 
 PERF_HEADERS = ["kernel", "case", "check", "ms", "baseline ms", "x baseline", "peer", "peer ms", "x peer time",
                 "GB/s", "TFLOP/s", "bound", "% of roofline", "% of datasheet"]

@@ -13,7 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from parity.report.findings import clip, key_line, message_of
+from parity.reasons import key_line
+from parity.report.findings import clip, message_of
 from parity.report.tables import md_escape, table
 
 BAD = ("failed", "error", "crashed", "xpassed")
@@ -103,7 +104,7 @@ def library_findings(records: Iterable[Mapping[str, Any]]) -> list[tuple[str, st
                          owner["why"], md_escape(r.get("reason"), 200), draft])
     if not rows:
         return []
-    from parity.library import RULE
+    from parity.spec.library import RULE
 
     body = (f"These failures are the libraries' own findings, each with an issue draft addressed to the library "
             f"(rule: {RULE}).\n\n" + table(rows, ["library", "op", "case", "why it is the library's", "reason",

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from parity.library import RULE
 from parity.report.tables import fmt_num, md_escape, table
 from parity.spec import Case
+from parity.spec.library import RULE
 
 NEW_ISSUE_URLS = {"triton-ascend": "https://github.com/triton-lang/triton-ascend/issues/new/choose",
                   "triton": "https://github.com/triton-lang/triton/issues/new/choose"}

@@ -59,7 +59,7 @@ def target_of(backend: str, arch: Any) -> tuple[Any, ...]:
     return (kind, arch if isinstance(arch, type(default)) else default, warp)
 
 
-def render_script(entry: Mapping[str, Any], record: Mapping[str, Any], arch: Any, backend: str = "cuda-compile") -> str:
+def render_script(entry: Mapping[str, Any], record: Mapping[str, Any], arch: Any, backend: str) -> str:
     if "error" in entry:
         raise SourceError(entry["error"])
     title = f"{record['kernel']} [{record['case']}]: launch option {entry['launch_option']!r} rejected"

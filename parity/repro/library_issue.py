@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from parity.library import RULE
 from parity.report.fit_md import issue_paragraph
 from parity.report.tables import fmt_num, md_escape, table
+from parity.spec.library import RULE
 
 ENV_FIELDS = (("torch", "torch"), ("Triton", "triton"), ("Triton-Ascend", "triton_ascend"), ("CANN", "cann"),
               ("torch_npu", "torch_npu"), ("ascendnpu-ir", "ascendnpu_ir"), ("Python", "python"),

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-VERIFY_TIMEOUT_S = float(os.environ.get("PARITY_REPRO_VERIFY_S", "120"))
+from parity import settings
+
 # the script a folder stands on: the first of these it holds (ascend-lowered's rebuild of the lowered
 # modules reproduces on the host; its repro.py replays the Triton launch, which only fails on an NPU)
 SCRIPTS = ("lowered/repro_lowered.py", "repro.py")
@@ -73,9 +74,10 @@ def module_roots() -> list[str]:
     return roots
 
 
-def run_fresh(script: Path, timeout_s: float = VERIFY_TIMEOUT_S) -> Outcome:
+def run_fresh(script: Path, timeout_s: float | None = None) -> Outcome:
     """Run the script as a user would: `python <script>` from its folder, in a process of its own."""
-    env = standalone_env(os.environ, [*sys.path, *module_roots()])
+    timeout_s = settings.current().repro_verify_s if timeout_s is None else timeout_s
+    env = standalone_env(settings.child_env(), [*sys.path, *module_roots()])
     try:
         done = subprocess.run([sys.executable, script.name], cwd=script.parent, env=env, capture_output=True,
                               text=True, timeout=timeout_s, check=False)
@@ -89,8 +91,9 @@ def _launch_raised(line: str) -> bool:
     return "raised" in line  # run_script: "FAIL: the kernel launch raised"; prelaunch: "... raised X"
 
 
-def why_not(record: Mapping[str, Any], outcome: Outcome, timeout_s: float = VERIFY_TIMEOUT_S) -> str | None:
+def why_not(record: Mapping[str, Any], outcome: Outcome, timeout_s: float | None = None) -> str | None:
     """None when the outcome reproduces the record's failure, else what the fresh run did instead."""
+    timeout_s = settings.current().repro_verify_s if timeout_s is None else timeout_s
     tail = " ".join(outcome.output.strip()[-OUTPUT_TAIL:].split())
     if outcome.returncode is None:  # a hang reproduces a record that timed out, and nothing else
         hung = str(record.get("reason") or "").startswith("timeout")
@@ -130,7 +133,7 @@ def raised_kinds(record: Mapping[str, Any]) -> list[str]:
 
 
 def finalize(record: dict[str, Any], results_dir: Path, written: Path | None = None,
-             timeout_s: float = VERIFY_TIMEOUT_S) -> None:
+             timeout_s: float | None = None) -> None:
     """Keep the folder the record names only if its script reproduces the record's failure; remove a
     folder at `written` that the record does not name. A folder with no script (a draft with the
     one-line command that shows a library's import failure) is kept as it is."""

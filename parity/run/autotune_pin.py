@@ -16,11 +16,11 @@ from __future__ import annotations
 import contextlib
 import copy
 import hashlib
-import os
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from parity.compile.counter import innermost_name
+from parity.seams.env import interpreting
 
 
 def autotuners(kernels: Iterable[Any]) -> list[Any]:
@@ -65,7 +65,7 @@ def interpretable(config: Any) -> Any:
     unexpected keyword argument 'num_buffers_warp_spec'". A copy without them (None drops a field
     from Config.all_kwargs) runs the kernel; compiled tiers keep the config as it is.
     """
-    if os.environ.get("TRITON_INTERPRET") != "1":
+    if not interpreting():
         return config
     from triton.runtime import interpreter
 

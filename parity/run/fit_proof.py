@@ -19,6 +19,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from parity import settings
 from parity.backends import backend_class
 from parity.fit import cache
 from parity.fit.proof import kernel_change
@@ -32,7 +33,7 @@ _PROVEN: dict[str, dict[str, Any]] = {}
 
 
 def disabled() -> bool:
-    return os.environ.get("PARITY_NO_PROOF", "") not in ("", "0")
+    return settings.current().no_proof
 
 
 def proof_tier(backend: Any) -> tuple[str | None, str]:
@@ -63,7 +64,7 @@ def spec_location(spec: Any) -> tuple[str, str | None]:
 
 
 def _child_env(tier: str) -> dict[str, str]:
-    env = dict(os.environ)
+    env = settings.child_env()
     env.pop("TRITON_INTERPRET", None)
     if backend_class(tier).mode == "interpret":
         env["TRITON_INTERPRET"] = "1"  # read when @triton.jit decorates, before the spec module imports

@@ -104,11 +104,12 @@ def _constexprs(spec: Any, kernel: str, config: Mapping[str, Any]) -> dict[str, 
 
 def prove(request: Mapping[str, Any]) -> dict[str, Any]:
     from parity.backends import get_backend
-    from parity.context import set_current_backend
-    from parity.paths import point_triton_at, triton_cache_dir
+    from parity.paths import triton_cache_dir
     from parity.run.refcache import ReferenceCache
     from parity.run.runner import run_case
+    from parity.seams.env import point_triton_at  # with the line above: this child's own setup
     from parity.spec import Case
+    from parity.spec.context import set_current_backend
 
     backend = get_backend(request["backend"])
     set_current_backend(backend.name)

@@ -1,6 +1,6 @@
 """NaN in the buffers a launcher allocates itself, so a library kernel that leaves part of them unwritten fails.
 
-parity pre-fills the outputs it allocates (parity.inputs.nan_empty), but a library's launcher allocates
+parity pre-fills the outputs it allocates (parity.spec.inputs.nan_empty), but a library's launcher allocates
 its own (`torch.empty_like(x)` inside FlagGems' softmax, Liger's rms_norm ...). Uninitialised memory is
 often zeros, or the last case's values, so an unwritten tail can pass by luck. During a launch on a run
 tier, every uninitialised allocation (torch.empty, empty_like, empty_strided, Tensor.new_empty,

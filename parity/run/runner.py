@@ -8,19 +8,19 @@ from typing import Any
 
 import torch
 
-from parity import inputs as inp
 from parity.backends.base import Backend
 from parity.compile.ascend_only import launch_finding
 from parity.compile.counter import CompileCounter
-from parity.context import backend_scope
 from parity.errors import error_text
 from parity.results import empty_record
 from parity.results.outputs_store import input_digest
-from parity.run import autotune_pin, mistakes, perf, prefill, redzone, second_reference
+from parity.run import autotune_pin, mistakes, prefill, redzone, second_reference
 from parity.run.compare import Metrics, compare, worst_of
 from parity.run.faults import is_sticky_device_error
 from parity.run.refcache import ReferenceCache, input_hash
 from parity.spec import Case, KernelSpec, Tolerance
+from parity.spec import inputs as inp
+from parity.spec.context import backend_scope
 
 
 def build_inputs(spec: KernelSpec, case: Case, seed: int) -> dict[str, Any]:
@@ -196,23 +196,6 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
     record["status"] = "failed" if failure else "passed"
     record["reason"] = failure
     return _apply_divergence(spec, case, backend, record), outputs
-
-
-def measure_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int) -> dict[str, Any]:
-    """Kernel and torch-baseline times with roofline figures, for a case that already passed.
-
-    Runs after the accuracy pass, one case at a time, so no other work shares the device.
-    Output buffers skip their NaN prefill here: the fill is the harness's, not the kernel's.
-    """
-    p = case.params
-    dev_inputs = inp.to_device(build_inputs(spec, case, seed), backend.device)
-    baseline = (lambda: spec.baseline(dev_inputs, p)) if spec.baseline else None
-    with inp.unfilled():
-        spec.launch(dev_inputs, p)  # compile and autotune outside the timed region
-        backend.synchronize()
-        return perf.measure(backend.time_ms, lambda: spec.launch(dev_inputs, p), baseline,
-                            spec.bytes(p) if spec.bytes else None, spec.flops(p) if spec.flops else None,
-                            backend.device_name(), p.get("dtype"))
 
 
 def failure_reason(m: Metrics, tol: Tolerance) -> str:

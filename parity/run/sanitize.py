@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -27,9 +26,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from parity import settings
+
 ERROR_EXIT = 86  # memcheck's exit code when it found errors (--error-exitcode)
 PRINT_LIMIT = 20  # errors memcheck prints in full
-CHILD_TIMEOUT_S = float(os.environ.get("PARITY_SANITIZE_TIMEOUT_S", "1800"))
 _SUMMARY = re.compile(r"ERROR SUMMARY:\s*([\d,]+)\s+error")
 _ERROR_HEAD = re.compile(r"=+\s+(Invalid __\w+__ (?:read|write|atomic).*|Misaligned .*|Out-of-range .*|"
                          r"Program hit .*|Malloc/Free error.*)")
@@ -101,8 +101,8 @@ def sanitized_case(spec: Any, case: Any, backend: Any, *, seed: int, level: str,
         cmd = command(str(sanitizer), backend=backend.name, kernels=kernels, kernel=spec.name, case=case.id,
                       seed=seed, level=level, device_index=backend.device_index, out=out)
         try:
-            done = subprocess.run(cmd, env=child_env(dict(os.environ)), capture_output=True, text=True,
-                                  timeout=CHILD_TIMEOUT_S, check=False)
+            done = subprocess.run(cmd, env=child_env(settings.child_env()), capture_output=True, text=True,
+                                  timeout=settings.current().sanitize_timeout_s, check=False)
             output, code = done.stdout + done.stderr, done.returncode
         except subprocess.TimeoutExpired as exc:
             output, code = str(exc.stdout or "") + str(exc.stderr or ""), None
@@ -147,14 +147,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--device-index", type=int, default=0)
     args = parser.parse_args(argv)
-    from parity import registry
     from parity.backends import get_backend
-    from parity.context import set_current_backend
-    from parity.paths import point_triton_at, triton_cache_dir
+    from parity.paths import triton_cache_dir
     from parity.results.files import plain
     from parity.run.refcache import ReferenceCache
     from parity.run.runner import run_case
-    from parity.spec import validate_cases
+    from parity.seams.env import point_triton_at  # with the line above: this child's own setup
+    from parity.spec import registry, validate_cases
+    from parity.spec.context import set_current_backend
 
     backend = get_backend(args.backend)
     set_current_backend(backend.name)

@@ -13,7 +13,7 @@ entered down to Triton's own function. In a run, outermost first:
 - JITFunction.run: compile_repro's unlisted-option describer (its child only) > the repro capture's
   launch recorder > the ascend compile-only driver's grid-limit observer (for the process's life);
 - Autotuner.run (and a library tuner's own run): the accuracy pass's pin (run.autotune_pin) > warm's
-  argument spy (run.warm) > the repro capture's keep-the-chosen-launch layer;
+  argument spy (perf.warm) > the repro capture's keep-the-chosen-launch layer;
 - in a process under `parity record` (parity.record.capture, for the process's life, installed when triton
   is first imported): JITFunction.run and InterpretedFunction.run get the workload recorder, Autotuner.run
   its tuner note, and Autotuner._bench its pause (the timing runs are not the workload's launches);

@@ -1,7 +1,7 @@
 """Who a failing case belongs to when its kernel ships in a library: the library, or the compiler.
 
 A kernel lives in a library when the spec's family names one, or when one of its kernels is defined in
-that library's package, as its adapter declares (parity.library; the known ones in libraries/adapters.py).
+that library's package, as its adapter declares (parity.spec.library; the known ones in libraries/adapters.py).
 For such a kernel:
 
 The library's finding (the draft goes to the library's tracker):
@@ -32,9 +32,9 @@ from typing import Any
 from parity.backends import backend_class
 from parity.compile.ascend_only import language_finding
 from parity.compile.counter import kernel_id
-from parity.library import LibraryAdapter, for_family, for_package
+from parity.spec.library import LibraryAdapter, for_family, for_package
 
-# a library's identity and tracker come from its adapter (parity.library), registered beside its specs
+# a library's identity and tracker come from its adapter (parity.spec.library), registered beside its specs
 LibraryInfo = LibraryAdapter
 
 

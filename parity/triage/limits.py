@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from parity import settings
 from parity.backends import backend_class
 from parity.paths import cache_root
 
@@ -32,7 +33,6 @@ PROBE_TIMEOUT_S = 120.0
 @dataclass(frozen=True)
 class TierLimit:
     id: str
-    tiers: tuple[str, ...]  # backend names it applies on (a tier's own defect)
     # "tier" (the tier's own defect), "author" (a language rule the kernel must respect), or "triton" /
     # "triton-ascend" (that vendor's bug, already reported at `link`: a note, not a new draft)
     who: str
@@ -52,8 +52,10 @@ class TierLimit:
     language: str | None = None
 
     def on(self, backend: str) -> bool:
-        """Whether it applies on this tier: named, or building with its language (the backend says which)."""
-        return backend in self.tiers or (self.language is not None and backend_class(backend).language == self.language)
+        """Whether it applies on this tier: one of its own limits, or building with its language (the backend
+        declares both: Backend.own_limits, Backend.language)."""
+        tier = backend_class(backend)
+        return self.id in tier.own_limits or (self.language is not None and tier.language == self.language)
 
     def matches(self, record: Mapping[str, Any], source: str) -> bool:
         if not self.on(str(record.get("backend"))):
@@ -152,7 +154,7 @@ def _interpreter_probe(limit_id: str) -> Callable[[], bool | None]:
         script = folder / f"{limit_id.replace('-', '_')}.py"
         script.write_text("import torch\nimport triton\nimport triton.language as tl\n"
                           + _INTERPRETER_PROBES[limit_id], encoding="utf-8")
-        env = {**os.environ, "TRITON_INTERPRET": "1"}
+        env = {**settings.child_env(), "TRITON_INTERPRET": "1"}
         done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
                               timeout=PROBE_TIMEOUT_S, check=False)
         last = (done.stdout.strip().splitlines() or [""])[-1]
@@ -275,8 +277,8 @@ def _ascend_cannot_call_noinline() -> bool | None:
     script = folder / "ascend_noinline.py"
     script.write_text(_NOINLINE_PROBE, encoding="utf-8")
     root = str(Path(__file__).resolve().parents[2])  # parity's own checkout, for the child's imports
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}  # a compile, never the interpreter
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
+    env = {k: v for k, v in settings.child_env().items() if k != "TRITON_INTERPRET"}  # a compile, not the interpreter
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
                           timeout=PROBE_TIMEOUT_S, check=False)
     return {"1": True, "0": False}.get((done.stdout.strip().splitlines() or [""])[-1])
@@ -309,22 +311,22 @@ def tf32_rounding(record: Mapping[str, Any], source: str) -> bool:
 
 INTERPRETER = "Triton interpreter"
 LIMITS: tuple[TierLimit, ...] = (
-    TierLimit("interpret-bf16-dot", ("interpret",), "tier", INTERPRETER,
+    TierLimit("interpret-bf16-dot", "tier", INTERPRETER,
               "Triton's interpreter multiplies the raw bit patterns of bf16 tiles in tl.dot",
               "https://github.com/triton-lang/triton/issues/11584", source=r"tl\.dot\(|\.dot\(",
               numeric_only=True, dtypes=("bf16",), probe=_interpreter_probe("interpret-bf16-dot")),
-    TierLimit("interpret-int-to-bf16", ("interpret",), "tier", INTERPRETER,
+    TierLimit("interpret-int-to-bf16", "tier", INTERPRETER,
               "Triton's interpreter returns the raw bit patterns for an int→bf16 cast",
               "https://github.com/triton-lang/triton/issues/11584", source=r"\.to\(\s*tl\.bfloat16",
               numeric_only=True, probe=_interpreter_probe("interpret-int-to-bf16")),
-    TierLimit("interpret-bf16-arith", ("interpret",), "tier", INTERPRETER,
+    TierLimit("interpret-bf16-arith", "tier", INTERPRETER,
               "Triton's interpreter keeps bf16 as uint16 and applies negation and addition to the bit patterns",
               "https://github.com/triton-lang/triton/issues/11584", numeric_only=True, dtypes=("bf16",),
               probe=_interpreter_probe("interpret-bf16-arith")),
     # the interpreter patches tl, tl.core and tl.math with its numpy builder (runtime/interpreter.py, _patch_lang),
     # not triton.language.extra.libdevice: with no GPU driver to map that module, its functions run as the empty
     # stubs they are (erf, expm1, tanh, rsqrt, ... all return None; checked on Triton 3.8.0)
-    TierLimit("interpret-libdevice", ("interpret",), "tier", INTERPRETER,
+    TierLimit("interpret-libdevice", "tier", INTERPRETER,
               "triton.language.extra.libdevice's functions return None under Triton's interpreter on a machine with "
               "no GPU (it patches tl and tl.math only)",
               "https://github.com/triton-lang/triton/issues/8825",
@@ -332,62 +334,68 @@ LIMITS: tuple[TierLimit, ...] = (
               probe=_interpreter_probe("interpret-libdevice")),
     # the interpreter's own builder or semantic layer lacks an operation: raised inside the interpreter, never
     # the kernel's (once upstream adds the operation the message no longer occurs, so the entry needs no probe)
-    TierLimit("interpret-builder-gap", ("interpret",), "tier", INTERPRETER,
+    TierLimit("interpret-builder-gap", "tier", INTERPRETER,
               "Triton's interpreter lacks an operation the compiled path has (its InterpreterBuilder or semantic "
               "layer raises AttributeError / NotImplementedError)",
               "https://github.com/triton-lang/triton/blob/main/python/triton/runtime/interpreter.py",
               message=r"(AttributeError|NotImplementedError)\W.{0,8}'Interpreter\w*' object has no attribute|"
                       r"not supported in interpreter mode", evident=True),
-    TierLimit("lowered-truncsfbf2", ("ascend-lowered",), "tier", "ascend-lowered host toolchain",
+    TierLimit("lowered-truncsfbf2", "tier", "ascend-lowered host toolchain",
               "the host's libgcc lacks the soft-float bf16 builtins a lowered module with bf16 arithmetic needs",
               "https://gcc.gnu.org/gcc-13/changes.html", message=r"undefined symbol: __(trunc|extend)\w*bf2",
               probe=_tier_lacks_bf16_builtins),
-    TierLimit("lowered-cumsum-i1", ("ascend-lowered",), "tier", "ascend-lowered cumsum stand-in",
+    TierLimit("lowered-cumsum-i1", "tier", "ascend-lowered cumsum stand-in",
               "tl.cumsum over a boolean (i1) tile has no triton-ascend meaning to run on the CPU (bishengir "
               "rejects it at compile time), so the tier declines it", "https://github.com/triton-lang/triton-ascend/issues/2334",
               message=r"lowered-cumsum-i1"),
-    TierLimit("lowered-device-print-tensor", ("ascend-lowered",), "tier", "ascend-lowered stand-ins",
+    TierLimit("lowered-device-print-tensor", "tier", "ascend-lowered stand-ins",
               "tl.device_print of a tensor has no CPU stand-in (a scalar print has one)",
               "https://gitcode.com/Ascend/AscendNPU-IR", message=r"lowered-device-print-tensor"),
-    TierLimit("lowered-library-call", ("ascend-lowered",), "tier", "ascend-lowered stand-ins",
+    TierLimit("lowered-library-call", "tier", "ascend-lowered stand-ins",
               "the module calls a bishengir library function the CPU tier has no definition of",
               "https://gitcode.com/Ascend/AscendNPU-IR", message=r"bodiless function|has no CPU definition"),
     # a vendor's bug already reported upstream: the vendor's, with a note pointing at the report, not a fresh draft
-    TierLimit("ascend-generic-libdevice", (), "triton-ascend",
+    TierLimit("ascend-generic-libdevice", "triton-ascend",
               "triton-ascend", "upstream's portable triton.language.extra.libdevice compiles to None on "
               "triton-ascend (its backend maps no module for it); triton-ascend's own extra.ascend / extra.cann "
               "libdevice, or tl.math, work", "https://github.com/triton-lang/triton-ascend/issues/2363",
               message=r"cannot convert None|NoneType",
               source=r"triton\.language\.extra(\.libdevice\b| import libdevice)", probe=_ascend_maps_no_libdevice,
               language="triton-ascend"),
-    TierLimit("ascend-noinline", (), "triton-ascend", "triton-ascend",
+    TierLimit("ascend-noinline", "triton-ascend", "triton-ascend",
               "triton-adapter cannot convert the tt.call a @triton.jit(noinline=True) function makes (\"failed to "
               "legalize unresolved materialization ... to '!tt.ptr'\"); upstream compiles it",
               "https://github.com/triton-lang/triton-ascend/issues/39",
               message=r"unresolved materialization|does not reference a valid function",
               source=r"noinline\s*=\s*True", probe=_ascend_cannot_call_noinline, language="triton-ascend"),
     # a precision class: fp32 tl.dot runs in TF32 on NVIDIA unless the kernel asks for ieee; the author's choice
-    TierLimit("cuda-tf32-dot", ("cuda",), "author", "kernel author",
+    TierLimit("cuda-tf32-dot", "author", "kernel author",
               "TF32 rounding of an fp32 tl.dot (NVIDIA's default, a 10-bit mantissa): pass input_precision=\"ieee\" "
               "to tl.dot for full fp32, or give the spec an fp32 tolerance with that reason (triton-ascend computes "
               "fp32 dots in ieee, its default, or hf32 only)",
               "https://triton-lang.org/main/python-api/generated/triton.language.dot.html",
               source=r"\bdot\(", numeric_only=True, fits=tf32_rounding),
+    # the same precision class on Ascend, where it is an error: NVIDIA's TF32 has no Ascend counterpart of that name
+    TierLimit("ascend-rejects-tf32", "author", "kernel author",
+              "triton-ascend takes only ieee and hf32 for an fp32 tl.dot and rejects tf32/tf32x3 (NVIDIA's): pick the "
+              "precision per device (hf32 or ieee on Ascend, as fla's own Ascend backend does)",
+              "https://github.com/triton-lang/triton-ascend/pull/1265",
+              message=r"tf32 or tf32x3 is invalid", source=r"\bdot\(", language="triton-ascend"),
     # language rules: the author's to handle, on the tiers whose language has them
-    TierLimit("upstream-erf-fp32-only", (), "author", "kernel author",
+    TierLimit("upstream-erf-fp32-only", "author", "kernel author",
               "upstream Triton's tl.erf takes fp32/fp64 only; triton-ascend also takes fp16/bf16",
               "https://triton-lang.org/main/python-api/generated/triton.language.erf.html",
               message=r"Expected dtype.*fp32.*fp64|fp32.*fp64.*erf", source=r"\berf\(", language="triton"),
-    TierLimit("upstream-tuple-store", (), "author", "kernel author",
+    TierLimit("upstream-tuple-store", "author", "kernel author",
               "upstream Triton cannot store the tuple tl.broadcast returns; triton-ascend accepts it",
               "https://triton-lang.org/main/python-api/generated/triton.language.broadcast.html",
               message=r"tuple", source=r"tl\.broadcast\(", language="triton"),
-    TierLimit("upstream-power-of-2", (), "author", "kernel author",
+    TierLimit("upstream-power-of-2", "author", "kernel author",
               "upstream Triton takes power-of-2 tile shapes only; triton-ascend takes others",
               "https://triton-lang.org/main/python-api/generated/triton.language.arange.html",
               message=r"must be a power of 2|power of two", language="triton"),
     # an API upstream removed: the kernel must move off it to run on that release and later
-    TierLimit("upstream-block-ptr-removed", (), "author", "kernel author",
+    TierLimit("upstream-block-ptr-removed", "author", "kernel author",
               "upstream Triton 3.9 removed block pointers (tl.make_block_ptr, tl.advance) in favor of tensor "
               "descriptors (tl.make_tensor_descriptor); the kernel must port to them to run on Triton 3.9 and "
               "later (triton-ascend 3.2 keeps block pointers)",

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+from parity import settings
 from parity.backends.ascend.arch import ASCEND_ARCHS, DEFAULT_ASCEND_ARCH
 from parity.backends.base import Backend, Check
 from parity.fit.hook import FitTier
@@ -29,7 +30,6 @@ from parity.spec import Case, KernelSpec
 
 SESSION_HINT = "nox -s ascend-compile"
 # a whole case (every compile its launcher triggers); vllm-ascend saw ~2.5 s per compile
-CASE_TIMEOUT_S = float(os.environ.get("PARITY_COMPILE_TIMEOUT_S", "300"))
 
 
 def _version(dist: str) -> str | None:
@@ -76,7 +76,7 @@ class AscendCompileBackend(Backend):
     def __init__(self) -> None:
         super().__init__()
         self.arch = DEFAULT_ASCEND_ARCH
-        self.timeout_s = CASE_TIMEOUT_S
+        self.timeout_s = settings.current().compile_timeout_s
         self._reason: str | None = None
         self._driver: Any = None
         self._undo_torch: Any = None
@@ -99,6 +99,7 @@ class AscendCompileBackend(Backend):
         self._reason = self._missing()
         if self._reason and not self._can_install_driver():
             return
+        # triton-ascend finds bishengir-compile on PATH, for this process and its compile children alike
         if shutil.which("bishengir-compile") is None and bishengir_bin_dir() is not None:
             os.environ["PATH"] = f"{bishengir_bin_dir()}{os.pathsep}{os.environ.get('PATH', '')}"
         # never share a cache with real NPU runs: compile-only binaries are empty placeholders; a fresh

@@ -22,6 +22,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from parity import settings
 from parity.backends.ascend.cpu_build_errors import LoweringUnsupported
 from parity.backends.ascend.cpu_library import c_stand_ins, define_library_calls, undefined_calls
 from parity.backends.ascend.cpu_softfloat import BF16_BUILTINS_LL
@@ -90,7 +91,7 @@ class Tools:
 
 def _find(name: str) -> str | None:
     """`name-19` on PATH, then Debian's /usr/lib/llvm-19/bin (or PARITY_LLVM_BIN)."""
-    for directory in (os.environ.get("PARITY_LLVM_BIN"), f"/usr/lib/llvm-{LLVM_MAJOR}/bin"):
+    for directory in (settings.current().llvm_bin, f"/usr/lib/llvm-{LLVM_MAJOR}/bin"):
         if directory and (Path(directory) / name).exists():
             return str(Path(directory) / name)
     return shutil.which(f"{name}-{LLVM_MAJOR}")
@@ -100,6 +101,7 @@ def find_tools() -> Tools | str:
     """The tools, or what is missing and the exact command that installs it."""
     found = {key: _find(name) for key, name in
              (("mlir_opt", "mlir-opt"), ("mlir_translate", "mlir-translate"), ("llc", "llc"))}
+    # CC names the C compiler by make's convention: the user's, not parity's (parity.settings)
     found["cc"] = next((c for c in (os.environ.get("CC"), "cc", "gcc", f"clang-{LLVM_MAJOR}", "clang")
                         if c and shutil.which(c)), None)
     missing = [name for name, path in found.items() if path is None]

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import ctypes
 import importlib.metadata
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +29,7 @@ from typing import Any, ClassVar
 
 from parity.backends.ascend.arch import DEFAULT_ASCEND_ARCH
 from parity.backends.base import Backend, Check
+from parity.seams.env import set_triton_env
 
 SESSION_HINT = "nox -s ascend-lowered"
 # what the records, REPORT.md and env.json say a pass here means
@@ -68,6 +68,7 @@ class AscendLoweredBackend(Backend):
     check = Check("Ascend (triton-ascend)", "the lowering computes the fp64 answer", 1, "lowered")
     report_rank = 5
     language = "triton-ascend"
+    own_limits = ("lowered-truncsfbf2", "lowered-cumsum-i1", "lowered-device-print-tensor", "lowered-library-call")
     gpu_target = ("npu", "Ascend910B3", 0)
     venv = "venv-ascend"
     arch_option: ClassVar[str] = "--ascend-arch"
@@ -131,7 +132,7 @@ class AscendLoweredBackend(Backend):
         from parity.backends.ascend.cpu_build import cache_root
 
         # this tier's compiled kernels hold ttadapter text, not NPU binaries: never share Triton's cache
-        os.environ["TRITON_CACHE_DIR"] = str((cache_root() / "triton").resolve())
+        set_triton_env(TRITON_CACHE_DIR=str((cache_root() / "triton").resolve()))  # for the process
         from parity.backends.ascend import lowered_device
 
         self._driver = ascend_driver.install(self.arch)

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import ast
 import inspect
-import os
 import textwrap
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from parity import settings
 from parity.backends.ascend import perf_ub
 from parity.backends.ascend.arch import AscendArch
 from parity.backends.ascend.perf_rules import Evidence, SourceText, TensorArg, advise
@@ -29,13 +29,13 @@ MAX_HELPER_DEPTH = 2
 
 
 def disabled() -> bool:
-    return os.environ.get("PARITY_NO_PERF_ADVICE", "") not in ("", "0")
+    return settings.current().no_perf_advice
 
 
 def ub_disabled() -> bool:
     """UB use costs compiles (one per kernel's config, more where its plan is small): `PARITY_NO_UB_ADVICE=1`
     (or --no-fit, whose probes it shares) keeps the other rules and skips it."""
-    return os.environ.get("PARITY_NO_UB_ADVICE", "") not in ("", "0") or fit_disabled()
+    return settings.current().no_ub_advice or fit_disabled()
 
 
 def launch_args(names: Sequence[str], values: Sequence[Any]) -> dict[str, Any]:
@@ -44,9 +44,13 @@ def launch_args(names: Sequence[str], values: Sequence[Any]) -> dict[str, Any]:
     tensors: dict[str, Any] = {}
     scalars: dict[str, Any] = {}
     for name, value in zip(names, values, strict=False):
-        if hasattr(value, "stride") and hasattr(value, "dtype") and hasattr(value, "shape"):
-            tensors[name] = {"dtype": str(value.dtype).removeprefix("torch."), "itemsize": int(value.element_size()),
-                             "shape": [int(s) for s in value.shape], "stride": [int(s) for s in value.stride()]}
+        # a TensorWrapper (triton.reinterpret: test_core's unsigned and fp8 tensors) is read through its base tensor,
+        # under the dtype the kernel reads it as
+        base = getattr(value, "base", None) if type(value).__name__ == "TensorWrapper" else None
+        tensor = base if base is not None else value
+        if hasattr(tensor, "stride") and hasattr(tensor, "dtype") and hasattr(tensor, "shape"):
+            tensors[name] = {"dtype": str(value.dtype).removeprefix("torch."), "itemsize": int(tensor.element_size()),
+                             "shape": [int(s) for s in tensor.shape], "stride": [int(s) for s in tensor.stride()]}
         elif isinstance(value, int) and not isinstance(value, bool):
             scalars[name] = value
     return {"tensors": tensors, "scalars": scalars}

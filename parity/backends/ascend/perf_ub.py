@@ -7,7 +7,7 @@ its own UB plan first, and only where that is under a quarter of the buffer, lar
 first, up to the first that plans a quarter (else the largest that fits): the kernel's own autotune configs
 with a larger tile, and ones derived by doubling its blocks, leaving a block that already covers the
 extent the kernel masks it by (`offs < N` at this launch) as it is. A fitting one is a claim, not
-advice: parity.run.perf_proof runs it on a tier that computes (ascend-lowered) against fp64, and only a
+advice: parity.perf.proof runs it on a tier that computes (ascend-lowered) against fp64, and only a
 config that computes becomes "larger tiles fit".
 Probes share the fit advisor's cache, so a kernel's later cases cost nothing.
 """

@@ -52,7 +52,7 @@ def _warn_once(message: str) -> None:
 
 def cann_version() -> str | None:
     """CANN's version from its install tree (set up by CANN's set_env.sh)."""
-    home = os.environ.get("ASCEND_TOOLKIT_HOME") or os.environ.get("ASCEND_HOME_PATH")
+    home = os.environ.get("ASCEND_TOOLKIT_HOME") or os.environ.get("ASCEND_HOME_PATH")  # CANN's own, not parity's
     if not home:
         return None
     for name in ("version.cfg", "version.info"):

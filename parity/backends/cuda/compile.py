@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from parity import settings
 from parity.backends.base import Backend, Check
 from parity.backends.cuda import torch_device
 from parity.backends.cuda.arch import CUDA_ARCHS, DEFAULT_ARCH, parse_cuda_arch
@@ -45,13 +46,12 @@ from parity.fit import hook as fit_hook
 from parity.fit.hook import FitTier
 from parity.fit.probe import cuda_probe
 from parity.seams.device import present_driver
+from parity.seams.env import set_triton_env
 from parity.seams.jit import add_stages, compile_function
 from parity.seams.versions import compile_call, load_binary_returns_max_threads, nvidia_binary
 
-STAGES = ("ttir", "ttgir", "llir", "ptx", "cubin")
 # CUDA's grid limits: x < 2^31, y and z <= 65535
 GRID_LIMITS = (2**31 - 1, 65535, 65535)
-COMPILE_TIMEOUT_S = float(os.environ.get("PARITY_COMPILE_TIMEOUT_S", "300"))
 
 
 class CompileFailed(RuntimeError):
@@ -219,10 +219,9 @@ class CudaCompileBackend(Backend):
     def __init__(self) -> None:
         super().__init__()
         self.log = CompileLog()
-        self.timeout_s = COMPILE_TIMEOUT_S
+        self.timeout_s = settings.current().compile_timeout_s
         self.driver: _Driver | None = None
         self._undo: list[Any] = []  # driver, stage hook, compile layer: what restore() puts back, in reverse
-        self._interpret: str | None = None
         self._sandbox: Any = None
         self._undo_torch: Any = None
 
@@ -262,8 +261,8 @@ class CudaCompileBackend(Backend):
         # it with no arguments, for a cache key)
         self._undo = [present_driver(self.driver), add_stages(CUDABackend).add(self._stage_layer),
                       compile_function().add(self._compile_layer())]
-        self._interpret = os.environ.get("TRITON_INTERPRET")
-        os.environ["TRITON_INTERPRET"] = "0"  # the code generator reads it too: this tier needs the real JIT
+        # the code generator reads it too: this tier needs the real JIT
+        self._undo.append(set_triton_env(TRITON_INTERPRET="0"))
 
     def restore(self) -> None:
         """Undo prepare(): the previous driver, stage hook and compile function (tests use this)."""
@@ -272,10 +271,6 @@ class CudaCompileBackend(Backend):
         for undo in reversed(self._undo):
             undo()
         self._undo = []
-        if self._interpret is None:
-            os.environ.pop("TRITON_INTERPRET", None)
-        else:
-            os.environ["TRITON_INTERPRET"] = self._interpret
         sandbox.leave(self._sandbox)
         self._undo_torch()
         self.driver = None

@@ -23,6 +23,7 @@ class CudaBackend(Backend):
     check = Check("NVIDIA (Triton)", "GPU arithmetic on {device}", 2, "GPU")
     device_check = "GPU arithmetic"
     report_rank = 0
+    own_limits = ("cuda-tf32-dot",)  # the GPU's TF32 dots: a rounding the author opts out of
     language = "triton"
     gpu_target = ("cuda", 90, 32)
     fallback_hint = "nox -s cuda-compile (compile-only, no GPU) or nox -s interpret"

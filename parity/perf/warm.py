@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from parity.backends.base import Backend
-from parity.context import backend_scope
+from parity.perf.pick_cache import PickStore, source_key, store_for, tuning_key
 from parity.run.autotune_pin import autotuners
-from parity.run.pick_cache import PickStore, source_key, store_for, tuning_key
+from parity.run.runner import memory_skip
 from parity.spec import Case, KernelSpec
+from parity.spec.context import backend_scope
 
 Seen = dict[int, tuple[Any, tuple[Any, ...], dict[str, Any]]]  # id(tuner) -> (tuner, args, kwargs)
 
@@ -193,12 +194,11 @@ def perf_configs(spec: KernelSpec, backend: Backend, *, seed: int, part: tuple[i
                  retune: bool = False) -> dict[str, Any]:
     """Warm this worker's share of the configs the spec's perf cases tune: the j-th of them, in the order the
     launches reach their autotuners, where j % n == i; what was compiled, and the seconds it took. Where an
-    earlier run stored a tuner's pick (parity.run.pick_cache) and `retune` is off, only the pick is compiled.
+    earlier run stored a tuner's pick (parity.perf.pick_cache) and `retune` is off, only the pick is compiled.
 
     The perf-size inputs live only through the dry launch, inside a device slot; the compiles that follow
     read stand-ins (`stand_in`), so the memory goes back to the device first."""
     from parity.paths import triton_cache_dir
-    from parity.run.runner import memory_skip
 
     t0 = time.perf_counter()
     store = store_for(backend, retune=retune)
@@ -271,7 +271,7 @@ Work = list[tuple[Any, tuple[Any, ...], dict[str, Any], Any]]  # (tuner, args, k
 def _dry_run(spec: KernelSpec, case: Case, backend: Backend, seed: int, store: PickStore, part: tuple[int, int],
              errors: list[str]) -> Work:
     """This share's (tuner, args, kwargs, config) of one perf case, its tensors already stand-ins."""
-    from parity.run.perf_case import device_inputs
+    from parity.perf.case import device_inputs
 
     dev_inputs, _ = device_inputs(spec, case, seed, backend.device)
     with backend_scope(backend.name):

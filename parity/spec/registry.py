@@ -1,5 +1,5 @@
 """Where specs come from: the shared kernels/ package, --kernels modules, and entry points.
-A module may also set `LIBRARY`, its library's adapter (parity.library), registered with its specs.
+A module may also set `LIBRARY`, its library's adapter (parity.spec.library), registered with its specs.
 
 A module contributes specs through a module-level `SPECS` list. The shared kernels
 use exactly this path; they have no private way in.
@@ -46,9 +46,9 @@ class Registry:
                             "`SPECS = [KernelSpec(...), ...]` at module level")
         for spec in specs:
             self.add(spec, module.__name__)
-        library = getattr(module, "LIBRARY", None)  # the library adapter beside its specs (parity.library)
+        library = getattr(module, "LIBRARY", None)  # the library adapter beside its specs (parity.spec.library)
         if library is not None:
-            from parity.library import register
+            from parity.spec.library import register
 
             register(library)
         return list(specs)
@@ -249,7 +249,7 @@ def import_user_module(path: str) -> ModuleType:
 
 def build(requested: Iterable[str] = (), include_shared: bool = True) -> tuple[Registry, list[KernelSpec]]:
     """The registry and the selected specs for --kernels `requested` (names, families or modules)."""
-    from parity.library import adapt_imports
+    from parity.spec.library import adapt_imports
 
     adapt_imports()  # a module that imports a known library gets its adapter, whoever wrote the module
     registry = Registry()

@@ -6,7 +6,7 @@ device; here the controller times one case at a time, so the figures are clean w
 
 On a device, a spec's `perf_cases` (the sizes users run) are timed as records of their own
 (suite "perf"), each checked once against fp64 on the device, against the roof this run
-measured (parity.run.roofline). Specs without perf cases, and hosts that are no measure of
+measured (parity.perf.roofline). Specs without perf cases, and hosts that are no measure of
 speed (an explicit --perf on interpret), time the chosen passing accuracy cases instead.
 """
 
@@ -21,10 +21,10 @@ from typing import Any
 
 from parity.backends.base import Backend
 from parity.errors import error_text
-from parity.run import perf, pick_cache, roofline
+from parity.perf import figures as perf
+from parity.perf import pick_cache, roofline
+from parity.perf.case import measure_case, run_perf_case
 from parity.run.faults import is_sticky_device_error
-from parity.run.perf_case import run_perf_case
-from parity.run.runner import measure_case
 from parity.spec import Case, KernelSpec
 
 Progress = Callable[[str], None]
@@ -54,7 +54,7 @@ def run(cases: Mapping[tuple[str, str], tuple[KernelSpec, Case]], records: list[
         progress: Progress = _stderr, roof_probe: RoofProbe = probe_roof, retune: bool = False) -> int:
     """Fill `perf` of the chosen passing accuracy records in place and append the perf-case records;
     returns how many cases were timed. `cases` maps (kernel, case id) to the spec and case that ran.
-    Autotuners reuse the picks earlier runs stored (parity.run.pick_cache) unless `retune`."""
+    Autotuners reuse the picks earlier runs stored (parity.perf.pick_cache) unless `retune`."""
     store = pick_cache.store_for(backend, retune=retune)
     with pick_cache.reusing_picks(store):
         done = _run(cases, records, backend, seed=seed, mode=mode, specs=specs, use_perf_cases=use_perf_cases,

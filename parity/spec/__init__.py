@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from parity.perfspec import BOUNDS, Peer, PerfTarget
+from parity.spec.perf import BOUNDS, Peer, PerfTarget
 
 Params = Mapping[str, Any]
 Tensors = Mapping[str, Any]  # name -> torch.Tensor, or a plain scalar input
@@ -169,7 +169,7 @@ class KernelSpec:
     # compile counting and the compile tiers look at these
     kernel: Any = REQUIRED
     # launch(inputs_on_device, params) -> {output name: tensor}; allocates its outputs
-    # pre-filled with NaN (parity.inputs.nan_empty) so unwritten elements show up. The compile
+    # pre-filled with NaN (parity.spec.inputs.nan_empty) so unwritten elements show up. The compile
     # tiers pass CPU tensors: a launcher that picks a path per device asks parity.current_backend()
     # (or current_target(): "cuda" / "ascend") which backend it runs for
     launch: Callable[[Tensors, Params], Mapping[str, torch.Tensor]] = REQUIRED
@@ -235,11 +235,11 @@ class KernelSpec:
     # that loops over heads); it runs on the device in fp64. Default: `reference`
     perf_reference: Callable[[Tensors, Params], Mapping[str, torch.Tensor]] | None = None
     # "memory" or "compute": the roof the perf figures are against; None: whichever bytes and flops
-    # say, against the machine's measured balance (parity.run.roofline)
+    # say, against the machine's measured balance (parity.perf.roofline)
     bound: str | None = None
-    # the same op in the library this family comes from, timed beside it (parity.perfspec.Peer)
+    # the same op in the library this family comes from, timed beside it (parity.spec.perf.Peer)
     peer: Peer | None = None
-    # the speed goal REPORT.md prints as met or missed (parity.perfspec.PerfTarget); never asserted
+    # the speed goal REPORT.md prints as met or missed (parity.spec.perf.PerfTarget); never asserted
     perf_target: PerfTarget | None = None
     # False: the perf pass leaves the op out, e.g. a probe for a verdict whose own autotuning (100+
     # configs, each timed by the library) would be most of the pass
@@ -332,9 +332,9 @@ def validate_perf(spec: KernelSpec, where: str) -> None:
     if len(set(ids)) != len(ids):
         raise SpecError(f"{where}: duplicate perf case id(s) {sorted({i for i in ids if ids.count(i) > 1})}")
     if spec.peer is not None and not isinstance(spec.peer, Peer):
-        raise SpecError(f"{where}: peer must be a parity.perfspec.Peer(library, prepare, unavailable)")
+        raise SpecError(f"{where}: peer must be a parity.spec.perf.Peer(library, prepare, unavailable)")
     if spec.perf_target is not None and not isinstance(spec.perf_target, PerfTarget):
-        raise SpecError(f"{where}: perf_target must be a parity.perfspec.PerfTarget")
+        raise SpecError(f"{where}: perf_target must be a parity.spec.perf.PerfTarget")
     if spec.perf_target is not None and spec.perf_target.max_time_vs_peer is not None and spec.peer is None:
         raise SpecError(f"{where}: perf_target compares with a peer, but the spec has no `peer`")
 

@@ -26,10 +26,6 @@ def generator(seed: int) -> torch.Generator:
     return torch.Generator(device="cpu").manual_seed(seed)
 
 
-def dtype_of(name: str) -> torch.dtype:
-    return DTYPES[name]
-
-
 def randn(shape: Sequence[int], dtype: str, gen: torch.Generator, scale: float = 1.0) -> torch.Tensor:
     """Standard normal values drawn in fp32 and rounded once to `dtype`."""
     return (torch.randn(tuple(shape), generator=gen, dtype=torch.float32) * scale).to(DTYPES[dtype])

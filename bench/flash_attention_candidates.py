@@ -2,7 +2,7 @@
 
 A benchmark script, not a test: it prints a table and writes the rows as JSON to --out; it never asserts.
 
-    python3 bench/flash_candidates4.py --out $OUT/flash4.json --budget-s 150
+    python3 bench/flash_attention_candidates.py --out $OUT/flash4.json --budget-s 150
 
 Shape: B=4, T=8192, H=32, D=128, bf16 (the spec's perf cases), non-causal and causal. Timing:
 triton.testing.do_bench (warmup 10 ms, rep 50 ms), first call outside the timed region. Every
@@ -39,7 +39,7 @@ for path in (ROOT, ROOT / "bench"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from issue30_kernels import (  # noqa: E402
+from kernels_old_vs_new import (  # noqa: E402
     ATTENTION_SHAPE,
     _text,
     attention_inputs,

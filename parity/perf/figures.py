@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from parity.run.roofline import DATASHEETS
+from parity.perf.roofline import DATASHEETS
 
-# Vendor datasheet figures (parity.run.roofline.DATASHEETS, without their sources): HBM in GB/s,
+# Vendor datasheet figures (parity.perf.roofline.DATASHEETS, without their sources): HBM in GB/s,
 # math in TFLOP/s by input dtype.
 PEAKS: dict[str, dict[str, float]] = {name: {k: v for k, v in sheet.items() if k != "source"}
                                       for name, sheet in DATASHEETS.items()}
@@ -44,9 +44,6 @@ def measure(time_ms: Callable[[Callable[[], Any]], float], launch: Callable[[], 
             baseline_error = f"{type(exc).__name__}: {exc}"[:300]
     return {"ms": ms, "baseline_ms": baseline_ms, **({"baseline_error": baseline_error} if baseline_error else {}),
             **roofline(n_bytes, n_flops, ms, PEAKS.get(device_name or ""), dtype)}
-
-
-PERF_MODES = ("off", "largest", "all")
 
 
 def case_size(bytes_fn: Callable[[Mapping[str, Any]], float] | None,

@@ -13,15 +13,16 @@ from typing import Any
 
 import torch
 
-from parity import inputs as inp
 from parity.backends.base import Backend
-from parity.context import backend_scope
 from parity.errors import error_text
+from parity.perf import figures as perf
+from parity.perf import roofline
 from parity.results import empty_record
-from parity.run import roofline
 from parity.run.compare import worst_of
 from parity.run.runner import build_inputs, compare_outputs, failure_reason, mark_declined, memory_skip
 from parity.spec import Case, KernelSpec
+from parity.spec import inputs as inp
+from parity.spec.context import backend_scope
 
 SUITE = "perf"
 
@@ -150,3 +151,20 @@ def measure(spec: KernelSpec, case: Case, dev_inputs: Mapping[str, Any], backend
     if roof is not None:
         out["roof_measured"] = roof.as_dict()
     return out
+
+
+def measure_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int) -> dict[str, Any]:
+    """Kernel and torch-baseline times with roofline figures, for a case that already passed.
+
+    Runs after the accuracy pass, one case at a time, so no other work shares the device.
+    Output buffers skip their NaN prefill here: the fill is the harness's, not the kernel's.
+    """
+    p = case.params
+    dev_inputs = inp.to_device(build_inputs(spec, case, seed), backend.device)
+    baseline = (lambda: spec.baseline(dev_inputs, p)) if spec.baseline else None
+    with inp.unfilled():
+        spec.launch(dev_inputs, p)  # compile and autotune outside the timed region
+        backend.synchronize()
+        return perf.measure(backend.time_ms, lambda: spec.launch(dev_inputs, p), baseline,
+                            spec.bytes(p) if spec.bytes else None, spec.flops(p) if spec.flops else None,
+                            backend.device_name(), p.get("dtype"))

@@ -54,10 +54,6 @@ class LibraryAdapter:
     # on a triton-ascend without one, its kernels compile against the fallback (parity.triage.decide, rule 2)
     ascend_needs: tuple[str, ...] = ()
 
-    @property
-    def new_issue_url(self) -> str:
-        return f"{self.repo}/issues/new"
-
 
 _ADAPTERS: dict[str, LibraryAdapter] = {}
 _PREPARED: set[str] = set()
@@ -66,7 +62,7 @@ _PREPARED: set[str] = set()
 def register(adapter: LibraryAdapter) -> LibraryAdapter:
     """Add (or replace, by name) a library's adapter; returns it."""
     if not isinstance(adapter, LibraryAdapter):
-        raise TypeError(f"LIBRARY must be a parity.library.LibraryAdapter, got {type(adapter).__name__}")
+        raise TypeError(f"LIBRARY must be a parity.spec.library.LibraryAdapter, got {type(adapter).__name__}")
     _ADAPTERS[adapter.name] = adapter
     return adapter
 
@@ -108,7 +104,7 @@ _DEFAULT_TIER: list[Tier] = [Tier(None, None, None)]
 
 def current_tier() -> Tier:
     """The tier of the backend this process runs for, else the one a backend's prepare() named."""
-    from parity.context import backend_facets, current_backend
+    from parity.spec.context import backend_facets, current_backend
 
     name = current_backend()
     return _DEFAULT_TIER[0] if name is None else tier_of(backend_facets(name))

@@ -3,7 +3,7 @@
 A benchmark script, not a test: it prints a table and writes it to --out (with the rows as JSON
 beside it, --out + ".json"); it never asserts.
 
-    python3 bench/issue30_kernels.py --out /tmp/issue30.txt
+    python3 bench/kernels_old_vs_new.py --out /tmp/issue30.txt
 
 Rows, in priority order (a group is not started after --budget-s seconds; the table says which):
 - attention: flash_attention_tma at its perf shape (B=4, T=8192, H=32, D=128, bf16; non-causal, causal)
@@ -65,8 +65,8 @@ def bench_ms(fn: Callable[[], Any]) -> float:
 
 def spec_and_inputs(name: str) -> Iterator[tuple[Any, Any, Any]]:
     """(spec, case, device inputs) for each perf case of one spec."""
-    from parity import registry
-    from parity.run.perf_case import device_inputs
+    from parity.perf.case import device_inputs
+    from parity.spec import registry
 
     _, (spec,) = registry.build([name])
     for case in spec.perf_cases:
@@ -76,8 +76,8 @@ def spec_and_inputs(name: str) -> Iterator[tuple[Any, Any, Any]]:
 def timed_row(kernel: str, case: str, version: str, ours: Callable[[], Any], peer: str, peer_ms: float | None,
               ratio_kind: str, target: float | None) -> dict[str, Any]:
     """One row: our time, the peer's, and the ratio the target reads (speed vs SDPA, or time vs fla)."""
-    from parity.context import backend_scope
-    from parity.inputs import unfilled
+    from parity.spec.context import backend_scope
+    from parity.spec.inputs import unfilled
 
     row: dict[str, Any] = {"kernel": kernel, "case": case, "version": version, "peer": peer, "peer_ms": peer_ms,
                            "ratio_kind": ratio_kind, "target": target}
@@ -95,8 +95,8 @@ def timed_row(kernel: str, case: str, version: str, ours: Callable[[], Any], pee
 
 def peer_ms(spec: Any, inputs: Any, p: Any) -> float | None:
     """The peer's (or, without one, the baseline's) time; None, with a line on stdout, when it fails."""
-    from parity.context import backend_scope
-    from parity.inputs import unfilled
+    from parity.spec.context import backend_scope
+    from parity.spec.inputs import unfilled
 
     try:
         with unfilled(), backend_scope("cuda"):
