@@ -18,8 +18,15 @@ def _run(session_name: str, monkeypatch, libraries: str | None) -> FakeSession:
         monkeypatch.delenv(noxfile.LIBRARIES_ENV, raising=False)
     else:
         monkeypatch.setenv(noxfile.LIBRARIES_ENV, libraries)
+    # the hardware-free tiers run in a shared stack venv their `venv-*` session built in this nox run, and pip
+    # installs the libraries into it; the device tiers install into their own venv
+    monkeypatch.setattr(noxfile, "STACK_PYTHON", {"venv-upstream": "/stack/bin/python",
+                                                  "venv-ascend": "/stack/bin/python"})
     session = FakeSession(session_name)
     TIER_SESSIONS[session_name](session)
+    for args, _ in session.ran:
+        if args[1:4] == ("-m", "pip", "install"):
+            session.installed += args[4:]
     return session
 
 

@@ -23,6 +23,7 @@ class FakeSession:
     venv_backend = "virtualenv"
     virtualenv = object()
     bin = "/fake/venv/bin"
+    cache_dir = Path("/fake/.nox/.cache")  # a stack's venv is looked up beside it (noxfile.stack_python)
 
     def __init__(self, name: str) -> None:
         self.name, self.posargs = name, []
