@@ -105,7 +105,8 @@ def table(bundle_path: Path, source: Path, dirs: list[Path]) -> str:
         for r in read_records(d):
             if r.get("suite") not in (None, "accuracy", "compile"):
                 continue
-            group = where.get((r.get("kernel", ""), case_launch(str(r.get("case", ""))) or -1))
+            launch = case_launch(str(r.get("case", "")))
+            group = where.get((r.get("kernel", ""), -1 if launch is None else launch))
             if group is not None:
                 per_group[group].append(r)
         tiers[d.name] = per_group

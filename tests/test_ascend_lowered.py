@@ -542,3 +542,25 @@ def test_a_case_that_raises_in_its_launcher_keeps_its_record_and_repro_py(lowere
     assert not (tmp_path / "b" / lowered_repro.FOLDER).exists()
     with pytest.raises(lowered_repro.NoLoweredModule, match="after 1 lowered launch"):
         lowered_repro.write(tmp_path / "a", lowered, spec(after), case, seed=0, cache=cache)
+
+
+def test_a_tensor_wrapper_is_passed_as_its_base_tensors_memref():
+    """test_core's unsigned tensors reach ascend-lowered as triton.reinterpret's TensorWrapper, whose dtype is
+    Triton's (no itemsize): every such launch raised AttributeError before; now the base tensor's bytes are passed."""
+    import torch
+
+    from parity.backends.ascend.cpu_abi import LoweringUnsupported, _tensor_words
+
+    class TensorWrapper:  # as triton defines it: a base tensor and Triton's dtype
+        def __init__(self, base: torch.Tensor, dtype: str) -> None:
+            self.base, self.dtype, self.shape, self.device = base, dtype, base.shape, base.device
+
+        def data_ptr(self) -> int:
+            return self.base.data_ptr()
+
+    base = torch.arange(8, dtype=torch.int32)
+    words, kinds = _tensor_words(TensorWrapper(base, "uint32"), Arg("memref", "i32", 1), 0)
+    assert words[0].value == base.data_ptr() and len(words) == len(kinds)
+    # negative control: the base is still checked against the memref's element width
+    with pytest.raises(LoweringUnsupported, match="memref"):
+        _tensor_words(TensorWrapper(base, "uint32"), Arg("memref", "i16", 1), 0)

@@ -101,6 +101,25 @@ def test_a_helper_called_under_an_alias_is_embedded_and_bound_to_the_alias(tmp_p
     assert proc.returncode != 0 and "softplus" in proc.stderr, proc.stdout + proc.stderr
 
 
+def local_debug_kernel(debug: bool):
+    """Upstream test_core's test_interleave: the jit decorator reads a local of the test function."""
+
+    @triton.jit(debug=debug)
+    def kernel(Z, N: tl.constexpr):
+        tl.store(Z + tl.arange(0, N), tl.arange(0, N))
+
+    return kernel
+
+
+def test_a_jit_decorator_reading_a_local_is_written_with_the_jit_functions_own_value():
+    text = extract_kernel(local_debug_kernel(True)).text()
+    assert "@triton.jit(debug=True)" in text and "debug=debug" not in text
+    assert "@triton.jit(debug=False)" in extract_kernel(local_debug_kernel(False)).text()
+    # negative control: a plain function has no JITFunction to read the value from, so the local stays unresolved
+    with pytest.raises(SourceError, match="debug"):
+        extract_kernel(local_debug_kernel(True).fn)
+
+
 def test_a_module_handed_around_as_a_value_is_still_refused():
     with pytest.raises(SourceError, match="module 'tle' itself"):
         extract_kernel(module_as_value_kernel)

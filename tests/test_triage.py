@@ -560,3 +560,16 @@ def test_an_nvidia_tf32_dot_refused_by_triton_ascend_is_the_authors_not_the_vend
     # (nothing the limit describes) is not this limit's
     assert language_finding("ValueError: input_precision must be one of ('tf32', 'ieee'), got 'hf32'")
     assert decide(refused, {"cuda-compile": compiled("cuda-compile", True)}, "x = a + c").get("limit") is None
+
+
+def test_a_replayed_fp32_dot_is_no_case_of_the_interpreters_bf16_dot_limit():
+    """A replay's case has no dtype parameter but names the dtype it is judged at (`out`): test_core's fp32 tf32 dots
+    replayed under the interpreter were matched to the bf16-dot limit through the source's `dot(` alone."""
+    dot = "qk = tl.dot(q, k, input_precision=INPUT_PRECISION)"
+    replayed = numeric("interpret", params={"launch": 0, "grid": [1], "out": "fp32"},
+                       metrics={"worst_index": [5], "max_abs_err": 4e-4, "err_ratio": 1e-3, "nan_count": 0,
+                                "mismatch_frac": 0.5, "region": "scattered (50.0%)"})
+    assert decide(replayed, {}, dot).get("limit") != "interpret-bf16-dot"
+    # negative control: the same replay judged at bf16 is that limit's case
+    bf16 = {**replayed, "params": {**replayed["params"], "out": "bf16"}}
+    assert decide(bf16, {}, dot).get("limit") == "interpret-bf16-dot"

@@ -24,7 +24,7 @@ import inspect
 import math
 import textwrap
 import types
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,13 +91,37 @@ def _decorator_name(dec: ast.expr) -> str:
     return target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
 
 
-def _jit_decorator(src: str, dec: ast.expr) -> str:
-    """`@triton.jit(...)` with its own arguments, whatever alias the module used for it."""
+def _jit_decorator(src: str, dec: ast.expr, values: Mapping[str, str] | None = None) -> str:
+    """`@triton.jit(...)` with its own arguments, whatever alias the module used for it; a keyword in `values`
+    is written with that literal (its value was a name of the scope that defined the kernel)."""
     name = JIT_DECORATORS[_decorator_name(dec)]
     if not isinstance(dec, ast.Call):
         return f"@{name}"
-    args = [ast.get_source_segment(src, a) or "" for a in (*dec.args, *dec.keywords)]
+    values = values or {}
+    args = [ast.get_source_segment(src, a) or "" for a in dec.args]
+    args += [f"{k.arg}={values[k.arg]}" if k.arg is not None and k.arg in values
+             else ast.get_source_segment(src, k) or "" for k in dec.keywords]
     return f"@{name}({', '.join(args)})"
+
+
+def _local_decorator_values(fn: types.FunctionType, jit: Any, node: ast.FunctionDef) -> dict[str, tuple[ast.AST, str]]:
+    """Keywords of the jit decorator whose value is a name neither global nor captured (`@triton.jit(debug=debug)`
+    inside a test function): keyword -> (the value's node, the JITFunction's own value of it as a literal)."""
+    scope = set(fn.__globals__) | set(fn.__code__.co_freevars) | set(dir(builtins))
+    found: dict[str, tuple[ast.AST, str]] = {}
+    for dec in node.decorator_list:
+        if _decorator_name(dec) not in JIT_DECORATORS or not isinstance(dec, ast.Call):
+            continue
+        for kw in dec.keywords:
+            if not (kw.arg and isinstance(kw.value, ast.Name) and kw.value.id not in scope):
+                continue
+            # a JITFunction keeps its decorator options as attributes, the interpreter's function in `kwargs`
+            options = getattr(jit, "kwargs", None)
+            if hasattr(jit, kw.arg):
+                found[kw.arg] = (kw.value, literal(getattr(jit, kw.arg)))
+            elif isinstance(options, dict) and kw.arg in options:
+                found[kw.arg] = (kw.value, literal(options[kw.arg]))
+    return found
 
 
 def free_names(node: ast.FunctionDef, skip: Sequence[ast.AST] = ()) -> list[str]:
@@ -230,6 +254,7 @@ class _Extractor:
         self.plain_functions = plain_functions  # references may call plain helpers; kernels may not
         self.visiting: set[int] = set()
         self.defined: dict[str, int] = {}  # function name -> id of the function embedded under it
+        self.jits: dict[int, Any] = {}  # id of a plain function -> the JITFunction over it, where known
 
     def function(self, fn: types.FunctionType, triton_callable: bool) -> None:
         if self.defined.setdefault(fn.__name__, id(fn)) != id(fn):
@@ -241,17 +266,21 @@ class _Extractor:
         if not triton_callable:
             node = _StripAnnotations().visit(node)  # typing names must not become dependencies
         # heuristics/autotune decorators are dropped, so what only they name is no dependency
-        dropped = [d for d in node.decorator_list if _decorator_name(d) not in JIT_DECORATORS]
+        dropped: list[ast.AST] = [d for d in node.decorator_list if _decorator_name(d) not in JIT_DECORATORS]
+        local = _local_decorator_values(fn, self.jits[id(fn)], node) if id(fn) in self.jits else {}
+        dropped += [value for value, _ in local.values()]  # written as literals, so no dependency either
         for name in free_names(node, skip=dropped):
             self.resolve(fn, name, node, dropped)
-        self.out.functions[fn.__name__] = self._render(src, node, triton_callable)
+        self.out.functions[fn.__name__] = self._render(src, node, triton_callable,
+                                                       {k: text for k, (_, text) in local.items()})
 
-    def _render(self, src: str, node: ast.FunctionDef, triton_callable: bool) -> str:
+    def _render(self, src: str, node: ast.FunctionDef, triton_callable: bool,
+                values: Mapping[str, str] | None = None) -> str:
         if not triton_callable:
             if node.decorator_list:
                 raise SourceError(f"{node.name}: decorated plain functions cannot be embedded")
             return ast.unparse(node)
-        kept = [_jit_decorator(src, d) for d in node.decorator_list if _decorator_name(d) in JIT_DECORATORS]
+        kept = [_jit_decorator(src, d, values) for d in node.decorator_list if _decorator_name(d) in JIT_DECORATORS]
         lines = src.splitlines()
         body = "\n".join(lines[node.lineno - 1: node.end_lineno])
         return "\n".join([*(kept or ["@triton.jit"]), body])
@@ -267,6 +296,7 @@ class _Extractor:
             raise SourceError(f"{fn.__qualname__} uses {name!r}, which is neither global nor builtin")
         value = scope[name]
         if is_triton_callable(value):
+            self.jits.setdefault(id(value.fn), value)
             self.function(value.fn, triton_callable=True)
             if value.fn.__name__ != name:  # a helper under an alias (fla: `softplus = softplus_nv` on NVIDIA)
                 self.out.modules[name] = f"{name} = {value.fn.__name__}"  # bound after the functions are defined
@@ -298,6 +328,7 @@ class _Extractor:
     def member(self, fn: types.FunctionType, target: str, value: Any, paths: list[tuple[str, ...]]) -> str:
         """The line(s) that assign one module member onto `target`."""
         if is_triton_callable(value):
+            self.jits.setdefault(id(value.fn), value)
             self.function(value.fn, triton_callable=True)
             return f"{target} = {value.fn.__name__}"
         if isinstance(value, types.ModuleType) and value.__name__.split(".")[0] in ALLOWED_ROOTS:
@@ -329,8 +360,21 @@ def extract_kernel(kernel: Any) -> Extracted:
     """The kernel with its @triton.jit helpers and constexpr globals, decorators reduced to @triton.jit."""
     fn = python_function(kernel)
     out = Extracted(entry=fn.__name__, imports={"triton": "import triton", "tl": "import triton.language as tl"})
-    _Extractor(out, plain_functions=False).function(fn, triton_callable=True)
+    extractor = _Extractor(out, plain_functions=False)
+    jit = next((w for w in _wrappers(kernel) if getattr(w, "fn", None) is fn), None)
+    if jit is not None:
+        extractor.jits[id(fn)] = jit
+    extractor.function(fn, triton_callable=True)
     return out
+
+
+def _wrappers(kernel: Any, limit: int = 8) -> list[Any]:
+    """The kernel and the objects down its `.fn` chain (Autotuner -> Heuristics -> JITFunction)."""
+    chain = [kernel]
+    while len(chain) < limit and getattr(chain[-1], "fn", None) is not None and \
+            not isinstance(chain[-1], types.FunctionType):
+        chain.append(chain[-1].fn)
+    return chain
 
 
 def extract_function(fn: Any) -> Extracted:

@@ -62,7 +62,9 @@ class TierLimit:
             return False
         if self.numeric_only and not is_numeric(record):
             return False
-        dtype = (record.get("params") or {}).get("dtype")
+        params = record.get("params") or {}
+        # a replayed launch's case names the dtype it is judged at `out` (the loosest float it reads or writes)
+        dtype = params.get("dtype", params.get("out") if "launch" in params else None)
         # a case of another dtype is never this limit's; one with no dtype parameter is, where the source says so
         if self.dtypes and str(dtype) not in self.dtypes and \
                 (dtype is not None or not (self.source and source and re.search(self.source, source))):

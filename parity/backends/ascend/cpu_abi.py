@@ -140,6 +140,11 @@ def _tensor_words(value: Any, arg: Arg, index: int) -> tuple[list[Any], list[Any
     from parity.backends.ascend.lowered_device import host_tensor
 
     value = host_tensor(value)
+    base = getattr(value, "base", None)
+    if type(value).__name__ == "TensorWrapper" and base is not None:
+        # triton.reinterpret's wrapper (test_core's unsigned tensors): the same bytes, read as a dtype of the same
+        # width; its `dtype` is Triton's, with no itemsize, so the memref is the base tensor's
+        value = host_tensor(base)
     extent = pointer_extent(value)
     if extent is None:
         raise LoweringUnsupported(f"argument {index}: the kernel takes a memref<?x{arg.type}>, the launch passed "
