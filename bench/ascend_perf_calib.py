@@ -2,9 +2,9 @@
 
 Each spec is an existing one (shared kernels, fla, mojo_opset, the GDN NPU port, fa-test) renamed `calib_*`
 with one or two cases at a size the advice judges (above 32 KiB of tensors per core: quick cases are
-mostly too small to say anything about cores). Plus the clean twins: fa-test's NPU kernel with the fix the
-advice names applied at load time (the loop strides by `tl.num_programs(0)`, the grid is
-`num_aicore`), taken from the same checkout, never copied here.
+mostly too small to say anything about cores). Plus the clean twins (`calib_twin_*`): each finding's kernel with
+the change the finding names applied to its own file's text at load time (bench/ascend_perf_twins.py), and
+`calib_full_*` controls where no twin can apply a core rule's change.
 
     PYTHONPATH=<fla>:<mojo_opset>:<gdn-tri-inverse>/src:<fa-test> PARITY_CALIB=shared,fla,mojo,gdn_npu,fa_test \\
       python -m pytest suites/test_compile.py --backend ascend-compile --ascend-arch Ascend910B1 \\
@@ -19,6 +19,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from bench.ascend_perf_twins import FULL_CORES, TWINS, twin_spec
 from parity.cases import by_level
 from parity.spec import Case, KernelSpec
 
@@ -34,8 +35,11 @@ SIZES: dict[str, list[dict[str, Any]]] = {
                        {"B": 2, "T": 4096, "H": 4, "K": 64, "transposed": True}],
     "flash_attention_fwd": [{"B": 1, "T": 2048, "H": 8, "D": 128, "grid": "per_block"},
                             {"B": 1, "T": 2048, "H": 8, "D": 128, "grid": "persistent"}],
-    "gdn_chunk_scaled_dot_kkt": [{"B": 1, "T": 4096, "H": 4, "K": 128, "V": 128, "BT": 64}],
-    "gdn_chunk_fwd_h": [{"B": 1, "T": 4096, "H": 4, "K": 128, "V": 128, "BT": 64}],
+    # GDN gates with g: use_g=1 as its users run it; use_g=0 (the first quick case's) leaves the gate's block
+    # pointer out of the compile, and the advice must not judge it there
+    "gdn_chunk_scaled_dot_kkt": [{"B": 1, "T": 4096, "H": 4, "K": 128, "V": 128, "BT": 64, "use_g": u}
+                                 for u in (False, True)],
+    "gdn_chunk_fwd_h": [{"B": 1, "T": 4096, "H": 4, "K": 128, "V": 128, "BT": 64, "use_g": u} for u in (False, True)],
     "gdn_chunk_local_cumsum": [{"B": 1, "T": 4096, "H": 4, "BT": 64}],
     # fla's GPU kernels taken to Ascend: their perf cases' shapes
     "fla_chunk_local_cumsum": [{"B": 1, "T": 4096, "H": 16, "BT": 64}],
@@ -77,51 +81,29 @@ def calibrated(spec: KernelSpec, changes: list[Mapping[str, Any]], name: str | N
                                perf_cases=(), compile_signature=None)
 
 
-# --- fa-test's twin: the advice's fix applied to the checkout's own script at load time ----------------------
-FA_FIX = (("for block_idx in range(pid, NUM_BLOCKS, 20):",
-           "for block_idx in range(pid, NUM_BLOCKS, tl.num_programs(0)):"),
-          ("        num_cores = 20\n",
-           "        num_cores = triton.runtime.driver.active.utils.get_device_properties(0)[\"num_aicore\"]\n"))
-
-
-def fa_test_twin(spec: KernelSpec) -> KernelSpec | None:
-    """fa-test's NPU spec on the patched script, or None where the checkout (or a patched line) is missing."""
-    import importlib.util
-    import tempfile
-    from pathlib import Path
-
-    from libraries import fa_test
-
-    root = fa_test.checkout()
-    if root is None:
-        return None
-    text = (root / fa_test.SCRIPTS["npu"]).read_text()
-    for old, new in FA_FIX:
-        if old not in text:
-            return None
-        text = text.replace(old, new)
-    path = Path(tempfile.mkdtemp(prefix="fa-test-twin-")) / "test_fa_fwd_npu_twin.py"
-    path.write_text(text)
-    loader_spec = importlib.util.spec_from_file_location("fa_test_npu_twin", path)
-    assert loader_spec is not None and loader_spec.loader is not None
-    module = importlib.util.module_from_spec(loader_spec)
-    with fa_test._script_imports():
-        loader_spec.loader.exec_module(module)
-
-    def launch(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, Any]:
-        return {"o": module.attention(inputs["q"], inputs["k"], inputs["v"], p["causal"], fa_test.SM_SCALE, 128, 128)}
-
-    cap_configs(module._attn_fwd)
-    twin = dataclasses.replace(spec, kernel=module._attn_fwd, launch=launch)
-    return calibrated(twin, SIZES["fa_test_npu_attn_fwd"], "calib_twin_fa_test_npu_attn_fwd")
-
-
 def cap_configs(kernel: Any) -> None:
     """PARITY_CALIB_CONFIGS=N keeps an autotuned kernel's first N configs (its findings do not depend on the
     config: fa-test's 48 take ~15 minutes per arch on two shared cores)."""
     keep = int(os.environ.get("PARITY_CALIB_CONFIGS", "0") or 0)
     if keep and hasattr(kernel, "configs"):
         kernel.configs = kernel.configs[:keep]
+
+
+def with_twins(spec: KernelSpec) -> list[KernelSpec]:
+    """The calibrated spec, its clean twin (`calib_twin_*`, bench/ascend_perf_twins.py) where one is defined and
+    its checkout matches, and the original at a size where the cores are full (`calib_full_*`) where no twin
+    can apply a core rule's change."""
+    sizes = SIZES[spec.name]
+    out = [calibrated(spec, sizes)]
+    twin = TWINS.get(spec.name)
+    built = twin_spec(twin, spec) if twin is not None else None
+    if twin is not None and built is not None:
+        cap_configs(built.kernel)
+        more = [{**sizes[-1], **m} for m in twin.more_sizes]
+        out.append(calibrated(built, sizes + more, f"calib_twin_{spec.name}"))
+    if spec.name in FULL_CORES:
+        out.append(calibrated(spec, [{**sizes[-1], **FULL_CORES[spec.name][0]}], f"calib_full_{spec.name}"))
+    return out
 
 
 def _specs() -> list[KernelSpec]:
@@ -133,11 +115,7 @@ def _specs() -> list[KernelSpec]:
             for spec in module.SPECS:
                 if spec.name in SIZES and (spec.unavailable is None or spec.unavailable() is None):
                     cap_configs(spec.kernel)
-                    out.append(calibrated(spec, SIZES[spec.name]))
-                    if spec.name == "fa_test_npu_attn_fwd":
-                        twin = fa_test_twin(spec)
-                        if twin is not None:
-                            out.append(twin)
+                    out.extend(with_twins(spec))
     return out
 
 

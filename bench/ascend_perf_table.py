@@ -1,11 +1,13 @@
 """Print the Ascend perf advice's calibration table from results dirs: each distinct finding, its label, precision.
 
-    python bench/ascend_perf_table.py reports/perf-calib-B1 reports/perf-calib-B3
+    python -m bench.ascend_perf_table reports/perf-calib-B1 reports/perf-calib-B3      # from the repo root
 
 A finding is labelled by reading the kernel's code (LABELS below: kernel, rule -> right/wrong and why); an
-unlabelled one prints "unlabelled" and counts against nothing until someone reads it. Twins (kernels named
-`calib_twin_*`) must get no finding other than the cube-and-vector note, which is advice about the kernel's
-kind, not a defect a fix removes.
+unlabelled one prints "unlabelled" and counts against nothing until someone reads it. Twins and controls are not
+calibration kernels: they are left out of the precision table and get their own. A twin (`calib_twin_*`,
+bench/ascend_perf_twins.py) must get no finding other than the cube-and-vector note, which is advice about the
+kernel's kind, not a defect a fix removes, and the rules its Twin names as having no twin (each with why); a
+control (`calib_full_*`: a rule's kernel where the cores are full) must get none beyond the note either.
 """
 
 from __future__ import annotations
@@ -14,6 +16,11 @@ import json
 import sys
 from collections import defaultdict
 from pathlib import Path
+
+if __package__ in (None, ""):  # run as `python bench/ascend_perf_table.py`: the repo root holds bench/
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.ascend_perf_twins import FULL_CORES, TWINS
 
 # (kernel without the calib_ prefix, rule) -> (label, why), from reading each kernel's source
 _CV = ("right", "bishengir says mix; the source has tl.dot and element-wise gating or softmax work")
@@ -86,11 +93,10 @@ def main(dirs: list[str]) -> None:
     print("| kernel | arch | rule | line | evidence | compiles | label | why |")
     print("|---|---|---|---|---|---|---|---|")
     score: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    twins = 0
     for (kernel, arch, rule, line, evidence), entry in found.items():
+        if kernel.startswith(("twin_", "full_")):
+            continue
         label, why = LABELS.get((kernel, rule), ("unlabelled", ""))
-        if kernel.startswith("twin_") and rule != "cv.mix":
-            twins += 1
         if label in ("right", "wrong"):
             score[rule][0] += label == "right"
             score[rule][1] += 1
@@ -105,7 +111,40 @@ def main(dirs: list[str]) -> None:
     clean = sorted({k for k in advised if not any(f[0] == k[0] and f[1] == k[1] for f in found)})
     print(f"kernels x archs advised: {len(advised)}; with no finding: {len(clean)} "
           f"({', '.join(f'{k} ({a})' for k, a in clean)})")
-    print(f"findings on the clean twins (cube-and-vector notes aside): {twins}")
+    print()
+    twin_table(records)
+
+
+def twin_table(records: list[dict]) -> None:
+    """One line per twin or control, arch and case: its findings beyond the cube-and-vector note, split into the
+    rules no twin applies to (the Twin's residual, with why) and the rest, which must be none."""
+    print("| twin or control | arch | case | findings (cv.mix aside) | no twin applies | other findings |")
+    print("|---|---|---|---|---|---|")
+    rows: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+    for r in records:
+        kernel = r["kernel"].removeprefix("calib_")
+        advice = r.get("ascend_perf")
+        if not kernel.startswith(("twin_", "full_")) or not advice:
+            continue
+        case = r["case"].split(";")[0]
+        rows[(kernel, advice["arch"], case)] += [f["rule"] for f in advice["findings"] if f["rule"] != "cv.mix"]
+    others = 0
+    for (kernel, arch, case), rules in sorted(rows.items()):
+        twin = TWINS.get(kernel.removeprefix("twin_"))
+        residual = twin.residual if twin is not None and kernel.startswith("twin_") else {}
+        kept = sorted({r for r in rules if r in residual})
+        rest = sorted({r for r in rules if r not in residual})
+        others += len([r for r in rules if r not in residual])
+        print(f"| {kernel} | {arch} | {case} | {len(rules)} | {', '.join(kept) or '–'} | {', '.join(rest) or 'none'} |")
+    print()
+    for name, twin in TWINS.items():
+        by_why: dict[str, list[str]] = defaultdict(list)
+        for rule, why in twin.residual.items():
+            by_why[why].append(rule)
+        print(f"- twin_{name}: {twin.change}" + "".join(f"; {', '.join(r)}: {why}" for why, r in by_why.items()))
+    for name, (_, why) in FULL_CORES.items():
+        print(f"- full_{name}: {why}")
+    print(f"\nfindings on the twins and controls beyond cv.mix and the rules no twin applies to: {others}")
 
 
 if __name__ == "__main__":

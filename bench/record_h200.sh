@@ -1,48 +1,64 @@
 #!/usr/bin/env bash
 # Record real workloads' Triton launches on a GPU node (issue 41), then replay the bundles on the CPU tiers.
+# What ran on the H200 on 2026-12-04 (docs/record-replay-2026-12-04.md), with the two bugs that run hit fixed
+# (Liger's src/ layout on PYTHONPATH; a fresh bundle dir per recording).
 #
-# On the H200 (from the worktree root; the device has no network, so everything below travels with it):
-#   - a CUDA venv with torch + upstream triton, e.g. the cuda session's: PY=.nox/cuda/bin/python
-#   - in it: pip install safetensors pytest einops && pip install --no-deps fla-core==0.6.0 liger-kernel==0.8.5
-#     (wheels: fla-core 0.6.0, liger-kernel 0.8.5, safetensors, einops; torch/triton as the cuda session has them)
-#   - the test sources, which the wheels do not ship, copied under ext/ (untracked; never committed):
-#       ext/fla/tests/ops/test_gated_delta.py (+ what it imports from tests/) : flash-linear-attention at 0.6.0
-#       ext/liger/test/transformers/test_rms_norm.py, test_swiglu.py, test/utils.py : Liger-Kernel at v0.8.5
-#       ext/triton/test_core.py and ext/triton/conftest.py : triton's python/test/unit/language/test_core.py and
-#         python/test/unit/conftest.py (its `device` fixture) at the installed triton's tag
+# EXT holds the sources, which no wheel ships (untracked; never committed):
+#   EXT/triton/test_core.py   the functions of upstream Triton's python/test/unit/language/test_core.py named in
+#                             bench/record_harness/test_core_functions.txt (commit 0072ae0b), with its header
+#   EXT/fla/{fla,tests}       flash-linear-attention's package and tests/conftest.py, tests/ops/test_gdn.py
+#   EXT/liger/{src,test}      Liger-Kernel's src/liger_kernel and test/{conftest,utils}.py, test/transformers/*.py
+#   EXT/lightllm/lightllm     LightLLM's seven kernel modules named in bench/record_harness/lightllm_decode_loop.py,
+#                             with empty package __init__s (the real ones import the whole engine)
+# The harness (this repo's): bench/record_harness/{tc_conftest.py,sample_plugin.py,lightllm_decode_loop.py}.
 #
-#   bash bench/record_h200.sh              # writes reports/bundles-h200/{fla,liger,test_core}, and overhead figures
+#   EXT=<dir> OUT=<dir> bash bench/record_h200.sh        # bundles as OUT/<name>.tar.xz, the log as OUT/log.txt
 #
-# Back here (CPU), for each bundle B and each tier T in interpret cuda-compile ascend-compile ascend-lowered:
-#   nox -s T -- --replay reports/bundles-h200/B --results-dir reports/replay-B-T
-#   python -m parity replay-summary reports/bundles-h200/B reports/replay-B-*
+# Back here, for each bundle B and tier T in interpret cuda-compile ascend-compile ascend-lowered:
+#   pytest suites --backend=T --replay B --results-dir R-T    (nox -s T -- --replay B)
+#   python -m parity replay-summary B R-*;  python bench/replay_groups.py --source EXT/triton/test_core.py B R-*
 set -u
 ROOT=$(pwd)
-PY=$(realpath -m "${PY:-.nox/cuda/bin/python}")
+PY=${PY:-python3}
 OUT=$(realpath -m "${OUT:-reports/bundles-h200}")
-EXT=$(realpath -m "${EXT:-ext}")
-export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
-TIMEOUT=${TIMEOUT:-150}  # per recorded command, seconds: the device lends 10 minutes a command
+B=$(mktemp -d /tmp/parity-bundles.XXXXXX)
+export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export FLA_DISABLE_BACKEND_DISPATCH=1
 mkdir -p "$OUT"
-record() {  # name, then the command
-  local name=$1; shift
-  rm -rf "${OUT:?}/$name"
-  local t0=$(date +%s.%N)
-  timeout "$TIMEOUT" "$PY" -m parity record --out "$OUT/$name" -- "$@"
-  local t1=$(date +%s.%N)
-  timeout "$TIMEOUT" "$@" >/dev/null 2>&1
-  local t2=$(date +%s.%N)
-  echo "overhead $name: recorded $(echo "$t1 - $t0" | bc) s, plain $(echo "$t2 - $t1" | bc) s (plain second: warm caches)"
-}
-"$PY" -c "import torch, triton, safetensors; print(torch.__version__, triton.__version__, torch.cuda.get_device_name(0))"
+exec > >(tee -a "$OUT/log.txt") 2>&1
 # The tests run from a copy OUTSIDE the parity checkout: inside it, pytest takes parity's pyproject as rootdir and
-# loads parity's conftest and plugin (TRITON_INTERPRET=1), so the "GPU" recording would run under the interpreter
-# (`parity record` refuses that; its last lines say "Recorded under the interpreter" or "without the interpreter").
+# loads parity's conftest and plugin (the interpreter tier), and `parity record` refuses that.
 STAGE=$(mktemp -d /tmp/parity-record-ext.XXXXXX)
-cp -r "$EXT"/. "$STAGE"/
-unset TRITON_INTERPRET
-[ -d "$STAGE/fla" ] && (cd "$STAGE/fla" && PYTHONPATH="$ROOT:." record fla "$PY" -m pytest -x -q tests/ops/test_gated_delta.py -k "not backward")
-[ -d "$STAGE/liger" ] && (cd "$STAGE/liger" && PYTHONPATH="$ROOT:." record liger "$PY" -m pytest -x -q test/transformers/test_rms_norm.py test/transformers/test_swiglu.py)
-[ -f "$STAGE/triton/test_core.py" ] && (cd "$STAGE/triton" && record test_core "$PY" -m pytest -q -p no:cacheprovider test_core.py \
-  -k "test_bin_op or test_unary_op or test_reduce or test_dot or test_load_store or test_where or test_cast" --maxfail=1000)
+cp -r "${EXT:?set EXT to the sources}"/. "$STAGE"/
+cp bench/record_harness/sample_plugin.py "$STAGE"/
+cp bench/record_harness/tc_conftest.py "$STAGE/triton/conftest.py"
+cp bench/record_harness/lightllm_decode_loop.py "$STAGE/lightllm/decode_loop.py"
+export PYTHONPATH="$ROOT:$STAGE:$STAGE/liger/src"
+"$PY" -c "import torch, triton, safetensors; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name(0))"
+rec() {  # name, seconds, budget, dir, command...
+  local name=$1 lim=$2 budget=$3 dir=$4; shift 4
+  local t0=$SECONDS
+  rm -rf "${B:?}/$name"
+  echo "=== $name: $*"
+  (cd "$dir" && timeout -k 15 -s INT "$lim" "$PY" -m parity record --budget "$budget" --out "$B/$name" -- "$@" 2>&1 | tail -25)
+  echo "=== $name took $((SECONDS - t0)) s (limit $lim)"
+}
+pack() { (cd "$B" && tar -cJf "$OUT/$1.tar.xz" "${@:2}") && ls -la "$OUT/$1.tar.xz"; }
+# upstream Triton's test_core: 4 parametrizations of each test function, 8 xdist workers
+SAMPLE_PER_TEST=4 rec test_core 130 12M "$STAGE/triton" "$PY" -m pytest -q -p no:cacheprovider -p sample_plugin -n 8 \
+  test_core.py && pack test_core test_core
+# LightLLM's kernels in a serving loop (6 decode steps, three requests, a paged KV cache)
+rec lightllm 40 12M "$STAGE/lightllm" "$PY" decode_loop.py 6 && pack lightllm lightllm
+# Liger-Kernel's own op tests, two parametrizations of each test function
+for t in rms_norm swiglu rope cross_entropy; do
+  SAMPLE_PER_TEST=2 rec "liger-$t" 45 3500K "$STAGE/liger" "$PY" -m pytest -q -p no:cacheprovider -p sample_plugin \
+    "test/transformers/test_$t.py"
+done
+pack liger liger-rms_norm liger-swiglu liger-rope liger-cross_entropy
+# fla's GDN op tests (chunk and fused_recurrent, forward and backward), the small shapes
+rec fla 130 15M "$STAGE/fla" "$PY" -m pytest -q -p no:cacheprovider tests/ops/test_gdn.py \
+  -k "B1-T63-H1-HV1-D64 or B2-T75-H4-HV4-D64 or B2-T500-H3-HV3-D60" && pack fla fla
+# recording overhead (parity's bench) on the LightLLM loop
+(cd "$ROOT" && PYTHONPATH="$ROOT:$STAGE/lightllm" timeout -k 10 100 "$PY" bench/record_replay.py --repeats 2 \
+  --backend cuda --cmd "$PY $STAGE/lightllm/decode_loop.py 20")
 ls -la "$OUT"

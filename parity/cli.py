@@ -1,6 +1,8 @@
-"""Command line: `python -m parity.cli report [DIR ...]` writes reports/DIVERGENCE.md and divergence.png;
+"""Command line: `python -m parity.cli report [DIR ...]` writes reports/DIVERGENCE.md, index.html and divergence.png;
 `parity record [--out DIR] -- CMD ...` records a command's Triton launches into a bundle (parity.record);
-`parity replay-summary BUNDLE [DIR ...]` says per kernel what the bundle holds and how each tier replayed it.
+`parity replay-summary BUNDLE [DIR ...]` says per kernel what the bundle holds and how each tier replayed it;
+`parity merge OUT DIR...` joins the results dirs of one tier's `--shard K/N` runs (parity.report.shards).
+`parity check NAMES` runs them through every hardware-free tier here (parity.check).
 
 The dirs may come from different machines; each needs its results.jsonl (and env.json).
 Without DIRs every reports/*/ holding results is taken.
@@ -17,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from parity.report import divergence, heatmap, perf_cross, perf_plot, versions
+from parity.report import divergence, heatmap, index_page, perf_cross, perf_plot, versions
 from parity.report import divergence_md as divergence_report
 from parity.results import MERGED_NAME, PART_GLOB, SchemaError, atomic_write_text, load_results, outputs_store
 
@@ -113,6 +115,7 @@ def load_stored(records: dict[str, list[Any]], where: dict[str, Path]) -> dict[t
 
 def report(dirs: Sequence[Path], out: Path, perf_ratio: float) -> str:
     columns, records, where = build_columns(dirs, out.parent)
+    out.parent.mkdir(parents=True, exist_ok=True)  # the heatmap goes beside it, drawn first
     from parity.triage.merged import annotate
 
     annotate(records, where)  # every failing case's owner in the merged view; no results dir is rewritten
@@ -125,6 +128,7 @@ def report(dirs: Sequence[Path], out: Path, perf_ratio: float) -> str:
     text = divergence_report.render(columns, records, divs, png.name if drawn else None,
                                     None if drawn else heatmap.INSTALL_HINT, perf_png.name if perf_drawn else None)
     atomic_write_text(out, text)
+    index_page.write(out, columns, records, divs, png if drawn else None, None if drawn else heatmap.INSTALL_HINT)
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_path:
         with open(summary_path, "a", encoding="utf-8") as fh:
@@ -147,6 +151,11 @@ def parse_ratio(value: str) -> float:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The `parity` console script (pyproject's [project.scripts]) and `python -m parity.cli`."""
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    if args_in[:1] == ["check"]:  # its unknown options go to each tier's pytest, so it parses its own
+        from parity.check import main as check_main  # lazy: it imports every backend class, the report needs none
+
+        return check_main(args_in[1:])
     parser = argparse.ArgumentParser(prog="parity", description="parity's command line (also `nox -s report -- "
                                      "--help`, or `python -m parity.cli` where parity is importable)")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -159,11 +168,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     record_command.add_arguments(sub.add_parser(
         "record", help="run a command with every Triton launch recorded into a bundle, for --replay on any tier"))
+    sub.add_parser("check", help="a kernel module through every hardware-free tier here, then its verdict "
+                   "(`parity check --help`)")
     summary = sub.add_parser("replay-summary", help="per kernel: launches and specializations a bundle holds, "
                              "and how each results dir replayed them")
     summary.add_argument("bundle", type=Path)
     summary.add_argument("dirs", nargs="*", type=Path, help="results dirs of `--replay BUNDLE` runs")
-    args = parser.parse_args(argv)
+    add_merge(sub)
+    args = parser.parse_args(args_in)
+    if args.command == "merge":
+        return merge_main(args.out, args.dirs)
     if args.command == "record":
         return record_command.run(args)
     if args.command == "replay-summary":
@@ -185,14 +199,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"parity report: {error}" + (f"\nremoved the previous {', '.join(removed)}, so no stale report "
                                             "looks current" if removed else ""), file=sys.stderr)
         return 2
-    print(f"{line}\nwrote {args.out}")
+    print(f"{line}\nwrote {args.out} and {index_page.html_path(args.out)}")
+    return 0
+
+
+def add_merge(sub: Any) -> None:
+    merge = sub.add_parser("merge", help="join the results dirs of one tier's `--shard K/N` runs into one results "
+                           "dir, for `parity report`")
+    merge.add_argument("out", type=Path, help="the merged results dir to write (new or empty)")
+    merge.add_argument("dirs", nargs="+", type=Path, help="the shards' results dirs, all N of them")
+
+
+def merge_main(out: Path, dirs: Sequence[Path]) -> int:
+    from parity.report.shards import MergeError, merge  # only this command: the rest of the CLI never needs it
+
+    try:
+        print(merge(out, dirs))
+    except MergeError as exc:
+        print(f"parity merge: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
 def remove_stale(out: Path) -> list[str]:
     """Delete an earlier run's report and heatmap: after a failed report they would look current."""
     removed = []
-    for path in (out, out.parent / "divergence.png"):
+    for path in (out, index_page.html_path(out), out.parent / "divergence.png"):
         if path.exists():
             path.unlink()
             removed.append(str(path))

@@ -8,6 +8,7 @@ import argparse
 import pytest
 
 from parity.backends import BACKENDS
+from parity.shard import parse_shard
 from parity.spec import LEVELS
 
 
@@ -56,6 +57,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--replay", default=None, metavar="BUNDLE",
                     help="replay the launches `parity record` kept in BUNDLE (a directory) instead of the specs: "
                          "run tiers compare with the recorded outputs, compile tiers compile each specialization")
+    group.addoption("--shard", type=parse_shard, default=None, metavar="K/N",
+                    help="run the K-th of N shares of the kernels (all cases of a kernel on one shard, balanced by "
+                         "case count); `parity merge OUT DIR...` joins the shards' results dirs")
     group.addoption("--seed", type=parse_seed, default=0, help="base seed of every input (default 0)")
     group.addoption("--results-dir", default=None, help="where results go (default reports/<backend>)")
     group.addoption("--no-ref-cache", action="store_true", help="recompute fp64 references")

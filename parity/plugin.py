@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from parity import progress, shard
 from parity.backends import Backend, get_backend
 from parity.options import pytest_addoption  # noqa: F401  (a pytest hook: pytest finds it here)
 from parity.paths import triton_cache_dir
@@ -23,7 +24,7 @@ from parity.results import (
     read_records,
     write_results,
 )
-from parity.run import rundir
+from parity.run import crash_log, rundir
 from parity.run.refcache import ReferenceCache
 from parity.run.wallclock import SessionClock, process_start
 from parity.seams.env import point_triton_at
@@ -187,6 +188,8 @@ def pytest_configure(config: pytest.Config) -> None:
                           unavailable=reason, selected=bool(config.getoption("--kernels").strip()),
                           ref_cache=ReferenceCache(enabled=not config.getoption("--no-ref-cache")))
     state.replay = replayed
+    if config.getoption("--shard"):  # this run's share of the kernels, every case of each (parity.shard)
+        state.specs = shard.select(state.specs, config.getoption("--shard"), lambda s: len(state.cases(s)))
     perf_option = config.getoption("perf")
     if perf_option is None:
         timed = backend.mode == "run" and backend.times_kernels
@@ -205,6 +208,8 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(sanitize.missing())
         state.sanitize = True
     state.workers = int(getattr(config.option, "numprocesses", 0) or 0)
+    if worker != "main":  # a segfault's thread stacks go to a file the crashed record names, not the terminal
+        config.pluginmanager.register(crash_log.StackFile(crash_log.stacks_path(results_dir, worker)))
     if state.is_controller:
         # the last complete results stay in place until this run has its own (rundir.promote)
         rundir.begin(final_dir)
@@ -214,6 +219,8 @@ def pytest_configure(config: pytest.Config) -> None:
         state.clock.stamp("configure", configure_began)
         state.clock.stamp("configured")
         config.pluginmanager.register(_ItemSpans(state.clock), "parity-item-spans")
+        config.pluginmanager.register(progress.status_line(config, backend.name, progress.previous_records(final_dir),
+                                                           state.workers), "parity-progress")
         if state.perf != "off" and state.workers and backend.mode == "run" and backend.times_kernels and not reason:
             from parity.perf.stage import preload_peers
             preload_peers(specs)
@@ -339,6 +346,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         _perf_pass(state, records)
     state.clock.stamp("perf_done")
     write_results(state.results_dir, records)
+    crash_log.tidy(state.results_dir)
     had_previous = rundir.promote(final)
     state.results_dir = final
     state.records = records
@@ -353,6 +361,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         env["replay"] = state.replay["bundle"]
     env["xdist_workers"] = state.workers
     env["interrupted"] = interrupted
+    env.update(shard.env_fields(session.config.getoption("--shard", None), state.specs))
     state.clock.stamp("report")
     env["wall_phases"] = state.clock.phases()  # REPORT.md: where the session's wall time went
     atomic_write_text(final / "env.json", json.dumps(env, indent=2, sort_keys=True) + "\n")

@@ -150,3 +150,42 @@ def test_cube_vector_note_only_for_a_mix_kernel():
 def test_a_one_element_tile_of_a_tiny_problem_is_not_judged():
     advice = advise(_ev(BLOCKS_2D, (48,), tensors=SMALL, constants={"BLOCK_M": 1, "BLOCK_N": 4}))
     assert advice.findings == [] and "small launch" in advice.not_checked["shape.block_of_one"]
+
+
+GATED = '''
+def gated(x_ptr, g_ptr, T, H: tl.constexpr, BT: tl.constexpr, USE_G: tl.constexpr):
+    i_t = tl.program_id(0)
+    p_x = tl.make_block_ptr(x_ptr, (T,), (1,), (i_t * BT,), (BT,), (0,))
+    b_x = tl.load(p_x, boundary_check=(0,))
+    if USE_G:
+        p_g = tl.make_block_ptr(g_ptr, (T,), (H,), (i_t * BT,), (BT,), (0,))
+        b_x *= tl.exp(tl.load(p_g, boundary_check=(0,)))
+    elif BT == 16:
+        b_x = tl.where(b_x > 0, b_x, 0.0)
+    else:
+        b_x = tl.sum(b_x, 0)
+    tl.store(p_x, b_x, boundary_check=(0,))
+'''
+
+
+def test_a_constexpr_branch_the_launch_rules_out_is_not_evidence():
+    """g's stride-H block pointer sits under `if USE_G:`: a finding at USE_G=1 (the control), none at USE_G=0,
+    where the frontend never builds it; line numbers survive the blanking."""
+    on = advise(_ev(GATED, (48,), core_type="mix", constants={"H": 4, "BT": 64, "USE_G": True}))
+    assert [(f.rule, f.line) for f in on.findings if f.rule.startswith("contiguity")] == [
+        ("contiguity.block_ptr", "k.py:16")]
+    off = advise(_ev(GATED, (48,), core_type="mix", constants={"H": 4, "BT": 64, "USE_G": False}))
+    assert not [f for f in off.findings if f.rule.startswith("contiguity")]
+    # an unknown test keeps every branch (g's block pointer is judged), and the elif/else fold on BT
+    unknown = advise(_ev(GATED, (48,), core_type="mix", constants={"H": 4, "BT": 64}))
+    assert [f.rule for f in unknown.findings if f.rule.startswith("contiguity")] == ["contiguity.block_ptr"]
+
+
+def test_live_source_blanks_only_the_ruled_out_branches():
+    from parity.backends.ascend.perf_evidence import live_source
+
+    src = SourceText("k", GATED, 10, "k.py")
+    text = live_source(src, {"USE_G": False, "BT": 16}).text
+    assert "make_block_ptr(g_ptr" not in text and "tl.where" in text and "tl.sum" not in text
+    assert text.splitlines()[12] == GATED.splitlines()[12] == "    tl.store(p_x, b_x, boundary_check=(0,))"  # kept
+    assert live_source(src, {}).text == GATED  # nothing folds: unchanged

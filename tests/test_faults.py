@@ -45,6 +45,12 @@ def test_hang_segfault_and_sticky_error_are_recorded_and_the_run_goes_on(tmp_pat
     assert records["fault_segfault"]["crash"]["returncode"] == -11
     assert "gw" not in records["fault_segfault"]["reason"]
     assert records["fault_segfault"]["owner"]["who"] == "author"  # no tool is blamed on a crash
+    # faulthandler's thread stacks went to the file the record names, not to the terminal (negative control: the
+    # file holds them, so they were dumped)
+    stacks = (tmp_path / records["fault_segfault"]["crash_stacks"]).read_text()
+    assert "Fatal Python error: Segmentation fault" in stacks and "planted_faults.py" in stacks, stacks[-2000:]
+    assert "Fatal Python error" not in proc.stdout + proc.stderr
+    assert len(list((tmp_path / "crash-stacks").iterdir())) == 1  # the workers that did not crash leave no file
     # its repro dir: AUTHOR.md with the out-of-bounds hint, and rerun.py, which crashes again in a fresh process
     folder = tmp_path / records["fault_segfault"]["repro"]
     assert "## Out-of-bounds access" in (folder / "AUTHOR.md").read_text()

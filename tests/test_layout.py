@@ -320,7 +320,9 @@ FLOORS = ("spec", "results", "seams", "compile", "fit", "backends", "run", "perf
 # floor): record captures launches as repros do. The fit advisor sits below the backends that call it: it
 # compiles through the driver object it is handed, never by importing a backend. The shared known divergences
 # ask the backends which tiers build with triton-ascend
-ROOT_FLOOR = {"plugin": "plugin", "options": "plugin", "cli": "plugin", "__main__": "plugin", "record": "repro",
+ROOT_FLOOR = {"plugin": "plugin", "options": "plugin", "cli": "plugin", "__main__": "plugin", "check": "plugin",
+              "progress": "plugin", "shard": "plugin",
+              "record": "repro",
               "known": "backends"}
 # upward imports the engine still has, each a debt with its why (a lower floor that needs an upper one takes a
 # registration, as parity.spec.context.register_facets); a new one fails. The public facade names parity.known for

@@ -3,6 +3,7 @@ check for their device before installing anything, and pytest gets time to save 
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -21,6 +22,7 @@ class FakeSession:
 
     venv_backend = "virtualenv"
     virtualenv = object()
+    bin = "/fake/venv/bin"
 
     def __init__(self, name: str) -> None:
         self.name, self.posargs = name, []
@@ -40,14 +42,14 @@ class FakeSession:
         raise SystemExit(message)
 
 
-CPU_SESSIONS = {"tests": noxfile.tests, "interpret": noxfile.interpret, "cuda-compile": noxfile.cuda_compile,
-                "report": noxfile.report}
+CPU_SESSIONS = {"tests": noxfile.tests, "venv-upstream": noxfile.venv_upstream}
 
 
 @pytest.mark.parametrize("name", sorted(CPU_SESSIONS))
 @pytest.mark.parametrize("reachable", [True, False])
 def test_cpu_tiers_install_torch_cpu_build_only(name, reachable, monkeypatch):
     monkeypatch.setattr(noxfile, "index_reachable", lambda url: reachable)
+    monkeypatch.setattr(noxfile, "STACK_PYTHON", {})
     session = FakeSession(name)
     CPU_SESSIONS[name](session)
     torches = [p for p in session.installed if p.startswith("torch")]
@@ -92,7 +94,7 @@ def test_run_tiers_pin_their_stack(session_fn, tool, monkeypatch):
 
 
 def test_pytest_gets_time_to_save_an_interrupted_run(monkeypatch):
-    monkeypatch.setattr(noxfile, "index_reachable", lambda url: False)
+    monkeypatch.setitem(noxfile.STACK_PYTHON, "venv-upstream", "/v/bin/python")
     session = FakeSession("interpret")
     noxfile.interpret(session)
     (args, kwargs), = session.ran
@@ -182,6 +184,7 @@ def test_ascend_standin_runs_the_ascend_sessions_own_pytest_on_the_stand_in(monk
 
     monkeypatch.setattr(noxfile.shutil, "which", which)
     ascend, standin = FakeSession("ascend"), FakeSession("ascend-standin")
+    monkeypatch.setitem(noxfile.STACK_PYTHON, "venv-ascend", "/a/bin/python")  # it runs in venv-ascend
     monkeypatch.setattr(noxfile.shutil, "which", lambda name, path=None: "/usr/bin/npu-smi")
     noxfile.ascend(ascend)
     monkeypatch.setattr(noxfile.shutil, "which", which)
@@ -190,8 +193,46 @@ def test_ascend_standin_runs_the_ascend_sessions_own_pytest_on_the_stand_in(monk
     (real_args, _), = ascend.ran
     runs = [args for args, _ in standin.ran]
     tier = next(args for args in runs if "suites" in args)
-    assert tier[:len(real_args)] == real_args  # nox -s ascend's own command, then the stand-in's selection
+    # nox -s ascend's own command (in venv-ascend's python), then the stand-in's selection
+    assert tier[0] == "/a/bin/python" and tier[1:len(real_args)] == real_args[1:]
     env = dict(standin.ran[runs.index(tier)][1]["env"])
     assert env["PYTHONPATH"] == noxfile.STANDIN_DIR and (Path(noxfile.STANDIN_DIR) / "torch_npu").is_dir()
+    assert env["PATH"].split(os.pathsep)[:2] == [os.path.join(noxfile.STANDIN_DIR, "bin"), "/a/bin"]
     assert not [p for p in standin.installed if p.startswith("torch_npu")]  # the stand-in is never installed
     assert any("tests.standin_npu.check" in args for args in runs)  # and the run must prove what it exercised
+
+
+def test_the_tiers_of_one_stack_share_its_venv_and_run_its_python(monkeypatch):
+    """interpret, cuda-compile and report run in venv-upstream's python; ascend-compile and ascend-lowered in
+    venv-ascend's, with its bin/ first on PATH (bishengir-compile lives there); none installs anything itself."""
+    monkeypatch.setattr(noxfile, "llvm19_missing", lambda: [])
+    monkeypatch.setitem(noxfile.STACK_PYTHON, "venv-upstream", "/u/bin/python")
+    monkeypatch.setitem(noxfile.STACK_PYTHON, "venv-ascend", "/a/bin/python")
+    for fn, stack in [(noxfile.interpret, "/u"), (noxfile.cuda_compile, "/u"), (noxfile.report, "/u"),
+                      (noxfile.ascend_compile, "/a"), (noxfile.ascend_lowered, "/a")]:
+        session = FakeSession(fn.__name__)
+        fn(session)
+        assert session.installed == [] and session.ran, fn.__name__
+        for args, kwargs in session.ran:
+            assert args[0] == f"{stack}/bin/python", (fn.__name__, args)
+            assert kwargs["env"]["PATH"].startswith(f"{stack}/bin"), fn.__name__
+    assert noxfile.interpret.requires == noxfile.cuda_compile.requires == noxfile.report.requires == ["venv-upstream"]
+    assert noxfile.ascend_compile.requires == noxfile.ascend_lowered.requires == ["venv-ascend"]
+    assert noxfile.interpret.python is False  # no venv of its own
+
+
+def test_plain_nox_is_the_tiers_and_the_report_not_the_self_tests():
+    sessions = noxfile.nox.options.sessions
+    assert "tests" not in sessions and sessions[-1] == "report"
+    assert {"interpret", "cuda-compile", "ascend-compile"} <= set(sessions)
+    ci = (ROOT / ".ci" / "run").read_text()
+    readme = (ROOT / "README.md").read_text()
+    assert "nox -s tests" in ci and "nox -s tests" in readme  # the test command stays where it was
+
+
+def test_a_stack_session_without_a_venv_leaves_the_tiers_the_machines_python():
+    session = FakeSession("venv-upstream")
+    session.venv_backend = "none"
+    noxfile.venv_upstream(session)
+    assert noxfile.STACK_PYTHON.pop("venv-upstream") == "python"
+    assert noxfile.stack_env("python") == {}

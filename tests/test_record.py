@@ -30,6 +30,27 @@ def copy_scaled(x, y, n, alpha, BLOCK: tl.constexpr):
     tl.store(y + offs, tl.load(x + offs, mask=m) * alpha, mask=m)
 
 
+def timing_runs(kernel_call, quantiles):
+    kernel_call()  # a timing run writes the outputs, as Triton's do_bench does on a device
+    return [1.0, 1.0, 1.0]
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 32})], key=["n"],
+                 do_bench=timing_runs)
+@triton.jit
+def tuned_double(x, y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(y + offs, tl.load(x + offs, mask=m) * 2, mask=m)
+
+
+@triton.jit
+def halve_bits(x, y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(y + offs, tl.load(x + offs, mask=m) >> 1, mask=m)
+
+
 @triton.jit
 def writes_nothing(x, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -135,6 +156,118 @@ def test_a_spent_budget_stops_keeping_and_says_so_the_launches_still_run(tmp_pat
     assert all(bool((y == 3.0).all()) for y in ys)  # the command ran to the end
 
 
+# ---------------------------------------------------------------- autotuned launches
+
+
+def tuned_launches(mod):
+    def go() -> None:
+        x = torch.arange(100, dtype=torch.float32)
+        y = torch.full((100,), float("nan"), dtype=torch.float32)
+        mod.tuned_double[lambda meta: (triton_cdiv(100, meta["BLOCK"]),)](x, y, 100)
+    return go
+
+
+def test_an_autotuned_launch_keeps_the_bytes_from_before_the_tuners_timing_runs(tmp_path, kernels):
+    """The timing runs write the output before the launch that is recorded (fla's tuned kernels on the H200 all
+    read "not checked"); the bytes from before the first timing run stand for the launch's inputs."""
+    b = record(tmp_path / "b", tuned_launches(kernels))
+    (entry,) = b.launches
+    assert entry["outputs"] and entry["autotune"]["configs"] == 2
+    forget(kernels)
+    (r,) = replay(tmp_path / "b")
+    assert r["status"] == "passed", r["reason"]
+
+
+def test_without_the_pre_tuning_bytes_an_autotuned_launch_changes_nothing(tmp_path, kernels, monkeypatch):
+    """Negative control: with the timing runs' hook passing straight through (as before the fix), the same launch
+    has no output to compare."""
+    def untimed(self, inner, *a, **k):  # the timing runs still paused out of the recording, no bytes kept first
+        self.local.paused = getattr(self.local, "paused", 0) + 1
+        try:
+            return inner(*a, **k)
+        finally:
+            self.local.paused -= 1
+
+    monkeypatch.setattr(WorkloadRecorder, "_paused", untimed)
+    b = record(tmp_path / "b", tuned_launches(kernels))
+    (entry,) = b.launches
+    assert entry["outputs"] == []
+
+
+# ---------------------------------------------------------------- TensorWrapper (triton.reinterpret)
+
+
+def wrapped_launches(mod):
+    """Upstream test_core's way with unsigned dtypes: int32 tensors read as uint32 through triton.reinterpret.
+    Values with the top bit set, so an unsigned shift (logical) and a signed one (arithmetic) differ."""
+    def go() -> None:
+        import triton
+        import triton.language as tl
+
+        x = torch.tensor([-2, -8, 6, -(1 << 30), 7] * 8, dtype=torch.int32)
+        y = torch.full_like(x, 123)
+        mod.halve_bits[(2,)](triton.reinterpret(x, tl.uint32), triton.reinterpret(y, tl.uint32), x.numel(), BLOCK=32)
+    return go
+
+
+def test_a_launch_through_a_tensor_wrapper_is_recorded_by_its_base_and_replays(tmp_path, kernels):
+    b = record(tmp_path / "b", wrapped_launches(kernels))
+    assert not b.unrecorded, b.unrecorded  # the wrapper used to stop the recording ("not a plain literal")
+    (entry,) = b.launches
+    assert entry["args"][0] == {"tensor": "t0", "reinterpret": "uint32"}
+    assert entry["views"]["t0"]["dtype"] == "int32"  # the base tensor, by storage
+    forget(kernels)
+    (r,) = replay(tmp_path / "b")
+    assert r["status"] == "passed", r["reason"]
+
+
+def test_a_replay_that_drops_the_wrappers_dtype_fails(tmp_path, kernels):
+    """Negative control: the same bundle with the reinterpretation removed from the manifest reads int32, whose
+    shift is arithmetic: the replay must fail, so the wrapper's dtype is what made the clean twin agree."""
+    record(tmp_path / "b", wrapped_launches(kernels))
+    forget(kernels)
+    (manifest,) = (tmp_path / "b").glob("manifest-*.jsonl")
+    lines = [json.loads(line) for line in manifest.read_text().splitlines()]
+    for line in lines:
+        for arg in line.get("args", []):
+            assert arg.pop("reinterpret", "uint32") == "uint32"
+    manifest.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    (r,) = replay(tmp_path / "b")
+    assert r["status"] == "failed", r["reason"]
+
+
+def test_keys_read_a_tensor_wrapper_as_the_dtype_the_kernel_sees():
+    import triton
+    import triton.language as tl
+
+    from parity.record.keys import arg_shape_key, arg_spec_key
+
+    x = torch.zeros(16, dtype=torch.int32)
+    wrapped = triton.reinterpret(x, tl.uint32)
+    assert arg_spec_key(wrapped, False) == "*uint32a" != arg_spec_key(x, False)  # two binaries in Triton too
+    assert arg_shape_key(wrapped).startswith("Tuint32(16,)(1,)")
+
+
+def test_launch_args_reads_a_tensor_wrapper_through_its_base():
+    """triton-ascend 3.2's TensorWrapper.stride takes a required index, so `value.stride()` raised on it."""
+    from parity.backends.ascend.perf_hook import launch_args
+
+    class TensorWrapper:  # as triton-ascend 3.2 defines it: stride(i) only
+        def __init__(self, base, dtype):
+            self.base, self.dtype, self.shape = base, dtype, base.shape
+
+        def stride(self, i):
+            return self.base.stride(i)
+
+        def element_size(self):
+            return self.base.element_size()
+
+    base = torch.zeros((4, 6), dtype=torch.int8)[:, :5]
+    got = launch_args(["x", "n"], [TensorWrapper(base, "fp8e4nv"), 5])
+    assert got["tensors"]["x"] == {"dtype": "fp8e4nv", "itemsize": 1, "shape": [4, 5], "stride": [6, 1]}
+    assert got["scalars"] == {"n": 5}
+
+
 # ---------------------------------------------------------------- replay verdicts
 
 
@@ -173,6 +306,50 @@ def test_a_tampered_recorded_output_is_caught(tmp_path, kernels):
     save_file(tensors, path)
     (r,) = replay(tmp_path / "b")
     assert r["status"] == "failed" and "42" in str(r["metrics"]["worst_index"])
+
+
+def half_launches(mod):
+    def go() -> None:
+        x = torch.linspace(-3, 3, 100, dtype=torch.float16)
+        y = torch.full((100,), float("nan"), dtype=torch.float16)
+        mod.copy_scaled[(4,)](x, y, 100, 1.5, BLOCK=32)
+    return go
+
+
+@pytest.mark.parametrize("shift, status", [(2 * 2.0**-10, "passed"), (0.25, "failed")])
+def test_fp16_replays_allow_ulps_of_the_terms_and_catch_more(tmp_path, kernels, shift, status):
+    """Two devices' fp16 answers differ by ulps of the terms (rounded products, fused on the other device): an
+    element off by 2 ulps of a unit-size term agrees; the twin, off by 0.25, is caught on that element."""
+    from safetensors.torch import load_file, save_file
+
+    b = record(tmp_path / "b", half_launches(kernels))
+    forget(kernels)
+    path = tmp_path / "b" / b.launches[0]["tensors"]
+    tensors = load_file(path)
+    (key,) = [k for k in tensors if k.startswith("after.")]
+    halves = tensors[key].view(torch.float16).clone()
+    halves[17] += shift
+    tensors[key] = halves.view(torch.uint8)
+    save_file(tensors, path)
+    (r,) = replay(tmp_path / "b")
+    assert r["status"] == status, r["reason"]
+    assert r["tolerance"]["atol"] == 4 * 2.0**-10 and "ulps of the terms" in r["tolerance"]["reason"]
+    if status == "failed":
+        assert "17" in str(r["metrics"]["worst_index"])
+
+
+def _entry(outputs: dict[str, str], inputs: dict[str, str]) -> dict:
+    views = {f"t{i}": {"buffer": b, "dtype": d} for i, (b, d) in enumerate({**outputs, **inputs}.items())}
+    return {"outputs": list(outputs), "views": views}
+
+
+def test_a_launch_is_judged_at_the_loosest_float_it_reads_or_writes():
+    from parity.record.replay import judged_at
+
+    assert judged_at(_entry({"b0": "float32"}, {"b1": "float16", "b2": "int32"})) == "fp16"  # fp16 q.k into fp32
+    assert judged_at(_entry({"b0": "float32"}, {"b1": "float32", "b2": "int32"})) == "fp32"  # the clean twin
+    assert judged_at(_entry({"b0": "int32"}, {"b1": "float16"})) == "int"  # integer outputs stay exact
+    assert judged_at(_entry({}, {"b1": "float16"})) == "bytes"
 
 
 def test_a_launch_that_changed_nothing_is_not_checked_never_passed(tmp_path, kernels):

@@ -42,6 +42,20 @@ def module_as_value_kernel(x, BLOCK: tl.constexpr):
 
 
 @triton.jit
+def softplus_nv(x):
+    return tl.log(1.0 + tl.exp(x))
+
+
+softplus = softplus_nv  # fla's way: one name in the kernel, a device's helper behind it
+
+
+@triton.jit
+def aliased_helper_kernel(x, out, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    tl.store(out + o, softplus(tl.load(x + o)))
+
+
+@triton.jit
 def aliased_builtin_kernel(x, BLOCK: tl.constexpr):
     o = tl.arange(0, BLOCK)
     tl.store(x + o, fast_max(tl.load(x + o), 0.0))
@@ -65,6 +79,26 @@ def test_the_rebuilt_module_runs_standalone(tmp_path):
     proc = subprocess.run([sys.executable, "-I", script.name], cwd=tmp_path, capture_output=True, text=True,
                           env={**env, "TRITON_INTERPRET": "1"}, timeout=300, check=False)
     assert proc.returncode == 0 and "ok" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_a_helper_called_under_an_alias_is_embedded_and_bound_to_the_alias(tmp_path):
+    """fla's fused_recurrent kernel calls `softplus`, bound to `softplus_nv` on NVIDIA: its recording kept no source
+    ("under the alias"); now the helper is embedded under its own name and the alias bound to it, and it runs."""
+    text = extract_kernel(aliased_helper_kernel).text()
+    assert "def softplus_nv(" in text and "softplus = softplus_nv" in text
+    assert text.index("softplus = softplus_nv") > text.index("def softplus_nv(")
+    script = tmp_path / "repro.py"
+    script.write_text(text + "\n\nimport torch\nx = torch.linspace(-3, 3, 16)\nout = torch.empty_like(x)\n"
+                      "aliased_helper_kernel[(1,)](x, out, BLOCK=16)\n"
+                      "assert torch.allclose(out, torch.nn.functional.softplus(x), atol=1e-6), out\nprint('ok')\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    proc = subprocess.run([sys.executable, "-I", script.name], cwd=tmp_path, capture_output=True, text=True,
+                          env={**env, "TRITON_INTERPRET": "1"}, timeout=300, check=False)
+    assert proc.returncode == 0 and "ok" in proc.stdout, proc.stdout + proc.stderr
+    script.write_text(script.read_text().replace("softplus = softplus_nv\n", ""))  # negative control: no binding
+    proc = subprocess.run([sys.executable, "-I", script.name], cwd=tmp_path, capture_output=True, text=True,
+                          env={**env, "TRITON_INTERPRET": "1"}, timeout=300, check=False)
+    assert proc.returncode != 0 and "softplus" in proc.stderr, proc.stdout + proc.stderr
 
 
 def test_a_module_handed_around_as_a_value_is_still_refused():

@@ -540,3 +540,23 @@ def test_every_tier_limit_is_claimed_by_a_tier_or_a_language_and_every_claim_nam
     assert unclaimed == set(), f"no tier claims these limits (add them to a Backend's own_limits): {unclaimed}"
     interp = next(x for x in lim.LIMITS if x.id == "interpret-bf16-dot")
     assert interp.on("interpret") and not interp.on("cuda") and not interp.on("no-such-tier")  # the control
+
+
+TF32_REFUSAL = ("AssertionError(\"input_precision == tf32 or tf32x3 is invalid, please use input_precision='hf32' on "
+                "Ascend instead.\")")
+
+
+def test_an_nvidia_tf32_dot_refused_by_triton_ascend_is_the_authors_not_the_vendors():
+    """fla's solve_tril kernel recorded on the H200 asks tf32; triton-ascend refuses it, naming hf32. That is no
+    vendor bug and no 'asks for hf32' (the message names hf32 as the fix): the author picks the precision per device."""
+    from parity.compile.ascend_only import language_finding
+
+    dot = "b = tl.dot(a, c, input_precision=SOLVE_TRIL_DOT_PRECISION)"
+    refused = compiled("ascend-compile", False, TF32_REFUSAL, kind="CompilationError")
+    owner = decide(refused, {"cuda-compile": {**compiled("cuda-compile", True)}}, dot)
+    assert (owner["who"], owner["limit"]) == ("author", "ascend-rejects-tf32"), owner
+    assert language_finding(TF32_REFUSAL) is None
+    # negative controls: a kernel that really asks hf32 is still named so, and the refusal on a kernel with no dot
+    # (nothing the limit describes) is not this limit's
+    assert language_finding("ValueError: input_precision must be one of ('tf32', 'ieee'), got 'hf32'")
+    assert decide(refused, {"cuda-compile": compiled("cuda-compile", True)}, "x = a + c").get("limit") is None

@@ -84,6 +84,17 @@ class Backend:
     # the tiers that compute, in order of preference, that prove a compile tier's fit advice by running it
     # against fp64 (parity.run.fit_proof): the first one `installed()` here is used
     proves_on: ClassVar[tuple[str, ...]] = ()
+    # A hardware-free tier's place on this machine (`parity check`, noxfile.py): the nox venv under .nox/ whose python
+    # runs it (tiers on one stack share one: upstream triton and triton-ascend both install `triton`), and what its
+    # pytest process needs in its environment. None: a hardware tier, run in its own session
+    venv: ClassVar[str | None] = None
+    process_env: ClassVar[dict[str, str]] = {}
+
+    @classmethod
+    def host_missing(cls) -> str | None:
+        """What this machine lacks outside any venv to run the tier (host tools), with the command that installs it;
+        checked from any python, before the tier's own venv is used."""
+        return None
 
     @classmethod
     def installed(cls) -> str | None:

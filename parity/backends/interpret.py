@@ -23,6 +23,8 @@ class InterpretBackend(Backend):
     own_limits = ("interpret-bf16-dot", "interpret-int-to-bf16", "interpret-bf16-arith", "interpret-libdevice",
                   "interpret-builder-gap")
     gpu_target = ("cuda", 90, 32)
+    venv = "venv-upstream"
+    process_env = {"TRITON_INTERPRET": "1"}  # noqa: RUF012 (a class-level constant, never mutated)
 
     def prepare(self) -> None:
         # read when @triton.jit decorates, so it must be set before kernels are imported

@@ -26,6 +26,8 @@ ASCEND_ONLY_KEYWORDS = ("propagate_nan",)
 # the error quotes the argument; the interpreter's nested reprs escape the quotes (\\'propagate_nan\\')
 _KEYWORD_RE = re.compile(r"'(" + "|".join(ASCEND_ONLY_KEYWORDS) + r")\\*'")
 _HF32_RE = re.compile(r"input_precision.*hf32|hf32.*input_precision|\bhf32\b")
+# triton-ascend's refusal of NVIDIA's TF32 dot names hf32 as the fix: that message asks for tf32, not for hf32
+TF32_REJECTED_RE = re.compile(r"tf32 or tf32x3 is invalid")
 
 
 # triton-ascend launch options newer than its release on the package index (3.2.0): a library written against
@@ -85,6 +87,6 @@ def language_finding(message: str) -> str | None:
     if keyword and keyword.group(1) in ASCEND_ONLY_KEYWORDS:
         return (f"passes {keyword.group(1)}= to a tl reduction (tl.max/tl.min), a triton-ascend language extension "
                 "(upstream's reductions take no such argument)")
-    if _HF32_RE.search(message):
+    if _HF32_RE.search(message) and not TF32_REJECTED_RE.search(message):
         return "asks for hf32 (input_precision='hf32'), an Ascend-only dot precision"
     return None

@@ -29,11 +29,12 @@ import torch
 
 from parity.record import bundle as fmt
 from parity.record.keys import dedupe_key, specialization_key
-from parity.repro.capture import LaunchRecorder
+from parity.repro.capture import LaunchRecorder, storage_ident, storage_snapshot
 from parity.seams.env import interpreting
 
 TENSOR_REF = re.compile(r"^T\['(t\d+)'\]$")
 TL_DTYPE = re.compile(r"^tl\.dtype\('(\w+)'\)$")
+REINTERPRETED = re.compile(r"^triton\.reinterpret\(T\['(t\d+)'\], tl\.dtype\('(\w+)'\)\)$")
 
 
 def encode_value(text: str) -> dict[str, Any]:
@@ -41,6 +42,9 @@ def encode_value(text: str) -> dict[str, Any]:
     m = TENSOR_REF.match(text)
     if m:
         return {"tensor": m.group(1)}
+    m = REINTERPRETED.match(text)
+    if m:  # a TensorWrapper: the view of its base tensor, and the Triton dtype the kernel reads it as
+        return {"tensor": m.group(1), "reinterpret": m.group(2)}
     m = TL_DTYPE.match(text)
     if m:
         return {"tl_dtype": m.group(1)}
@@ -206,6 +210,15 @@ class WorkloadRecorder:
         self.close()
 
     def _paused(self, inner: Any, *args: Any, **kwargs: Any) -> Any:
+        pending = getattr(self.local, "pre_tuning", None)
+        if pending and not pending[-1]["taken"]:  # the tuner's first timing run: storages before any run wrote them
+            pending[-1]["taken"] = True
+            try:
+                for value in [*args[1:], *kwargs.values()]:
+                    if isinstance(value, torch.Tensor) and storage_ident(value) not in pending[-1]["before"]:
+                        pending[-1]["before"][storage_ident(value)] = storage_snapshot(value)
+            except Exception as exc:  # the recorder must never break the workload
+                self._note_failure(args[0], f"recording failed before the tuner's timing runs: {exc}")
         self.local.paused = getattr(self.local, "paused", 0) + 1
         try:
             return inner(*args, **kwargs)
@@ -213,12 +226,18 @@ class WorkloadRecorder:
             self.local.paused -= 1
 
     def _tuner(self, inner: Any, self_: Any, *args: Any, **kwargs: Any) -> Any:
+        """An autotuner's call: its timing runs write the outputs before the launch that is recorded, so the
+        storages are kept as they were before its first timing run (`_paused`) and stand for that launch's
+        inputs; without that, an output the timing runs already wrote looks unchanged ("not checked")."""
         stack = self.local.__dict__.setdefault("tuners", [])
+        pending = self.local.__dict__.setdefault("pre_tuning", [])
         stack.append(self_)
+        pending.append({"taken": False, "before": {}})
         try:
             return inner(self_, *args, **kwargs)
         finally:
             stack.pop()
+            pending.pop()
 
     def _launch(self, inner: Any, self_: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
         if warmup or getattr(self.local, "paused", 0) or getattr(self.local, "busy", False):
@@ -278,6 +297,11 @@ class WorkloadRecorder:
             order = self.order
         rec = LaunchRecorder()
         rec.record(kernel, args, grid, False, kwargs)  # tensors by storage, each buffer's bytes before
+        pending = getattr(self.local, "pre_tuning", None)
+        if pending and pending[-1]["before"]:  # under an autotuner that timed configs: the bytes before its runs
+            for storage, buf in rec.buffers.items():
+                if storage in pending[-1]["before"]:
+                    buf.snapshot = pending[-1]["before"][storage]
         return ident, key, self.specs[key], order, rec, kwargs, names
 
     def _after(self, ident: dict[str, Any], key: str, spec: str, order: int, rec: LaunchRecorder,

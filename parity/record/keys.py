@@ -31,9 +31,21 @@ def _plain(v: Any) -> Any:
     return v.value if type(v).__name__ == "constexpr" else v
 
 
+def _wrapped(v: Any) -> tuple[torch.Tensor, str] | None:
+    """(the base tensor, the dtype it is read as) for Triton's TensorWrapper (`triton.reinterpret`), else None."""
+    base = getattr(v, "base", None)
+    if type(v).__name__ == "TensorWrapper" and isinstance(base, torch.Tensor):
+        return base, str(v.dtype)
+    return None
+
+
 def arg_shape_key(v: Any) -> str:
     """One argument for the dedupe key: tensors by dtype, shape, strides, alignment; ints by value."""
     v = _plain(v)
+    wrapped = _wrapped(v)
+    if wrapped is not None:  # the base's layout, the dtype the kernel reads it as
+        base, dtype = wrapped
+        return f"T{dtype}{tuple(base.shape)}{tuple(base.stride())}{'a' if base.data_ptr() % ALIGN == 0 else 'u'}"
     if isinstance(v, torch.Tensor):
         aligned = v.data_ptr() % ALIGN == 0
         return f"T{str(v.dtype)[6:]}{tuple(v.shape)}{tuple(v.stride())}{'a' if aligned else 'u'}"
@@ -47,6 +59,9 @@ def arg_shape_key(v: Any) -> str:
 def arg_spec_key(v: Any, constexpr: bool) -> str:
     """One argument as Triton's specialization sees it."""
     v = _plain(v)
+    wrapped = _wrapped(v)
+    if wrapped is not None:
+        return f"*{wrapped[1]}{'a' if wrapped[0].data_ptr() % ALIGN == 0 else 'u'}"
     if isinstance(v, torch.Tensor):
         return f"*{str(v.dtype)[6:]}{'a' if v.data_ptr() % ALIGN == 0 else 'u'}"
     if constexpr or isinstance(v, bool) or v is None or isinstance(v, str):

@@ -111,6 +111,15 @@ class Launch:
     warmup: bool
 
 
+def wrapped_base(v: Any) -> torch.Tensor | None:
+    """The tensor under Triton's `TensorWrapper` (what `triton.reinterpret` returns: a tensor read as another dtype,
+    e.g. test_core's unsigned and fp8 inputs), else None. By duck type: capture imports no triton."""
+    base = getattr(v, "base", None)
+    if type(v).__name__ == "TensorWrapper" and isinstance(base, torch.Tensor):
+        return base
+    return None
+
+
 def view_spec(buffer: Buffer, dtype: str, shape: tuple[int, ...], stride: tuple[int, ...],
               offset: int) -> tuple[Any, ...]:
     size = torch.empty((), dtype=getattr(torch, dtype)).element_size()
@@ -120,6 +129,16 @@ def view_spec(buffer: Buffer, dtype: str, shape: tuple[int, ...], stride: tuple[
 def _storage(t: torch.Tensor) -> tuple[str, int, int]:
     storage = t.untyped_storage()
     return str(t.device), storage.data_ptr(), storage.nbytes()
+
+
+def storage_ident(t: torch.Tensor) -> tuple[str, int, int]:
+    """(device, storage address, storage bytes): the key a Buffer is known by."""
+    return _storage(t)
+
+
+def storage_snapshot(t: torch.Tensor) -> torch.Tensor:
+    """Every byte of t's storage, as a flat uint8 CPU copy (a Buffer's `snapshot`)."""
+    return _snapshot(t)
 
 
 def _byte_reach(t: torch.Tensor) -> tuple[int, int]:
@@ -227,6 +246,9 @@ class LaunchRecorder:
     def value(self, v: Any) -> str:
         if isinstance(v, torch.Tensor):
             return self.tensor(v)
+        base = wrapped_base(v)
+        if base is not None:  # triton.reinterpret's wrapper: its base tensor by storage, read as the wrapper's dtype
+            return f"triton.reinterpret({self.tensor(base)}, tl.dtype({literal(str(v.dtype))}))"
         kind = type(v).__name__
         if kind == "constexpr":
             return self.value(v.value)

@@ -267,10 +267,9 @@ class _Extractor:
             raise SourceError(f"{fn.__qualname__} uses {name!r}, which is neither global nor builtin")
         value = scope[name]
         if is_triton_callable(value):
-            if value.fn.__name__ != name:
-                raise SourceError(f"{fn.__qualname__} calls helper {value.fn.__name__} under the alias {name!r}; "
-                                  "import it under its own name")
             self.function(value.fn, triton_callable=True)
+            if value.fn.__name__ != name:  # a helper under an alias (fla: `softplus = softplus_nv` on NVIDIA)
+                self.out.modules[name] = f"{name} = {value.fn.__name__}"  # bound after the functions are defined
             return
         line = _import_line(name, value)
         if line is not None:

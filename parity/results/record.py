@@ -175,6 +175,7 @@ class Record(TypedDict, total=False):
     repro_error: str  # why no repro was written (a raise in shrink, repro, drafting or triage)
     repro_note: str  # what the repro dir lacks and why
     crash: dict[str, Any]  # a dead worker's case: returncode (negative: the signal), worker, what it wrote before
+    crash_stacks: str  # that worker's faulthandler thread stacks, a file relative to the results dir (not the terminal)
     sanitizer: dict[str, Any]  # --sanitize: compute-sanitizer memcheck's error count, first errors, exit, command
     oob: dict[str, Any]  # out-of-bounds: red-zone writes (parity.run.redzone) or memcheck errors; unmasked lines
     replay: dict[str, Any]  # --replay: the bundle, the tier that recorded it, where the kernel came from

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from parity.results import empty_record
+from parity.run import crash_log
 
 STICKY_DEVICE_ERROR_RE = re.compile(
     r"illegal memory access|misaligned address|device-side assert|unspecified launch failure|"
@@ -148,4 +149,8 @@ def dead_worker_record(results_dir: Path, crashitem: str, node: Any, backend: An
         crash["before"] = {"status": before.get("status"), "reason": before.get("reason"),
                            "metrics": before.get("metrics")}
         reason += f"; it had recorded `{before.get('status')}` before it died, which the death overrules"
-    return crash_record(crashitem, backend.name, backend.mode, reason, crash)
+    record = crash_record(crashitem, backend.name, backend.mode, reason, crash)
+    stacks = crash_log.stacks_of(results_dir, worker)
+    if stacks and record is not None:
+        record["crash_stacks"] = stacks  # faulthandler's thread stacks, kept off the terminal
+    return record

@@ -19,7 +19,7 @@ STAGING = ".running"
 PREVIOUS = "previous"
 UNFINISHED = "unfinished"
 # what a finished run owns in its results dir; everything else there (user files) is left alone
-RUN_FILES = ("results.jsonl", "env.json", "REPORT.md", "repros", "outputs")
+RUN_FILES = ("results.jsonl", "env.json", "REPORT.md", "repros", "outputs", "crash-stacks")
 
 
 def unusable(results_dir: Path) -> str | None:

@@ -77,13 +77,59 @@ class Registry:
         for name in names:
             hits = [s for s in self._specs.values() if name in (s.name, s.family)]
             if not hits:
-                close = difflib.get_close_matches(name, [*self._specs, *self.families()], n=3)
-                guess = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
+                guess = _guess(name, [*self._specs, *self.families()])
                 raise SpecError(f"unknown kernel or family {name!r}; {guess}kernels: "
                                 f"{', '.join(sorted(self._specs))}; families: {', '.join(self.families())}; "
                                 "a module (examples.user_kernels.l2norm) or a .py file path is taken too")
             chosen.update((s.name, s) for s in hits)
         return list(chosen.values())
+
+
+# folders no user module lives in: scanning them for "did you mean" costs time and suggests nothing useful
+SKIP_DIRS = frozenset({".git", ".nox", ".venv", "venv", "node_modules", "reports", "__pycache__", "build", "dist"})
+
+
+def nearby_modules(root: Path, depth: int = 3) -> list[str]:
+    """Dotted names of the .py files under `root` (a few levels deep): what a misspelt module may have meant."""
+    found: list[str] = []
+
+    def walk(folder: Path, prefix: tuple[str, ...]) -> None:
+        try:
+            entries = sorted(folder.iterdir())
+        except OSError:
+            return
+        for entry in entries:
+            if entry.is_dir() and len(prefix) + 1 < depth and entry.name not in SKIP_DIRS \
+                    and not entry.name.startswith("."):
+                walk(entry, (*prefix, entry.name))
+            elif entry.suffix == ".py" and entry.stem != "__init__" and entry.stem.isidentifier():
+                found.append(".".join((*prefix, entry.stem)))
+
+    walk(root, ())
+    return found
+
+
+# how close a name must be to be suggested (difflib's ratio): 'vector_ad' -> 'vector_add' is 0.95, while a module
+# name that merely starts with a kernel's ('softmax_np22' -> 'softmax', 0.74) is no guess worth printing
+GUESS_CUTOFF = 0.8
+
+
+def _guess(name: str, kernels: list[str]) -> str:
+    """ "did you mean ...? " for an unknown name: the closest of the kernels, families and the modules near the
+    working directory, whichever are closer (a misspelt module gets its module, never a shared kernel)."""
+    modules = nearby_modules(Path.cwd())
+    by_last = {m.rpartition(".")[2]: m for m in reversed(modules)}  # `softmax_np2` means examples/softmax_np2.py too
+
+    def best(pool: list[str]) -> tuple[float, list[str]]:
+        close = difflib.get_close_matches(name, pool, n=3, cutoff=GUESS_CUTOFF)
+        return (difflib.SequenceMatcher(None, name, close[0]).ratio() if close else 0.0), close
+
+    kernel_score, kernel_close = best(kernels)
+    module_score, module_close = best([*modules, *by_last])
+    if module_score > kernel_score:
+        shown = list(dict.fromkeys(by_last.get(c, c) for c in module_close))
+        return f"did you mean the module {' or '.join(repr(c) for c in shown)}? "
+    return f"did you mean {' or '.join(repr(c) for c in kernel_close)}? " if kernel_close else ""
 
 
 def shared_families() -> list[str]:
@@ -185,7 +231,9 @@ def module_name(item: str) -> str:
     except ValueError:
         relative = None
     if not path.exists():
-        raise SpecError(f"--kernels {item}: no such file ({path}); pass a file that exists under the working "
+        near = difflib.get_close_matches(path.name, [p.name for p in path.parent.glob("*.py")], n=3)
+        hint = f"did you mean {' or '.join(repr(str(path.parent / n)) for n in near)}? " if near else ""
+        raise SpecError(f"--kernels {item}: no such file ({path}); {hint}pass a file that exists under the working "
                         "directory, or a dotted module name importable from PYTHONPATH")
     if not path.is_file() or relative is None:
         raise SpecError(f"--kernels {item}: not a module file under the working directory; pass a dotted "

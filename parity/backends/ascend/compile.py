@@ -66,6 +66,7 @@ class AscendCompileBackend(Backend):
     report_rank = 4
     language = "triton-ascend"
     gpu_target = ("npu", "Ascend910B3", 0)
+    venv = "venv-ascend"
     # the plugin copies this pytest option's value into `arch` before prepare()
     arch_option: ClassVar[str] = "--ascend-arch"
     # triton-ascend's own lowering computes a fit where LLVM 19's tools are; else triton-ascend's interpreter

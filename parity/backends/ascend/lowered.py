@@ -70,6 +70,7 @@ class AscendLoweredBackend(Backend):
     language = "triton-ascend"
     own_limits = ("lowered-truncsfbf2", "lowered-cumsum-i1", "lowered-device-print-tensor", "lowered-library-call")
     gpu_target = ("npu", "Ascend910B3", 0)
+    venv = "venv-ascend"
     arch_option: ClassVar[str] = "--ascend-arch"
     # the perf pass times devices; an x86 build of NPU code has no speed worth reporting
     times_kernels: ClassVar[bool] = False
@@ -97,6 +98,13 @@ class AscendLoweredBackend(Backend):
     @classmethod
     def installed(cls) -> str | None:
         return cls()._missing()
+
+    @classmethod
+    def host_missing(cls) -> str | None:
+        from parity.backends.ascend.cpu_build import find_tools  # as _missing does: only this tier needs it
+
+        found = find_tools()
+        return found if isinstance(found, str) else None
 
     def _missing(self) -> str | None:
         from parity.backends.ascend.cpu_build import find_tools

@@ -212,3 +212,68 @@ def literal_ints(node: ast.AST | None) -> list[int] | None:
         return None
     values = [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, int)]
     return values if len(values) == len(node.elts) else None
+
+
+# --- the code this launch compiles: constexpr branches ruled out are not evidence ---------------------------
+
+_COMPARE = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
+            ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b}
+
+
+def static_truth(test: ast.AST, constants: Mapping[str, Any]) -> bool | None:
+    """The value of an `if` test the frontend folds at this launch (constexpr names, `not`, `and`/`or`, an
+    integer comparison), or None where it depends on run-time values."""
+    if isinstance(test, ast.Constant):
+        return bool(test.value)
+    if isinstance(test, ast.Name):
+        value = constants.get(test.id, ...)
+        return bool(value) if value is None or isinstance(value, (bool, int)) else None
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = static_truth(test.operand, constants)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        values = [static_truth(v, constants) for v in test.values]
+        decisive = isinstance(test.op, ast.Or)  # a True decides `or`, a False decides `and`
+        if decisive in values:
+            return decisive
+        return None if None in values else not decisive
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _COMPARE:
+        left, right = evaluate(test.left, constants), evaluate(test.comparators[0], constants)
+        return None if left is None or right is None else bool(_COMPARE[type(test.ops[0])](left, right))
+    return None
+
+
+def _dead_ranges(body: Sequence[ast.stmt], constants: Mapping[str, Any]) -> Iterator[tuple[int, int]]:
+    """(first, last) lines of each statement list a constexpr `if` rules out, outermost only."""
+    for node in body:
+        truth = static_truth(node.test, constants) if isinstance(node, ast.If) else None
+        for attr in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, attr, None)
+            if not stmts or not isinstance(stmts, list) or not isinstance(stmts[0], ast.stmt):
+                continue
+            if (truth is False and attr == "body") or (truth is True and attr == "orelse"):
+                yield stmts[0].lineno, stmts[-1].end_lineno or stmts[-1].lineno
+            else:
+                yield from _dead_ranges(stmts, constants)
+
+
+def live_source(src: SourceText, constants: Mapping[str, Any]) -> SourceText:
+    """`src` with the branches of constexpr `if`s this launch rules out blanked (`pass`, then empty lines), so a
+    rule reads only what the frontend compiles; line numbers are kept. Unchanged where nothing folds or the
+    result would not parse."""
+    tree = parse_source(src)
+    if tree is None or not isinstance(tree, ast.Module):
+        return src
+    lines = textwrap.dedent(src.text).splitlines()
+    ranges = list(_dead_ranges(tree.body, constants))
+    if not ranges:
+        return src
+    for first, last in ranges:
+        indent = lines[first - 1][: len(lines[first - 1]) - len(lines[first - 1].lstrip())]
+        lines[first - 1: last] = [indent + "pass"] + [""] * (last - first)
+    text = "\n".join(lines) + "\n"
+    try:
+        ast.parse(text)
+    except SyntaxError:
+        return src
+    return SourceText(src.name, text, src.first_line, src.file)

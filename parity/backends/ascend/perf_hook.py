@@ -44,9 +44,13 @@ def launch_args(names: Sequence[str], values: Sequence[Any]) -> dict[str, Any]:
     tensors: dict[str, Any] = {}
     scalars: dict[str, Any] = {}
     for name, value in zip(names, values, strict=False):
-        if hasattr(value, "stride") and hasattr(value, "dtype") and hasattr(value, "shape"):
-            tensors[name] = {"dtype": str(value.dtype).removeprefix("torch."), "itemsize": int(value.element_size()),
-                             "shape": [int(s) for s in value.shape], "stride": [int(s) for s in value.stride()]}
+        # a TensorWrapper (triton.reinterpret: test_core's unsigned and fp8 tensors) is read through its base tensor,
+        # under the dtype the kernel reads it as
+        base = getattr(value, "base", None) if type(value).__name__ == "TensorWrapper" else None
+        tensor = base if base is not None else value
+        if hasattr(tensor, "stride") and hasattr(tensor, "dtype") and hasattr(tensor, "shape"):
+            tensors[name] = {"dtype": str(value.dtype).removeprefix("torch."), "itemsize": int(tensor.element_size()),
+                             "shape": [int(s) for s in tensor.shape], "stride": [int(s) for s in tensor.stride()]}
         elif isinstance(value, int) and not isinstance(value, bool):
             scalars[name] = value
     return {"tensors": tensors, "scalars": scalars}

@@ -14,9 +14,20 @@ here); their evidence and shared source helpers in perf_evidence.
 
 from __future__ import annotations
 
+import dataclasses
+
 from parity.backends.ascend.perf_contiguity import check_contiguity
 from parity.backends.ascend.perf_cores import check_cores
-from parity.backends.ascend.perf_evidence import Advice, Evidence, Finding, SourceText, TensorArg, tl_calls, where
+from parity.backends.ascend.perf_evidence import (
+    Advice,
+    Evidence,
+    Finding,
+    SourceText,
+    TensorArg,
+    live_source,
+    tl_calls,
+    where,
+)
 from parity.backends.ascend.perf_shapes import check_shapes
 
 __all__ = ["RULES", "Advice", "Evidence", "Finding", "SourceText", "TensorArg", "advise"]
@@ -50,7 +61,11 @@ def check_cube_vector(ev: Evidence, advice: Advice) -> None:
 
 
 def advise(ev: Evidence) -> Advice:
-    """Every rule over one launch's evidence."""
+    """Every rule over one launch's evidence: the kernel's source as this launch compiles it (a constexpr
+    `if` its constants rule out is not read: a block pointer under `if USE_G:` is not built when g is None).
+    Helpers keep their text: their parameters need not carry the kernel's names."""
+    if ev.sources:
+        ev = dataclasses.replace(ev, sources=(live_source(ev.sources[0], ev.constants), *ev.sources[1:]))
     advice = Advice()
     check_cores(ev, advice)
     check_shapes(ev, advice)

@@ -210,6 +210,7 @@ class CudaCompileBackend(Backend):
     report_rank = 3
     language = "triton"
     gpu_target = ("cuda", DEFAULT_ARCH, 32)
+    venv = "venv-upstream"
     # the plugin copies this pytest option's value into `arch` before prepare()
     arch_option: ClassVar[str] = "--cuda-arch"
     repro_template: ClassVar[str] = "cuda_compile_script"

@@ -1,0 +1,217 @@
+"""`parity check NAMES` (and `nox -s check -- --kernels NAMES`): one kernel module through every hardware-free tier
+this machine can run, each into reports/check-<name>/<tier>, then that folder's own DIVERGENCE.md and the verdict.
+
+Each tier's pytest runs with that tier's python (the nox venv its Backend names); a tier whose venv or host tools are
+missing is an honest skip that names the command providing them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from parity.backends import Backend, registered
+
+REPO = Path(__file__).resolve().parents[1]
+CREATE_HINT = "create the tiers' venvs with `nox -s venv-upstream venv-ascend` (or `nox -s check -- --kernels ...`)"
+
+
+def hardware_free() -> dict[str, type[Backend]]:
+    """The tiers `check` runs, in the backends' order: those a nox stack venv holds (every one with no device)."""
+    return {cls.name: cls for cls in registered() if cls.venv}
+
+
+def venv_python(repo: Path, venv: str) -> Path:
+    return repo / ".nox" / venv / "bin" / "python"
+
+
+def python_for(tier: type[Backend], repo: Path) -> tuple[str | None, str]:
+    """The python that runs `tier` here, or None and why not (naming the command that fixes it)."""
+    missing = tier.host_missing()
+    if missing:
+        return None, missing
+    stack = tier.venv or tier.name
+    for venv in (stack, tier.name):  # a tier's own venv from before the stacks were shared still serves
+        python = venv_python(repo, venv)
+        if python.exists():
+            return str(python), ""
+    needs = " (triton-ascend has wheels for CPython 3.10 and 3.11 only: `python3.11 -m nox ...`)" \
+        if tier.language == "triton-ascend" else ""
+    return None, f"no venv {repo / '.nox' / stack}; create it with `nox -s {stack}`{needs}"
+# pytest's exit codes: 0 all passed, 1 some failed (a verdict, not a broken check), 4 a usage error (a misspelt
+# --kernels, the same on every tier: the check stops there), 5 nothing collected
+PYTEST_DONE = (0, 1)
+PYTEST_USAGE = 4
+
+
+@dataclass(frozen=True)
+class Target:
+    """What the user named, as the children import it: a dotted module (or kernel name) and the folder to put on
+    their PYTHONPATH (None when it imports from the clone as it is)."""
+
+    name: str
+    root: Path | None
+
+
+def package_root(path: Path) -> tuple[Path, str]:
+    """The folder to import `path` (a .py file) from, and its dotted name: up through every package folder."""
+    parts = [path.stem]
+    folder = path.parent
+    while (folder / "__init__.py").exists() and folder.parent != folder:
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return folder, ".".join(parts)
+
+
+def resolve(item: str, cwd: Path, repo: Path = REPO) -> Target:
+    """A --kernels item as the tier children take it; a path (anywhere) becomes a module with its root."""
+    if not (item.endswith(".py") or "/" in item or os.sep in item):
+        return Target(item, None)
+    path = (cwd / item).resolve()
+    if path.is_dir() and (path / "__init__.py").exists():
+        path = path / "__init__.py"
+    if not path.is_file():
+        near = difflib.get_close_matches(path.name, [p.name for p in path.parent.glob("*.py")], n=3)
+        hint = f"did you mean {' or '.join(repr(str(path.parent / n)) for n in near)}? " if near else ""
+        raise SystemExit(f"parity check: {item}: no such file ({path}); {hint}pass a kernel module's .py file, "
+                         "a dotted module name, or a kernel name")
+    root, dotted = package_root(path)
+    if dotted.endswith(".__init__"):
+        dotted = dotted[: -len(".__init__")]
+    return Target(dotted, None if root == repo else root)
+
+
+def slug(items: Sequence[str]) -> str:
+    """The folder name for a check of these items: each one's last part (l2norm for examples.user_kernels.l2norm)."""
+    parts = []
+    for item in items:
+        stem = Path(item).stem if item.endswith(".py") else item.rstrip("/").replace("/", ".").rpartition(".")[2]
+        parts.append(re.sub(r"[^\w.-]", "_", stem) or "kernels")
+    return "+".join(dict.fromkeys(parts))
+
+
+def child_env(targets: Sequence[Target], base: dict[str, str], extra: dict[str, str]) -> dict[str, str]:
+    """The tier child's environment: the targets' roots on PYTHONPATH (the one place they are put there)."""
+    roots = list(dict.fromkeys(str(t.root) for t in targets if t.root is not None))
+    env = {**base, **extra}
+    if roots:
+        env["PYTHONPATH"] = os.pathsep.join([*roots, *([base["PYTHONPATH"]] if base.get("PYTHONPATH") else [])])
+    return env
+
+
+def pytest_command(python: str, tier: str, names: Sequence[str], results_dir: Path, extra: Sequence[str]) -> list[str]:
+    return [python, "-m", "pytest", "suites", f"--backend={tier}", f"--kernels={','.join(names)}",
+            f"--results-dir={results_dir}", "--timeout=900", "-n", "2", *extra]
+
+
+@dataclass
+class Outcome:
+    tier: str
+    state: str  # ran | failed | skipped | broke
+    detail: str
+    seconds: float = 0.0
+
+
+def venv_env(python: str) -> dict[str, str]:
+    """A venv's bin/ first on PATH (bishengir-compile lives there), as its activation would."""
+    bin_dir = os.path.dirname(python)
+    return {"PATH": os.pathsep.join([bin_dir, os.environ.get("PATH", "")]), "VIRTUAL_ENV": os.path.dirname(bin_dir)}
+
+
+def run_tier(tier: type[Backend], python: str, targets: Sequence[Target], out: Path,
+             extra: Sequence[str]) -> Outcome:
+    started = time.monotonic()
+    command = pytest_command(python, tier.name, [t.name for t in targets], out / tier.name, extra)
+    print(f"\nparity check: {tier.name} ({python})", flush=True)
+    env = child_env(targets, dict(os.environ), {**venv_env(python), **tier.process_env})
+    code = subprocess.call(command, cwd=REPO, env=env)
+    tier_name = tier.name
+    seconds = time.monotonic() - started
+    if code in PYTEST_DONE:
+        return Outcome(tier_name, "ran", "all passed" if code == 0 else "some cases failed (see the verdict)", seconds)
+    if code == PYTEST_USAGE:
+        return Outcome(tier_name, "broke", "usage error (above): fix the names and run again", seconds)
+    return Outcome(tier_name, "broke", f"pytest exited {code} (see its output above)", seconds)
+
+
+def report(python: str, folder: Path, ran: Sequence[str]) -> tuple[int, str]:
+    """DIVERGENCE.md of this check's folder only (the full run's reports/DIVERGENCE.md is left alone), over the
+    tiers that ran now (an earlier check's tier dir there is not this run's evidence)."""
+    dirs = [str(folder / t) for t in ran if (folder / t / "results.jsonl").exists()]
+    if not dirs:
+        return 1, f"parity check: no tier wrote results under {folder}; nothing to report"
+    proc = subprocess.run([python, "-m", "parity.cli", "report", *dirs, "--out", str(folder / "DIVERGENCE.md")],
+                          cwd=REPO, capture_output=True, text=True)
+    return proc.returncode, (proc.stdout + proc.stderr).rstrip()
+
+
+def summary(outcomes: Sequence[Outcome]) -> str:
+    width = max(len(o.tier) for o in outcomes)
+    lines = ["parity check: tiers"]
+    for o in outcomes:
+        took = f" in {o.seconds:.0f} s" if o.seconds else ""
+        lines.append(f"  {o.tier:<{width}}  {o.state}{took}: {o.detail}")
+    return "\n".join(lines)
+
+
+def parse(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
+    parser = argparse.ArgumentParser(
+        prog="parity check", description="one kernel module through every hardware-free tier here, then its verdict; "
+        "arguments it does not know go to each tier's pytest (e.g. --level full)")
+    parser.add_argument("names", nargs="*", help="kernel names, families, dotted modules or .py paths (anywhere)")
+    parser.add_argument("--kernels", default="", help="the same, comma-separated (as the tiers take them)")
+    names = ",".join(hardware_free())
+    parser.add_argument("--tiers", default=names, help=f"which tiers (default: {names})")
+    parser.add_argument("--out", type=Path, default=Path("reports"), help="check-<name>/ goes under it")
+    args, extra = parser.parse_known_args(argv)
+    items = [i for chunk in [*args.names, args.kernels] for i in chunk.split(",") if i]
+    if not items:
+        parser.error("name what to check: `parity check examples.user_kernels.l2norm` "
+                     "(or `nox -s check -- --kernels examples.user_kernels.l2norm`)")
+    args.items = items
+    unknown = [t for t in args.tiers.split(",") if t not in hardware_free()]
+    if unknown:
+        parser.error(f"--tiers: unknown {', '.join(unknown)}; the hardware-free tiers are {names}")
+    return args, extra
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args, extra = parse(list(sys.argv[1:] if argv is None else argv))
+    cwd = Path.cwd()
+    targets = [resolve(i, cwd) for i in args.items]
+    out = (cwd / args.out).resolve() / f"check-{slug(args.items)}"
+    out.mkdir(parents=True, exist_ok=True)
+    outcomes: list[Outcome] = []
+    tiers = hardware_free()
+    for name in args.tiers.split(","):
+        python, why = python_for(tiers[name], REPO)
+        if python is None:
+            outcomes.append(Outcome(name, "skipped", why))
+            print(f"\nparity check: {name} skipped: {why}", flush=True)
+            continue
+        tier = tiers[name]
+        outcome = run_tier(tier, python, targets, out, extra)
+        outcomes.append(outcome)
+        if outcome.state == "broke" and "usage" in outcome.detail:
+            break  # the same names fail the same way on every tier
+    print("\n" + summary(outcomes), flush=True)
+    if not any(o.state == "ran" for o in outcomes):
+        print(f"parity check: no tier ran, so no verdict; {CREATE_HINT}", file=sys.stderr)
+        return 2
+    code, text = report(sys.executable, out, [o.tier for o in outcomes if o.state == "ran"])
+    print(text)  # the verdict, last
+    broke = any(o.state == "broke" for o in outcomes)
+    failed = any(o.state == "ran" and o.detail != "all passed" for o in outcomes)
+    return 2 if broke or code else 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
