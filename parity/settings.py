@@ -76,6 +76,12 @@ VARIABLES: tuple[Variable, ...] = (
              "a mirror of PyTorch's CPU index for the nox sessions", read_by="noxfile.py"),
 )
 BY_NAME = {v.name: v for v in VARIABLES}
+# GitHub repository variables (`vars.NAME`) that examples/ci/github-actions.yml reads: not the environment of any
+# parity process, so not settings; named here so a doc that mentions one is not taken for an undeclared variable
+REPOSITORY_VARIABLES = {
+    "PARITY_GPU_RUNNER": "the labels of a self-hosted runner with an NVIDIA GPU, as JSON",
+    "PARITY_NPU_RUNNER": "the labels of a self-hosted runner with an Ascend NPU, as JSON",
+}
 
 
 @dataclass(frozen=True)
