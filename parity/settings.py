@@ -20,7 +20,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-FALSE_WORDS = ("", "0", "no", "off", "false")
+FALSE_WORDS = ("0", "no", "off", "false")
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,7 @@ class Settings:
 
 def parse(variable: Variable, raw: str | None) -> Any:
     """The variable's value from its raw text; an error names the variable and what it takes."""
-    if raw is None or (raw.strip() == "" and variable.kind is not bool):
+    if raw is None or raw.strip() == "":  # set but empty: as if unset
         return variable.default
     if variable.kind is bool:
         return raw.strip().lower() not in FALSE_WORDS

@@ -69,6 +69,7 @@ def test_values_parse_by_type_and_a_bad_one_names_its_variable():
                                "PARITY_CACHE_DIR": "~/x"})
     assert (s.fork, s.no_fit, s.compile_timeout_s) == (False, True, 12.5)
     assert s.cache_dir == Path("~/x").expanduser() and settings.from_environ({}) == settings.Settings()
+    assert settings.from_environ({"PARITY_FORK": "", "PARITY_NO_FIT": " "}) == settings.Settings()  # empty: unset
     with pytest.raises(ValueError, match="PARITY_CASE_TIMEOUT_S"):
         settings.from_environ({"PARITY_CASE_TIMEOUT_S": "ten"})
 
