@@ -153,8 +153,9 @@ def child_env(base: Mapping[str, str] | None = None, settings: Settings | None =
     for v in VARIABLES:
         value = getattr(settings, v.field)
         if value == v.default:
-            continue
-        env[v.name] = ("1" if value else "0") if v.kind is bool else str(value)
+            env.pop(v.name, None)  # the default, whatever `base` said (a settings object may override it)
+        else:
+            env[v.name] = ("1" if value else "0") if v.kind is bool else str(value)
     return env
 
 

@@ -7,6 +7,7 @@ import io
 import os
 import re
 import tokenize
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -83,6 +84,8 @@ def test_an_option_reaches_a_child_through_child_env(monkeypatch):
     env = settings.child_env({"PATH": "/bin"})
     assert env["PARITY_NO_FIT"] == "1" and env["PATH"] == "/bin"
     assert settings.from_environ(env) == settings.current()
+    back = settings.child_env({"PARITY_RECORD_KEEP": "5"}, replace(settings.Settings(), record_keep=2))
+    assert "PARITY_RECORD_KEEP" not in back, "a setting back at its default must not inherit the base's value"
     with pytest.raises(TypeError, match="no setting"):
         settings.configure(no_such=True)
 
