@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from parity import settings
 from parity.backends import Backend, registered
 
 REPO = Path(__file__).resolve().parents[1]
@@ -123,7 +124,8 @@ class Outcome:
 def venv_env(python: str) -> dict[str, str]:
     """A venv's bin/ first on PATH (bishengir-compile lives there), as its activation would."""
     bin_dir = os.path.dirname(python)
-    return {"PATH": os.pathsep.join([bin_dir, os.environ.get("PATH", "")]), "VIRTUAL_ENV": os.path.dirname(bin_dir)}
+    path = os.environ.get("PATH", "")  # the shell's own, which the venv's bin/ goes in front of
+    return {"PATH": os.pathsep.join([bin_dir, path]), "VIRTUAL_ENV": os.path.dirname(bin_dir)}
 
 
 def run_tier(tier: type[Backend], python: str, targets: Sequence[Target], out: Path,
@@ -131,7 +133,7 @@ def run_tier(tier: type[Backend], python: str, targets: Sequence[Target], out: P
     started = time.monotonic()
     command = pytest_command(python, tier.name, [t.name for t in targets], out / tier.name, extra)
     print(f"\nparity check: {tier.name} ({python})", flush=True)
-    env = child_env(targets, dict(os.environ), {**venv_env(python), **tier.process_env})
+    env = child_env(targets, settings.child_env(), {**venv_env(python), **tier.process_env})
     code = subprocess.call(command, cwd=REPO, env=env)
     tier_name = tier.name
     seconds = time.monotonic() - started

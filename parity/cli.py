@@ -129,7 +129,7 @@ def report(dirs: Sequence[Path], out: Path, perf_ratio: float) -> str:
                                     None if drawn else heatmap.INSTALL_HINT, perf_png.name if perf_drawn else None)
     atomic_write_text(out, text)
     index_page.write(out, columns, records, divs, png if drawn else None, None if drawn else heatmap.INSTALL_HINT)
-    summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
+    summary_path = os.environ.get("GITHUB_STEP_SUMMARY")  # GitHub Actions' own variable, not a parity setting
     if summary_path:
         with open(summary_path, "a", encoding="utf-8") as fh:
             fh.write(divergence_report.step_summary(columns, records, divs) + "\n")

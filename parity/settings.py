@@ -20,7 +20,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-FALSE_WORDS = ("", "0", "no", "off", "false")
+FALSE_WORDS = ("0", "no", "off", "false")
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,12 @@ VARIABLES: tuple[Variable, ...] = (
              "a mirror of PyTorch's CPU index for the nox sessions", read_by="noxfile.py"),
 )
 BY_NAME = {v.name: v for v in VARIABLES}
+# GitHub repository variables (`vars.NAME`) that examples/ci/github-actions.yml reads: not the environment of any
+# parity process, so not settings; named here so a doc that mentions one is not taken for an undeclared variable
+REPOSITORY_VARIABLES = {
+    "PARITY_GPU_RUNNER": "the labels of a self-hosted runner with an NVIDIA GPU, as JSON",
+    "PARITY_NPU_RUNNER": "the labels of a self-hosted runner with an Ascend NPU, as JSON",
+}
 
 
 @dataclass(frozen=True)
@@ -103,7 +109,7 @@ class Settings:
 
 def parse(variable: Variable, raw: str | None) -> Any:
     """The variable's value from its raw text; an error names the variable and what it takes."""
-    if raw is None or (raw.strip() == "" and variable.kind is not bool):
+    if raw is None or raw.strip() == "":  # set but empty: as if unset
         return variable.default
     if variable.kind is bool:
         return raw.strip().lower() not in FALSE_WORDS
@@ -147,8 +153,9 @@ def child_env(base: Mapping[str, str] | None = None, settings: Settings | None =
     for v in VARIABLES:
         value = getattr(settings, v.field)
         if value == v.default:
-            continue
-        env[v.name] = ("1" if value else "0") if v.kind is bool else str(value)
+            env.pop(v.name, None)  # the default, whatever `base` said (a settings object may override it)
+        else:
+            env[v.name] = ("1" if value else "0") if v.kind is bool else str(value)
     return env
 
 

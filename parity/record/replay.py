@@ -26,6 +26,7 @@ from typing import Any
 
 import torch
 
+from parity.backends import tiers_where
 from parity.record.bundle import Bundle, BundleError, load_bundle
 from parity.spec import DEFAULT_TOLERANCES, Case, KernelSpec, Tolerance
 
@@ -365,11 +366,16 @@ def recorded_on(bundle: Bundle) -> str:
     """The tier the recording stands for: interpret under TRITON_INTERPRET=1, else the device it ran on."""
     envs = [p.get("env", {}) for p in bundle.processes]
     if envs and all(e.get("interpret") for e in envs):
-        return "interpret"
-    devices = {str(e.get("device", "")) for e in envs}
-    if any("Ascend" in d for d in devices) or any(e.get("torch_npu") for e in envs):
-        return "ascend"
-    return "cuda" if any(d and d != "cpu" for d in devices) else "unknown"
+        facets: dict[str, object] = {"mode": "interpret"}
+    else:
+        devices = {str(e.get("device", "")) for e in envs}
+        if any("Ascend" in d for d in devices) or any(e.get("torch_npu") for e in envs):
+            facets = {"mode": "run", "hardware": True, "target": "ascend"}
+        elif any(d and d != "cpu" for d in devices):
+            facets = {"mode": "run", "hardware": True, "target": "cuda"}
+        else:
+            return "unknown"
+    return next(iter(tiers_where(**facets)), "unknown")  # the tier with those facets, as the backends declare
 
 
 def provenance(path: str | Path) -> dict[str, Any]:

@@ -380,7 +380,7 @@ LIMITS: tuple[TierLimit, ...] = (
     # the same precision class on Ascend, where it is an error: NVIDIA's TF32 has no Ascend counterpart of that name
     TierLimit("ascend-rejects-tf32", "author", "kernel author",
               "triton-ascend takes only ieee and hf32 for an fp32 tl.dot and rejects tf32/tf32x3 (NVIDIA's): pick the "
-              "precision per device (hf32 or ieee on Ascend, tf32 where NVIDIA takes it)",
+              "precision per device (hf32 or ieee on Ascend)",
               "https://github.com/triton-lang/triton-ascend/pull/1265",
               message=r"tf32 or tf32x3 is invalid", source=r"\bdot\(", language="triton-ascend"),
     # language rules: the author's to handle, on the tiers whose language has them
