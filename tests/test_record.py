@@ -501,7 +501,10 @@ def test_ctrl_c_while_recording_keeps_a_valid_bundle(tmp_path, kernels):
     out = tmp_path / "bundle"
     proc = subprocess.Popen([sys.executable, "-m", "parity", "record", "--out", str(out), "--", sys.executable,
                              str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, cwd=Path(__file__).resolve().parents[1])
+                            start_new_session=True, cwd=Path(__file__).resolve().parents[1],
+                            # children inherit an ignored SIGINT (a shell's background job, or a worker where an
+                            # earlier test left it ignored: CI failed so); this test plays a terminal's Ctrl-C
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()  # the launch was recorded before this line
