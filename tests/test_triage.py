@@ -200,7 +200,7 @@ def test_a_retired_limit_matches_no_more(monkeypatch):
     assert lim.LIMITS[0].matches(record, "tl.dot(a, b)")
 
 
-@pytest.mark.parametrize("limit_id", ["interpret-int-to-bf16", "interpret-libdevice"])
+@pytest.mark.parametrize("limit_id", ["interpret-int-to-bf16", "interpret-libdevice", "interpret-float-arg"])
 def test_interpreter_probes_answer_on_the_installed_triton(limit_id, tmp_path, monkeypatch):
     monkeypatch.setenv("PARITY_CACHE_DIR", str(tmp_path))
     limit = next(x for x in lim.LIMITS if x.id == limit_id)
@@ -487,6 +487,24 @@ def test_an_interpreter_builder_gap_is_the_interpreters_with_its_link_not_the_au
     assert decide(own, {}).get("limit") is None and decide(own, {})["who"] == "author"
     elsewhere = {**gap, "backend": "ascend-lowered"}
     assert decide(elsewhere, {}).get("limit") != "interpret-builder-gap"
+
+
+def test_a_tensor_method_on_a_float_argument_under_the_interpreter_is_the_interpreters_not_the_library():
+    """Liger-Kernel's rms_norm calls `eps.to(...)` on a float argument: it compiles and runs on the GPU, and only the
+    interpreter (which hands a float argument over as a Python float) raises."""
+    class Lib:
+        name = "Liger-Kernel"
+
+    source = "eps = eps.to(tl.float32)"
+    interp = errored("interpret", "InterpreterError: AttributeError(\"'float' object has no attribute 'to'\")")
+    built = {**compiled("cuda-compile", True), "backend": "cuda-compile"}
+    owner = decide(interp, {"cuda-compile": built}, source, library=Lib())
+    assert (owner["who"], owner["limit"], owner["provisional"]) == ("tier", "interpret-float-arg", False), owner
+    # negative controls: the same error on a tier that compiles is not the interpreter's; nor is another object's
+    elsewhere = {**interp, "backend": "ascend-lowered"}
+    assert decide(elsewhere, {"cuda-compile": built}, source).get("limit") != "interpret-float-arg"
+    tensor = errored("interpret", "InterpreterError: AttributeError(\"'tensor' object has no attribute 'foo'\")")
+    assert decide(tensor, {"cuda-compile": built}, source).get("limit") is None
 
 
 def test_tf32_rounding_of_an_fp32_dot_on_nvidia_is_a_precision_class_with_its_advice():

@@ -131,6 +131,18 @@ a = torch.ones(16, 16, dtype=torch.bfloat16); c = torch.zeros(16, 16, dtype=torc
 k[(1,)](a, c)
 print(int(not bool((c == 16).all())))
 """,
+    "interpret-float-arg": """
+@triton.jit
+def k(y, s):
+    o = tl.arange(0, 4)
+    tl.store(y + o, tl.zeros([4], tl.float32) + s.to(tl.float32))
+y = torch.zeros(4)
+try:
+    k[(1,)](y, 2.5)
+    print(int(y.tolist() != [2.5] * 4))
+except Exception:
+    print(1)
+""",
     "interpret-libdevice": """
 from triton.language.extra import libdevice
 @triton.jit
@@ -334,6 +346,14 @@ LIMITS: tuple[TierLimit, ...] = (
               "https://github.com/triton-lang/triton/issues/8825",
               message=r"cannot convert None|NoneType", source=r"libdevice",
               probe=_interpreter_probe("interpret-libdevice")),
+    # the interpreter wraps a kernel's int, bool and tensor arguments as tensors but hands a float over as the
+    # Python float it is (runtime/interpreter.py, _implicit_cvt; Triton 3.8.0), where the compiled path passes an
+    # fp32 scalar: a tensor method on it (`eps.to(tl.float32)`, Liger-Kernel's rms_norm) raises there only
+    TierLimit("interpret-float-arg", "tier", INTERPRETER,
+              "Triton's interpreter passes a float argument as a Python float, not an fp32 scalar as the compiled "
+              "path does, so a tensor method on it (`eps.to(tl.float32)`) raises AttributeError",
+              "https://github.com/triton-lang/triton/blob/main/python/triton/runtime/interpreter.py",
+              message=r"'float' object has no attribute '\w+'", probe=_interpreter_probe("interpret-float-arg")),
     # the interpreter's own builder or semantic layer lacks an operation: raised inside the interpreter, never
     # the kernel's (once upstream adds the operation the message no longer occurs, so the entry needs no probe)
     TierLimit("interpret-builder-gap", "tier", INTERPRETER,
