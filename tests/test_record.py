@@ -338,6 +338,28 @@ def test_fp16_replays_allow_ulps_of_the_terms_and_catch_more(tmp_path, kernels, 
         assert "17" in str(r["metrics"]["worst_index"])
 
 
+@pytest.mark.parametrize("scale, status", [(1 + 4e-6, "passed"), (1 + 1e-4, "failed")])
+def test_fp32_replays_allow_two_devices_transcendentals_and_catch_more(tmp_path, kernels, scale, status):
+    """Two devices' fp32 exp/sigmoid differ by ulps of each term: an element 4e-6 off relative agrees (torch's
+    rtol, 1.3e-6, failed it); the twin, 1e-4 off, is caught on that element."""
+    from safetensors.torch import load_file, save_file
+
+    b = record(tmp_path / "b", copy_launches(kernels))
+    forget(kernels)
+    path = tmp_path / "b" / b.launches[0]["tensors"]
+    tensors = load_file(path)
+    (key,) = [k for k in tensors if k.startswith("after.")]
+    floats = tensors[key].view(torch.float32).clone()
+    floats[42] *= scale
+    tensors[key] = floats.view(torch.uint8)
+    save_file(tensors, path)
+    (r,) = replay(tmp_path / "b")
+    assert r["status"] == status, r["reason"]
+    assert r["tolerance"]["rtol"] == 1e-5 and "transcendental" in r["tolerance"]["reason"]
+    if status == "failed":
+        assert "42" in str(r["metrics"]["worst_index"])
+
+
 def _entry(outputs: dict[str, str], inputs: dict[str, str]) -> dict:
     views = {f"t{i}": {"buffer": b, "dtype": d} for i, (b, d) in enumerate({**outputs, **inputs}.items())}
     return {"outputs": list(outputs), "views": views}
