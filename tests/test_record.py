@@ -633,6 +633,10 @@ def test_the_summary_names_each_disagreements_owner_and_each_skips_reason():
              {"status": "skipped", "mode": "run", "reason": "not checked: nothing changed"}]
     cell = tier_cell(mixed)
     assert "1 disagree (1× library (provisional))" in cell and "1 not replayable (not checked" in cell
+    # a known limit met is said with its id (it used to leave "0 agree" and nothing else); the control: none met
+    known = [{"status": "xfailed", "mode": "run", "owner": {"who": "tier", "limit": "interpret-float-arg"}}] * 2
+    assert tier_cell(known) == "2 replayed, 0 agree, 2 known limit (2× interpret-float-arg)"
+    assert "known limit" not in tier_cell(clean)
 
 
 def test_a_replays_report_speaks_per_kernel_and_module_with_compiles_on_the_arch(tmp_path, kernels):

@@ -54,6 +54,12 @@ def tier_cell(records: list[dict[str, Any]]) -> str:
         owners = Counter(str((r.get("owner") or {}).get("who", "?")) + (" (provisional)" if (r.get("owner") or {})
                          .get("provisional") else "") for r in bad)
         parts.append(f"{len(bad)} disagree ({', '.join(f'{n}× {o}' for o, n in owners.items())})")
+    # a known limit (a tier's own, or a vendor bug already reported) that the replay met: counted with its id, so a
+    # cell never reads "0 agree" with nothing said of the rest
+    known = [r for r in records if r["status"] == "xfailed"]
+    if known:
+        limits = Counter(str((r.get("owner") or {}).get("limit") or "known divergence") for r in known)
+        parts.append(f"{len(known)} known limit ({', '.join(f'{n}× {lim}' for lim, n in limits.items())})")
     skipped = [r for r in records if r["status"] == "skipped"]
     if skipped:
         reasons = Counter(_short(str(r.get("reason"))) for r in skipped)
