@@ -3,23 +3,14 @@ index.html, for the page's parser and browser tests."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from parity import cli
-from tests.synthetic_records import rec
+from tests.synthetic_records import rec, write_dir
 
 HOSTILE = "<script>alert('kernel')</script>"
 HOSTILE_REASON = "output 'out': 3% outside </pre><img src=x onerror=alert(1)> | tol"
 REPRO = "repros/softmax__N=781"
-
-
-def write_dir(root: Path, name: str, env: dict, records: list[dict]) -> Path:
-    d = root / name
-    d.mkdir(parents=True)
-    (d / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    (d / "env.json").write_text(json.dumps(env))
-    return d
 
 
 def report_dirs(root: Path) -> list[Path]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from parity.results import empty_record
@@ -20,3 +22,12 @@ def rec(backend: str, mode: str, kernel: str, case: str, status: str, *, failing
                         "max_tol_ratio": 0.1 if status == "passed" else failing_tol_ratio}
     r.update(extra)
     return r
+
+
+def write_dir(root: Path, name: str, env: dict, records: list[dict]) -> Path:
+    """A results dir holding these records and this env.json."""
+    d = root / name
+    d.mkdir(parents=True)
+    (d / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (d / "env.json").write_text(json.dumps(env))
+    return d

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import torch
 from parity import cli
 from parity.report import divergence
 from parity.results import outputs_store as store
-from tests.synthetic_records import rec
+from tests.synthetic_records import rec, write_dir
 
 UB_MESSAGE = "ub overflow, requires 3145728 bits while 1572864 bits available | at `loc(x)` <here>"
 
@@ -20,14 +19,6 @@ def compiled(ok, **extra):
     return {"ok": ok, "stage_reached": "bishengir" if ok else "ttir", "error_kind": None if ok else "ub_overflow",
             "message": None if ok else UB_MESSAGE, "ub_bits": None if ok else 3145728,
             "ub_limit_bits": 1572864, **extra}
-
-
-def write_dir(root: Path, name: str, env: dict, records: list[dict]) -> Path:
-    d = root / name
-    d.mkdir(parents=True)
-    (d / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    (d / "env.json").write_text(json.dumps(env))
-    return d
 
 
 def machines(tmp_path: Path) -> list[Path]:
