@@ -292,18 +292,23 @@ def test_a_planted_wrong_element_fails_on_that_element(tmp_path, kernels):
     assert r["metrics"]["mismatch_frac"] == pytest.approx(1 / 100)
 
 
-def test_a_tampered_recorded_output_is_caught(tmp_path, kernels):
+def tamper_output(bundle_dir: Path, b, dtype: torch.dtype, change) -> None:
+    """Rewrite the first launch's recorded output in place: `change` edits it viewed as `dtype`."""
     from safetensors.torch import load_file, save_file
 
-    b = record(tmp_path / "b", copy_launches(kernels))
-    forget(kernels)
-    path = tmp_path / "b" / b.launches[0]["tensors"]
+    path = bundle_dir / b.launches[0]["tensors"]
     tensors = load_file(path)
     (key,) = [k for k in tensors if k.startswith("after.")]
-    floats = tensors[key].view(torch.float32).clone()
-    floats[42] += 1.0
-    tensors[key] = floats.view(torch.uint8)
+    values = tensors[key].view(dtype).clone()
+    change(values)
+    tensors[key] = values.view(torch.uint8)
     save_file(tensors, path)
+
+
+def test_a_tampered_recorded_output_is_caught(tmp_path, kernels):
+    b = record(tmp_path / "b", copy_launches(kernels))
+    forget(kernels)
+    tamper_output(tmp_path / "b", b, torch.float32, lambda floats: floats.__setitem__(42, floats[42] + 1.0))
     (r,) = replay(tmp_path / "b")
     assert r["status"] == "failed" and "42" in str(r["metrics"]["worst_index"])
 
@@ -320,17 +325,9 @@ def half_launches(mod):
 def test_fp16_replays_allow_ulps_of_the_terms_and_catch_more(tmp_path, kernels, shift, status):
     """Two devices' fp16 answers differ by ulps of the terms (rounded products, fused on the other device): an
     element off by 2 ulps of a unit-size term agrees; the twin, off by 0.25, is caught on that element."""
-    from safetensors.torch import load_file, save_file
-
     b = record(tmp_path / "b", half_launches(kernels))
     forget(kernels)
-    path = tmp_path / "b" / b.launches[0]["tensors"]
-    tensors = load_file(path)
-    (key,) = [k for k in tensors if k.startswith("after.")]
-    halves = tensors[key].view(torch.float16).clone()
-    halves[17] += shift
-    tensors[key] = halves.view(torch.uint8)
-    save_file(tensors, path)
+    tamper_output(tmp_path / "b", b, torch.float16, lambda halves: halves.__setitem__(17, halves[17] + shift))
     (r,) = replay(tmp_path / "b")
     assert r["status"] == status, r["reason"]
     assert r["tolerance"]["atol"] == 4 * 2.0**-10 and "ulps of the terms" in r["tolerance"]["reason"]
@@ -342,17 +339,9 @@ def test_fp16_replays_allow_ulps_of_the_terms_and_catch_more(tmp_path, kernels, 
 def test_fp32_replays_allow_two_devices_transcendentals_and_catch_more(tmp_path, kernels, scale, status):
     """Two devices' fp32 exp/sigmoid differ by ulps of each term: an element 4e-6 off relative agrees (torch's
     rtol, 1.3e-6, failed it); the twin, 1e-4 off, is caught on that element."""
-    from safetensors.torch import load_file, save_file
-
     b = record(tmp_path / "b", copy_launches(kernels))
     forget(kernels)
-    path = tmp_path / "b" / b.launches[0]["tensors"]
-    tensors = load_file(path)
-    (key,) = [k for k in tensors if k.startswith("after.")]
-    floats = tensors[key].view(torch.float32).clone()
-    floats[42] *= scale
-    tensors[key] = floats.view(torch.uint8)
-    save_file(tensors, path)
+    tamper_output(tmp_path / "b", b, torch.float32, lambda floats: floats.__setitem__(42, floats[42] * scale))
     (r,) = replay(tmp_path / "b")
     assert r["status"] == status, r["reason"]
     assert r["tolerance"]["rtol"] == 1e-5 and "transcendental" in r["tolerance"]["reason"]
