@@ -306,9 +306,11 @@ def _attach_all(records: Sequence[dict[str, Any]], spec: Any, case: Any, backend
     # known divergences too: a compiler bug someone already linked still needs a repro for its vendor
     failing = [r for r in records if r.get("status") in ("failed", "xfailed") and r.get("compile")
                and r["compile"].get("ok") is False]
+    from parity.repro import by_limit, compile_prelaunch
+
+    failing = [r for r in failing if not by_limit.link(r, results_dir)]  # a limit's repro is made once per kernel
     if not failing:
         return
-    from parity.repro import compile_prelaunch
 
     t0 = time.perf_counter()
     # a launcher that raised before compiling anything (a library's check, parity's source scan):
@@ -343,6 +345,7 @@ def _attach_all(records: Sequence[dict[str, Any]], spec: Any, case: Any, backend
 
     for record in failing:  # kept only where repro.py fails standalone as the record did
         verify.finalize(record, results_dir)
+        by_limit.remember(record, results_dir)
     seconds = (time.perf_counter() - t0) / max(len(failing), 1)
     for record in failing:
         record.setdefault("timing", {})["repro_s"] = round(seconds, 3)

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from parity.backends import backend_class
-from parity.repro import lowered_repro, prelaunch, template, verify
+from parity.repro import by_limit, lowered_repro, prelaunch, template, verify
 from parity.repro.author import author_reason, render_author
 from parity.repro.capture import Captured, Launch, LaunchRecorder, NoLaunch, ReproError, capture_case
 from parity.repro.issue import render_issue
@@ -235,8 +235,11 @@ def attach(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, *
             return
         if record.get("status") not in REPRO_STATUSES:
             return  # a crash poisoned the device; a known divergence is already linked
+        if by_limit.link(record, results_dir):  # an earlier case of this kernel has the limit's repro
+            return
         _attach(record, spec, case, backend, record.get("finding_of") or None, seed=seed, cache=cache,
                 results_dir=results_dir)
+        by_limit.remember(record, results_dir)
     except KeyboardInterrupt:
         interrupt.note()
         interrupt.settle(record)

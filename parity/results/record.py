@@ -174,6 +174,7 @@ class Record(TypedDict, total=False):
     owner: Owner  # who must act (parity.triage)
     repro_error: str  # why no repro was written (a raise in shrink, repro, drafting or triage)
     repro_note: str  # what the repro dir lacks and why
+    repro_of: dict[str, Any]  # an earlier case's repro, same kernel and limit: case, limit (parity.repro.by_limit)
     crash: dict[str, Any]  # a dead worker's case: returncode (negative: the signal), worker, what it wrote before
     crash_stacks: str  # that worker's faulthandler thread stacks, a file relative to the results dir (not the terminal)
     sanitizer: dict[str, Any]  # --sanitize: compute-sanitizer memcheck's error count, first errors, exit, command
