@@ -259,7 +259,8 @@ def tests(session: nox.Session) -> None:
         install(session, *packages)
     session.run("ruff", "check", ".")
     session.run("mypy")  # the engine's types; strict on the pipeline and triage
-    run_pytest(session, "python", "-m", "pytest", "tests", "-n", "2", *session.posargs)
+    # the slowest tests are named in every log, so the suite's time has a place to look (`.ci/run` runs it)
+    run_pytest(session, "python", "-m", "pytest", "tests", "-n", "2", "--durations=20", *session.posargs)
 
 
 @nox.session(python=False, requires=["venv-upstream"])

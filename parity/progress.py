@@ -166,6 +166,10 @@ class StatusLine:
             self.logged = now
             line = f"parity: {self.text()}"
             if self.writer is not None:
+                # under xdist pytest's dots leave the line open and write_line does not close it (its
+                # ensure_newline looks at the file being run, which xdist never sets): close it first
+                if getattr(getattr(self.writer, "_tw", None), "width_of_current_line", 0):
+                    self.writer.write("\n")
                 self.writer.write_line(line)
             else:
                 print(line, file=sys.__stderr__, flush=True)

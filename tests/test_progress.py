@@ -70,3 +70,27 @@ def test_on_a_terminal_the_live_line_replaces_pytests_letters_and_not_otherwise(
 
     assert status(live=True) == ("failed", "", "FAILED")  # the category (and so the summary) is kept
     assert status(live=False) == ("failed", "F", "FAILED")
+
+
+def test_the_plain_line_starts_on_a_line_of_its_own_after_pytests_dots(monkeypatch):
+    """xdist's dots leave the line open; the status line must not be glued to them (and an empty line gets no
+    blank line before it: the negative control)."""
+    import io
+
+    from _pytest.config import create_terminal_writer
+
+    clock = [100.0]
+    monkeypatch.setattr(progress.time, "monotonic", lambda: clock[0])
+    for dots in ("...", ""):
+        out = io.StringIO()
+        writer = create_terminal_writer(SimpleNamespace(option=SimpleNamespace(color="no", code_highlight="no"),
+                                                        get_verbosity=lambda: 0), out)
+        reporter = SimpleNamespace(_tw=writer, write=writer.write, write_line=writer.line)
+        line = progress.StatusLine("interpret", {}, workers=1, live=False)
+        line.writer = reporter
+        line.collected(["t.py::test_a[k1[x=1]]", "t.py::test_a[k1[x=2]]"])
+        writer.write(dots)
+        clock[0] += 31
+        line.pytest_runtest_logstart("t.py::test_a[k1[x=1]]", None)
+        expected = (dots + "\n" if dots else "") + "parity: interpret: 0/2 items · k1 · time left unknown yet\n"
+        assert out.getvalue() == expected
