@@ -55,6 +55,9 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("PARITY_NO_UB_ADVICE", "no_ub_advice", bool, False,
              "`1`: keep the other advice, skip UB use (\"larger tiles fit\": compiles larger configs and runs one "
              "on ascend-lowered)"),
+    Variable("PARITY_NO_COMPILE_MEMO", "no_compile_memo", bool, False,
+             "`1`: ascend-compile runs bishengir-compile for every call, not once per distinct input and flags "
+             "(parity.backends.ascend.bishengir_memo)"),
     Variable("PARITY_REPRO_VERIFY_S", "repro_verify_s", float, 120.0,
              "seconds a written repro may run when it is verified standalone"),
     Variable("PARITY_SANITIZE_TIMEOUT_S", "sanitize_timeout_s", float, 1800.0,
@@ -96,6 +99,7 @@ class Settings:
     no_proof: bool = False
     no_perf_advice: bool = False
     no_ub_advice: bool = False
+    no_compile_memo: bool = False
     repro_verify_s: float = 120.0
     sanitize_timeout_s: float = 1800.0
     llvm_bin: str | None = None

@@ -13,8 +13,10 @@ import atexit
 import importlib.metadata
 import importlib.util
 import os
+import shlex
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Mapping
@@ -37,6 +39,18 @@ def _version(dist: str) -> str | None:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
         return None
+
+
+def install_memo(bin_dir: Path, real: Path, store: Path) -> Path:
+    """A `bishengir-compile` in bin_dir that runs the memo script over the real compiler; returns bin_dir."""
+    from parity.backends.ascend import bishengir_memo
+
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    shim = bin_dir / "bishengir-compile"
+    words = [sys.executable, bishengir_memo.__file__, str(store), str(real)]
+    shim.write_text("#!/bin/sh\nexec " + " ".join(shlex.quote(w) for w in words) + ' "$@"\n', encoding="utf-8")
+    shim.chmod(0o755)
+    return bin_dir
 
 
 def bishengir_bin_dir() -> Path | None:
@@ -105,13 +119,19 @@ class AscendCompileBackend(Backend):
         # never share a cache with real NPU runs: compile-only binaries are empty placeholders; a fresh
         # dir per session under parity's own cache (parity.compile.sandbox), never ~/.triton
         from parity.compile import sandbox
-        from parity.paths import triton_cache_dir
+        from parity.paths import cache_root, triton_cache_dir
 
         parent = triton_cache_dir(self.name)
         parent.mkdir(parents=True, exist_ok=True)
         cache_dir = tempfile.mkdtemp(prefix="session-", dir=parent)
         atexit.register(shutil.rmtree, cache_dir, ignore_errors=True)
         sandbox.enter(self.name, Path(cache_dir))
+        real = shutil.which("bishengir-compile")
+        if real is not None and not settings.current().no_compile_memo:
+            # configs that differ only in what triton-ascend ignores hand bishengir the same bytes: each
+            # distinct call runs once (parity.backends.ascend.bishengir_memo), for this process and its children
+            shim = install_memo(Path(cache_dir) / "bin", Path(real), cache_root() / "bishengir")
+            os.environ["PATH"] = f"{shim}{os.pathsep}{os.environ.get('PATH', '')}"
         from parity.backends.ascend import driver as ascend_driver
         from parity.backends.ascend import torch_device
 
