@@ -200,7 +200,8 @@ def test_a_retired_limit_matches_no_more(monkeypatch):
     assert lim.LIMITS[0].matches(record, "tl.dot(a, b)")
 
 
-@pytest.mark.parametrize("limit_id", ["interpret-int-to-bf16", "interpret-libdevice", "interpret-float-arg"])
+@pytest.mark.parametrize("limit_id", ["interpret-int-to-bf16", "interpret-libdevice", "interpret-float-arg",
+                                      "interpret-loop-var"])
 def test_interpreter_probes_answer_on_the_installed_triton(limit_id, tmp_path, monkeypatch):
     monkeypatch.setenv("PARITY_CACHE_DIR", str(tmp_path))
     limit = next(x for x in lim.LIMITS if x.id == limit_id)
@@ -505,6 +506,24 @@ def test_a_tensor_method_on_a_float_argument_under_the_interpreter_is_the_interp
     assert decide(elsewhere, {"cuda-compile": built}, source).get("limit") != "interpret-float-arg"
     tensor = errored("interpret", "InterpreterError: AttributeError(\"'tensor' object has no attribute 'foo'\")")
     assert decide(tensor, {"cuda-compile": built}, source).get("limit") is None
+
+
+def test_a_tensor_method_on_a_loop_variable_under_the_interpreter_is_the_interpreters_not_the_author():
+    """fla's chunk_gated_delta_rule_fwd_kernel_h calls `i_t.to(tl.int64)` on a `for i_t in range(NT)` variable: it
+    compiles and runs on the H200, and only the interpreter (which loops over Python ints) raises."""
+    source = "for i_t in range(NT):\n        i_t_int64 = i_t.to(tl.int64)\n"
+    interp = errored("interpret", "InterpreterError: AttributeError(\"'int' object has no attribute 'to'\")")
+    built = {**compiled("cuda-compile", True), "backend": "cuda-compile"}
+    owner = decide(interp, {"cuda-compile": built}, source)
+    assert (owner["who"], owner["limit"], owner["provisional"]) == ("tier", "interpret-loop-var", False), owner
+    # negative controls: the same error on a tier that compiles is not the interpreter's; nor one where no loop
+    # variable has a method called on it (an int the kernel made itself), nor a static_range's constexpr variable
+    elsewhere = {**interp, "backend": "ascend-lowered"}
+    assert decide(elsewhere, {"cuda-compile": built}, source).get("limit") != "interpret-loop-var"
+    own = "n = 4\n    for i in range(n):\n        acc += i\n    m = n.to(tl.int64)\n"
+    assert decide(interp, {"cuda-compile": built}, own).get("limit") != "interpret-loop-var"
+    static = "for i in tl.static_range(4):\n        j = i.to(tl.int64)\n"
+    assert decide(interp, {"cuda-compile": built}, static).get("limit") != "interpret-loop-var"
 
 
 def test_tf32_rounding_of_an_fp32_dot_on_nvidia_is_a_precision_class_with_its_advice():

@@ -237,6 +237,9 @@ def tf32_rounding(record: Mapping[str, Any], source: str) -> bool:
 
 
 INTERPRETER = "Triton interpreter"
+# a `for NAME in range(` / `tl.range(` loop whose variable later has a method called on it (`NAME.to(`)
+LOOP_VAR_METHOD = r"for\s+(\w+)\s+in\s+(?:tl\.)?range\([\s\S]*?\b\1\.\w+\("
+
 LIMITS: tuple[TierLimit, ...] = (
     TierLimit("interpret-bf16-dot", "tier", INTERPRETER,
               "Triton's interpreter multiplies the raw bit patterns of bf16 tiles in tl.dot",
@@ -267,6 +270,16 @@ LIMITS: tuple[TierLimit, ...] = (
               "path does, so a tensor method on it (`eps.to(tl.float32)`) raises AttributeError",
               "https://github.com/triton-lang/triton/blob/main/python/triton/runtime/interpreter.py",
               message=r"'float' object has no attribute '\w+'", probe=_interpreter_probe("interpret-float-arg")),
+    # the interpreter runs a kernel's `for i in range(n)` / `tl.range` as Python's range (runtime/interpreter.py,
+    # _patch_lang's _new_range; Triton 3.8.0), so the induction variable is a Python int where the compiled path has
+    # an i32 scalar: a tensor method on it (fla's `i_t.to(tl.int64)`) raises there only. static_range is left out:
+    # its variable is a constexpr on the compiled path too
+    TierLimit("interpret-loop-var", "tier", INTERPRETER,
+              "Triton's interpreter runs `for i in range(n)` / `tl.range` as a Python loop, so `i` is a Python int, "
+              "not the i32 scalar of the compiled path, and a tensor method on it (`i.to(tl.int64)`) raises "
+              "AttributeError", "https://github.com/triton-lang/triton/blob/main/python/triton/runtime/interpreter.py",
+              message=r"'int' object has no attribute '\w+'", source=LOOP_VAR_METHOD,
+              probe=_interpreter_probe("interpret-loop-var")),
     # the interpreter's own builder or semantic layer lacks an operation: raised inside the interpreter, never
     # the kernel's (once upstream adds the operation the message no longer occurs, so the entry needs no probe)
     TierLimit("interpret-builder-gap", "tier", INTERPRETER,
