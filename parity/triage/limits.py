@@ -260,7 +260,9 @@ LIMITS: tuple[TierLimit, ...] = (
               "triton.language.extra.libdevice's functions return None under Triton's interpreter on a machine with "
               "no GPU (it patches tl and tl.math only)",
               "https://github.com/triton-lang/triton/issues/8825",
-              message=r"cannot convert None|NoneType", source=r"libdevice",
+              # a function imported from a libdevice module itself (FlagGems' generated code: `from
+              # triton.language.extra.cuda.libdevice import erf`) is never patched: it asks for `_semantic`
+              message=r"cannot convert None|NoneType|`_semantic` argument must be provided", source=r"libdevice",
               probe=_interpreter_probe("interpret-libdevice")),
     # the interpreter wraps a kernel's int, bool and tensor arguments as tensors but hands a float over as the
     # Python float it is (runtime/interpreter.py, _implicit_cvt; Triton 3.8.0), where the compiled path passes an
@@ -280,13 +282,23 @@ LIMITS: tuple[TierLimit, ...] = (
               "AttributeError", "https://github.com/triton-lang/triton/blob/main/python/triton/runtime/interpreter.py",
               message=r"'int' object has no attribute '\w+'", source=LOOP_VAR_METHOD,
               probe=_interpreter_probe("interpret-loop-var")),
+    # the interpreter's block pointer is an aggregate value whose type (`_aggregate_type`, Triton 3.8.0's
+    # language/core.py) has no `element_ty`, where the compiled path's is a pointer type: FlagGems' generated
+    # pointwise kernels store `out.to(out_bptr.type.element_ty)`
+    TierLimit("interpret-block-ptr-type", "tier", INTERPRETER,
+              "under Triton's interpreter a block pointer's `.type` is an `_aggregate_type` with no `element_ty` "
+              "(the compiled path's is a pointer type)",
+              "https://github.com/triton-lang/triton/blob/main/python/triton/language/core.py",
+              message=r"'_aggregate_type' object has no attribute", source=r"make_block_ptr",
+              probe=_interpreter_probe("interpret-block-ptr-type")),
     # the interpreter's own builder or semantic layer lacks an operation: raised inside the interpreter, never
     # the kernel's (once upstream adds the operation the message no longer occurs, so the entry needs no probe)
     TierLimit("interpret-builder-gap", "tier", INTERPRETER,
               "Triton's interpreter lacks an operation the compiled path has (its InterpreterBuilder or semantic "
               "layer raises AttributeError / NotImplementedError)",
               "https://github.com/triton-lang/triton/blob/main/python/triton/runtime/interpreter.py",
-              message=r"(AttributeError|NotImplementedError)\W.{0,8}'Interpreter\w*' object has no attribute|"
+              # (an InterpreterError raised inside another one escapes the quotes: \'InterpreterBuilder\')
+              message=r"(AttributeError|NotImplementedError)\W.{0,8}'Interpreter\w*\\?' object has no attribute|"
                       r"not supported in interpreter mode", evident=True),
     TierLimit("lowered-truncsfbf2", "tier", "ascend-lowered host toolchain",
               "the host's libgcc lacks the soft-float bf16 builtins a lowered module with bf16 arithmetic needs",
