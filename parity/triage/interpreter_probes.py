@@ -68,19 +68,6 @@ try:
 except Exception:
     print(1)
 """,
-    "interpret-block-ptr-type": """
-@triton.jit
-def k(x, y, n, B: tl.constexpr):
-    p = tl.make_block_ptr(x, (n,), (1,), (0,), (B,), order=(0,))
-    q = tl.make_block_ptr(y, (n,), (1,), (0,), (B,), order=(0,))
-    tl.store(q, tl.load(p, boundary_check=(0,)).to(q.type.element_ty), boundary_check=(0,))
-x = torch.arange(4, dtype=torch.float32); y = torch.zeros(4)
-try:
-    k[(1,)](x, y, 4, B=4)
-    print(int(y.tolist() != [0.0, 1.0, 2.0, 3.0]))
-except Exception:
-    print(1)
-""",
     "interpret-libdevice": """
 from triton.language.extra import libdevice
 @triton.jit

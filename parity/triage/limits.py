@@ -282,15 +282,6 @@ LIMITS: tuple[TierLimit, ...] = (
               "AttributeError", "https://github.com/triton-lang/triton/blob/main/python/triton/runtime/interpreter.py",
               message=r"'int' object has no attribute '\w+'", source=LOOP_VAR_METHOD,
               probe=_interpreter_probe("interpret-loop-var")),
-    # the interpreter's block pointer is an aggregate value whose type (`_aggregate_type`, Triton 3.8.0's
-    # language/core.py) has no `element_ty`, where the compiled path's is a pointer type: FlagGems' generated
-    # pointwise kernels store `out.to(out_bptr.type.element_ty)`
-    TierLimit("interpret-block-ptr-type", "tier", INTERPRETER,
-              "under Triton's interpreter a block pointer's `.type` is an `_aggregate_type` with no `element_ty` "
-              "(the compiled path's is a pointer type)",
-              "https://github.com/triton-lang/triton/blob/main/python/triton/language/core.py",
-              message=r"'_aggregate_type' object has no attribute", source=r"make_block_ptr",
-              probe=_interpreter_probe("interpret-block-ptr-type")),
     # the interpreter's own builder or semantic layer lacks an operation: raised inside the interpreter, never
     # the kernel's (once upstream adds the operation the message no longer occurs, so the entry needs no probe)
     TierLimit("interpret-builder-gap", "tier", INTERPRETER,
@@ -361,6 +352,16 @@ LIMITS: tuple[TierLimit, ...] = (
               "later (triton-ascend 3.2 keeps block pointers)",
               "https://github.com/triton-lang/triton/pull/6847",
               message=r"Block pointers have been removed", language="triton"),
+    # before the removal, Triton 3.8 emulates the deprecated block pointers with an aggregate (`_block_ptr`,
+    # language/core.py) whose type has no `element_ty`; Triton 3.6 gave a pointer type. Seen in FlagGems 5.0.2's
+    # generated pointwise kernels (`out.to(out_bptr.type.element_ty)`), recorded on the H200's 3.6
+    TierLimit("upstream-block-ptr-emulated", "author", "kernel author",
+              "upstream Triton 3.8 emulates the deprecated block pointers with an aggregate whose `.type` has no "
+              "`element_ty` (3.6 gave a pointer type): a kernel reading `bptr.type.element_ty` fails on 3.8 and later "
+              "and must move to tensor descriptors (triton-ascend 3.2 keeps block pointers)",
+              "https://github.com/triton-lang/triton/pull/9667",
+              message=r"'_aggregate_type' object has no attribute 'element_ty'", source=r"make_block_ptr",
+              language="triton"),
 )
 
 
