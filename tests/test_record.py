@@ -735,3 +735,110 @@ def test_a_compile_tier_launch_that_cannot_replay_here_is_skipped_never_owned(tm
     (error,) = pipeline.compile_case(session(RuntimeError("the launcher broke")), spec, case)
     assert skipped["status"] == "skipped" and skipped["reason"].startswith("not replayable here")
     assert "owner" not in skipped and error["status"] == "error" and error["owner"] == 1
+
+
+# ---------------------------------------------------------------- typed pointers (FlagGems' StridedBuffer)
+
+
+class StridedBuffer:
+    """As FlagGems 5.0.2 defines it (flag_gems/utils/tensor_wrapper.py): a base tensor with a dtype, shape,
+    strides and element offset of its own, which Triton reads through `data_ptr()` and `dtype` alone."""
+
+    def __init__(self, base, shape, strides, offset=0):
+        self._base, self.dtype, self.offset = base, base.dtype, offset
+        self.shape, self._strides, self.device = tuple(shape), tuple(strides), base.device
+        self._data_ptr = base.data_ptr() + offset * base.element_size()
+
+    def stride(self):
+        return self._strides
+
+    def unwrap(self):
+        return self._base
+
+    def data_ptr(self):
+        return self._data_ptr
+
+    def untyped_storage(self):
+        return self._base.untyped_storage()
+
+
+def strided_launches(mod, offset=8):
+    """FlagGems' generated pointwise wrappers launch through StridedBuffers: here x read from element `offset` on.
+    The interpreter cannot run one (it asks it for `new_empty`); FlagGems runs it on a device, stood in for here by
+    a seam layer under the recorder's that hands the interpreter the torch view the buffer stands for."""
+    def as_views(inner, self_, *args, **kwargs):
+        from parity.repro.tensorlike import typed_pointer_view
+
+        def plain(v):
+            typed = typed_pointer_view(v)
+            return typed[0] if typed is not None else v
+        return inner(self_, *map(plain, args), **{k: plain(v) for k, v in kwargs.items()})
+
+    def go() -> None:
+        from parity.seams.jit import interpreted_run, jit_run
+
+        seam = interpreted_run() or jit_run()
+        undo = seam.add(as_views)
+        try:
+            launch()
+        finally:
+            undo()
+
+    def launch() -> None:
+        base = torch.arange(64, dtype=torch.float32)
+        y = torch.full((40,), float("nan"), dtype=torch.float32)
+        x = StridedBuffer(base, (40,), (1,), offset=offset)
+        mod.copy_scaled[(2,)](x, StridedBuffer(y, (40,), (1,)), 40, 2.0, BLOCK=32)
+    return go
+
+
+def test_a_launch_through_a_strided_buffer_is_recorded_as_a_view_of_its_base_and_replays(tmp_path, kernels):
+    b = record(tmp_path / "b", strided_launches(kernels))
+    assert not b.unrecorded, b.unrecorded  # a StridedBuffer used to stop the recording ("not a plain literal")
+    (entry,) = b.launches
+    x = entry["views"][entry["args"][0]["tensor"]]
+    assert (x["dtype"], x["shape"], x["stride"], x["offset"]) == ("float32", [40], [1], 8)  # the base, 8 elements in
+    assert len(entry["outputs"]) == 1
+    forget(kernels)
+    (r,) = replay(tmp_path / "b")
+    assert r["status"] == "passed", r["reason"]
+
+
+def test_a_replay_that_loses_the_strided_buffers_offset_fails(tmp_path, kernels):
+    """Negative control: the same bundle with x's offset set to 0 reads the base's first elements, which differ
+    from what the recorded launch read: the replay must fail, so the offset is what made the clean twin agree."""
+    record(tmp_path / "b", strided_launches(kernels))
+    forget(kernels)
+    (manifest,) = (tmp_path / "b").glob("manifest-*.jsonl")
+    lines = [json.loads(line) for line in manifest.read_text().splitlines()]
+    for line in lines:
+        if line.get("type") == "launch":
+            line["views"][line["args"][0]["tensor"]]["offset"] = 0
+    manifest.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    (r,) = replay(tmp_path / "b")
+    assert r["status"] == "failed", r["reason"]
+
+
+def test_keys_read_a_strided_buffer_as_the_view_it_stands_for():
+    """Before: `StridedBuffer:<object at 0x...>`, a new dedupe key (and specialization) for every launch."""
+    from parity.record.keys import arg_shape_key, arg_spec_key
+
+    base = torch.zeros(64, dtype=torch.float32)
+    one, two = StridedBuffer(base, (40,), (1,), 8), StridedBuffer(base.clone(), (40,), (1,), 8)
+    assert arg_shape_key(one) == arg_shape_key(two) == arg_shape_key(base[8:48])
+    assert arg_spec_key(one, False) == arg_spec_key(base[8:48], False) == "*float32a"  # 32 bytes in: 16-aligned
+    assert arg_spec_key(StridedBuffer(base, (40,), (1,), 3), False) == "*float32u"
+
+
+def test_a_negative_stride_keeps_the_whole_storage():
+    """FlagGems' flip reads backwards from its address: no torch view has that, so one element at the address
+    stands for it and the buffer is kept whole (how far the kernel reads is unknown)."""
+    from parity.repro.capture import LaunchRecorder
+
+    base = torch.arange(16, dtype=torch.float32)
+    rec = LaunchRecorder()
+    ref = rec.value(StridedBuffer(base, (16,), (-1,), offset=15))
+    (buf,) = rec.buffers.values()
+    (slot,) = rec.views.values()
+    assert ref == f"T[{slot.key!r}]" and (slot.shape, slot.offset) == ((1,), 15)
+    assert buf.whole and buf.kept == (0, 64)

@@ -200,7 +200,8 @@ def test_a_retired_limit_matches_no_more(monkeypatch):
     assert lim.LIMITS[0].matches(record, "tl.dot(a, b)")
 
 
-@pytest.mark.parametrize("limit_id", ["interpret-int-to-bf16", "interpret-libdevice", "interpret-float-arg"])
+@pytest.mark.parametrize("limit_id", ["interpret-int-to-bf16", "interpret-libdevice", "interpret-float-arg",
+                                      "interpret-loop-var"])
 def test_interpreter_probes_answer_on_the_installed_triton(limit_id, tmp_path, monkeypatch):
     monkeypatch.setenv("PARITY_CACHE_DIR", str(tmp_path))
     limit = next(x for x in lim.LIMITS if x.id == limit_id)
@@ -505,6 +506,57 @@ def test_a_tensor_method_on_a_float_argument_under_the_interpreter_is_the_interp
     assert decide(elsewhere, {"cuda-compile": built}, source).get("limit") != "interpret-float-arg"
     tensor = errored("interpret", "InterpreterError: AttributeError(\"'tensor' object has no attribute 'foo'\")")
     assert decide(tensor, {"cuda-compile": built}, source).get("limit") is None
+
+
+def test_a_tensor_method_on_a_loop_variable_under_the_interpreter_is_the_interpreters_not_the_author():
+    """fla's chunk_gated_delta_rule_fwd_kernel_h calls `i_t.to(tl.int64)` on a `for i_t in range(NT)` variable: it
+    compiles and runs on the H200, and only the interpreter (which loops over Python ints) raises."""
+    source = "for i_t in range(NT):\n        i_t_int64 = i_t.to(tl.int64)\n"
+    interp = errored("interpret", "InterpreterError: AttributeError(\"'int' object has no attribute 'to'\")")
+    built = {**compiled("cuda-compile", True), "backend": "cuda-compile"}
+    owner = decide(interp, {"cuda-compile": built}, source)
+    assert (owner["who"], owner["limit"], owner["provisional"]) == ("tier", "interpret-loop-var", False), owner
+    # negative controls: the same error on a tier that compiles is not the interpreter's; nor one where no loop
+    # variable has a method called on it (an int the kernel made itself), nor a static_range's constexpr variable
+    elsewhere = {**interp, "backend": "ascend-lowered"}
+    assert decide(elsewhere, {"cuda-compile": built}, source).get("limit") != "interpret-loop-var"
+    own = "n = 4\n    for i in range(n):\n        acc += i\n    m = n.to(tl.int64)\n"
+    assert decide(interp, {"cuda-compile": built}, own).get("limit") != "interpret-loop-var"
+    static = "for i in tl.static_range(4):\n        j = i.to(tl.int64)\n"
+    assert decide(interp, {"cuda-compile": built}, static).get("limit") != "interpret-loop-var"
+
+
+def test_flaggems_generated_kernels_under_the_interpreter_meet_its_limits_not_flaggems():
+    """Replaying FlagGems' H200 launches under the interpreter: a libdevice function imported from its module, and a
+    builder gap reported inside a nested InterpreterError (escaped quotes), are the interpreter's; each was owned
+    "author (provisional)" before. A block pointer's `.type.element_ty` is not: Triton 3.8's compiled path (an
+    `_aggregate` `_block_ptr`) fails the same way, so it stays the kernel's (a release difference, not a limit)."""
+    built = {**compiled("cuda-compile", True), "backend": "cuda-compile"}
+    forgot = errored("interpret", "InterpreterError: InterpreterError(\"ValueError('Did you forget to add "
+                                  "@triton.jit ? (`_semantic` argument must be provided outside of JIT "
+                                  "functions.)')\")")
+    libdevice = "from triton.language.extra.cuda.libdevice import erf\n    y = erf(x)"
+    assert decide(forgot, {"cuda-compile": built}, libdevice)["limit"] == "interpret-libdevice"
+    nested = errored("interpret", "InterpreterError: InterpreterError('AttributeError(\"\\'InterpreterBuilder\\' "
+                                  "object has no attribute \\'get_bf16\\'\")')")
+    assert decide(nested, {})["limit"] == "interpret-builder-gap"
+    # negative controls: the same errors on another tier, and a plain Python helper the author forgot to jit (no
+    # libdevice), are no limit of the interpreter
+    assert decide(forgot, {"cuda-compile": built}, "def helper(x):\n    return tl.exp(x)").get("limit") is None
+    assert decide({**nested, "backend": "ascend-lowered"}, {}).get("limit") != "interpret-builder-gap"
+
+
+def test_a_block_pointers_element_type_on_triton_3_8_is_the_authors_to_port():
+    """FlagGems' generated pointwise kernels read `out_bptr.type.element_ty`: Triton 3.6 ran them on the H200; 3.8's
+    emulated block pointer has no such attribute, compiled (cuda-compile) and interpreted alike."""
+    text = "AttributeError: '_aggregate_type' object has no attribute 'element_ty'"
+    source = "q = tl.make_block_ptr(y, (n,), (1,), (0,), (B,), order=(0,))\ntl.store(q, v.to(q.type.element_ty))"
+    owner = decide(errored("interpret", text), {"cuda-compile": errored("cuda-compile", text)}, source)
+    assert (owner["who"], owner["limit"], owner["provisional"]) == ("author", "upstream-block-ptr-emulated", False)
+    assert "pull/9667" in owner["evidence"]
+    # negative controls: no block pointer in the source, and a tier whose language keeps block pointers
+    assert decide(errored("interpret", text), {}, "x = tl.load(p)").get("limit") is None
+    assert decide(errored("ascend-lowered", text), {}, source).get("limit") != "upstream-block-ptr-emulated"
 
 
 def test_tf32_rounding_of_an_fp32_dot_on_nvidia_is_a_precision_class_with_its_advice():

@@ -30,6 +30,7 @@ import torch
 from parity.record import bundle as fmt
 from parity.record.keys import dedupe_key, specialization_key
 from parity.repro.capture import LaunchRecorder, storage_ident, storage_snapshot
+from parity.repro.tensorlike import typed_pointer_view
 from parity.seams.env import interpreting
 
 TENSOR_REF = re.compile(r"^T\['(t\d+)'\]$")
@@ -215,6 +216,8 @@ class WorkloadRecorder:
             pending[-1]["taken"] = True
             try:
                 for value in [*args[1:], *kwargs.values()]:
+                    typed = typed_pointer_view(value)  # FlagGems' StridedBuffer: its base's storage
+                    value = typed[0] if typed is not None else value
                     if isinstance(value, torch.Tensor) and storage_ident(value) not in pending[-1]["before"]:
                         pending[-1]["before"][storage_ident(value)] = storage_snapshot(value)
             except Exception as exc:  # the recorder must never break the workload

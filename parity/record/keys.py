@@ -16,6 +16,8 @@ from typing import Any
 
 import torch
 
+from parity.repro.tensorlike import typed_pointer_view
+
 ALIGN = 16  # Triton specializes a pointer on data_ptr() % 16 == 0
 
 
@@ -27,8 +29,11 @@ def _int_class(v: int) -> str:
 
 
 def _plain(v: Any) -> Any:
-    """A constexpr's value, else v."""
-    return v.value if type(v).__name__ == "constexpr" else v
+    """A constexpr's value; a typed pointer (FlagGems' StridedBuffer) as the torch view it stands for; else v."""
+    if type(v).__name__ == "constexpr":
+        return v.value
+    typed = typed_pointer_view(v)
+    return typed[0] if typed is not None else v
 
 
 def _wrapped(v: Any) -> tuple[torch.Tensor, str] | None:

@@ -18,6 +18,7 @@ from typing import Any
 import torch
 
 from parity.repro.source import SourceError, literal, python_function
+from parity.repro.tensorlike import typed_pointer_view
 from parity.run import autotune_pin
 from parity.spec import Case, KernelSpec
 from parity.spec import inputs as inp
@@ -249,6 +250,13 @@ class LaunchRecorder:
         base = wrapped_base(v)
         if base is not None:  # triton.reinterpret's wrapper: its base tensor by storage, read as the wrapper's dtype
             return f"triton.reinterpret({self.tensor(base)}, tl.dtype({literal(str(v.dtype))}))"
+        typed = typed_pointer_view(v)
+        if typed is not None:  # FlagGems' StridedBuffer: a torch view of its base's storage, same address and dtype
+            view, exact = typed
+            ref = self.tensor(view)
+            if not exact:  # a negative stride: how far the kernel reads is unknown, so the whole storage is kept
+                self.buffer(view).whole = True
+            return ref
         kind = type(v).__name__
         if kind == "constexpr":
             return self.value(v.value)

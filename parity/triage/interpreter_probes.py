@@ -56,6 +56,18 @@ try:
 except Exception:
     print(1)
 """,
+    "interpret-loop-var": """
+@triton.jit
+def k(y, n):
+    for i in range(n):
+        tl.store(y + i, i.to(tl.float32))
+y = torch.zeros(4)
+try:
+    k[(1,)](y, 4)
+    print(int(y.tolist() != [0.0, 1.0, 2.0, 3.0]))
+except Exception:
+    print(1)
+""",
     "interpret-libdevice": """
 from triton.language.extra import libdevice
 @triton.jit

@@ -237,6 +237,9 @@ def tf32_rounding(record: Mapping[str, Any], source: str) -> bool:
 
 
 INTERPRETER = "Triton interpreter"
+# a `for NAME in range(` / `tl.range(` loop whose variable later has a method called on it (`NAME.to(`)
+LOOP_VAR_METHOD = r"for\s+(\w+)\s+in\s+(?:tl\.)?range\([\s\S]*?\b\1\.\w+\("
+
 LIMITS: tuple[TierLimit, ...] = (
     TierLimit("interpret-bf16-dot", "tier", INTERPRETER,
               "Triton's interpreter multiplies the raw bit patterns of bf16 tiles in tl.dot",
@@ -257,7 +260,9 @@ LIMITS: tuple[TierLimit, ...] = (
               "triton.language.extra.libdevice's functions return None under Triton's interpreter on a machine with "
               "no GPU (it patches tl and tl.math only)",
               "https://github.com/triton-lang/triton/issues/8825",
-              message=r"cannot convert None|NoneType", source=r"libdevice",
+              # a function imported from a libdevice module itself (FlagGems' generated code: `from
+              # triton.language.extra.cuda.libdevice import erf`) is never patched: it asks for `_semantic`
+              message=r"cannot convert None|NoneType|`_semantic` argument must be provided", source=r"libdevice",
               probe=_interpreter_probe("interpret-libdevice")),
     # the interpreter wraps a kernel's int, bool and tensor arguments as tensors but hands a float over as the
     # Python float it is (runtime/interpreter.py, _implicit_cvt; Triton 3.8.0), where the compiled path passes an
@@ -267,13 +272,24 @@ LIMITS: tuple[TierLimit, ...] = (
               "path does, so a tensor method on it (`eps.to(tl.float32)`) raises AttributeError",
               "https://github.com/triton-lang/triton/blob/main/python/triton/runtime/interpreter.py",
               message=r"'float' object has no attribute '\w+'", probe=_interpreter_probe("interpret-float-arg")),
+    # the interpreter runs a kernel's `for i in range(n)` / `tl.range` as Python's range (runtime/interpreter.py,
+    # _patch_lang's _new_range; Triton 3.8.0), so the induction variable is a Python int where the compiled path has
+    # an i32 scalar: a tensor method on it (fla's `i_t.to(tl.int64)`) raises there only. static_range is left out:
+    # its variable is a constexpr on the compiled path too
+    TierLimit("interpret-loop-var", "tier", INTERPRETER,
+              "Triton's interpreter runs `for i in range(n)` / `tl.range` as a Python loop, so `i` is a Python int, "
+              "not the i32 scalar of the compiled path, and a tensor method on it (`i.to(tl.int64)`) raises "
+              "AttributeError", "https://github.com/triton-lang/triton/blob/main/python/triton/runtime/interpreter.py",
+              message=r"'int' object has no attribute '\w+'", source=LOOP_VAR_METHOD,
+              probe=_interpreter_probe("interpret-loop-var")),
     # the interpreter's own builder or semantic layer lacks an operation: raised inside the interpreter, never
     # the kernel's (once upstream adds the operation the message no longer occurs, so the entry needs no probe)
     TierLimit("interpret-builder-gap", "tier", INTERPRETER,
               "Triton's interpreter lacks an operation the compiled path has (its InterpreterBuilder or semantic "
               "layer raises AttributeError / NotImplementedError)",
               "https://github.com/triton-lang/triton/blob/main/python/triton/runtime/interpreter.py",
-              message=r"(AttributeError|NotImplementedError)\W.{0,8}'Interpreter\w*' object has no attribute|"
+              # (an InterpreterError raised inside another one escapes the quotes: \'InterpreterBuilder\')
+              message=r"(AttributeError|NotImplementedError)\W.{0,8}'Interpreter\w*\\?' object has no attribute|"
                       r"not supported in interpreter mode", evident=True),
     TierLimit("lowered-truncsfbf2", "tier", "ascend-lowered host toolchain",
               "the host's libgcc lacks the soft-float bf16 builtins a lowered module with bf16 arithmetic needs",
@@ -336,6 +352,16 @@ LIMITS: tuple[TierLimit, ...] = (
               "later (triton-ascend 3.2 keeps block pointers)",
               "https://github.com/triton-lang/triton/pull/6847",
               message=r"Block pointers have been removed", language="triton"),
+    # before the removal, Triton 3.8 emulates the deprecated block pointers with an aggregate (`_block_ptr`,
+    # language/core.py) whose type has no `element_ty`; Triton 3.6 gave a pointer type. Seen in FlagGems 5.0.2's
+    # generated pointwise kernels (`out.to(out_bptr.type.element_ty)`), recorded on the H200's 3.6
+    TierLimit("upstream-block-ptr-emulated", "author", "kernel author",
+              "upstream Triton 3.8 emulates the deprecated block pointers with an aggregate whose `.type` has no "
+              "`element_ty` (3.6 gave a pointer type): a kernel reading `bptr.type.element_ty` fails on 3.8 and later "
+              "and must move to tensor descriptors (triton-ascend 3.2 keeps block pointers)",
+              "https://github.com/triton-lang/triton/pull/9667",
+              message=r"'_aggregate_type' object has no attribute 'element_ty'", source=r"make_block_ptr",
+              language="triton"),
 )
 
 
