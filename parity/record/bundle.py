@@ -120,6 +120,11 @@ class Bundle:
     def tensors(self, launch: dict[str, Any], prefix: str) -> dict[str, torch.Tensor]:
         return read_tensors(self.root / launch["tensors"], prefix)
 
+    def before_after(self, launch: dict[str, Any]) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+        """The launch's buffers as it found them and as it left them, from one read of its file."""
+        found = read_tensors(self.root / launch["tensors"], "")
+        return by_prefix(found, "before."), by_prefix(found, "after.")
+
     def dropped(self) -> dict[str, int]:
         """Launches seen but not kept, per dedupe key (from every process that finished its counts)."""
         out: dict[str, int] = {}
@@ -221,14 +226,22 @@ def _lines(path: Path, problems: list[str]) -> Iterator[tuple[int, dict[str, Any
 
 
 def read_tensors(path: Path, prefix: str) -> dict[str, torch.Tensor]:
-    """The tensors of one launch file whose names start with `prefix` ("before." or "after."), by buffer."""
+    """The tensors of one launch file whose names start with `prefix` ("before." or "after."), by buffer. Each is
+    a tensor of its own, in memory allocated as any tensor's (so aligned as Triton's pointer specialization sees
+    a recorded launch's), which a replay may write, and which outlives the file."""
     from safetensors import SafetensorError
-    from safetensors.torch import load
+    from safetensors.torch import load_file
 
     try:
-        found = load(path.read_bytes())
+        # memory-mapped (no bytes object of the whole file to read, then parse); the map's views sit at any
+        # offset of the file, so each wanted tensor is copied out once
+        found = {k: v.clone() for k, v in load_file(path).items() if k.startswith(prefix)}
     except (OSError, SafetensorError, ValueError) as exc:
         raise BundleError(f"bundle file {path} is truncated or corrupt ({exc}); this launch cannot be replayed "
                           "(the bundle's other launches still are); record the workload again to get it back") \
             from None
+    return by_prefix(found, prefix)
+
+
+def by_prefix(found: dict[str, torch.Tensor], prefix: str) -> dict[str, torch.Tensor]:
     return {k[len(prefix):]: v for k, v in found.items() if k.startswith(prefix)}
