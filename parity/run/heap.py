@@ -12,7 +12,7 @@ Registered as a pytest plugin by parity.plugin in a parity session only (not in 
 from __future__ import annotations
 
 import gc
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # `parity record` reads live tensors through this module in the user's process: no pytest there
     import pytest
@@ -22,7 +22,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     gc.freeze()
 
 
-def live_objects() -> list[object]:
+def live_objects() -> list[Any]:
     """Every object the collector tracks, the frozen start-up heap included (gc.get_objects leaves it out)."""
     frozen = gc.get_freeze_count()
     gc.unfreeze()
