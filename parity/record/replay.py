@@ -172,7 +172,7 @@ def output_dtype(entry: Mapping[str, Any], buffer: str) -> str:
 def typed(flat: torch.Tensor, dtype: str) -> torch.Tensor:
     """A uint8 buffer as a 1-D tensor of `dtype` (a trailing partial element is left out)."""
     dt = torch_dtype(dtype)
-    size = torch.empty((), dtype=dt).element_size()
+    size = dt.itemsize  # no tensor made for it: on a compile tier each torch call goes through the target's device
     return flat[: flat.numel() // size * size].view(dt)
 
 
