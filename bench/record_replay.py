@@ -46,7 +46,7 @@ if str(ROOT) not in sys.path:
 from parity.record.bundle import load_bundle  # noqa: E402  (after the checkout is on the path)
 
 COMPILE_TIERS = ("cuda-compile", "ascend-compile")
-PHASES = ("inputs_s", "ref_s", "run_s", "compare_s", "store_s")
+PHASES = ("inputs_s", "ref_s", "run_s", "compare_s", "store_s", "compile_s")  # compile_s: the compile tiers' one
 SPEC, REPLAY = "spec", "replay"
 KERNELS = {SPEC: "user_l2norm_rows", REPLAY: "l2norm_rows_kernel"}
 
@@ -178,10 +178,11 @@ def replay_cost(backend: str, repeats: int, bundle: Path | None, env: dict[str, 
     firsts = {label: statistics.median(run[s]["case_wall_s"] for run in runs[label] for s in first if s in run)
               for label in runs}
     print(f"  first case's wall, median (ms): spec {ms(firsts[SPEC]).strip()}, replay {ms(firsts[REPLAY]).strip()}")
-    print("  wall per case and phase, median (ms): " + " ".join(f"{p[:-2]:>8s}" for p in (*PHASES, "other")))
+    phases = ("compile_s",) if backend in COMPILE_TIERS else PHASES[:-1]
+    print("  wall per case and phase, median (ms): " + " ".join(f"{p[:-2]:>8s}" for p in (*phases, "other")))
     for label in runs:
         cols = [statistics.median(statistics.mean(run[s].get(p, 0.0) for s in sizes) for run in runs[label])
-                for p in (*PHASES, "case_wall_s")]
+                for p in (*phases, "case_wall_s")]
         print(f"    {label:34s} " + " ".join(ms(c) for c in (*cols[:-1], cols[-1] - sum(cols[:-1]))))
     key = "cpu_s" if all("cpu_s" in run[s] for label in runs for run in runs[label] for s in sizes) else "case_wall_s"
     print(f"  per size, median {key} over the rounds (ms):    spec   replay   ratio")
