@@ -85,8 +85,9 @@ def case_times(results: Path, cpu_file: Path, kernel: str, size_of: Callable[[Ma
     """Size -> {case_wall_s, wait_s, each phase (from the records), cpu_s, item_s (from case_cpu_plugin)}, summed
     over the case's records (a compile tier may write more than one per case)."""
     out: dict[str, dict[str, float]] = {}
-    lines = [json.loads(x) for x in (results / "results.jsonl").read_text().splitlines()]
-    lines += [json.loads(x) for x in cpu_file.read_text().splitlines()] if cpu_file.is_file() else []
+    # the plugin's lines first: they are in the order the cases ran (results.jsonl is sorted)
+    lines = [json.loads(x) for x in cpu_file.read_text().splitlines()] if cpu_file.is_file() else []
+    lines += [json.loads(x) for x in (results / "results.jsonl").read_text().splitlines()]
     for r in lines:
         if r["kernel"] != kernel or r.get("suite", "compile") not in ("accuracy", "compile"):
             continue
@@ -151,9 +152,9 @@ def replay_cost(backend: str, repeats: int, bundle: Path | None, env: dict[str, 
     if backend == "interpret":
         env = {**env, "TRITON_INTERPRET": "1"}
     bundle, runs, loads = interleaved_runs(backend, repeats, bundle, env)
-    # the first case each process ran (the one with the longest wait: collection and start-up) pays the
-    # kernel's first launch; it is shown apart, and so is its size in the other half
-    first = {max(run, key=lambda s: run[s].get("wait_s", 0.0)) for label in runs for run in runs[label]}
+    # the first case each process ran pays the kernel's first launch; it is shown apart, and so is its size in the
+    # other half (dicts keep the order the plugin's lines gave: the order the cases ran)
+    first = {next(iter(run)) for label in runs for run in runs[label]}
     sizes = set.intersection(*(set(run) for label in runs for run in runs[label])) - first
     print(f"replay cost per launch on {backend}: l2norm's quick cases as a spec and as a replay of their recording; "
           f"{repeats} rounds of spec then replay, one pytest process each (-p no:xdist --no-ref-cache --no-perf; "
