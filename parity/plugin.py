@@ -24,7 +24,7 @@ from parity.results import (
     read_records,
     write_results,
 )
-from parity.run import crash_log, rundir
+from parity.run import crash_log, heap, rundir
 from parity.run.refcache import ReferenceCache
 from parity.run.wallclock import SessionClock, process_start
 from parity.seams.env import point_triton_at
@@ -224,6 +224,7 @@ def pytest_configure(config: pytest.Config) -> None:
         if state.perf != "off" and state.workers and backend.mode == "run" and backend.times_kernels and not reason:
             from parity.perf.stage import preload_peers
             preload_peers(specs)
+    config.pluginmanager.register(heap, "parity-heap")  # the start-up heap leaves full collections (gc.freeze)
     config.stash[STATE_KEY] = state
 
 

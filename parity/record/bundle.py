@@ -45,6 +45,11 @@ PICKLE_MAGIC = (b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05")
 ZIP_MAGIC = b"PK\x03\x04"  # torch.save's archive, which holds a pickle
 
 
+# launch files above this size are memory-mapped when read (on the CPU here: mapping one costs about 0.2 ms, and
+# reading, parsing and copying 1 MB 0.6 ms, 64 MB 130 ms, against 0.2 ms and 48 ms mapped)
+MAPPED_ABOVE_BYTES = 1 << 19
+
+
 class BundleError(RuntimeError):
     """A bundle (or one file of it) cannot be read; the message names the file and what to do."""
 
@@ -119,6 +124,11 @@ class Bundle:
 
     def tensors(self, launch: dict[str, Any], prefix: str) -> dict[str, torch.Tensor]:
         return read_tensors(self.root / launch["tensors"], prefix)
+
+    def before_after(self, launch: dict[str, Any]) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+        """The launch's buffers as it found them and as it left them, from one read of its file."""
+        found = read_tensors(self.root / launch["tensors"], "")
+        return by_prefix(found, "before."), by_prefix(found, "after.")
 
     def dropped(self) -> dict[str, int]:
         """Launches seen but not kept, per dedupe key (from every process that finished its counts)."""
@@ -221,14 +231,24 @@ def _lines(path: Path, problems: list[str]) -> Iterator[tuple[int, dict[str, Any
 
 
 def read_tensors(path: Path, prefix: str) -> dict[str, torch.Tensor]:
-    """The tensors of one launch file whose names start with `prefix` ("before." or "after."), by buffer."""
+    """The tensors of one launch file whose names start with `prefix` ("before." or "after."), by buffer. Each is
+    a tensor of its own, in memory allocated as any tensor's (so aligned as Triton's pointer specialization sees
+    a recorded launch's), which a replay may write, and which outlives the file."""
     from safetensors import SafetensorError
-    from safetensors.torch import load
+    from safetensors.torch import load, load_file
 
     try:
-        found = load(path.read_bytes())
+        # a big file is memory-mapped (no bytes object of it to read, then parse); a small one is read whole, as
+        # mapping it costs more. Either way each wanted tensor is copied once into memory of its own: the map's
+        # views sit at any offset of the file, and load's share read-only bytes objects
+        found = load_file(path) if path.stat().st_size > MAPPED_ABOVE_BYTES else load(path.read_bytes())
+        found = {k: v.clone() for k, v in found.items() if k.startswith(prefix)}
     except (OSError, SafetensorError, ValueError) as exc:
         raise BundleError(f"bundle file {path} is truncated or corrupt ({exc}); this launch cannot be replayed "
                           "(the bundle's other launches still are); record the workload again to get it back") \
             from None
+    return by_prefix(found, prefix)
+
+
+def by_prefix(found: dict[str, torch.Tensor], prefix: str) -> dict[str, torch.Tensor]:
     return {k[len(prefix):]: v for k, v in found.items() if k.startswith(prefix)}

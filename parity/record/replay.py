@@ -172,7 +172,7 @@ def output_dtype(entry: Mapping[str, Any], buffer: str) -> str:
 def typed(flat: torch.Tensor, dtype: str) -> torch.Tensor:
     """A uint8 buffer as a 1-D tensor of `dtype` (a trailing partial element is left out)."""
     dt = torch_dtype(dtype)
-    size = torch.empty((), dtype=dt).element_size()
+    size = dt.itemsize  # no tensor made for it: on a compile tier each torch call goes through the target's device
     return flat[: flat.numel() // size * size].view(dt)
 
 
@@ -271,14 +271,13 @@ def kernel_spec(bundle: Bundle, entries: list[dict[str, Any]], name: str) -> Ker
         missing = None
     except NotReplayable as exc:
         kernel, origin, missing = f"<not replayable: {info.get('qualname')}>", "none", str(exc)
-    tensor_cache: dict[tuple[str, str], dict[str, torch.Tensor]] = {}
+    recorded: dict[str, dict[str, torch.Tensor]] = {}  # the last launch's recorded outputs, by its id
 
-    def tensors(entry: Mapping[str, Any], prefix: str) -> dict[str, torch.Tensor]:
-        key = (entry["id"], prefix)
-        if key not in tensor_cache:
-            tensor_cache.clear()  # one launch's tensors at a time
-            tensor_cache[key] = bundle.tensors(entry, prefix)
-        return tensor_cache[key]
+    def after_of(entry: Mapping[str, Any]) -> dict[str, torch.Tensor]:
+        if entry["id"] not in recorded:
+            recorded.clear()  # one launch's tensors at a time
+            recorded[entry["id"]] = bundle.tensors(entry, "after.")
+        return recorded[entry["id"]]
 
     def entry_of(p: Mapping[str, Any]) -> dict[str, Any]:
         return entries[p["launch"]]
@@ -286,14 +285,16 @@ def kernel_spec(bundle: Bundle, entries: list[dict[str, Any]], name: str) -> Ker
     def make_inputs(p: Mapping[str, Any], gen: torch.Generator) -> dict[str, Any]:
         entry = entry_of(p)
         try:
-            found = {k: v.clone() for k, v in tensors(entry, "before.").items()}
-            after = tensors(entry, "after.")
+            found, after = bundle.before_after(entry)  # one read of the launch's file; fresh tensors each call
         except BundleError as exc:
             return {"bundle_error": str(exc)}
+        recorded.clear()
+        recorded[entry["id"]] = after
         # the recorded outputs' digest, so a cached reference follows any change to them
         h = hashlib.sha256()
         for k in sorted(after):
-            h.update(k.encode() + after[k].numpy().tobytes())
+            h.update(k.encode())
+            h.update(after[k].numpy())  # the bytes in place: the same digest as of a copy of them
         return {**found, "recorded_outputs": h.hexdigest()}
 
     def reference(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, torch.Tensor]:
@@ -301,7 +302,7 @@ def kernel_spec(bundle: Bundle, entries: list[dict[str, Any]], name: str) -> Ker
         if "bundle_error" in inputs:
             return {}  # the launch raises the same error first: nothing is compared
         names = output_names(entry, params)
-        after = tensors(entry, "after.")
+        after = after_of(entry)
         out = {}
         for b in entry["outputs"]:
             t = typed(after[b], output_dtype(entry, b))

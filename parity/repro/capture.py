@@ -19,7 +19,7 @@ import torch
 
 from parity.repro.source import SourceError, literal, python_function
 from parity.repro.tensorlike import typed_pointer_view
-from parity.run import autotune_pin
+from parity.run import autotune_pin, heap
 from parity.spec import Case, KernelSpec
 from parity.spec import inputs as inp
 
@@ -172,10 +172,8 @@ def _addresses(t: torch.Tensor) -> list[int] | None:
 
 def _live_storages(device: str) -> list[torch.Tensor]:
     """Every tensor alive in this process on `device`: where a pointer table's addresses may point."""
-    import gc
-
     # type(), not isinstance: isinstance asks each object its __class__, which wakes lazy deprecated modules
-    return [o for o in gc.get_objects() if issubclass(type(o), torch.Tensor) and str(o.device) == device
+    return [o for o in heap.live_objects() if issubclass(type(o), torch.Tensor) and str(o.device) == device
             and o.untyped_storage().nbytes()]
 
 
