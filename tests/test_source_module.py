@@ -55,6 +55,27 @@ def aliased_helper_kernel(x, out, BLOCK: tl.constexpr):
     tl.store(out + o, softplus(tl.load(x + o)))
 
 
+@tl.constexpr
+def accumulator_type(dtype: tl.dtype) -> tl.dtype:  # FlagGems' cumsum's way (get_scan_accum_type)
+    return tl.float32 if dtype.is_fp16() or dtype.is_bf16() else dtype
+
+
+@triton.jit
+def constexpr_function_kernel(x, out, BLOCK: tl.constexpr):
+    acc: tl.constexpr = accumulator_type(x.type.element_ty)
+    o = tl.arange(0, BLOCK)
+    tl.store(out + o, tl.cumsum(tl.load(x + o).to(acc), 0))
+
+
+OPAQUE = tl.constexpr(object())
+
+
+@triton.jit
+def opaque_constexpr_kernel(x, BLOCK: tl.constexpr):
+    tl.static_assert(OPAQUE is not None)
+    tl.store(x + tl.arange(0, BLOCK), 0.0)
+
+
 @triton.jit
 def aliased_builtin_kernel(x, BLOCK: tl.constexpr):
     o = tl.arange(0, BLOCK)
@@ -118,6 +139,28 @@ def test_a_jit_decorator_reading_a_local_is_written_with_the_jit_functions_own_v
     # negative control: a plain function has no JITFunction to read the value from, so the local stays unresolved
     with pytest.raises(SourceError, match="debug"):
         extract_kernel(local_debug_kernel(True).fn)
+
+
+def test_a_plain_function_wrapped_in_tl_constexpr_is_embedded_and_wrapped_again(tmp_path):
+    """FlagGems' cumsum kernels call `get_scan_accum_type`, a `@tl.constexpr def`: their recording kept no source
+    ("function value ... is not a plain literal"); now the function is embedded and wrapped again, and it runs."""
+    text = extract_kernel(constexpr_function_kernel).text()
+    assert "def accumulator_type(" in text and "accumulator_type = tl.constexpr(accumulator_type)" in text
+    script = tmp_path / "repro.py"
+    script.write_text(text + "\n\nimport torch\nx = torch.ones(16, dtype=torch.float16)\n"
+                      "out = torch.empty(16, dtype=torch.float32)\nconstexpr_function_kernel[(1,)](x, out, BLOCK=16)\n"
+                      "assert out.tolist() == [float(i + 1) for i in range(16)], out\nprint('ok')\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    proc = subprocess.run([sys.executable, "-I", script.name], cwd=tmp_path, capture_output=True, text=True,
+                          env={**env, "TRITON_INTERPRET": "1"}, timeout=300, check=False)
+    assert proc.returncode == 0 and "ok" in proc.stdout, proc.stdout + proc.stderr
+    # the kernel sees a tl.constexpr, as it did on the device (the compiled path calls no plain Python function)
+    scope: dict = {}
+    exec(compile(text, "repro", "exec"), scope)
+    assert type(scope["accumulator_type"]).__name__ == "constexpr"
+    # negative control: a tl.constexpr holding some other object is still refused
+    with pytest.raises(SourceError, match="not a plain literal"):
+        extract_kernel(opaque_constexpr_kernel)
 
 
 def test_a_module_handed_around_as_a_value_is_still_refused():

@@ -201,7 +201,7 @@ def test_a_retired_limit_matches_no_more(monkeypatch):
 
 
 @pytest.mark.parametrize("limit_id", ["interpret-int-to-bf16", "interpret-libdevice", "interpret-float-arg",
-                                      "interpret-loop-var"])
+                                      "interpret-loop-var", "interpret-constexpr-arg"])
 def test_interpreter_probes_answer_on_the_installed_triton(limit_id, tmp_path, monkeypatch):
     monkeypatch.setenv("PARITY_CACHE_DIR", str(tmp_path))
     limit = next(x for x in lim.LIMITS if x.id == limit_id)
@@ -540,6 +540,16 @@ def test_flaggems_generated_kernels_under_the_interpreter_meet_its_limits_not_fl
     nested = errored("interpret", "InterpreterError: InterpreterError('AttributeError(\"\\'InterpreterBuilder\\' "
                                   "object has no attribute \\'get_bf16\\'\")')")
     assert decide(nested, {})["limit"] == "interpret-builder-gap"
+    # nested quotes in any limit's message: FlagGems' pow passes its float exponent, which the interpreter keeps a float
+    floated = errored("interpret", "InterpreterError: InterpreterError('AttributeError(\"\\'float\\' object has no "
+                                   "attribute \\'to\\'\")')")
+    assert decide(floated, {"cuda-compile": built}, "y = s.to(tl.float32)")["limit"] == "interpret-float-arg"
+    # a tl.dtype handed to a jit helper (FlagGems' get_dtype_min: `dtype.value`) is a constexpr only when compiled
+    dtype = errored("interpret", "InterpreterError: InterpreterError('AttributeError(\"\\'dtype\\' object has no "
+                                 "attribute \\'value\\'\")')")
+    owner = decide(dtype, {"cuda-compile": built}, "dtype_ = dtype.value")
+    assert (owner["who"], owner["limit"], owner["provisional"]) == ("tier", "interpret-constexpr-arg", False), owner
+    assert decide({**dtype, "backend": "ascend-lowered"}, {}).get("limit") != "interpret-constexpr-arg"
     # negative controls: the same errors on another tier, and a plain Python helper the author forgot to jit (no
     # libdevice), are no limit of the interpreter
     assert decide(forgot, {"cuda-compile": built}, "def helper(x):\n    return tl.exp(x)").get("limit") is None

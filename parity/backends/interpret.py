@@ -21,7 +21,8 @@ class InterpretBackend(Backend):
     repro_prefix = "TRITON_INTERPRET=1 "
     language = "triton"
     own_limits = ("interpret-bf16-dot", "interpret-int-to-bf16", "interpret-bf16-arith", "interpret-libdevice",
-                  "interpret-builder-gap", "interpret-float-arg", "interpret-loop-var")
+                  "interpret-builder-gap", "interpret-float-arg", "interpret-loop-var",
+                  "interpret-constexpr-arg")
     gpu_target = ("cuda", 90, 32)
     venv = "venv-upstream"
     process_env = {"TRITON_INTERPRET": "1"}  # noqa: RUF012 (a class-level constant, never mutated)

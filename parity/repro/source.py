@@ -256,7 +256,7 @@ class _Extractor:
         self.defined: dict[str, int] = {}  # function name -> id of the function embedded under it
         self.jits: dict[int, Any] = {}  # id of a plain function -> the JITFunction over it, where known
 
-    def function(self, fn: types.FunctionType, triton_callable: bool) -> None:
+    def function(self, fn: types.FunctionType, triton_callable: bool, undecorated: bool = False) -> None:
         if self.defined.setdefault(fn.__name__, id(fn)) != id(fn):
             raise SourceError(f"two different functions named {fn.__name__!r} would collide in one repro")
         if fn.__name__ in self.out.functions or id(fn) in self.visiting:
@@ -265,6 +265,8 @@ class _Extractor:
         src, node = _parse(fn)
         if not triton_callable:
             node = _StripAnnotations().visit(node)  # typing names must not become dependencies
+        if undecorated:  # its decorator is bound again after the functions (see resolve)
+            node.decorator_list = []
         # heuristics/autotune decorators are dropped, so what only they name is no dependency
         dropped: list[ast.AST] = [d for d in node.decorator_list if _decorator_name(d) not in JIT_DECORATORS]
         local = _local_decorator_values(fn, self.jits[id(fn)], node) if id(fn) in self.jits else {}
@@ -300,6 +302,14 @@ class _Extractor:
             self.function(value.fn, triton_callable=True)
             if value.fn.__name__ != name:  # a helper under an alias (fla: `softplus = softplus_nv` on NVIDIA)
                 self.out.modules[name] = f"{name} = {value.fn.__name__}"  # bound after the functions are defined
+            return
+        inner = getattr(value, "value", None)
+        if type(value).__name__ == "constexpr" and isinstance(inner, types.FunctionType):
+            # `@tl.constexpr def f(dtype)`, called while compiling (FlagGems' cumsum: get_scan_accum_type): the plain
+            # function, wrapped again once the functions are defined
+            self.function(inner, triton_callable=False, undecorated=True)
+            self.out.imports.setdefault("tl", "import triton.language as tl")
+            self.out.modules[name] = f"{name} = tl.constexpr({inner.__name__})"
             return
         line = _import_line(name, value)
         if line is not None:

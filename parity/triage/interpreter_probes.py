@@ -68,6 +68,23 @@ try:
 except Exception:
     print(1)
 """,
+    "interpret-constexpr-arg": """
+@triton.jit
+def bits(dtype):
+    d = dtype.value
+    w: tl.constexpr = d.primitive_bitwidth
+    return w
+@triton.jit
+def k(x, y):
+    o = tl.arange(0, 4)
+    tl.store(y + o, tl.zeros([4], tl.int32) + bits(x.type.element_ty))
+x = torch.zeros(4); y = torch.zeros(4, dtype=torch.int32)
+try:
+    k[(1,)](x, y)
+    print(int(y.tolist() != [32] * 4))
+except Exception:
+    print(1)
+""",
     "interpret-libdevice": """
 from triton.language.extra import libdevice
 @triton.jit

@@ -92,8 +92,11 @@ def is_numeric(record: Mapping[str, Any]) -> bool:
 
 
 def failure_text(record: Mapping[str, Any]) -> str:
+    """The reason and compile messages, with the quotes an exception nested in another one's repr escapes (`\\'`)
+    read plain, so a limit's message matches at any depth (the interpreter wraps errors in InterpreterError)."""
     comp = record.get("compile") or {}
-    return "\n".join(str(x) for x in (record.get("reason"), comp.get("message"), comp.get("launch_error")) if x)
+    text = "\n".join(str(x) for x in (record.get("reason"), comp.get("message"), comp.get("launch_error")) if x)
+    return text.replace("\\'", "'")
 
 
 # ---------------------------------------------------------------- probes
@@ -272,6 +275,13 @@ LIMITS: tuple[TierLimit, ...] = (
               "path does, so a tensor method on it (`eps.to(tl.float32)`) raises AttributeError",
               "https://github.com/triton-lang/triton/blob/main/python/triton/runtime/interpreter.py",
               message=r"'float' object has no attribute '\w+'", probe=_interpreter_probe("interpret-float-arg")),
+    # a tl.dtype handed to a @triton.jit helper is a tl.constexpr on the compiled path (`dtype.value` is the dtype);
+    # the interpreter hands over the dtype itself (FlagGems' get_dtype_min in amax/argmax; Triton 3.8.0)
+    TierLimit("interpret-constexpr-arg", "tier", INTERPRETER,
+              "Triton's interpreter hands a tl.dtype argument of a @triton.jit helper over as the dtype, not as the "
+              "tl.constexpr the compiled path wraps it in, so `dtype.value` raises AttributeError",
+              "https://github.com/triton-lang/triton/blob/main/python/triton/runtime/interpreter.py",
+              message=r"'dtype' object has no attribute 'value'", probe=_interpreter_probe("interpret-constexpr-arg")),
     # the interpreter runs a kernel's `for i in range(n)` / `tl.range` as Python's range (runtime/interpreter.py,
     # _patch_lang's _new_range; Triton 3.8.0), so the induction variable is a Python int where the compiled path has
     # an i32 scalar: a tensor method on it (fla's `i_t.to(tl.int64)`) raises there only. static_range is left out:
@@ -288,8 +298,7 @@ LIMITS: tuple[TierLimit, ...] = (
               "Triton's interpreter lacks an operation the compiled path has (its InterpreterBuilder or semantic "
               "layer raises AttributeError / NotImplementedError)",
               "https://github.com/triton-lang/triton/blob/main/python/triton/runtime/interpreter.py",
-              # (an InterpreterError raised inside another one escapes the quotes: \'InterpreterBuilder\')
-              message=r"(AttributeError|NotImplementedError)\W.{0,8}'Interpreter\w*\\?' object has no attribute|"
+              message=r"(AttributeError|NotImplementedError)\W.{0,8}'Interpreter\w*' object has no attribute|"
                       r"not supported in interpreter mode", evident=True),
     TierLimit("lowered-truncsfbf2", "tier", "ascend-lowered host toolchain",
               "the host's libgcc lacks the soft-float bf16 builtins a lowered module with bf16 arithmetic needs",
