@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import torch
 from torch.overrides import TorchFunctionMode
 
 Handler = Callable[[Callable[..., Any], tuple[Any, ...], dict[str, Any]], Any]
@@ -30,4 +31,13 @@ class _Handled(TorchFunctionMode):
 def intercepted(handler: Handler) -> Iterator[None]:
     """Inside the block, every torch function and Tensor method call goes through `handler`."""
     with _Handled(handler):
+        yield
+
+
+@contextmanager
+def unhandled() -> Iterator[None]:
+    """Inside the block, torch calls skip every TorchFunctionMode and every subclass's `__torch_function__`:
+    parity's own bookkeeping on tensors (a replay building a launch's views) that no stage must see, made at plain
+    CPU cost. Results of Tensor methods come back as plain tensors; the caller re-types what it hands on."""
+    with torch._C.DisableTorchFunction():
         yield
