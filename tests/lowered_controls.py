@@ -81,3 +81,13 @@ def sort_gather_kernel(x, idx, sorted_out, gathered_out, R: tl.constexpr, C: tl.
     b_x = tl.load(x + o_x)
     tl.store(sorted_out + o_x, tl.sort(b_x, 1, descending=True))
     tl.store(gathered_out + o_x, tl.gather(b_x, tl.load(idx + o_x), 0))
+
+
+@triton.jit
+def block_ptr_add_kernel(x, b, y, M, N, sxm, sbm, BM: tl.constexpr, BN: tl.constexpr):
+    """y = x + b over [M, N] tiles through block pointers; b may be a broadcast row (sbm = 0)."""
+    pid = tl.program_id(0)
+    xp = tl.make_block_ptr(x, (M, N), (sxm, 1), (pid * BM, 0), (BM, BN), order=(1, 0))
+    bp = tl.make_block_ptr(b, (M, N), (sbm, 1), (pid * BM, 0), (BM, BN), order=(1, 0))
+    yp = tl.make_block_ptr(y, (M, N), (sxm, 1), (pid * BM, 0), (BM, BN), order=(1, 0))
+    tl.store(yp, tl.load(xp, boundary_check=(0, 1)) + tl.load(bp, boundary_check=(0, 1)), boundary_check=(0, 1))

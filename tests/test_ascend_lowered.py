@@ -564,3 +564,38 @@ def test_a_tensor_wrapper_is_passed_as_its_base_tensors_memref():
     # negative control: the base is still checked against the memref's element width
     with pytest.raises(LoweringUnsupported, match="memref"):
         _tensor_words(TensorWrapper(base, "uint32"), Arg("memref", "i16", 1), 0)
+
+
+def test_a_zero_block_pointer_stride_fails_named_and_owned_not_a_sigfpe(lowered, tmp_path):
+    """FlagGems' broadcast operands (stride 0) killed the worker with SIGFPE here: triton-adapter divides by the
+    stride. Now the case fails naming the division, owned by triton-ascend's reported bug; the full operand passes."""
+    import inspect
+
+    import torch
+
+    from parity import KernelSpec
+    from parity.cases import product
+    from parity.run.runner import run_case
+    from parity.spec import Case
+    from parity.triage import decide
+    from tests.lowered_controls import block_ptr_add_kernel
+
+    def launch(inputs, p):
+        x, b = inputs["x"], inputs["b"]
+        b = b.expand(*x.shape) if p["b"] == "row" else b
+        y = torch.full_like(x, float("nan"))
+        block_ptr_add_kernel[(2,)](x, b, y, 19, 7, x.stride(0), b.stride(0), BM=16, BN=8)
+        return {"y": y}
+
+    spec = KernelSpec(name="lowered_zero_stride_control", family="controls", kernel=block_ptr_add_kernel,
+                      launch=launch, reference=lambda inputs, p: {"y": inputs["x"] + inputs["b"]},
+                      cases=lambda level: product(b=["row", "full"]),
+                      make_inputs=lambda p, gen: {"x": torch.randn(19, 7, generator=gen),
+                                                  "b": torch.randn(1 if p["b"] == "row" else 19, 7, generator=gen)})
+    cache = ReferenceCache(tmp_path, enabled=False)
+    full, _ = run_case(spec, Case({"b": "full"}), lowered, seed=0, cache=cache)
+    assert full["status"] == "passed", full["reason"]  # control: a nonzero stride runs and is right
+    row, _ = run_case(spec, Case({"b": "row"}), lowered, seed=0, cache=cache)
+    assert row["status"] == "error" and "divides by sbm" in row["reason"], row["reason"]
+    owner = decide(row, {}, inspect.getsource(block_ptr_add_kernel.fn))
+    assert (owner["who"], owner["limit"]) == ("triton-ascend", "ascend-block-ptr-zero-stride"), owner

@@ -214,6 +214,20 @@ def _ascend_cannot_call_noinline() -> bool | None:
     return {"1": True, "0": False}.get((done.stdout.strip().splitlines() or [""])[-1])
 
 
+def divides_by_a_block_ptr_stride(record: Mapping[str, Any], source: str) -> bool:
+    """Every argument the module divides by is named inside a make_block_ptr call of the kernel's source (its
+    strides): a zero division of the kernel's own (`x // n`) stays the author's."""
+    names = re.findall(r"divides by (\w+) \(%arg\d+\)", failure_text(record))
+    calls = []
+    for start in (m.end() for m in re.finditer(r"make_block_ptr\(", source)):
+        depth, end = 1, start
+        while end < len(source) and depth:
+            depth += {"(": 1, ")": -1}.get(source[end], 0)
+            end += 1
+        calls.append(source[start:end])
+    return bool(names) and all(any(re.search(rf"\b{n}\b", c) for c in calls) for n in names)
+
+
 # TF32 keeps 10 of fp32's 23 mantissa bits (unit roundoff 2^-11 ~ 4.9e-4): a dot's rounding shows as a relative
 # error of a few times that; beyond this the values are wrong, not rounded
 TF32_MAX_ERR_RATIO = 2e-2
@@ -328,6 +342,15 @@ LIMITS: tuple[TierLimit, ...] = (
               "https://github.com/triton-lang/triton-ascend/issues/39",
               message=r"unresolved materialization|does not reference a valid function",
               source=r"noinline\s*=\s*True", probe=_ascend_cannot_call_noinline, language="triton-ascend"),
+    # found in the module before it runs (parity.backends.ascend.cpu_divzero): the IR text is the evidence
+    TierLimit("ascend-block-ptr-zero-stride", "triton-ascend", "triton-ascend",
+              "triton-adapter rebuilds a block pointer's per-axis offsets for boundary_check by dividing by each "
+              "axis's run-time stride, so a zero stride (a broadcast operand) divides by zero: SIGFPE on x86, an "
+              "undefined value on the NPU. triton-ascend 3.2.0 has it; its main fixed it in August 2026; upstream "
+              "Triton takes zero strides",
+              "https://github.com/triton-lang/triton-ascend/pull/1838",
+              message=r"divides by an argument that is 0 in this launch", source=r"make_block_ptr",
+              fits=divides_by_a_block_ptr_stride, evident=True, language="triton-ascend"),
     # a precision class: fp32 tl.dot runs in TF32 on NVIDIA unless the kernel asks for ieee; the author's choice
     TierLimit("cuda-tf32-dot", "author", "kernel author",
               "TF32 rounding of an fp32 tl.dot (NVIDIA's default, a 10-bit mantissa): pass input_precision=\"ieee\" "

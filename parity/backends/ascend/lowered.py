@@ -228,6 +228,7 @@ def _install_cpu_path(backend: AscendLoweredBackend, driver: Any) -> None:
 
 def _cpu_launcher(backend: AscendLoweredBackend) -> type:
     from parity.backends.ascend.cpu_abi import run_grid, user_values
+    from parity.backends.ascend.cpu_divzero import ZeroDivisionInModule, zero_divisions
 
     class CpuLauncher:
         """triton's launcher contract: (grid, stream, function, metadata, hooks, *args), run on the host."""
@@ -243,6 +244,11 @@ def _cpu_launcher(backend: AscendLoweredBackend) -> type:
             if enter_hook is not None:
                 enter_hook(launch_metadata)
             values = user_values(self.names, dict.fromkeys(self.constants), args)
+            # a division by an argument that is 0 here would kill the process (SIGFPE): say which, instead
+            hits = zero_divisions(function.ir_text, function.signature.front,
+                                  [n for n in self.names if n not in self.constants], values)
+            if hits:
+                raise ZeroDivisionInModule(function.name, hits)
             if backend.buffer_log is not None:
                 backend.buffer_log.record(function, (gx, gy, gz), values)
             run_grid(function.function, function.signature, (gx, gy, gz), values)
