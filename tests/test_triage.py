@@ -653,3 +653,19 @@ def test_a_replayed_fp32_dot_is_no_case_of_the_interpreters_bf16_dot_limit():
     # negative control: the same replay judged at bf16 is that limit's case
     bf16 = {**replayed, "params": {**replayed["params"], "out": "bf16"}}
     assert decide(bf16, {}, dot).get("limit") == "interpret-bf16-dot"
+
+
+def test_an_overflow_of_a_block_pointer_with_an_argument_order_is_the_authors_only_provisionally():
+    """FlagGems' generated kernels pass each block pointer's order as arguments; triton-ascend 3.2.0 needs 8,454,144
+    bits of UB for a 1x16x8x2 fp32 tile with order (0, 1, 2, 3) and fits it with (3, 2, 1, 0)."""
+    overflow = compiled("ascend-compile", False, "ub overflow, requires 8454144 bits while 1572864 bits available!",
+                        "ub_overflow", "ttadapter")
+    overflow["fit"] = {"searched": 1, "fitting": []}
+    permuted = "p = tl.make_block_ptr(x, (s0, s1), (st0, st1), (o0, o1), (T0, T1), order=(ord0, ord1))"
+    owner = decide(overflow, {}, permuted)
+    assert owner["who"] == "author" and owner["provisional"] and "order=(n-1" in owner["settle"], owner
+    # controls: a literal order, or a smaller config the advisor proved, is the tile's: the author's for sure
+    literal = permuted.replace("order=(ord0, ord1)", "order=(1, 0)")
+    assert not decide(overflow, {}, literal)["provisional"]
+    proved = {**overflow, "fit": {"searched": 4, "fitting": [{"T1": 8}]}}
+    assert not decide(proved, {}, permuted)["provisional"]

@@ -50,6 +50,8 @@ DEVICE_MEMORY = re.compile(r"\bout of memory\b|OutOfMemoryError", re.IGNORECASE)
 # a value the kernel needed came out as None: what a called function with no implementation returns at compile
 # time (triton-ascend maps triton.language.extra.libdevice's stubs to nothing)
 NONE_VALUE = re.compile(r"NoneType")
+# a block pointer whose order is not literal (a generated kernel's `order=(in1_stride_order0, ...)`)
+PERMUTED_ORDER = re.compile(r"make_block_ptr\([^#]*?order\s*=\s*\(\s*[A-Za-z_]")
 ENVIRONMENT = re.compile(r"No module named '(?!triton)|cannot open shared object file|No space left on device|"
                          r"command not found|is not installed", re.IGNORECASE)
 
@@ -238,6 +240,16 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
                           "extension); upstream Triton rejects it by design")
     if kind in CONFIG_KINDS or "ub overflow" in text.lower() or "exceeds CUDA's grid limits" in text \
             or "grid should be less than" in text:
+        if kind == "ub_overflow" and not (record.get("fit") or {}).get("fitting") and PERMUTED_ORDER.search(source):
+            # FlagGems' broadcast operand: a 1x16x8x2 fp32 tile with order=(0, 1, 2, 3) needs 8,454,144 bits on
+            # triton-ascend 3.2.0, the same tile with order=(3, 2, 1, 0) fits: the permuted block's lowering, not
+            # the tile, may be what overflows
+            return make_owner("author", "kernel author",
+                              "a config the target cannot hold (ub_overflow), and no smaller config was found; the "
+                              "kernel's block pointers take their order from arguments, and triton-adapter lowers a "
+                              "permuted order as a transpose of the tile, which may be what overflows",
+                              provisional=True, settle="compile the launch with every block pointer's order=(n-1, "
+                              "..., 1, 0): if it fits, the overflow is triton-ascend's lowering, not the tile")
         return make_owner("author", "kernel author", f"a config the target cannot hold ({kind or 'grid/UB'})")
     if failing_same:
         return make_owner("author", "kernel author",
