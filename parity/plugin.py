@@ -232,6 +232,17 @@ def session_of(config: pytest.Config) -> ParitySession | None:
     return config.stash.get(STATE_KEY, None)
 
 
+def pytest_report_header(config: pytest.Config) -> str | None:
+    """Without xdist workers a kernel that kills its process (run and interpret tiers launch in-process; compile
+    tiers fork each compile) ends the whole run: say so before it starts."""
+    state = session_of(config)
+    if state is None or state.workers or state.backend.mode == "compile":
+        return None
+    return ("parity: no xdist workers (-n 0): a case whose kernel kills the process (SIGSEGV, SIGFPE, a device "
+            "abort) ends the run there and leaves no record of that case; with -n 1 or more it is kept as a "
+            "`crashed` record with its stacks")
+
+
 ALL_MODES = ("run", "interpret", "compile")
 
 

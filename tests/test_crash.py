@@ -162,3 +162,15 @@ def test_a_crash_gets_author_md_with_the_out_of_bounds_hint_and_the_unmasked_lin
     (died,) = _crash_in(tmp_path / "masked", [], specs=[spec])
     author = (tmp_path / "masked" / died["repro"] / "AUTHOR.md").read_text()
     assert "parity sees no unmasked tl.load or tl.store" in author and "planted_oob.py" not in author
+
+
+@pytest.mark.parametrize(("mode", "workers", "warned"), [("run", 0, True), ("interpret", 0, True),
+                                                         ("run", 2, False), ("compile", 0, False)])
+def test_a_run_without_workers_says_a_crash_would_end_it(mode, workers, warned):
+    """-n 0 on a tier that launches in-process: a SIGFPE or segfault takes the whole run, so the header says so;
+    with workers (the crash becomes a record) or on a compile tier (compiles are forked) it says nothing."""
+    from parity.plugin import STATE_KEY, pytest_report_header
+
+    state = SimpleNamespace(workers=workers, backend=SimpleNamespace(mode=mode))
+    header = pytest_report_header(SimpleNamespace(stash={STATE_KEY: state}))
+    assert bool(header) is warned and (not warned or "-n 1 or more" in header)
