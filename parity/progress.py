@@ -1,10 +1,11 @@
 """The status line of a tier run: tier, items done/total, the current kernel and the time left.
 
-On a terminal it is one live line (tqdm, on stderr) and pytest's dots are not printed; elsewhere (a CI log, a pipe)
-a plain line every LOG_EVERY_S. It runs on the controller: with xdist the workers' reports reach it through
-pytest's hooks (pytest_runtest_logstart / pytest_runtest_logreport). The time left blends the run's own pace with
-the previous run's durations in the results dir (results.jsonl's timing.case_wall_s, per kernel): the previous
-run rules at the start, the run's own pace by the end. The arithmetic is pure (estimate_left_s, previous_left_s).
+On a terminal it is one live line (tqdm, on stderr) and pytest's dots are not printed; elsewhere (a CI log, a
+pipe) a plain line at the first item and every LOG_EVERY_S. It runs on the controller: with xdist the workers'
+reports reach it through pytest's hooks (pytest_runtest_logstart / pytest_runtest_logreport). The time left
+blends the run's own pace with the previous run's durations in the results dir (results.jsonl's
+timing.case_wall_s, per kernel): the previous run rules at the start, the run's own pace by the end. The
+arithmetic is pure (estimate_left_s, previous_left_s).
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ class StatusLine:
         self.seen: set[str] = set()
         self.kernel = ""
         self.started = time.monotonic()
-        self.logged = self.started
+        self.logged: float | None = None  # a plain line at the first item, so a tier shorter than 30 s shows one too
         self.bar: Any = None
         self.writer: Any = None
 
@@ -162,7 +163,7 @@ class StatusLine:
             self.bar.set_description_str(self.text(), refresh=True)
             return
         now = time.monotonic()
-        if self.items and now - self.logged >= LOG_EVERY_S:
+        if self.items and (self.logged is None or now - self.logged >= LOG_EVERY_S):
             self.logged = now
             line = f"parity: {self.text()}"
             if self.writer is not None:

@@ -42,7 +42,7 @@ def test_the_previous_figure_counts_only_what_is_left_and_splits_it_over_the_wor
     assert progress.previous_left_s(previous, {"a": 4, "new": 1}, {"new": 1}, workers=1) == 40.0
 
 
-def test_a_plain_line_every_30_s_when_not_on_a_terminal(monkeypatch):
+def test_a_plain_line_at_the_first_item_then_every_30_s_when_not_on_a_terminal(monkeypatch):
     clock = [100.0]
     monkeypatch.setattr(progress.time, "monotonic", lambda: clock[0])
     lines: list[str] = []
@@ -50,12 +50,14 @@ def test_a_plain_line_every_30_s_when_not_on_a_terminal(monkeypatch):
     line.writer = SimpleNamespace(write_line=lines.append)
     line.collected(["t.py::test_a[k1[x=1]]", "t.py::test_a[k1[x=2]]", "t.py::test_a[k2[x=1]]"])
     line.pytest_runtest_logstart("t.py::test_a[k1[x=1]]", None)
+    first = "parity: interpret: 0/3 items · k1 · time left unknown yet"
+    assert lines == [first]  # a tier shorter than 30 s shows its line too
     clock[0] += 10
     line.pytest_runtest_logreport(SimpleNamespace(when="teardown", nodeid="t.py::test_a[k1[x=1]]"))
-    assert lines == []  # not yet 30 s
+    assert lines == [first]  # not yet 30 s since
     clock[0] += 25
     line.pytest_runtest_logstart("t.py::test_a[k2[x=1]]", None)
-    assert lines == ["parity: interpret: 1/3 items · k2 · ~70 s left"]
+    assert lines == [first, "parity: interpret: 1/3 items · k2 · ~70 s left"]
     line.pytest_runtest_logreport(SimpleNamespace(when="teardown", nodeid="t.py::test_a[k1[x=1]]"))
     assert sum(line.done.values()) == 1  # a report seen twice counts once
 
