@@ -152,9 +152,8 @@ def pytest_configure(config: pytest.Config) -> None:
         redzone.install()
     reason = backend.unavailable()
     if reason and backend.hardware:
-        raise pytest.UsageError(
-            f"the {backend.name} session needs its device: {reason}.\n"
-            f"No such device here? Run a hardware-free tier instead: {backend.fallback_hint}")
+        raise pytest.UsageError(f"the {backend.name} session needs its device: {reason}.\n"
+                                f"No such device here? Run a hardware-free tier instead: {backend.fallback_hint}")
     worker = _worker_id(config)
     from parity.triage import interrupt
 
@@ -233,14 +232,8 @@ def session_of(config: pytest.Config) -> ParitySession | None:
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
-    """Without xdist workers a kernel that kills its process (run and interpret tiers launch in-process; compile
-    tiers fork each compile) ends the whole run: say so before it starts."""
     state = session_of(config)
-    if state is None or state.workers or state.backend.mode == "compile":
-        return None
-    return ("parity: no xdist workers (-n 0): a case whose kernel kills the process (SIGSEGV, SIGFPE, a device "
-            "abort) ends the run there and leaves no record of that case; with -n 1 or more it is kept as a "
-            "`crashed` record with its stacks")
+    return crash_log.no_workers_header(state.workers, state.backend.mode) if state else None
 
 
 ALL_MODES = ("run", "interpret", "compile")

@@ -47,3 +47,13 @@ def tidy(results_dir: Path) -> None:
             path.unlink()
     if not any(folder.iterdir()):
         folder.rmdir()
+
+
+def no_workers_header(workers: int, mode: str) -> str | None:
+    """pytest's header line for a run without xdist workers on a tier that launches in-process (run and interpret
+    tiers; compile tiers fork each compile): a kernel that kills the process ends the whole run."""
+    if workers or mode == "compile":
+        return None
+    return ("parity: no xdist workers (-n 0): a case whose kernel kills the process (SIGSEGV, SIGFPE, a device "
+            "abort) ends the run there and leaves no record of that case; with -n 1 or more it is kept as a "
+            "`crashed` record with its stacks")
