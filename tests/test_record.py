@@ -842,3 +842,16 @@ def test_a_negative_stride_keeps_the_whole_storage():
     (slot,) = rec.views.values()
     assert ref == f"T[{slot.key!r}]" and (slot.shape, slot.offset) == ((1,), 15)
     assert buf.whole and buf.kept == (0, 64)
+
+
+def test_a_command_that_never_reaches_triton_says_nothing_was_recorded_and_its_exit_status(tmp_path):
+    """A conftest's import error ended Liger's tests before any launch: the summary must say so, not speak of
+    where launches ran."""
+    import subprocess
+
+    out = tmp_path / "b"
+    proc = subprocess.run([sys.executable, "-m", "parity", "record", "--out", str(out), "--", sys.executable, "-c",
+                           "import no_such_module_here"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert "nothing was recorded" in proc.stderr and "exit status 1" in proc.stderr
+    assert "where the launches ran" not in proc.stderr.lower()

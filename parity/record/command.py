@@ -138,6 +138,10 @@ def summary_line(out: Path, code: int) -> str:
         b = fmt.load_bundle(out)
     except fmt.BundleError as exc:
         return f"parity record: the bundle cannot be read back: {exc}"
+    if not b.processes and not b.launches:  # the recorder was never installed: no process got as far as Triton
+        return (f"parity record: nothing was recorded in {out}: no process of the command imported Triton with the "
+                f"recorder (command exit status {code}). If the command failed, its own output above says why "
+                "(e.g. an import error in a conftest); fix that and record again into a new --out.")
     dropped = sum(b.dropped().values())
     kernels = {e["kernel"].get("id") for e in b.launches}
     stopped = [c["stopped"] for c in b.counts if c.get("stopped")]
