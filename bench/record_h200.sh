@@ -8,7 +8,8 @@
 #   EXT/triton/test_core.py   the functions of upstream Triton's python/test/unit/language/test_core.py named in
 #                             bench/record_harness/test_core_functions.txt (commit 0072ae0b), with its header
 #   EXT/fla/{fla,tests}       flash-linear-attention's package and tests/conftest.py, tests/ops/test_gdn.py
-#   EXT/liger/{src,test}      Liger-Kernel's src/liger_kernel and test/{conftest,utils}.py, test/transformers/*.py
+#   EXT/liger/{src,test}      Liger-Kernel's src/liger_kernel and test/{__init__,conftest,utils}.py, test/transformers/*.py
+#                             (without test/__init__.py, `test.utils` resolves to Python's own `test` package)
 #   EXT/lightllm/lightllm     LightLLM's seven kernel modules named in bench/record_harness/lightllm_decode_loop.py,
 #                             with empty package __init__s (the real ones import the whole engine)
 #   EXT/flaggems/{pytest.ini,tests/}   FlagGems v5.0.2's pytest.ini and tests/{__init__,conftest,accuracy_utils}.py
@@ -78,10 +79,11 @@ want test_core && SAMPLE_PER_TEST=4 rec test_core 130 12M "$STAGE/triton" "$PY" 
   -p sample_plugin -n 8 test_core.py && pack test_core test_core
 # LightLLM's kernels in a serving loop (6 decode steps, three requests, a paged KV cache)
 want lightllm && rec lightllm 40 12M "$STAGE/lightllm" "$PY" decode_loop.py 6 && pack lightllm lightllm
-# Liger-Kernel's own op tests, two parametrizations of each test function
+# Liger-Kernel's own op tests, two parametrizations of each test function (Liger ead96b61's shapes: 3.5 MB kept
+# nothing on 2026-12-05; 16 MB kept rms_norm's 12 launches and swiglu's 7)
 if want liger; then
   for t in rms_norm swiglu rope; do
-    SAMPLE_PER_TEST=2 rec "liger-$t" 45 3500K "$STAGE/liger" "$PY" -m pytest -q -p no:cacheprovider -p sample_plugin \
+    SAMPLE_PER_TEST=2 rec "liger-$t" 55 16M "$STAGE/liger" "$PY" -m pytest -q -p no:cacheprovider -p sample_plugin \
       "test/transformers/test_$t.py"
   done
   pack liger liger-rms_norm liger-swiglu liger-rope
