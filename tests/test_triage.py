@@ -569,6 +569,35 @@ def test_a_block_pointers_element_type_on_triton_3_8_is_the_authors_to_port():
     assert decide(errored("ascend-lowered", text), {}, source).get("limit") != "upstream-block-ptr-emulated"
 
 
+def _rank_mismatch(line: str, value: str, pointer: str) -> str:
+    """The frontend's CompilationError as triton-ascend 3.2 raises it: the source, a caret under the failing line."""
+    return (f"at 6:4:\ndef kernel(Z, X, SIZE: tl.constexpr):\n    z = x[None, :, :]\n    {line}\n    ^\n"
+            f"ValueError('Cannot broadcast, rank mismatch: [{value}], [{pointer}]')")
+
+
+def test_a_store_of_a_lower_rank_value_is_the_languages_version_never_triton_ascends():
+    """Upstream's test_index1d stores a [1, 32, 32] value through a 4-D pointer block: Triton 3.6 broadcasts it
+    (triton#8661), triton-ascend 3.2 refuses it as Triton 3.5 did. Drafting that to triton-ascend was wrong."""
+    store = "tl.store(Z + a[None, None, None, :] + b[:, None, None, None] * 32768, z)"
+    text = _rank_mismatch(store, "1, 32, 32", "32, 32, 32, 32")
+    built = {**PASS, "backend": "cuda-compile"}
+    for tier in ("ascend-compile", "ascend-lowered"):
+        owner = decide(errored(tier, text), {"cuda-compile": built})
+        assert (owner["who"], owner["limit"], owner["provisional"]) == ("author", "store-value-rank", False), owner
+        assert "pull/8661" in owner["evidence"] and plan_drafts({"owner": owner}).kind == "author"
+    # the same frontend on an older upstream (the version matrix's Triton 3.2.0) is the same rule
+    assert decide(errored("interpret", text), {}).get("limit") == "store-value-rank"
+    # negative controls: a value of higher rank than its pointer is wrong on every version, a rank mismatch in
+    # another operation is no store's, and without the caret's line nothing says where it was raised
+    higher = _rank_mismatch(store, "32, 32, 32", "32, 32")
+    other_op = _rank_mismatch("y = tl.broadcast_to(x, (32, 32, 32))", "1, 32", "32, 32, 32")
+    bare = "ValueError('Cannot broadcast, rank mismatch: [1, 32], [32, 32, 32]')"
+    for wrong in (higher, other_op, bare):
+        owner = decide(errored("ascend-compile", wrong), {"cuda-compile": built})
+        assert owner.get("limit") != "store-value-rank", (wrong, owner)
+    assert decide(errored("ascend-compile", other_op), {"cuda-compile": built})["who"] == "triton-ascend"
+
+
 def test_tf32_rounding_of_an_fp32_dot_on_nvidia_is_a_precision_class_with_its_advice():
     dot = "acc = tl.dot(a, b, acc)"
     rounded = numeric("cuda", metrics={"worst_index": [3], "max_abs_err": 4e-3, "err_ratio": 2e-3, "nan_count": 0,

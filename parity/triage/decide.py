@@ -34,7 +34,8 @@ from parity.compile.ascend_only import ASCEND_ONLY_OPTIONS, LATER_ASCEND_MODULES
 from parity.reasons import key_line
 from parity.results import OwnerKind
 from parity.seams.versions import version_key
-from parity.triage.limits import failure_text, is_numeric, matching_limit
+from parity.triage.limit_fits import failure_text, is_numeric
+from parity.triage.limits import matching_limit
 from parity.triage.owner import FIXED, LINKED, Owner
 
 FAILING = ("failed", "error", "crashed", "xfailed")

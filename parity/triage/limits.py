@@ -27,6 +27,13 @@ from parity import settings
 from parity.backends import backend_class
 from parity.paths import cache_root
 from parity.triage.interpreter_probes import PROBE_TIMEOUT_S, _interpreter_probe, _is_triton_ascend
+from parity.triage.limit_fits import (
+    divides_by_a_block_ptr_stride,
+    failure_text,
+    is_numeric,
+    stores_a_lower_rank_value,
+    tf32_rounding,
+)
 
 
 @dataclass(frozen=True)
@@ -47,14 +54,16 @@ class TierLimit:
     fits: Callable[[Mapping[str, Any], str], bool] | None = None
     # the record itself proves it (the error is raised inside the tier's own code): no other tier needed
     evident: bool = False
-    # a language rule or a compiler's bug: it applies on every tier whose Backend.language is this one too
-    language: str | None = None
+    # a language rule or a compiler's bug: it applies on every tier whose Backend.language is this one (or one of
+    # these) too
+    language: str | tuple[str, ...] | None = None
 
     def on(self, backend: str) -> bool:
         """Whether it applies on this tier: one of its own limits, or building with its language (the backend
         declares both: Backend.own_limits, Backend.language)."""
         tier = backend_class(backend)
-        return self.id in tier.own_limits or (self.language is not None and tier.language == self.language)
+        languages = (self.language,) if isinstance(self.language, str) else (self.language or ())
+        return self.id in tier.own_limits or tier.language in languages
 
     def matches(self, record: Mapping[str, Any], source: str) -> bool:
         if not self.on(str(record.get("backend"))):
@@ -83,20 +92,6 @@ class TierLimit:
         except Exception:  # a probe must never cost a verdict
             return True
         return verdict is not False
-
-
-def is_numeric(record: Mapping[str, Any]) -> bool:
-    """A wrong value (compared and differed), not an error, a crash or a compile failure."""
-    comp = record.get("compile") or {}
-    return record.get("status") in ("failed", "xfailed") and not comp and bool(record.get("metrics"))
-
-
-def failure_text(record: Mapping[str, Any]) -> str:
-    """The reason and compile messages, with the quotes an exception nested in another one's repr escapes (`\\'`)
-    read plain, so a limit's message matches at any depth (the interpreter wraps errors in InterpreterError)."""
-    comp = record.get("compile") or {}
-    text = "\n".join(str(x) for x in (record.get("reason"), comp.get("message"), comp.get("launch_error")) if x)
-    return text.replace("\\'", "'")
 
 
 # ---------------------------------------------------------------- probes
@@ -212,45 +207,6 @@ def _ascend_cannot_call_noinline() -> bool | None:
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
                           timeout=PROBE_TIMEOUT_S, check=False)
     return {"1": True, "0": False}.get((done.stdout.strip().splitlines() or [""])[-1])
-
-
-def divides_by_a_block_ptr_stride(record: Mapping[str, Any], source: str) -> bool:
-    """Every argument the module divides by is named inside a make_block_ptr call of the kernel's source (its
-    strides): a zero division of the kernel's own (`x // n`) stays the author's."""
-    names = re.findall(r"divides by (\w+) \(%arg\d+\)", failure_text(record))
-    calls = []
-    for start in (m.end() for m in re.finditer(r"make_block_ptr\(", source)):
-        depth, end = 1, start
-        while end < len(source) and depth:
-            depth += {"(": 1, ")": -1}.get(source[end], 0)
-            end += 1
-        calls.append(source[start:end])
-    return bool(names) and all(any(re.search(rf"\b{n}\b", c) for c in calls) for n in names)
-
-
-# TF32 keeps 10 of fp32's 23 mantissa bits (unit roundoff 2^-11 ~ 4.9e-4): a dot's rounding shows as a relative
-# error of a few times that; beyond this the values are wrong, not rounded
-TF32_MAX_ERR_RATIO = 2e-2
-TF32_MIN_MISMATCH = 0.01  # the fraction of elements outside an fp32 tolerance that rounding leaves at least
-# a dot whose precision is pinned to full fp32: TF32 cannot explain its error
-_FULL_FP32_DOT = re.compile(r"input_precision\s*=\s*['\"](ieee|tf32x3)['\"]|allow_tf32\s*=\s*False")
-
-
-def tf32_rounding(record: Mapping[str, Any], source: str) -> bool:
-    """An fp32 case whose wrong values are TF32's rounding in size: no NaN, err_ratio above zero and within
-    TF32_MAX_ERR_RATIO, and the kernel's dots are not pinned to full fp32."""
-    if str((record.get("params") or {}).get("dtype")) not in ("fp32", "float32"):
-        return False
-    metrics = record.get("metrics") or {}
-    ratio = metrics.get("err_ratio")
-    if metrics.get("nan_count") or not isinstance(ratio, (int, float)) or not 0 < ratio <= TF32_MAX_ERR_RATIO:
-        return False
-    # rounding touches the whole output; a few wrong elements (one tile, the tail) are a bug that a small
-    # err_ratio over a large output hides
-    frac, region = metrics.get("mismatch_frac"), str(metrics.get("region") or "")
-    if (isinstance(frac, (int, float)) and frac < TF32_MIN_MISMATCH) or region.startswith("tail") or "only" in region:
-        return False
-    return not _FULL_FP32_DOT.search(source or "")
 
 
 INTERPRETER = "Triton interpreter"
@@ -377,6 +333,17 @@ LIMITS: tuple[TierLimit, ...] = (
               "upstream Triton takes power-of-2 tile shapes only; triton-ascend takes others",
               "https://triton-lang.org/main/python-api/generated/triton.language.arange.html",
               message=r"must be a power of 2|power of two", language="triton"),
+    # a language change by version: the frontend that refuses is the older language, not a compiler bug. Seen in
+    # upstream's own test_index1d, whose rank-mismatch kernels Triton 3.6 compiled on the H100 and triton-ascend
+    # 3.2 refuses, as Triton 3.5.1's semantic.py does (broadcast_impl_shape in _store_legacy). No probe: a frontend
+    # that raises this for a lower-rank value is an older language by that fact, and a newer one never raises it
+    TierLimit("store-value-rank", "author", "kernel author",
+              "tl.store broadcasts a value or mask of lower rank than its pointer only from upstream Triton 3.6 on; "
+              "triton-ascend 3.2 (built on Triton 3.2) and upstream 3.5 or older raise \"Cannot broadcast, rank "
+              "mismatch\": give the value the pointer's rank (e.g. `z[None, :, :]`) to run on both",
+              "https://github.com/triton-lang/triton/pull/8661",
+              message=r"Cannot broadcast, rank mismatch", fits=stores_a_lower_rank_value, evident=True,
+              language=("triton-ascend", "triton")),
     # an API upstream removed: the kernel must move off it to run on that release and later
     TierLimit("upstream-block-ptr-removed", "author", "kernel author",
               "upstream Triton 3.9 removed block pointers (tl.make_block_ptr, tl.advance) in favor of tensor "
