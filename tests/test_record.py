@@ -52,6 +52,12 @@ def halve_bits(x, y, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
+def cat_reorder(x, y, z, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(z + tl.arange(0, 2 * BLOCK), tl.cat(tl.load(x + offs), tl.load(y + offs), can_reorder=True))
+
+
+@triton.jit
 def writes_nothing(x, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.store(x + offs, tl.load(x + offs, mask=offs < n), mask=offs < n)
@@ -855,3 +861,35 @@ def test_a_command_that_never_reaches_triton_says_nothing_was_recorded_and_its_e
     assert proc.returncode == 1
     assert "nothing was recorded" in proc.stderr and "exit status 1" in proc.stderr
     assert "where the launches ran" not in proc.stderr.lower()
+
+
+def cat_launches(mod):
+    def go() -> None:
+        x, y = torch.arange(16, dtype=torch.float32), torch.arange(16, 32, dtype=torch.float32)
+        mod.cat_reorder[(1,)](x, y, torch.full((32,), float("nan")), BLOCK=16)
+    return go
+
+
+def swap(values: torch.Tensor) -> None:
+    values[[3, 20]] = values[[20, 3]]
+
+
+@pytest.mark.parametrize("change, status", [(swap, "passed"), (lambda v: v.__setitem__(5, v[5] + 1.0), "failed")])
+def test_a_kernel_that_lets_the_compiler_reorder_is_compared_as_sorted_values(tmp_path, kernels, change, status):
+    """Upstream's test_cat: tl.cat(can_reorder=True) lets each device order the elements, so a recording in another
+    order agrees, and a changed value still fails."""
+    b = record(tmp_path / "b", cat_launches(kernels))
+    forget(kernels)
+    tamper_output(tmp_path / "b", b, torch.float32, change)
+    (r,) = replay(tmp_path / "b")
+    assert r["status"] == status, r["reason"]
+    assert "can_reorder" in r["tolerance"]["reason"]
+
+
+def test_an_ordered_kernels_output_in_another_order_fails(tmp_path, kernels):
+    """The negative control: without can_reorder=True the order is part of the answer."""
+    b = record(tmp_path / "b", copy_launches(kernels))
+    forget(kernels)
+    tamper_output(tmp_path / "b", b, torch.float32, swap)
+    (r,) = replay(tmp_path / "b")
+    assert r["status"] == "failed" and "can_reorder" not in r["tolerance"]["reason"]

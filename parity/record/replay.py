@@ -27,6 +27,7 @@ from typing import Any
 import torch
 
 from parity.backends import tiers_where
+from parity.record import order_free
 from parity.record.bundle import Bundle, BundleError, load_bundle
 from parity.seams.torch_calls import unhandled
 from parity.spec import DEFAULT_TOLERANCES, Case, KernelSpec, Tolerance
@@ -347,13 +348,14 @@ def kernel_spec(bundle: Bundle, entries: list[dict[str, Any]], name: str) -> Ker
         return device_only(RuntimeError(error), entry_of(p))
 
     cases = [case_of(i, e) for i, e in enumerate(entries)]
+    judged = order_free.applied(bundle.root, info, launch, reference, dict(REPLAY_TOLERANCES))
     ORIGINS[name] = origin if missing is None else f"not replayable: {missing}"
     module = info.get("module", "?")
     return KernelSpec(
         name=name, family=module if module != "__main__" else Path(info.get("file", "main")).stem,
-        kernel=kernel, launch=launch, reference=reference, make_inputs=make_inputs,
+        kernel=kernel, launch=judged[0], reference=judged[1], make_inputs=make_inputs,
         cases=lambda level: cases, compile_signature=lambda level: cases,
-        tolerance={k: t for k, t in REPLAY_TOLERANCES.items()}, tolerance_key=lambda p: p["out"],
+        tolerance=judged[2], tolerance_key=lambda p: p["out"],
         fork=False, unavailable=(lambda: missing) if missing else None, not_here=not_here,
         doc=f"replayed from {bundle.root}: {module}.{info.get('qualname')} ({info.get('file')}:{info.get('line')}); "
             f"kernel from {origin}")
