@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import importlib.util
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
@@ -41,15 +42,11 @@ class Twin:
 Imports = Callable[[], contextlib.AbstractContextManager[Any]]
 
 
-_TWIN_DIR: list[tempfile.TemporaryDirectory[str]] = []
-
-
-def _twin_dir() -> str:
+@functools.cache
+def _twin_dir() -> tempfile.TemporaryDirectory[str]:
     """One folder per process for the twins' files, removed when the process exits (Triton reads a kernel's
     source from its file while the module is alive, so the files outlive `patched`)."""
-    if not _TWIN_DIR:
-        _TWIN_DIR.append(tempfile.TemporaryDirectory(prefix="parity-twin-"))
-    return _TWIN_DIR[0].name
+    return tempfile.TemporaryDirectory(prefix="parity-twin-")
 
 
 def patched(path: Path, fixes: Fixes, name: str, imports: Imports = contextlib.nullcontext) -> ModuleType | None:
@@ -60,7 +57,7 @@ def patched(path: Path, fixes: Fixes, name: str, imports: Imports = contextlib.n
         if text.count(old) != 1:
             return None
         text = text.replace(old, new)
-    twin_path = Path(tempfile.mkdtemp(dir=_twin_dir())) / f"{path.stem}_twin.py"
+    twin_path = Path(tempfile.mkdtemp(dir=_twin_dir().name)) / f"{path.stem}_twin.py"
     twin_path.write_text(text)
     loader_spec = importlib.util.spec_from_file_location(name, twin_path)
     assert loader_spec is not None and loader_spec.loader is not None
