@@ -698,3 +698,19 @@ def test_an_overflow_of_a_block_pointer_with_an_argument_order_is_the_authors_on
     assert not decide(overflow, {}, literal)["provisional"]
     proved = {**overflow, "fit": {"searched": 4, "fitting": [{"T1": 8}]}}
     assert not decide(proved, {}, permuted)["provisional"]
+
+
+def test_a_limit_of_wrong_values_does_not_explain_an_out_of_bounds_write_whose_values_were_right():
+    """A bf16 case under the interpreter whose values matched but which wrote past its output: the interpreter's bf16
+    arithmetic limit cannot be why it failed, and the write is the author's."""
+    oob = {"writes": [{"kernel": "k", "tensor": "y", "dtype": "bfloat16", "numel": 64, "elements": [64, 1024],
+                       "unmasked_stores": []}], "guarded": 2}
+    right = {"backend": "interpret", "kernel": "k", "case": "N=8", "status": "failed",
+             "params": {"N": 8, "dtype": "bf16"},
+             "reason": "out-of-bounds write by k: elements [64, 1024) of argument `y`", "oob": oob,
+             "metrics": {"max_abs_err": 1e-3, "mismatch_frac": 0.0, "passed": True}}
+    assert lim.matching_limit(right, "") is None
+    assert decide(right, {})["who"] == "author"
+    # the negative control: the same case with wrong values is the limit's
+    wrong = {**right, "oob": None, "metrics": {"max_abs_err": 3.0, "mismatch_frac": 0.5, "passed": False}}
+    assert lim.matching_limit(wrong, "").id == "interpret-bf16-arith"
