@@ -41,6 +41,10 @@ class OwnerKind(str, Enum):
     TRITON_ASCEND = "triton-ascend"
     TIER = "tier"
     ENVIRONMENT = "environment"
+    # the spec's tolerance is tighter than a correct kernel's rounding allows (parity.run.rounding): no draft
+    TOLERANCE = "tolerance"
+    # a replay bundle that is missing, truncated or altered: nothing in it says anything about the kernel
+    BUNDLE = "bundle"
 
     def __str__(self) -> str:
         return str(self.value)
