@@ -39,7 +39,7 @@ def target_rank(target: str) -> int:
 
 # the owner in a cell's words (the findings below say it in full)
 OWNER_TAGS = {"author": "kernel fix", "library": "{name}", "triton": "Triton bug", "triton-ascend": "triton-ascend bug",
-              "tier": "tier limit", "environment": "environment"}
+              "tier": "tier limit", "environment": "environment", "tolerance": "tolerance too tight"}
 
 
 def _marked(v: Verdict) -> set[str]:

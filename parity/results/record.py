@@ -87,7 +87,7 @@ class KnownDivergence(TypedDict):
 class Owner(TypedDict):
     """Who must act on a failing case (built by parity.triage, read by reports and drafts)."""
 
-    who: Literal["author", "library", "triton", "triton-ascend", "tier", "environment"]
+    who: Literal["author", "library", "triton", "triton-ascend", "tier", "environment", "tolerance", "bundle"]
     name: str  # e.g. "FlagGems", "Triton interpreter", "ascend-lowered host toolchain"
     evidence: str  # one line
     provisional: bool
@@ -172,6 +172,9 @@ class Record(TypedDict, total=False):
     perf_warm: dict[str, Any]  # what the warm pass compiled for the perf pass, and its seconds
     carried_over: bool  # kept from the previous run of this results dir (kernels not re-run)
     shrink: dict[str, Any]  # how the case was shrunk before the repro was written
+    # the accumulation error model at the mismatches (parity.run.rounding): per failing output, whether they lie
+    # within the rounding a correct kernel may show; `judged`: it decided the status (the spec gave no tolerance)
+    rounding: dict[str, Any]
     where: dict[str, Any]  # where in the output the failure sits (program, grid, missing mask)
     library: dict[str, Any]  # the library that ships the kernel: name, version, repo
     finding_of: dict[str, Any]  # the library's own finding: name, why

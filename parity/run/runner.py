@@ -14,7 +14,7 @@ from parity.compile.counter import CompileCounter
 from parity.errors import error_text
 from parity.results import empty_record
 from parity.results.outputs_store import input_digest
-from parity.run import autotune_pin, mistakes, prefill, redzone, second_reference
+from parity.run import autotune_pin, mistakes, prefill, redzone, rounding, second_reference
 from parity.run.compare import Metrics, compare, worst_of
 from parity.run.faults import is_sticky_device_error
 from parity.run.refcache import ReferenceCache, input_hash
@@ -187,6 +187,8 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
     record["metrics"]["per_output"] = {m.output: {"err_ratio": m.err_ratio, "max_abs_err": m.max_abs_err,
                                                   "passed": m.passed} for m in per_output}
     failure = None if all(m.passed for m in per_output) else failure_reason(worst, tol)
+    if failure is not None and not record.get("oob"):
+        failure = _judge_rounding(spec, case, cpu_inputs, outputs, ref, tol, per_output, record, failure)
     if failure is None and spec.extra_check is not None:
         failure = spec.extra_check(inp.as_fp64(cpu_inputs), {k: v.double() for k, v in outputs.items()},
                                    case.params)
@@ -196,6 +198,28 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
     record["status"] = "failed" if failure else "passed"
     record["reason"] = failure
     return _apply_divergence(spec, case, backend, record), outputs
+
+
+def _judge_rounding(spec: KernelSpec, case: Case, cpu_inputs: Mapping[str, Any], outputs: Mapping[str, torch.Tensor],
+                    ref: Mapping[str, torch.Tensor], tol: Tolerance, per_output: list[Metrics],
+                    record: dict[str, Any], failure: str) -> str | None:
+    """The failure as the accumulation error model sees it (parity.run.rounding): None (a pass) where the spec chose
+    no tolerance and every mismatch lies within a correct kernel's rounding; else the failure, with what the model
+    found (a failure within it, under a tolerance the spec chose, is the tolerance's: parity.triage)."""
+    def valid(name: str, ref_t: torch.Tensor) -> torch.Tensor | None:
+        return spec.valid(name, case.params, ref_t.shape) if spec.valid else None
+
+    judged = not spec.tolerance_chosen(case.params)
+    model = rounding.judge_case(spec.reference, cpu_inputs, case.params, outputs, ref, tol,
+                                [m.output for m in per_output if not m.passed], valid, judged)
+    if model is None:
+        return failure
+    record["rounding"] = model
+    if model.get("not_checked"):
+        return f"{failure}; rounding not checked: {model['not_checked']}"
+    if model["within"] and judged:
+        return None
+    return f"{failure}; {model['sentence']}"
 
 
 def failure_reason(m: Metrics, tol: Tolerance) -> str:

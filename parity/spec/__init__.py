@@ -258,8 +258,16 @@ class KernelSpec:
     def variant_count(self) -> int:
         return math.prod(len(v) for v in self.variants.values()) if self.variants else 1
 
+    def tolerance_key_for(self, params: Params) -> str:
+        return self.tolerance_key(params) if self.tolerance_key else str(params.get("dtype") or "fp32")
+
+    def tolerance_chosen(self, params: Params) -> bool:
+        """Whether the spec gives this case's tolerance itself (else torch.testing's default applies, and a
+        mismatch inside a correct kernel's rounding is judged a pass: parity.run.rounding)."""
+        return self.tolerance_key_for(params) in self.tolerance
+
     def tolerance_for(self, params: Params) -> Tolerance:
-        key = self.tolerance_key(params) if self.tolerance_key else params.get("dtype") or "fp32"
+        key = self.tolerance_key_for(params)
         tol = self.tolerance.get(key) or DEFAULT_TOLERANCES.get(key)
         if tol is None:
             raise SpecError(f"KernelSpec {self.name!r}: no tolerance for key {key!r}; add it to `tolerance` "

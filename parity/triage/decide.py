@@ -190,6 +190,12 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
             return make_owner(who, name, f"expected by {known['expected_by']}: {known.get('reason')} ({link})")
         who, name = _owner_of_link(link, tier)
         return make_owner(who, name, LINKED.format(link=link))
+    rounding = record.get("rounding") or {}
+    if record.get("status") == "failed" and rounding.get("within"):  # the values are right: the spec's bar is not
+        return make_owner("tolerance", "the spec's tolerance",
+                          f"every mismatch lies within a correct kernel's rounding, which the spec's tolerance does "
+                          f"not allow: {rounding.get('sentence')}; widen the tolerance for this dtype, with that as "
+                          "its reason (parity.run.rounding)")
     if record.get("diagnosis"):
         return make_owner("author", "kernel author", f"a known kernel mistake: {record['diagnosis'].get('what')}")
     stores = oob_stores(record)

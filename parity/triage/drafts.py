@@ -38,7 +38,7 @@ def plan_drafts(record: Mapping[str, Any]) -> DraftPlan:
     who = owner.get("who")
     if who == "library":
         return DraftPlan("library")
-    if who in ("tier", "environment"):
+    if who in ("tier", "environment", "tolerance"):  # a note: nobody's code is wrong
         return DraftPlan("tier")
     if vendor_note(owner):  # fixed in a later release, or already reported upstream: a note
         return DraftPlan("tier")
@@ -68,7 +68,9 @@ def render_tier(record: Mapping[str, Any], backend: str, command: str | None) ->
     link = linked_known(owner)
     head = (f"a {owner.get('name')} bug already fixed in {fixed}: upgrade" if fixed else
             f"a known {owner.get('name')} divergence, linked upstream" if reported and link else
-            f"a {owner.get('name')} bug already reported upstream" if reported else f"a limit of {what}")
+            f"a {owner.get('name')} bug already reported upstream" if reported else
+            "a tolerance tighter than a correct kernel's rounding" if owner.get("who") == "tolerance" else
+            f"a limit of {what}")
     parts = [f"# `{record['kernel']}` [{record['case']}] on {backend}: {head}", "",
              "This is a note, not a new bug report: upstream knows this divergence already (the link below, which "
              "the spec names); add this case there if it shows something the link lacks." if reported and link else
