@@ -106,7 +106,11 @@ def test_cross_output_divergence_from_stored_outputs(tmp_path):
               ("b", "k", "c"): store.load(store.save(tmp_path / "b.npz", store.payload({"o": x + 0.1}, "d")))}
     (d,) = divergence.find(cols, records, stored)
     assert d.kind == "cross-output" and "b vs a" in d.summary
+    # a column that passed within rounding may differ from another by their rounding: no divergence
+    records["b"][0]["rounding"] = {"judged": True, "within": True, "sentence": "within fp32 rounding"}
+    assert divergence.find(cols, records, stored) == []
     stored[("b", "k", "c")] = stored[("a", "k", "c")]
+    del records["b"][0]["rounding"]
     assert divergence.find(cols, records, stored) == []
 
 
