@@ -158,7 +158,8 @@ def element_terms(reference: Reference, inputs: Mapping[str, Any], params: Mappi
         except Exception as exc:  # a reference that leaves autograd (numpy, .item(), in-place on a view)
             raise NotDifferentiable(f"{type(exc).__name__}: {exc}") from exc
         if not isinstance(y, torch.Tensor) or not y.requires_grad:
-            raise NotDifferentiable(f"output {output!r} does not depend differentiably on the inputs")
+            raise NotDifferentiable(f"output {output!r} does not depend on the inputs through autograd (a replay's "
+                                    "recorded output, or a reference that leaves autograd)")
         y_flat = y.reshape(-1)
         found = []
         names = list(leaves)

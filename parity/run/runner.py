@@ -216,7 +216,7 @@ def _judge_rounding(spec: KernelSpec, case: Case, cpu_inputs: Mapping[str, Any],
         return failure
     record["rounding"] = model
     if model.get("not_checked"):
-        return f"{failure}; rounding not checked: {model['not_checked']}"
+        return f"{failure}; not checked against rounding: {model['not_checked']}"
     if model["within"] and judged:
         return None
     return f"{failure}; {model['sentence']}"
