@@ -5,6 +5,8 @@ correct fp32 sum of 10^5 to 10^6 terms misses by reassociation alone.
 - `rounding_atomic_sum`: block partials added into one element with tl.atomic_add (order free on a GPU, in
   program order on the CPU tiers);
 - `rounding_row_sum`: a row of N walked in blocks of BLOCK, then reduced;
+- `rounding_scan`: an inclusive prefix sum of N, block by block with a carried total (each element its own
+  reduction length, up to N);
 - `rounding_dot`: C = A·B with fp32 operands, K up to 4096, input_precision="ieee";
 - `rounding_dot_fp16_acc` (the control): fp16 operands, the dot's accumulator in fp16 (out_dtype=tl.float16)
   over K = 4096. Its error is that of fp16 accumulation, far outside fp32 rounding: it must stay a failure,
@@ -47,6 +49,16 @@ def row_sum_kernel(x, out, N, BLOCK: tl.constexpr):
 
 
 @triton.jit
+def scan_kernel(x, y, N, BLOCK: tl.constexpr):
+    b_carry = tl.zeros([1], dtype=tl.float32)
+    for start in range(0, N, BLOCK):
+        o = start + tl.arange(0, BLOCK)
+        b_y = tl.cumsum(tl.load(x + o, mask=o < N, other=0.0), axis=0) + b_carry  # [BLOCK]
+        tl.store(y + o, b_y, mask=o < N)
+        b_carry += tl.sum(tl.where(o == start + BLOCK - 1, b_y, 0.0), axis=0) - b_carry
+
+
+@triton.jit
 def dot_kernel(a, b, c, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, ACC_FP16: tl.constexpr,
                DROP_LAST: tl.constexpr):
     o_m = tl.arange(0, BM)
@@ -78,6 +90,13 @@ def row_sum(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, torch.
     out = nan_empty((2,), x.dtype, x.device)
     row_sum_kernel[(2,)](x, out, p["N"], BLOCK=4096)
     return {"s": out}
+
+
+def scan(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, torch.Tensor]:
+    x = inputs["x"]
+    y = nan_empty(x.shape, x.dtype, x.device)
+    scan_kernel[(1,)](x, y, p["N"], BLOCK=1024)
+    return {"y": y}
 
 
 def dot(inputs: Mapping[str, Any], p: Mapping[str, Any], acc_fp16: bool = False,
@@ -113,6 +132,10 @@ SPECS = [
                reference=_row_reference,
                cases=by_level(product(N=[500_000], dtype=["fp32"])),
                make_inputs=lambda p, gen: {"x": torch.rand((2 * p["N"],), generator=gen, dtype=torch.float32)}),
+    KernelSpec(name="rounding_scan", family="rounding", kernel=scan_kernel, launch=scan,
+               reference=lambda inputs, p: {"y": inputs["x"].cumsum(0)},
+               cases=by_level(product(N=[200_000], dtype=["fp32"])),
+               make_inputs=lambda p, gen: {"x": randn((p["N"],), p["dtype"], gen)}),
     KernelSpec(name="rounding_dot", family="rounding", kernel=dot_kernel, launch=dot, reference=_dot_reference,
                cases=by_level(product(K=[1024, 4096], dtype=["fp32"])), make_inputs=_dot_inputs),
     KernelSpec(name="rounding_dot_fp16_acc", family="rounding", kernel=dot_kernel,
