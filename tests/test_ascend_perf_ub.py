@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from types import SimpleNamespace
 from typing import Any
 
@@ -95,3 +96,72 @@ def test_only_a_small_plan_with_a_larger_fitting_config_is_claimed(block, n, fit
     answer = perf_ub.judge({"kernel": "k"}, _attempt(block, n), [], _tier(32, fits_up_to))
     assert (answer.get("claim") or {}).get("larger") == claim, answer
     assert "not_checked" not in answer
+
+
+# --- a larger tile is advised only where its grid keeps the cores busy (rule 1's own test) ---------------------
+
+VECTOR_OP = ("def k(x, y, out, n, BLOCK: tl.constexpr):\n    pid = tl.program_id(0)\n"
+             "    o = pid * BLOCK + tl.arange(0, BLOCK)\n"
+             "    tl.store(out + o, tl.load(x + o, mask=o < n) + tl.load(y + o, mask=o < n), mask=o < n)\n")
+
+
+def _vector_op(block: int, n: int) -> tuple[Any, Any]:
+    """(attempt, evidence) of the plain vector op on Ascend910B1 (48 vector cores), grid cdiv(n, BLOCK)."""
+    from parity.backends.ascend.arch import ASCEND_ARCHS
+    from parity.backends.ascend.perf_rules import Evidence, SourceText, TensorArg
+
+    grid = (-(-n // block),)
+    src = SimpleNamespace(fn=SimpleNamespace(arg_names=["x", "y", "out", "n", "BLOCK"], src=VECTOR_OP),
+                          constants={"BLOCK": block}, signature={"x": "*fp32"})
+    attempt = SimpleNamespace(source=(src, None, {}), launch_args={"tensors": {}, "scalars": {"n": n}}, grid=grid)
+    tensors = {k: TensorArg("float32", 4, (n,), (1,)) for k in ("x", "y", "out")}
+    ev = Evidence("k", ASCEND_ARCHS["Ascend910B1"], grid, "aiv", (SourceText("k", VECTOR_OP),), {"BLOCK": block},
+                  {"n": n}, tensors)
+    return attempt, ev
+
+
+@pytest.mark.parametrize(("block", "n", "claim", "withheld"), [
+    (1024, 393_216, {"BLOCK": 8192}, "BLOCK=16384 is not advised"),  # 48 programs: the largest that keeps 48 busy
+    (8192, 393_216, None, "BLOCK=16384 is not advised"),  # 48 programs already: any larger tile idles cores
+    (1024, 65_536, None, "cannot show"),  # a launch the cores rule calls too small to judge: nothing claimed
+    (1024, 1 << 24, {"BLOCK": 16384}, None),  # control: 1,024 programs on 48 cores, 22 waves, 97 % used
+])
+def test_a_larger_tile_is_advised_only_where_its_grid_keeps_the_cores_busy(block, n, claim, withheld, tmp_path,
+                                                                          monkeypatch):
+    from parity.backends.ascend.perf_cores import grid_findings
+
+    monkeypatch.setenv("PARITY_CACHE_DIR", str(tmp_path))
+    attempt, ev = _vector_op(block, n)
+    answer = perf_ub.judge({"kernel": "k"}, attempt, [], _tier(32, 1 << 20), ev)
+    found = (answer.get("claim") or {}).get("larger")
+    assert found == claim, answer
+    why = answer.get("withheld") or (answer.get("claim") or {}).get("held_back")
+    assert (withheld in why) if withheld else why is None, answer
+    if withheld and "BLOCK=16384" in withheld:
+        assert "(24,)" in why and "cores.idle" in why  # the grid it would have, and the rule that flags it
+    if claim:  # what is advised, the cores rule leaves alone
+        implied = perf_ub.implied_grid(ev.grid, VECTOR_OP, {"BLOCK": block}, claim)
+        assert implied == (-(-n // claim["BLOCK"]),)
+        assert grid_findings(dataclasses.replace(ev, grid=implied)) == []
+    # the negative control: without the launch's evidence (the check this guards removed) the bug comes back
+    if (block, n) == (1024, 393_216):
+        blind = perf_ub.judge({"kernel": "k"}, attempt, [], _tier(32, 1 << 20))
+        assert blind["claim"]["larger"] == {"BLOCK": 16384}
+
+
+def test_the_withheld_advice_reaches_the_record_as_checked_with_why(tmp_path, monkeypatch):
+    monkeypatch.setenv("PARITY_CACHE_DIR", str(tmp_path))
+    attempt, ev = _vector_op(8192, 393_216)
+    compile_ = {"kernel": "k", "ok": True, "ascend_perf": {"findings": [], "not_checked": {"ub.larger_fits": "x"}}}
+    perf_ub.attach([compile_], [attempt], [], _tier(32, 1 << 20), {id(attempt): ev})
+    advice = compile_["ascend_perf"]
+    assert "ub_claim" not in advice and "ub.larger_fits" not in advice["not_checked"]
+    assert advice["ub_withheld"].startswith("BLOCK=16384 is not advised: its grid (24,) would be flagged")
+
+
+def test_a_grid_no_program_id_tiles_by_the_block_is_kept():
+    persistent = "def k(x, n, BLOCK: tl.constexpr):\n    for t in range(tl.program_id(0), n, tl.num_programs(0)):\n" \
+                 "        o = t * BLOCK + tl.arange(0, BLOCK)\n"
+    assert perf_ub.implied_grid((48,), persistent, {"BLOCK": 1024}, {"BLOCK": 8192}) == (48,)
+    assert perf_ub.implied_grid((384, 4), VECTOR_OP, {"BLOCK": 1024}, {"BLOCK": 16384}) == (24, 4)
+    assert perf_ub.implied_grid((7,), VECTOR_OP, {"BLOCK": 1024}, {"BLOCK": 2048}) == (4,)  # cdiv, not floor

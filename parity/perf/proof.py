@@ -27,7 +27,8 @@ def finding(claim: dict[str, Any], proof: dict[str, Any]) -> dict[str, Any]:
     return {"rule": RULE, "line": None,
             "evidence": (f"larger tiles fit: {now} plans {_share(claim['used'], claim['of'])} of the UB; {larger} "
                          f"compiles at {_share(claim.get('larger_used'), claim['of'])} and computes the fp64 answer "
-                         f"on {proof['tier']} at {proof['case']}"),
+                         f"on {proof['tier']} at {proof['case']}"
+                         + (f"; {claim['held_back']}" if claim.get("held_back") else "")),
             "change": (f"use {larger} (or add it to the autotune configs): fewer, larger tiles for the same work; "
                        "static advice, no speed measured")}
 

@@ -30,6 +30,7 @@ from parity.backends.ascend.perf_evidence import (
 
 # the last wave's share of the cores below which the launch wastes a noticeable part of the NPU
 MIN_WAVE_USE = 0.75
+GRID_RULES = ("cores.idle", "cores.last_wave", "shape.one_program")  # judged on the grid alone
 
 
 @dataclass(frozen=True)
@@ -102,33 +103,49 @@ def check_cores(ev: Evidence, advice: Advice) -> None:
                      f"the loop steps by {loop.spelled} while the grid has {n} programs: tiles are "
                      f"{'skipped' if n < loop.step else 'computed twice'}")
         advice.findings.append(Finding("cores.hard_coded", loop.line, f"{grid_note}; {effect}", fix))
+    verdict = grid_findings(ev)
+    if isinstance(verdict, str):
+        for rule in GRID_RULES:
+            advice.not_checked[rule] = verdict
+        return
+    if not loops:  # else the hard-coded count already says how many cores the grid leaves idle
+        advice.findings.extend(verdict)
+
+
+def grid_findings(ev: Evidence) -> list[Finding] | str:
+    """What the grid rules (GRID_RULES) find in `ev`'s grid, or why they cannot judge it (no grid, no core
+    type, a small launch). The one test of "the grid keeps the cores busy": rule 2's larger tiles ask it of
+    the grid they imply (parity.backends.ascend.perf_ub)."""
+    cube = uses_cube(ev)
+    n = programs(ev.grid)
+    if cube is None or n is None:
+        return ("no launch grid recorded" if n is None
+                else "neither bishengir's core type nor the source says cube or vector")
     small = too_small(ev)
     if small:
-        for rule in ("cores.idle", "cores.last_wave", "shape.one_program"):
-            advice.not_checked[rule] = small
-        return
+        return small
+    cores, kind, prop = cores_of(ev.arch, cube)
     size = launch_bytes(ev) or 0
-    if loops:  # the hard-coded count already says how many cores the grid leaves idle
-        return
     grid = tuple(ev.grid or ())
     if n == 1:
-        advice.findings.append(Finding(
+        return [Finding(
             "shape.one_program", None, f"grid {grid}: one program for {size:,} bytes of tensors; "
             f"{cores - 1} of {cores} {kind} cores idle",
             f"split the work over up to `{prop}` programs (a grid over rows or tiles, each program looping "
-            f"`range(pid, num_tiles, tl.num_programs(0))`)"))
-    elif n < cores:
-        advice.findings.append(Finding(
+            f"`range(pid, num_tiles, tl.num_programs(0))`)")]
+    if n < cores:
+        return [Finding(
             "cores.idle", None, f"grid {grid}: {n} of {ev.arch.name}'s {cores} {kind} cores busy, {cores - n} idle, "
             f"for {size:,} bytes of tensors",
-            f"give the launch at least `{prop}` programs: smaller tiles, or a grid over one more axis"))
-    elif n % cores:
+            f"give the launch at least `{prop}` programs: smaller tiles, or a grid over one more axis")]
+    if n % cores:
         waves = -(-n // cores)
         last = n - (waves - 1) * cores
         use = n / (waves * cores)
         if use < MIN_WAVE_USE:
-            advice.findings.append(Finding(
+            return [Finding(
                 "cores.last_wave", None, f"grid {grid}: {n} programs on {cores} {kind} cores is {waves} waves, "
                 f"the last with {last} of {cores} busy ({use:.0%} of the core time used)",
                 f"launch `{prop}` programs that loop over the tiles (`range(pid, num_tiles, tl.num_programs(0))`), "
-                f"or tiles that make a multiple of {cores} programs"))
+                f"or tiles that make a multiple of {cores} programs")]
+    return []

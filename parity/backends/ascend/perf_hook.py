@@ -155,6 +155,7 @@ def attach(compiles: Sequence[dict[str, Any]], attempts: Sequence[Any], arch: As
     with the fit advisor's `tier`, UB use too (parity.backends.ascend.perf_ub compiles larger configs)."""
     if disabled():
         return
+    read: dict[int, Evidence] = {}
     for compile_, attempt in zip(compiles, attempts, strict=False):
         if not compile_.get("ok") or compile_.get("launch_error"):
             continue
@@ -165,6 +166,7 @@ def attach(compiles: Sequence[dict[str, Any]], attempts: Sequence[Any], arch: As
             continue
         if ev is not None:
             compile_["ascend_perf"] = advise(ev).as_json(arch.name)
+            read[id(attempt)] = ev
     if tier is not None and not ub_disabled():
-        perf_ub.attach(compiles, attempts, kernels, tier)
+        perf_ub.attach(compiles, attempts, kernels, tier, read)  # a larger tile's grid faces the cores rule
 

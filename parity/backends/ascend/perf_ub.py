@@ -8,21 +8,29 @@ first, up to the first that plans a quarter (else the largest that fits): the ke
 with a larger tile, and ones derived by doubling its blocks, leaving a block that already covers the
 extent the kernel masks it by (`offs < N` at this launch) as it is. A fitting one is a claim, not
 advice: parity.perf.proof runs it on a tier that computes (ascend-lowered) against fp64, and only a
-config that computes becomes "larger tiles fit".
+config that computes becomes "larger tiles fit". A larger tile means fewer programs where a program id
+tiles by the block (`pid * BLOCK`, grid = cdiv(N, BLOCK)): a candidate is tried only where the grid it
+implies still passes the cores rule's own test (parity.backends.ascend.perf_cores.grid_findings), so the
+advice never leaves cores idle that rule 1 would then flag (393,216 fp32 elements: BLOCK=16384 is 24
+programs on 48 vector cores).
 Probes share the fit advisor's cache, so a kernel's later cases cost nothing.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import textwrap
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from parity.backends.ascend.perf_cores import grid_findings
+from parity.backends.ascend.perf_evidence import Evidence
 from parity.fit import cache, candidates, search
 from parity.fit.hook import FitTier, autotune_configs
 from parity.fit.probe import kernel_text, named_constants
+from parity.fit.proof import grid_axes, label
 
 UNDER_SHARE = 0.25  # a UB plan under this share of the buffer leaves room for a larger tile
 MAX_DOUBLINGS = 6  # derived candidates: the blocks times 64, 32, ... 2
@@ -75,6 +83,33 @@ def larger_candidates(blocks: Mapping[str, int], own: Sequence[Mapping[str, Any]
     return sorted(found, key=lambda c: candidates.tile(c, keys))
 
 
+def implied_grid(grid: Sequence[int], source: str, blocks: Mapping[str, int],
+                 config: Mapping[str, Any]) -> tuple[int, ...]:
+    """The grid at `config` of a launcher that sizes each axis a program id tiles by a block (`pid * BLOCK`)
+    as cdiv(N, BLOCK): that axis shrinks by the block's growth, rounded up (cdiv(cdiv(N, b), f) = cdiv(N, b*f)).
+    Other axes (a persistent loop's, a row grid's) are kept."""
+    new = [int(g) for g in grid]
+    for key, old in blocks.items():
+        value = config.get(key, old)
+        if not isinstance(value, int) or value <= 0 or value == old:
+            continue
+        for axis in grid_axes(source, key):
+            if axis < len(new):
+                new[axis] = -(-new[axis] * old // value)
+    return tuple(new)
+
+
+def idles_cores(ev: Evidence | None, grid: tuple[int, ...]) -> str | None:
+    """Why `grid` (a larger tile's) would not keep the arch's cores busy, by the cores rule's own test, or
+    None where it would, or where it is the grid already launched (the cores rule judges that one itself)."""
+    if ev is None or ev.grid is None or grid == tuple(ev.grid):
+        return None
+    verdict = grid_findings(dataclasses.replace(ev, grid=grid))
+    if isinstance(verdict, str):
+        return f"the cores rule cannot show its grid {grid} keeps the cores busy ({verdict})"
+    return f"its grid {grid} would be flagged: {verdict[0].rule}, {verdict[0].evidence}" if verdict else None
+
+
 def _judged(compiles: Sequence[dict[str, Any]], attempts: Sequence[Any]) -> dict[str, tuple[dict[str, Any], Any]]:
     """Per kernel and variant, the compile that built with the largest tile (and its attempt)."""
     best: dict[str, tuple[int, dict[str, Any], Any]] = {}
@@ -90,8 +125,10 @@ def _judged(compiles: Sequence[dict[str, Any]], attempts: Sequence[Any]) -> dict
     return {g: (c, a) for g, (_, c, a) in best.items()}
 
 
-def judge(compile_: dict[str, Any], attempt: Any, kernels: Iterable[Any], tier: FitTier) -> dict[str, Any]:
-    """{"claim": ...} where a larger config fits, else {"not_checked": why} or {} (the plan is not small)."""
+def judge(compile_: dict[str, Any], attempt: Any, kernels: Iterable[Any], tier: FitTier,
+          ev: Evidence | None = None) -> dict[str, Any]:
+    """{"claim": ...} where a larger config fits, else {"not_checked": why}, {"withheld": why} (every larger
+    tile would leave cores idle: `ev` is the launch's evidence) or {} (the plan is not small)."""
     src, target, options = attempt.source
     named = named_constants(src)
     blocks = {k: int(named[k]) for k in candidates.block_keys(named)}
@@ -119,13 +156,18 @@ def judge(compile_: dict[str, Any], attempt: Any, kernels: Iterable[Any], tier: 
     deadline = time.monotonic() + (search.BUDGET_S if tier.deadline is None
                                    else min(search.BUDGET_S, tier.deadline - time.monotonic()))
     larger: tuple[dict[str, Any], dict[str, Any]] | None = None
-    searched = 0
+    searched, held_back = 0, None
+    grid = tuple(int(g) for g in (getattr(attempt, "grid", None) or ()))
     # smallest first: the first larger config that plans at least a quarter of the buffer, else the largest
     # that fits (one that fills the buffer leaves the pipeline nothing to double-buffer with)
     own_list = autotune_configs(kernels, str(compile_.get("kernel")))
     for config in larger_candidates(blocks, own_list, sorted(grow)):
         if time.monotonic() > deadline:
             break
+        idle = idles_cores(ev, implied_grid(grid, text, blocks, config)) if grid else None
+        if idle:  # skipped, not compiled: an advice rule 1 would flag is no advice
+            held_back = held_back or f"{label(config)} is not advised: {idle}"
+            continue
         outcome = probe(config)
         searched += 1
         if not outcome.get("ok"):
@@ -133,22 +175,23 @@ def judge(compile_: dict[str, Any], attempt: Any, kernels: Iterable[Any], tier: 
         larger = (config, outcome)
         if (outcome.get("used") or 0) >= UNDER_SHARE * of:
             break
-    if larger is None:
-        return {}  # nothing larger fits: the small plan is the kernel's limit here
+    if larger is None:  # nothing larger fits (the small plan is the kernel's limit here), or keeps the cores busy
+        return {"withheld": held_back} if held_back else {}
     return {"claim": {"config": blocks, "used": used, "of": of, "larger": larger[0],
-                      "larger_used": larger[1].get("used"), "searched": searched}}
+                      "larger_used": larger[1].get("used"), "searched": searched, "held_back": held_back}}
 
 
 def attach(compiles: Sequence[dict[str, Any]], attempts: Sequence[Any], kernels: Iterable[Any],
-           tier: FitTier) -> None:
-    """Put each judged compile's claim (or why it was not checked) on its `ascend_perf`."""
+           tier: FitTier, evidence: Mapping[int, Evidence] | None = None) -> None:
+    """Put each judged compile's claim (or why it was not checked) on its `ascend_perf`; `evidence`: each
+    attempt's launch evidence by id(attempt), for the cores rule's test of a larger tile's grid."""
     kernels = list(kernels)
     for compile_, attempt in _judged(compiles, attempts).values():
         advice = compile_.get("ascend_perf")
         if advice is None:
             continue
         try:
-            answer = judge(compile_, attempt, kernels, tier)
+            answer = judge(compile_, attempt, kernels, tier, (evidence or {}).get(id(attempt)))
         except Exception as exc:  # advice never costs a case its record
             answer = {"not_checked": f"the UB probe raised {type(exc).__name__}: {str(exc)[:200]}"}
         if "claim" in answer:
@@ -158,3 +201,5 @@ def attach(compiles: Sequence[dict[str, Any]], attempts: Sequence[Any], kernels:
             advice["not_checked"][RULE] = answer["not_checked"]
         else:
             advice["not_checked"].pop(RULE, None)  # checked: the plan is not small, or nothing larger fits
+            if answer.get("withheld"):
+                advice["ub_withheld"] = answer["withheld"]
