@@ -189,3 +189,35 @@ def test_live_source_blanks_only_the_ruled_out_branches():
     assert "make_block_ptr(g_ptr" not in text and "tl.where" in text and "tl.sum" not in text
     assert text.splitlines()[12] == GATED.splitlines()[12] == "    tl.store(p_x, b_x, boundary_check=(0,))"  # kept
     assert live_source(src, {}).text == GATED  # nothing folds: unchanged
+
+
+FLAGS_AND_TILES = '''
+def flagged(x_ptr, b_ptr, y_ptr, N, HAS_BIAS: tl.constexpr, NUM_BLOCKS: tl.constexpr, R: tl.constexpr,
+            W: tl.constexpr, STEPS: tl.constexpr):
+    acc = tl.zeros((R, W), dtype=tl.float32)
+    fill = tl.full([W], 0.0, tl.float32)
+    for i in range(STEPS):
+        acc += tl.load(x_ptr + i * NUM_BLOCKS + tl.arange(0, R)[:, None] * N + tl.arange(0, W)[None, :])
+    if HAS_BIAS:
+        acc += tl.load(b_ptr + tl.arange(0, W))[None, :] + fill[None, :]
+    tl.store(y_ptr + tl.arange(0, R)[:, None] * N + tl.arange(0, W)[None, :], acc)
+'''
+
+
+def test_block_sizes_are_found_by_use_not_by_name():
+    from parity.backends.ascend.perf_evidence import block_sizes
+
+    # BR, BC size the block pointer: block sizes, though no name rule knows them (the user's kernel of 2026-12-06)
+    consts = {"BR": 64, "BC": 1, "stride_c": 1}
+    assert block_sizes(_ev(BLOCK_PTR, (48,), constants=consts)) == {"BR": 64, "BC": 1}
+    assert _rules(_ev(BLOCK_PTR, (48,), constants=consts, scalars={"stride_r": 4096})) == ["shape.block_of_one"]
+    # R and W size tl.zeros, tl.full and the aranges; a flag, a loop count and NUM_BLOCKS (BLOCK in its name,
+    # used only in arithmetic) size no tile: the negative control
+    flags = {"HAS_BIAS": True, "NUM_BLOCKS": 4096, "R": 64, "W": 4, "STEPS": 1}
+    assert block_sizes(_ev(FLAGS_AND_TILES, (48,), constants=flags)) == {"R": 64, "W": 4}
+    assert _rules(_ev(FLAGS_AND_TILES, (48,), constants=flags)) == ["shape.under_32_bytes"]  # W: 16 bytes
+    assert _rules(_ev(FLAGS_AND_TILES, (48,), constants={**flags, "NUM_BLOCKS": 1, "STEPS": 1, "W": 8})) == []
+    flag_only = "def f(x_ptr, HAS_BIAS: tl.constexpr, NUM: tl.constexpr):\n    if HAS_BIAS:\n" \
+                "        tl.store(x_ptr, NUM)\n"
+    only_flags = advise(_ev(flag_only, (48,), constants={"HAS_BIAS": True, "NUM": 1}))
+    assert "no block-size constexpr in this compile" in only_flags.not_checked["shape.block_of_one"]

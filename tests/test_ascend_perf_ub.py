@@ -165,3 +165,19 @@ def test_a_grid_no_program_id_tiles_by_the_block_is_kept():
     assert perf_ub.implied_grid((48,), persistent, {"BLOCK": 1024}, {"BLOCK": 8192}) == (48,)
     assert perf_ub.implied_grid((384, 4), VECTOR_OP, {"BLOCK": 1024}, {"BLOCK": 16384}) == (24, 4)
     assert perf_ub.implied_grid((7,), VECTOR_OP, {"BLOCK": 1024}, {"BLOCK": 2048}) == (4,)  # cdiv, not floor
+
+
+def test_tiles_sized_by_other_names_are_named_where_the_rule_does_not_grow_them(tmp_path, monkeypatch):
+    from parity.backends.ascend.arch import ASCEND_ARCHS
+    from parity.backends.ascend.perf_rules import Evidence, SourceText
+
+    monkeypatch.setenv("PARITY_CACHE_DIR", str(tmp_path))
+    text = "def k(x, R, C, BR: tl.constexpr, BC: tl.constexpr):\n    p = tl.make_block_ptr(x, (R, C), (C, 1), " \
+           "(0, 0), (BR, BC), (1, 0))\n"
+    src = SimpleNamespace(fn=SimpleNamespace(arg_names=["x", "R", "C", "BR", "BC"], src=text),
+                          constants={"BR": 64, "BC": 64}, signature={"x": "*fp32"})
+    attempt = SimpleNamespace(source=(src, None, {}), launch_args={}, grid=(48,))
+    ev = Evidence("k", ASCEND_ARCHS["Ascend910B1"], (48,), "aiv", (SourceText("k", text),), {"BR": 64, "BC": 64})
+    why = perf_ub.judge({"kernel": "k"}, attempt, [], _tier(32, 1 << 20), ev)["not_checked"]
+    assert why.startswith("BC, BR size tiles but are not enlarged")
+    assert perf_ub.judge({"kernel": "k"}, attempt, [], _tier(32, 1 << 20))["not_checked"].startswith("no block")

@@ -214,6 +214,34 @@ def literal_ints(node: ast.AST | None) -> list[int] | None:
     return values if len(values) == len(node.elts) else None
 
 
+# tl calls whose first argument (or `shape=`) is a tile's shape
+SHAPE_CALLS = frozenset({"zeros", "full", "empty"})
+
+
+def block_sizes(ev: Evidence) -> dict[str, int]:
+    """The int constexprs that size a tile, found by use, whatever their names: a bound of `tl.arange(0, X)`,
+    a `tl.zeros`/`tl.full` shape, a block pointer's `block_shape`. A flag (HAS_BIAS), a loop count or a
+    problem size used only in arithmetic sizes no tile and is not one."""
+    used: set[str] = set()
+    for src in ev.sources:
+        tree = parse_source(src)
+        if tree is None:
+            continue
+        for node in ast.walk(tree):
+            name = call_name(node)
+            if not isinstance(node, ast.Call) or name is None:
+                continue
+            if name == "arange":
+                used |= set().union(*(names_in(a) for a in node.args[1:2]))
+            elif name in SHAPE_CALLS:
+                shape = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "shape"), None)
+                used |= names_in(shape) if shape is not None else set()
+        for _, args in block_ptr_calls(src):
+            block_shape = args.get("block_shape")
+            used |= names_in(block_shape) if block_shape is not None else set()
+    return {k: v for k, v in ev.constants.items() if k in used and isinstance(v, int) and not isinstance(v, bool)}
+
+
 # --- the code this launch compiles: constexpr branches ruled out are not evidence ---------------------------
 
 _COMPARE = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,

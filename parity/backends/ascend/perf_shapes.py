@@ -6,20 +6,19 @@
 from __future__ import annotations
 
 import ast
-import re
 
 from parity.backends.ascend.perf_evidence import (
     Advice,
     Evidence,
     Finding,
     block_ptr_calls,
+    block_sizes,
     call_name,
     parse_source,
     too_small,
 )
 
 ALIGN_BYTES = 32  # UB and DMA work in 32-byte blocks on Atlas A2
-BLOCK_NAME_RE = re.compile(r"^(\w*BLOCK\w*|\w*TILE\w*|B[KVMNT])$")
 
 
 def _arange_block(node: ast.AST) -> str | None:
@@ -70,11 +69,11 @@ def innermost_blocks(ev: Evidence) -> set[str]:
 
 
 def check_shapes(ev: Evidence, advice: Advice) -> None:
-    blocks = {k: v for k, v in ev.constants.items()
-              if BLOCK_NAME_RE.match(k) and isinstance(v, int) and not isinstance(v, bool)}
+    blocks = block_sizes(ev)  # by use, not by name: BR/BC that size a block pointer are block sizes too
     if not blocks:
         advice.not_checked["shape.block_of_one"] = advice.not_checked["shape.under_32_bytes"] = \
-            "no block-size constexpr (BLOCK*, TILE*, BK/BV/BM/BN/BT) in this compile"
+            "no block-size constexpr in this compile (none bounds a tl.arange, shapes a tl.zeros/tl.full or " \
+            "a block pointer's block_shape)"
         return
     small = too_small(ev)
     if small:

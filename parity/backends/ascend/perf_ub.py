@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from parity.backends.ascend.perf_cores import grid_findings
-from parity.backends.ascend.perf_evidence import Evidence
+from parity.backends.ascend.perf_evidence import Evidence, block_sizes
 from parity.fit import cache, candidates, search
 from parity.fit.hook import FitTier, autotune_configs
 from parity.fit.probe import kernel_text, named_constants
@@ -133,7 +133,11 @@ def judge(compile_: dict[str, Any], attempt: Any, kernels: Iterable[Any], tier: 
     named = named_constants(src)
     blocks = {k: int(named[k]) for k in candidates.block_keys(named)}
     if not blocks:
-        return {"not_checked": "no block constexpr (BLOCK*, TILE*, BK/BV/BM/BN) to enlarge"}
+        sized = sorted(block_sizes(ev)) if ev is not None else []
+        return {"not_checked": (f"{', '.join(sized)} size tiles but are not enlarged: " if sized else "no block "
+                                "constexpr to enlarge: ") + "this rule grows only the fit advisor's tile knobs by name "
+                "(BLOCK*, TILE*, BK/BV/BM/BN), since a tile sized by a problem size (HEAD_DIM) or a chunk size "
+                "a chunked algorithm's kernels share (BT) computes another problem when it grows"}
     text, signature = kernel_text(src), repr(sorted(named.items())) + repr(sorted(src.signature.items()))
 
     def probe(config: Mapping[str, Any]) -> dict[str, Any]:
