@@ -181,3 +181,18 @@ def test_tiles_sized_by_other_names_are_named_where_the_rule_does_not_grow_them(
     why = perf_ub.judge({"kernel": "k"}, attempt, [], _tier(32, 1 << 20), ev)["not_checked"]
     assert why.startswith("BC, BR size tiles but are not enlarged")
     assert perf_ub.judge({"kernel": "k"}, attempt, [], _tier(32, 1 << 20))["not_checked"].startswith("no block")
+
+
+def test_a_larger_tile_of_a_reordered_sum_says_which_rounding_test_held(monkeypatch):
+    sentence = ("within the rounding of the launched BLOCK=64: output 'y': max_abs_err 0.0005 is 1.25x the launched "
+                "BLOCK=64's 0.0004 on the same inputs (at most 16x), though outside the spec's elementwise tolerance")
+
+    def fake_prove(fit, kernel, spec, params, case_id, seed, backend):
+        fit["proof"] = {"tier": "ascend-lowered", "case": case_id, "why_not": None, "configs": [
+            {"config": {"BLOCK": 4096}, "computes": True, "criterion": "original", "detail": sentence}]}
+
+    monkeypatch.setattr(perf_proof, "prove_fit", fake_prove)
+    record = _record(True)
+    perf_proof.attach([record], None, SimpleNamespace(params={"N": 8}, id="N=8"), 0, None)
+    [found] = record["ascend_perf"]["findings"]
+    assert f"computes the fp64 answer on ascend-lowered at N=8 ({sentence})" in found["evidence"]

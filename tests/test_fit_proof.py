@@ -153,3 +153,47 @@ def test_a_config_of_compile_options_only_runs_as_launched():
     answer = prove.run_proof("interpret", spec, CASE, 0, spec.kernel.fn.__name__, [{"num_stages": 1}])
     [entry] = answer["configs"]
     assert entry["config"] == {} and entry["computes"] is True and "run as launched" in entry["detail"], answer
+
+
+# --- a reordered sum is judged by its rounding, never by a bare elementwise tolerance ---------------------------
+
+def test_within_rounding_names_the_test_that_held_and_by_how_much():
+    ok = {"out": {"max_abs_err": 1e-4, "passed": True}}
+    assert proof.within_rounding(ok, None) == (True, "tolerance", "within the spec's tolerance")
+    # the user's row sum of 2026-12-06: 5e-4 on 366 is outside the tolerance, 1.25x the launched config's error
+    reordered = {"out": {"max_abs_err": 5e-4, "passed": False}}
+    launched = {"out": {"max_abs_err": 4e-4, "passed": True}}
+    computes, criterion, sentence = proof.within_rounding(reordered, launched, was="the launched BLOCK=1024")
+    assert (computes, criterion) == (True, "original")
+    assert sentence.startswith("within the rounding of the launched BLOCK=1024: output 'out': max_abs_err 0.0005 "
+                               "is 1.25x the launched BLOCK=1024's 0.0004")
+    # a dropped tail: off by the size of the terms, not by rounding
+    dropped = {"out": {"max_abs_err": 180.0, "passed": False}}
+    computes, _, sentence = proof.within_rounding(dropped, launched)
+    assert computes is False and "4.5e+05x" in sentence and "over the 16x" in sentence
+    # nothing right to compare with: not judged either way
+    assert proof.within_rounding(reordered, {"out": {"max_abs_err": 1.0, "passed": False}})[0] is None
+    assert proof.within_rounding(reordered, {"out": {"max_abs_err": 0.0, "passed": True}})[0] is None
+    assert proof.within_rounding(reordered, None)[0] is None
+    # the accumulation bound's seam (parity.run.rounding): where it holds, it is the criterion named
+    held = proof.within_rounding(dropped, launched, bound=lambda failing: (True, "λ√n·u·Σ|terms| 2e2"))
+    assert held[:2] == (True, "bound") and "accumulation bound" in held[2]
+
+
+def test_a_reordered_long_sum_computes_and_a_dropped_tail_is_still_wrong(tmp_path, monkeypatch):
+    from tests import planted_reorder
+
+    monkeypatch.setenv("PARITY_CACHE_DIR", str(tmp_path))
+    spec = planted_reorder.SPECS[0]
+    [entry] = prove.run_proof("interpret", spec, CASE, 0, spec.kernel.fn.__name__, [{"BLOCK": 64}])["configs"]
+    # outside the spec's tolerance (1.5e-4), inside the accumulation bound (parity.run.rounding)
+    assert entry["status"] == "failed" and entry["computes"] is True and entry["criterion"] == "bound", entry
+    assert entry["detail"].startswith("within the accumulation bound: output 'out': within fp32 rounding")
+    fit = {**_fit(), "proof": {"tier": "interpret", "case": CASE_ID, "why_not": None, "kernel_change": None,
+                               "configs": [entry]}}
+    assert "BLOCK=64: within the accumulation bound" in proof.verdict_words(fit["proof"])
+    # the negative control: the whole-row kernel's smaller block drops the tail, judged by the same test
+    wrong = planted_rowsum.SPECS[0]
+    [entry] = prove.run_proof("interpret", wrong, CASE, 0, wrong.kernel.fn.__name__, [{"BLOCK": 16384}])["configs"]
+    assert entry["computes"] is False and entry["criterion"] == "original", entry
+    assert "the launched BLOCK=65536's" in entry["detail"] and "over the 16x" in entry["detail"]

@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 import inspect
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 
@@ -99,6 +99,52 @@ def kernel_change(source: str, wrong: Mapping[str, Any]) -> str:
             f"its result depends on {', '.join(changed) or 'the config'} beyond the tile size")
 
 
+# How much more a reordered sum may round than the original config and still be called right. A blocked fp32
+# sum of n terms in B lanes rounds by about n/sqrt(B) terms' worth of ulps: a block 16 times smaller (the fit
+# advisor's 4 halvings) rounds 4 times more, and the max over a few rows varies by about 2x between orders.
+# A wrong answer (a dropped tail, a stray element) is off by the size of the terms, orders of magnitude more.
+REORDER_FACTOR = 16.0
+
+# the accumulation bound's seam (parity.run.rounding, once it lands): the failing outputs' metrics ->
+# (within the bound, its sentence), or None where it has no answer
+Bound = Callable[[Mapping[str, Mapping[str, Any]]], "tuple[bool, str] | None"]
+
+
+def within_rounding(per_output: Mapping[str, Mapping[str, Any]], original: Mapping[str, Mapping[str, Any]] | None,
+                    was: str = "the original config", factor: float = REORDER_FACTOR,
+                    bound: Bound | None = None) -> tuple[bool | None, str, str]:
+    """Whether a config computes the fp64 answer, judged by rounding, never by a bare elementwise tolerance:
+    (computes, criterion, sentence). `per_output`: the config's metrics by output (runner's `per_output`,
+    values finite); `original`: the original config's, from the same inputs on the same tier. Criteria in
+    order: the spec's tolerance; the accumulation bound (`bound`); not worse than `factor` times the original
+    config's own error. None where nothing can judge it (the original is outside the tolerance itself, or exact)."""
+    failing = {k: m for k, m in per_output.items() if not m.get("passed")}
+    if not failing:
+        return True, "tolerance", "within the spec's tolerance"
+    said = bound(failing) if bound is not None else None
+    if said is not None and said[0]:
+        return True, "bound", f"within the accumulation bound: {said[1]}"
+    if original is None:
+        return None, "original", f"outside the spec's tolerance, and {was} gave no errors to judge it by"
+    ratios = []
+    for name, m in sorted(failing.items()):
+        own = original.get(name)
+        if own is None or not own.get("passed"):
+            return None, "original", (f"output {name!r} is outside the spec's tolerance and so is {was}'s: no error "
+                                      "of a right answer to judge it by")
+        err, base = float(m.get("max_abs_err") or 0.0), float(own.get("max_abs_err") or 0.0)
+        if base <= 0.0:
+            return None, "original", (f"output {name!r}: max_abs_err {err:.3g}, while {was} computes it exactly "
+                                      "here: no rounding to judge it by")
+        ratios.append((err / base, name, err, base))
+    ratio, name, err, base = max(ratios)
+    words = f"output {name!r}: max_abs_err {err:.3g} is {ratio:.3g}x {was}'s {base:.3g} on the same inputs"
+    if ratio > factor:
+        return False, "original", f"{words}, over the {factor:g}x a reordered sum may round by"
+    return True, "original", (f"within the rounding of {was}: {words} (at most {factor:g}x), though outside the "
+                              "spec's elementwise tolerance")
+
+
 def proven_configs(proof: Mapping[str, Any] | None) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]],
                                                              list[Mapping[str, Any]]]:
     """(those that compute the fp64 answer, those that compute wrong, those not run)."""
@@ -118,8 +164,10 @@ def verdict_words(proof: Mapping[str, Any] | None) -> str:
     if wrong:
         shown = ", ".join(label(e["config"]) for e in wrong)
         return f"computes WRONG on {tier} at {case} ({shown})"
+    rounded = "".join(f"; {label(e['config'])}: {e.get('detail')}" for e in right
+                      if e.get("criterion") not in (None, "tolerance"))  # which test held, and by how much
     if right and not unrun:
-        return f"each computes the fp64 answer on {tier} at {case}"
+        return f"each computes the fp64 answer on {tier} at {case}{rounded}"
     if right:
         return (f"{len(right)} of {len(right) + len(unrun)} compute the fp64 answer on {tier} at {case}; "
                 f"not run: {unrun[0].get('detail')}")

@@ -3,8 +3,9 @@
 parity.backends.ascend.perf_ub leaves on a compile's `ascend_perf` a `ub_claim`: its config's UB plan is
 under a quarter of the buffer and a larger config compiles for the arch. Here the larger config runs as a
 fit's config does (parity.run.fit_proof: a tier that computes, ascend-lowered for ascend-compile, in a fresh
-process, compared with fp64 at the case's shape). Only a config that computes is a finding; one that
-computes wrong, or could not be run, stays "not checked" with why, and the claim keeps its proof.
+process, compared with fp64 at the case's shape, a reordered sum judged by its rounding: parity.fit.proof's
+within_rounding). Only a config that computes is a finding; one that computes wrong, or could not be run, stays
+"not checked" with why, and the claim keeps its proof.
 """
 
 from __future__ import annotations
@@ -24,10 +25,13 @@ def _share(used: Any, of: Any) -> str:
 
 def finding(claim: dict[str, Any], proof: dict[str, Any]) -> dict[str, Any]:
     larger, now = label(claim["larger"]), label(claim["config"])
+    entry = (proof.get("configs") or [{}])[0]
+    # a reordered sum outside the elementwise tolerance says which rounding test held (parity.fit.proof)
+    how = "" if entry.get("criterion") in (None, "tolerance") else f" ({entry.get('detail')})"
     return {"rule": RULE, "line": None,
             "evidence": (f"larger tiles fit: {now} plans {_share(claim['used'], claim['of'])} of the UB; {larger} "
                          f"compiles at {_share(claim.get('larger_used'), claim['of'])} and computes the fp64 answer "
-                         f"on {proof['tier']} at {proof['case']}"
+                         f"on {proof['tier']} at {proof['case']}{how}"
                          + (f"; {claim['held_back']}" if claim.get("held_back") else "")),
             "change": (f"use {larger} (or add it to the autotune configs): fewer, larger tiles for the same work; "
                        "static advice, no speed measured")}

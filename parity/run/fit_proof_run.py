@@ -10,13 +10,20 @@ launcher that sizes its grid from the constexpr would. Compile options in a conf
 multibuffer) are left as launched: they change no arithmetic on a CPU tier.
 
 Request: {"backend", "module", "file", "spec", "params" (a Python literal), "seed", "kernel", "configs"}.
-Answer: {"configs": [{"config", "was", "computes", "status", "detail", "grid_scaled"}]} or {"error": ...}.
+Answer: {"configs": [{"config", "was", "computes", "criterion", "status", "detail", "grid_scaled"}]} or
+{"error": ...}.
+
+A config outside the spec's tolerance by its values alone is judged by rounding (parity.fit.proof.within_rounding):
+a larger block reorders a long sum, which rounds differently and is as right. The accumulation bound the runner
+computed (parity.run.rounding, record key `rounding`) is asked first; else the launcher's own config runs once on
+the same inputs and its error is the scale (`criterion` says which test held).
 """
 
 from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import importlib
 import importlib.util
 import inspect
@@ -24,6 +31,8 @@ import json
 import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
+
+from parity.fit.proof import label, within_rounding
 
 PROOF_MARK = "PARITY-PROOF:"
 
@@ -125,6 +134,15 @@ def prove(request: Mapping[str, Any]) -> dict[str, Any]:
         return {"error": f"no spec {request['spec']!r} in {request['module']}"}
     case = Case(ast.literal_eval(request["params"]))
     answers, seen = [], []
+    originals: list[Any] = []  # the launcher's own config's errors, run once where a config needs them
+
+    def original() -> Any:
+        if not originals:
+            first, _ = run_case(spec, case, backend, seed=request["seed"], cache=ReferenceCache(enabled=False))
+            originals.append((first.get("metrics") or {}).get("per_output") if _by_values(first) or
+                             first["status"] == "passed" else None)
+        return originals[0]
+
     for config in request["configs"]:
         constexprs = _constexprs(spec, request["kernel"], config)
         if constexprs in seen:
@@ -140,19 +158,46 @@ def prove(request: Mapping[str, Any]) -> dict[str, Any]:
             status, record["reason"] = "skipped", "the reference has no output: nothing was compared"
         computes = (status in ("passed", "xpassed")) if applied and status in ("passed", "xpassed", "failed") \
             else None
-        detail = record.get("reason") or ""
+        detail, criterion = record.get("reason") or "", "tolerance"
+        if applied and status == "failed" and _by_values(record):  # a reordered sum is judged by its rounding
+            computes, criterion, sentence = within_rounding(record["metrics"]["per_output"], original(),
+                                                            was=f"the launched {label(log.get('was') or {})}",
+                                                            bound=functools.partial(_bound, record))
+            detail = sentence if computes else f"{sentence}; {detail}"
+        elif computes and (_bound(record) or (False, ""))[0]:  # passed by the model: the spec set no tolerance
+            criterion, detail = "bound", f"within the accumulation bound: {record['rounding']['sentence']}"
         if not applied:
             detail = (f"the launch never passed {', '.join(constexprs) or 'a constexpr'} to {request['kernel']}: "
                       "nothing was changed")
-        elif computes:
+        elif computes and criterion == "tolerance":
             m = record.get("metrics") or {}
             detail = f"max_abs_err {m.get('max_abs_err', 0):.3g} within the spec's tolerance" + (
                 "" if constexprs else " (compile options only: run as launched)")
-        elif status not in ("failed",):
+        elif computes is None and status not in ("failed",):
             detail = f"{status}: {detail}"
-        answers.append({"config": constexprs, "was": log.get("was", {}), "computes": computes, "status": status,
+        answers.append({"config": constexprs, "was": log.get("was", {}), "computes": computes,
+                        "criterion": criterion if computes is not None else None, "status": status,
                         "detail": detail[:400], "grid_scaled": log.get("grid_scaled", {})})
     return {"configs": answers}
+
+
+def _bound(record: Mapping[str, Any], failing: Any = None) -> tuple[bool, str] | None:
+    """The accumulation bound's word on a record (parity.run.rounding, run by the runner on a failure):
+    (within, its sentence), or None where the model had nothing to say."""
+    model = record.get("rounding") or {}
+    if not model or model.get("not_checked"):
+        return None
+    return bool(model.get("within")), str(model.get("sentence") or "")
+
+
+def _by_values(record: Mapping[str, Any]) -> bool:
+    """Whether a failed record failed by finite values outside the tolerance only (no NaN, no write out of
+    bounds, no extra check): the one failure a different summation order can explain."""
+    metrics = record.get("metrics") or {}
+    per_output = metrics.get("per_output") or {}
+    return (record.get("status") == "failed" and bool(per_output) and not record.get("oob")
+            and not metrics.get("nan_count") and not all(m.get("passed") for m in per_output.values())
+            and all(float(m.get("max_abs_err") or 0.0) < float("inf") for m in per_output.values()))
 
 
 def main() -> None:
