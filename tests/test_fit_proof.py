@@ -178,6 +178,9 @@ def test_within_rounding_names_the_test_that_held_and_by_how_much():
     # the accumulation bound's seam (parity.run.rounding): where it holds, it is the criterion named
     held = proof.within_rounding(dropped, launched, bound=lambda failing: (True, "λ√n·u·Σ|terms| 2e2"))
     assert held[:2] == (True, "bound") and "accumulation bound" in held[2]
+    # where the model was taken and says beyond, no ratio to the launched config rescues the config
+    beyond = proof.within_rounding(dropped, launched, bound=lambda failing: (False, "12x the bound"))
+    assert beyond[:2] == (False, "bound") and beyond[2].startswith("beyond the accumulation bound")
 
 
 def test_a_reordered_long_sum_computes_and_a_dropped_tail_is_still_wrong(tmp_path, monkeypatch):
@@ -195,5 +198,6 @@ def test_a_reordered_long_sum_computes_and_a_dropped_tail_is_still_wrong(tmp_pat
     # the negative control: the whole-row kernel's smaller block drops the tail, judged by the same test
     wrong = planted_rowsum.SPECS[0]
     [entry] = prove.run_proof("interpret", wrong, CASE, 0, wrong.kernel.fn.__name__, [{"BLOCK": 16384}])["configs"]
-    assert entry["computes"] is False and entry["criterion"] == "original", entry
-    assert "the launched BLOCK=65536's" in entry["detail"] and "over the 16x" in entry["detail"]
+    # the model was taken and is decisive: beyond fp32 rounding, whatever the launched config's error
+    assert entry["computes"] is False and entry["criterion"] == "bound", entry
+    assert entry["detail"].startswith("beyond the accumulation bound: output 'out': beyond fp32 rounding")

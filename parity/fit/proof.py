@@ -116,14 +116,16 @@ def within_rounding(per_output: Mapping[str, Mapping[str, Any]], original: Mappi
     """Whether a config computes the fp64 answer, judged by rounding, never by a bare elementwise tolerance:
     (computes, criterion, sentence). `per_output`: the config's metrics by output (runner's `per_output`,
     values finite); `original`: the original config's, from the same inputs on the same tier. Criteria in
-    order: the spec's tolerance; the accumulation bound (`bound`); not worse than `factor` times the original
-    config's own error. None where nothing can judge it (the original is outside the tolerance itself, or exact)."""
+    order: the spec's tolerance; the accumulation bound (`bound`), decisive either way where it could be taken;
+    only where it could not (a reference outside autograd), not worse than `factor` times the original config's
+    own error. None where nothing can judge it (the original is outside the tolerance itself, or exact)."""
     failing = {k: m for k, m in per_output.items() if not m.get("passed")}
     if not failing:
         return True, "tolerance", "within the spec's tolerance"
     said = bound(failing) if bound is not None else None
-    if said is not None and said[0]:
-        return True, "bound", f"within the accumulation bound: {said[1]}"
+    if said is not None:  # the model was taken: beyond the bound no reordering explains the error
+        return (True, "bound", f"within the accumulation bound: {said[1]}") if said[0] else \
+            (False, "bound", f"beyond the accumulation bound: {said[1]}")
     if original is None:
         return None, "original", f"outside the spec's tolerance, and {was} gave no errors to judge it by"
     ratios = []

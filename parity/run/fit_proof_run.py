@@ -160,9 +160,10 @@ def prove(request: Mapping[str, Any]) -> dict[str, Any]:
             else None
         detail, criterion = record.get("reason") or "", "tolerance"
         if applied and status == "failed" and _by_values(record):  # a reordered sum is judged by its rounding
-            bounded = (_bound(record) or (False, ""))[0]  # within the bound: no need to run the launched config
+            # the launched config's own error is needed only where the model could not be taken
+            modelled = _bound(record) is not None
             computes, criterion, sentence = within_rounding(record["metrics"]["per_output"],
-                                                            None if bounded else original(),
+                                                            None if modelled else original(),
                                                             was=f"the launched {label(log.get('was') or {})}",
                                                             bound=functools.partial(_bound, record))
             detail = sentence if computes else f"{sentence}; {detail}"
