@@ -218,8 +218,8 @@ def pytest_configure(config: pytest.Config) -> None:
         state.clock.stamp("configure", configure_began)
         state.clock.stamp("configured")
         config.pluginmanager.register(_ItemSpans(state.clock), "parity-item-spans")
-        config.pluginmanager.register(progress.status_line(config, backend.name, progress.previous_records(final_dir),
-                                                           state.workers), "parity-progress")
+        config.pluginmanager.register(progress.status_line(config, backend.name, final_dir, state.level, state.workers),
+                                      "parity-progress")  # its time left: an earlier complete run's, or none
         if state.perf != "off" and state.workers and backend.mode == "run" and backend.times_kernels and not reason:
             from parity.perf.stage import preload_peers
             preload_peers(specs)
