@@ -188,7 +188,7 @@ def pytest_configure(config: pytest.Config) -> None:
                           ref_cache=ReferenceCache(enabled=not config.getoption("--no-ref-cache")))
     state.replay = replayed
     if config.getoption("--shard"):  # this run's share of the kernels, every case of each (parity.shard)
-        state.specs = shard.select(state.specs, config.getoption("--shard"), lambda s: len(state.cases(s)))
+        state.specs = shard.apply(config, state.specs, lambda s: len(state.cases(s)))
     perf_option = config.getoption("perf")
     if perf_option is None:
         timed = backend.mode == "run" and backend.times_kernels
