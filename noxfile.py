@@ -170,8 +170,20 @@ def build_stack(session: nox.Session, *packages: str) -> None:
 
 @nox.session(name="venv-upstream", default=False)
 def venv_upstream(session: nox.Session) -> None:
-    """The venv of interpret, cuda-compile and report: torch's CPU build, upstream triton, the runner."""
+    """The venv of interpret, cuda-compile and report: torch's CPU build, upstream triton, the runner; and parity's
+    own commands (`parity`, `parity-record`) in its bin/, for the README's `parity check`, `parity record` and
+    `parity replay-summary`."""
     build_stack(session, *UPSTREAM_STACK)
+    install_commands(session)
+
+
+def install_commands(session: nox.Session) -> None:
+    """pyproject's [project.scripts] into the session's venv, editable and without dependencies (the stack has
+    them): once, while its bin/ lacks them. An editable install runs the clone's code as it is edited."""
+    no_venv = session.venv_backend == "none" or getattr(session, "virtualenv", None) is None
+    if no_venv or os.path.exists(os.path.join(session.bin, "parity")):
+        return
+    session.install("--no-deps", "-e", os.path.dirname(os.path.abspath(__file__)))
 
 
 def ascend_python_ok(session: nox.Session, tier: str) -> None:

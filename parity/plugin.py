@@ -188,7 +188,7 @@ def pytest_configure(config: pytest.Config) -> None:
                           ref_cache=ReferenceCache(enabled=not config.getoption("--no-ref-cache")))
     state.replay = replayed
     if config.getoption("--shard"):  # this run's share of the kernels, every case of each (parity.shard)
-        state.specs = shard.select(state.specs, config.getoption("--shard"), lambda s: len(state.cases(s)))
+        state.specs = shard.apply(config, state.specs, lambda s: len(state.cases(s)))
     perf_option = config.getoption("perf")
     if perf_option is None:
         timed = backend.mode == "run" and backend.times_kernels
@@ -218,8 +218,8 @@ def pytest_configure(config: pytest.Config) -> None:
         state.clock.stamp("configure", configure_began)
         state.clock.stamp("configured")
         config.pluginmanager.register(_ItemSpans(state.clock), "parity-item-spans")
-        config.pluginmanager.register(progress.status_line(config, backend.name, progress.previous_records(final_dir),
-                                                           state.workers), "parity-progress")
+        config.pluginmanager.register(progress.status_line(config, backend.name, final_dir, state.level, state.workers),
+                                      "parity-progress")  # its time left: an earlier complete run's, or none
         if state.perf != "off" and state.workers and backend.mode == "run" and backend.times_kernels and not reason:
             from parity.perf.stage import preload_peers
             preload_peers(specs)

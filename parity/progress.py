@@ -1,11 +1,14 @@
-"""The status line of a tier run: tier, items done/total, the current kernel and the time left.
+"""The status line of a tier run: tier, items done of total, the current kernel and the time left.
 
 On a terminal it is one live line (tqdm, on stderr) and pytest's dots are not printed; elsewhere (a CI log, a
 pipe) a plain line at the first item and every LOG_EVERY_S. It runs on the controller: with xdist the workers'
-reports reach it through pytest's hooks (pytest_runtest_logstart / pytest_runtest_logreport). The time left
-blends the run's own pace with the previous run's durations in the results dir (results.jsonl's
-timing.case_wall_s, per kernel): the previous run rules at the start, the run's own pace by the end. The
-arithmetic is pure (estimate_left_s, previous_left_s).
+reports reach it through pytest's hooks (pytest_runtest_logstart / pytest_runtest_logreport).
+
+The time left comes only from an earlier complete run of the same tier at the same level: its per-case durations
+(results.jsonl's timing.case_wall_s), summed per kernel, from the results dir (the results in place, else
+previous/) over parity's cache (durations/<tier>-<level>.json, which every complete run updates). Where a kernel
+still to run has no such figure there is no estimate at all, only "n of N items": the first cases of a run are no
+guide to the rest (a run of 4.5 min once read "~10 s left" from them). The arithmetic is pure (previous_left_s).
 """
 
 from __future__ import annotations
@@ -20,6 +23,10 @@ from typing import Any
 
 import pytest
 
+from parity.paths import cache_root
+from parity.results import atomic_write_text
+from parity.run.rundir import PREVIOUS, complete, run_env
+
 LOG_EVERY_S = 30.0
 
 
@@ -30,11 +37,17 @@ def kernel_of(nodeid: str) -> str:
 
 
 def previous_seconds(records: Iterable[Mapping[str, Any]]) -> dict[str, float]:
-    """Per kernel, the worker seconds its records took last time (timing.case_wall_s summed)."""
+    """Per kernel, the worker seconds its records took last time: timing.case_wall_s and the wait before the item
+    (timing.wait_s), which partition a worker's time, summed. Records a run carried over from an older one are not
+    its own durations."""
     took: dict[str, float] = {}
     for r in records:
-        wall = (r.get("timing") or {}).get("case_wall_s")
+        if r.get("carried_over"):
+            continue
+        timing = r.get("timing") or {}
+        wall, wait = timing.get("case_wall_s"), timing.get("wait_s")
         if isinstance(wall, (int, float)) and r.get("kernel"):
+            wall += wait if isinstance(wait, (int, float)) else 0.0
             took[r["kernel"]] = took.get(r["kernel"], 0.0) + float(wall)
     return took
 
@@ -54,23 +67,7 @@ def previous_left_s(previous: Mapping[str, float], items: Mapping[str, int], don
     return left / max(workers, 1)
 
 
-def estimate_left_s(elapsed_s: float, done: int, total: int, previous_left: float | None) -> float | None:
-    """Seconds left: the run's own pace (elapsed per item done) weighted by the share done, the previous run's
-    figure by the share left; either alone where the other is missing; None when nothing is known yet."""
-    if total <= 0 or done >= total:
-        return 0.0
-    own = elapsed_s / done * (total - done) if done > 0 else None
-    if own is None:
-        return previous_left
-    if previous_left is None:
-        return own
-    weight = done / total
-    return weight * own + (1 - weight) * previous_left
-
-
-def format_left(seconds: float | None) -> str:
-    if seconds is None:
-        return "time left unknown yet"
+def format_left(seconds: float) -> str:
     if seconds <= 0:
         return "finishing"
     if seconds < 90:
@@ -81,19 +78,22 @@ def format_left(seconds: float | None) -> str:
 
 
 def status_text(tier: str, done: int, total: int, kernel: str, left_s: float | None) -> str:
-    return f"{tier}: {done}/{total} items · {kernel or 'starting'} · {format_left(left_s)}"
+    """The line; without an earlier run's figure (left_s None) it says no time at all."""
+    eta = "" if left_s is None else f" · {format_left(left_s if done < total else 0.0)}"
+    return f"{tier}: {done} of {total} items · {kernel or 'starting'}{eta}"
 
 
 class StatusLine:
     """The controller's pytest plugin that keeps the status line."""
 
-    def __init__(self, tier: str, previous: Mapping[str, float], workers: int, live: bool) -> None:
+    def __init__(self, tier: str, previous: Mapping[str, float], workers: int, live: bool,
+                 results_dir: Path | None = None, level: str = "") -> None:
         self.tier, self.previous, self.workers, self.live = tier, dict(previous), workers, live
+        self.results_dir, self.level = results_dir, level  # where the run's durations are read back at its end
         self.items: Counter[str] = Counter()
         self.done: Counter[str] = Counter()
         self.seen: set[str] = set()
         self.kernel = ""
-        self.started = time.monotonic()
         self.logged: float | None = None  # a plain line at the first item, so a tier shorter than 30 s shows one too
         self.bar: Any = None
         self.writer: Any = None
@@ -102,7 +102,6 @@ class StatusLine:
     def collected(self, nodeids: Sequence[str]) -> None:
         if nodeids and not self.items:  # xdist: the first worker's collection (each collects the same items)
             self.items = Counter(kernel_of(n) for n in nodeids)
-            self.started = time.monotonic()
             self.open()
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -138,10 +137,13 @@ class StatusLine:
         self.close()
 
     # --- the line ---
+    def pytest_unconfigure(self) -> None:
+        """After the run's results are in place: a complete run's durations go to parity's cache."""
+        if self.results_dir is not None:
+            remember(self.results_dir, self.tier, self.level)
+
     def left_s(self) -> float | None:
-        done, total = sum(self.done.values()), sum(self.items.values())
-        return estimate_left_s(time.monotonic() - self.started, done, total,
-                               previous_left_s(self.previous, self.items, self.done, self.workers))
+        return previous_left_s(self.previous, self.items, self.done, self.workers)
 
     def text(self) -> str:
         return status_text(self.tier, sum(self.done.values()), sum(self.items.values()), self.kernel, self.left_s())
@@ -182,8 +184,7 @@ class StatusLine:
 
 
 def previous_records(results_dir: Path) -> list[dict[str, Any]]:
-    """The last complete run's records in the results dir (still in place while this run stages its own); a line
-    that does not parse is skipped: this only feeds an estimate."""
+    """The records of results.jsonl in a dir; a line that does not parse is skipped: this only feeds an estimate."""
     records = []
     try:
         lines = (results_dir / "results.jsonl").read_text(encoding="utf-8").splitlines()
@@ -199,9 +200,51 @@ def previous_records(results_dir: Path) -> list[dict[str, Any]]:
     return records
 
 
-def status_line(config: pytest.Config, tier: str, previous_records: Iterable[Mapping[str, Any]],
-                workers: int) -> StatusLine:
+def same_run(results_dir: Path, tier: str, level: str) -> bool:
+    """Whether a dir holds a complete run of this tier at this level: only such a run's durations say how long
+    this one takes."""
+    env = run_env(results_dir)
+    return complete(results_dir) and env.get("backend") == tier and env.get("level") == level
+
+
+def durations_path(tier: str, level: str) -> Path:
+    return cache_root() / "durations" / f"{tier}-{level}.json"
+
+
+def cached_seconds(tier: str, level: str) -> dict[str, float]:
+    try:
+        took = json.loads(durations_path(tier, level).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: float(v) for k, v in took.items() if isinstance(v, (int, float))} if isinstance(took, dict) else {}
+
+
+def previous_durations(results_dir: Path, tier: str, level: str) -> dict[str, float]:
+    """Per kernel, the worker seconds of the last complete run of this tier and level: parity's cache, overlaid by
+    the results dir's own run (the results in place if complete, else previous/)."""
+    took = cached_seconds(tier, level)
+    for d in (results_dir, results_dir / PREVIOUS):
+        if same_run(d, tier, level):
+            took.update(previous_seconds(previous_records(d)))
+            break
+    return took
+
+
+def remember(results_dir: Path, tier: str, level: str) -> None:
+    """Add a complete run's per-kernel durations to parity's cache (an interrupted run's are partial: never)."""
+    if not same_run(results_dir, tier, level):
+        return
+    took = {**cached_seconds(tier, level), **previous_seconds(previous_records(results_dir))}
+    path = durations_path(tier, level)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, json.dumps(took, indent=1, sort_keys=True) + "\n")
+    except OSError:
+        pass  # a cache that cannot be written costs the next run its estimate, nothing else
+
+
+def status_line(config: pytest.Config, tier: str, results_dir: Path, level: str, workers: int) -> StatusLine:
     """The plugin for this run: live on a terminal (and not under -v, whose lines it would break), else plain."""
     stream = sys.__stderr__
     live = bool(stream is not None and stream.isatty()) and config.get_verbosity() <= 0
-    return StatusLine(tier, previous_seconds(previous_records), max(workers, 1), live)
+    return StatusLine(tier, previous_durations(results_dir, tier, level), max(workers, 1), live, results_dir, level)

@@ -6,6 +6,10 @@ the run's level, never by time: the shards of one tier agree on the split on any
 Kernels go heaviest first to the lightest shard so far (ties: the lower shard), kernels of equal weight in the
 order of their names' sha256. `parity merge` joins the shards' results dirs again (parity.report.shards).
 
+With fewer kernels than shards the extra shards hold none: such a shard runs nothing, says so in a note, exits 0
+and still writes its results dir (no records, env.json with its share), which `parity merge` takes as an empty
+share. A CI matrix with a fixed N thus works for any selection; `parity merge` still refuses a missing shard.
+
 pytest-split (https://github.com/jerry-git/pytest-split) splits test items by stored durations; it has no way
 to keep one kernel's tests together, and without a durations file it splits by item count.
 """
@@ -63,19 +67,50 @@ def assign(weights: dict[str, int], count: int) -> list[list[str]]:
 
 
 def select(specs: Sequence[KernelSpec], shard: Shard, weight: Callable[[KernelSpec], int]) -> list[KernelSpec]:
-    """This shard's specs, in their given order; an error that names the fix when there are fewer kernels
-    than shards (a shard with nothing to run would pass while checking nothing)."""
-    names = [s.name for s in specs]
-    if len(set(names)) < shard.count:
-        raise pytest.UsageError(f"--shard {shard}: only {len(set(names))} kernel(s) are selected, too few for "
-                                f"{shard.count} shards (every kernel runs on one shard); use at most "
-                                f"--shard K/{max(len(set(names)), 1)}, or select more kernels")
+    """This shard's specs, in their given order; none when there are fewer kernels than shards and this is one of
+    the extra shards."""
     try:
         weights = {s.name: weight(s) for s in specs}
     except SpecError as exc:  # a spec whose cases are malformed: the same error its tests would raise
         raise pytest.UsageError(str(exc)) from None
     mine = set(assign(weights, shard.count)[shard.index - 1])
     return [s for s in specs if s.name in mine]
+
+
+def empty_note(shard: Shard, kernels: int) -> str:
+    return (f"--shard {shard}: no kernel falls to this shard ({kernels} kernel(s) selected for {shard.count} shards; "
+            "every kernel runs whole on one shard), so it runs nothing and passes; its results dir holds no records "
+            "and `parity merge` takes it as an empty share")
+
+
+class EmptyShard:
+    """A pytest plugin for a shard with no kernels: its suites' items are deselected, the run exits 0 (not pytest's
+    5, "no tests collected"), and the note is printed."""
+
+    def __init__(self, note: str) -> None:
+        self.note = note
+
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        if items:  # the empty parameter sets pytest would otherwise report as skips
+            config.hook.pytest_deselected(items=list(items))
+            items[:] = []
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+            session.exitstatus = pytest.ExitCode.OK
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        terminalreporter.write_line(f"parity: note: {self.note}")
+
+
+def apply(config: pytest.Config, specs: Sequence[KernelSpec], weight: Callable[[KernelSpec], int]) -> list[KernelSpec]:
+    """This run's share of `specs` under --shard; a share with none registers EmptyShard."""
+    share: Shard = config.getoption("--shard")
+    mine = select(specs, share, weight)
+    if specs and not mine:
+        config.pluginmanager.register(EmptyShard(empty_note(share, len({s.name for s in specs}))), "parity-empty-shard")
+    return mine
 
 
 def env_fields(shard: Shard | None, specs: Sequence[KernelSpec]) -> dict[str, Any]:

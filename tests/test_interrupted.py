@@ -96,7 +96,7 @@ def test_the_banner_points_at_previous_only_when_it_exists_and_the_counts_say_in
     from parity.run import rundir
 
     without = rundir.banner(True, 3, 10, [], previous=False)
-    assert "previous/" not in without and "no previous results" in without
+    assert "previous/" not in without and "no complete run" in without
     assert "`previous/`" in rundir.banner(True, 3, 10, [], previous=True)
     records = [{"backend": "interpret", "mode": "interpret", "kernel": "k", "case": f"n={i}", "status": s,
                 "metrics": {}, "tolerance": {}} for i, s in enumerate(("passed", "interrupted", "interrupted"))]

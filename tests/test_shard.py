@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -46,22 +47,40 @@ def test_kernels_are_split_whole_deterministically_and_by_weight():
     assert max(loads) - min(loads) <= 6 and shares[0] == ["a"] and shares[1] == ["b"]
 
 
-def test_select_keeps_the_given_order_and_refuses_more_shards_than_kernels():
-    specs = [KernelSpec.__new__(KernelSpec) for _ in range(3)]
-    for s, name in zip(specs, ("x", "y", "z"), strict=True):
+def specs_named(*names: str) -> list[KernelSpec]:
+    specs = [KernelSpec.__new__(KernelSpec) for _ in names]
+    for s, name in zip(specs, names, strict=True):
         object.__setattr__(s, "name", name)
-    picked = [s.name for k in (1, 2, 3) for s in shard.select(specs, shard.Shard(k, 3), lambda s: 1)]
-    assert sorted(picked) == ["x", "y", "z"]
-    with pytest.raises(pytest.UsageError, match=r"only 3 kernel\(s\).*--shard K/3"):
-        shard.select(specs, shard.Shard(1, 4), lambda s: 1)
+    return specs
 
 
-def run_tier(out: Path, *extra: str) -> None:
+def shares(specs: list[KernelSpec], count: int) -> list[list[str]]:
+    return [[s.name for s in shard.select(specs, shard.Shard(k, count), lambda s: 1)] for k in range(1, count + 1)]
+
+
+def test_select_keeps_the_given_order_and_every_kernel_lands_on_exactly_one_shard():
+    picked = shares(specs_named("x", "y", "z"), 3)
+    assert sorted(k for share in picked for k in share) == ["x", "y", "z"] and all(picked)
+    many = specs_named(*(f"k{i:02d}" for i in range(40)))
+    picked = shares(many, 12)
+    assert sorted(k for share in picked for k in share) == [s.name for s in many]  # each once
+    assert all(picked) and max(map(len, picked)) - min(map(len, picked)) <= 1  # many kernels: no shard idle
+    assert all(share == sorted(share) for share in picked)  # in the order given
+
+
+def test_one_kernel_over_twelve_shards_runs_on_one_and_the_other_eleven_hold_none():
+    assert shares(specs_named("only"), 12) == [["only"], *([[]] * 11)]
+    picked = shares(specs_named("x", "y", "z"), 4)
+    assert sorted(map(len, picked)) == [0, 1, 1, 1]
+
+
+def run_tier(out: Path, *extra: str, kernels: str = KERNELS) -> str:
     proc = subprocess.run([sys.executable, "-m", "pytest", "suites", "-q", "-p", "no:cacheprovider",
-                           "--backend=interpret", f"--kernels={KERNELS}", f"--results-dir={out}", "-n", "0", *extra],
+                           "--backend=interpret", f"--kernels={kernels}", f"--results-dir={out}", "-n", "0", *extra],
                           cwd=ROOT, env={**os.environ, "TRITON_INTERPRET": "1"}, capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc.stdout + proc.stderr
 
 
 def comparable(results_dir: Path) -> list[dict[str, Any]]:
@@ -154,3 +173,27 @@ def test_repro_folders_and_stored_outputs_come_along_and_a_clash_is_refused(tmp_
     with pytest.raises(MergeError, match="differs"):
         merge(tmp_path / "out2", [a, b])
     assert not (tmp_path / "out2").exists() and not list(tmp_path.glob(".out2*"))  # nothing half-merged is left
+
+
+def test_a_shard_with_no_kernel_passes_says_so_and_merges_as_an_empty_share(tmp_path):
+    """One kernel over 12 shards, as a CI matrix of 12 runs it: shard 1 runs it; shard 12 (like 2..11) runs
+    nothing, exits 0 with a note and writes a results dir; all 12 merge into shard 1's records. Controls: the
+    empty shards do not stand in for a missing one, and the kernel's shard still runs its cases."""
+    out = run_tier(tmp_path / "s12", "--shard=12/12", kernels="vector_add")
+    assert "--shard 12/12: no kernel falls to this shard (1 kernel(s) selected for 12 shards" in out
+    env = json.loads((tmp_path / "s12" / "env.json").read_text())
+    assert (env["shard"], env["shard_kernels"]) == ("12/12", [])
+    assert (tmp_path / "s12" / "results.jsonl").read_text() == ""
+    run_tier(tmp_path / "s1", "--shard=1/12", kernels="vector_add")
+    assert comparable(tmp_path / "s1") and {r["kernel"] for r in comparable(tmp_path / "s1")} == {"vector_add"}
+    empties = []
+    for k in range(2, 12):  # shards 2..11 are shard 12's run with their own share: the same empty dir
+        d = tmp_path / f"s{k}"
+        shutil.copytree(tmp_path / "s12", d)
+        (d / "env.json").write_text(json.dumps({**env, "shard": f"{k}/12"}))
+        empties.append(d)
+    dirs = [tmp_path / "s1", *empties, tmp_path / "s12"]
+    with pytest.raises(MergeError, match="shard\\(s\\) 5/12 missing"):
+        merge(tmp_path / "partial", [d for d in dirs if d.name != "s5"])
+    assert "merged 12 dir(s)" in merge(tmp_path / "merged", dirs)
+    assert comparable(tmp_path / "merged") == comparable(tmp_path / "s1")

@@ -1,13 +1,16 @@
 """A results dir's life: a run writes into a staging dir and replaces the last results only when it ends.
 
-A run killed outright leaves the last complete results untouched; its staged records are kept
-aside (`unfinished/`) by the next run. A run that ends, interrupted or not, moves the previous
-results into `previous/` and its own into place. A run over a kernel selection keeps the
-previous records of the kernels it did not select, so it never silently drops them.
+A run that ends, interrupted or not, puts its own results in place. The results it replaces go to
+`previous/` when they are a complete run's, so `previous/` always holds the last complete results and
+repeated interruptions never push them out; replaced results of an interrupted run go to `unfinished/`.
+A run killed outright leaves the results in place untouched; its staged records go to `unfinished/`
+when the next run starts. A run over a kernel selection keeps the previous records of the kernels it
+did not select, so it never silently drops them.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import warnings
@@ -82,30 +85,47 @@ def carry_files(results_dir: Path, records: Sequence[Mapping[str, Any]], outputs
             _move(path, staging / path.relative_to(results_dir))
 
 
+def run_env(results_dir: Path) -> dict[str, Any]:
+    """The env.json of the results in a dir; {} when there is none or it does not parse."""
+    try:
+        env = json.loads((results_dir / "env.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return env if isinstance(env, dict) else {}
+
+
+def complete(results_dir: Path) -> bool:
+    """Whether a dir holds a finished run's results: its env.json says the run was not interrupted (a dir whose
+    env.json is missing or unreadable is not known to be complete)."""
+    env = run_env(results_dir)
+    return (results_dir / "results.jsonl").exists() and env.get("interrupted") is False
+
+
 def promote(results_dir: Path) -> bool:
-    """Previous results into previous/, the staged run into place, staging removed. True when there were
-    previous results (so previous/ holds them now)."""
+    """The results in place aside (a complete run's into previous/, an interrupted run's into unfinished/), the
+    staged run into place, staging removed. True when previous/ holds a complete run's results now."""
     staging = staging_dir(results_dir)
     old = [name for name in RUN_FILES if (results_dir / name).exists()]
     if old:
-        shutil.rmtree(results_dir / PREVIOUS, ignore_errors=True)
+        aside = results_dir / (PREVIOUS if complete(results_dir) else UNFINISHED)
+        shutil.rmtree(aside, ignore_errors=True)
         for name in old:
-            _move(results_dir / name, results_dir / PREVIOUS / name)
+            _move(results_dir / name, aside / name)
     for item in staging.iterdir():
         _move(item, results_dir / item.name)
     staging.rmdir()
-    return bool(old)
+    return complete(results_dir / PREVIOUS)
 
 
 def banner(interrupted: bool, items_done: int, items_total: int, carried: Sequence[Mapping[str, Any]],
            previous: bool = False) -> str:
     """REPORT.md's first lines when the run was cut short or carries records over; '' otherwise. `previous`:
-    whether an earlier run's results were kept in previous/ (the banner points there only then)."""
+    whether previous/ holds the last complete run's results (the banner points there only then)."""
     lines = []
     if interrupted:
         missing = max(items_total - items_done, 0)
-        kept = (f"the previous results are in `{PREVIOUS}/`" if previous else
-                "there were no previous results in this directory")
+        kept = (f"the last complete results are in `{PREVIOUS}/`" if previous else
+                "no complete run's results were in this directory before")
         lines.append(f"> **This run was interrupted**: {items_done} of {items_total} test items finished, {missing} "
                      f"did not. The records below are the ones written before the stop; {kept}.")
     if carried:
