@@ -184,6 +184,7 @@ class Record(TypedDict, total=False):
     sanitizer: dict[str, Any]  # --sanitize: compute-sanitizer memcheck's error count, first errors, exit, command
     oob: dict[str, Any]  # out-of-bounds: red-zone writes (parity.run.redzone) or memcheck errors; unmasked lines
     replay: dict[str, Any]  # --replay: the bundle, the tier that recorded it, where the kernel came from
+    source_facts: dict[str, list[str]]  # a failing case's kernel source as triage read it: spin_lock, random lines
 
 
 # every record carries these (empty_record writes them all), so readers index them without guessing

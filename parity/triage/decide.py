@@ -15,8 +15,9 @@ Order of the rules (the first that applies wins):
 8. a compiler that aborts, hangs or asserts → that tier's compiler, on its own evidence;
 9. nothing else to go on → a provisional guess, with the run that would settle it.
 Two kinds of evidence never name a vendor: a case whose process died while the kernel ran (a crash on a
-tier that computes: the kernel's own stray access is the usual cause), and a compile tier's pass against a
-failure at run time (compiling says nothing about the values or the memory a kernel touches).
+tier that computes: the kernel's own stray access is the usual cause) unless a red-zone tier computed the same
+case right (parity.triage.unreproduced), and a compile tier's pass against a failure at run time (compiling says
+nothing about the values or the memory a kernel touches).
 A vendor verdict whose case passes on a newer release of the same tier (the version matrix's dirs) is
 "fixed in <release>; upgrade": a note, never a fresh upstream draft for a bug already fixed.
 A kernel shipped by a library hands the author's verdicts (and today's library rule) to the library.
@@ -29,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+import parity.triage.unreproduced as unreproduced
 from parity.backends import backend_class
 from parity.compile.ascend_only import ASCEND_ONLY_OPTIONS, LATER_ASCEND_MODULES, language_finding, later_option
 from parity.reasons import key_line
@@ -257,6 +259,10 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
                           f"{tier} and {', '.join(failing_same)} fail the same way{_where(record)}")
     if ENVIRONMENT.search(text) and "import error" not in text:
         return make_owner("environment", "environment", f"a module or tool is missing: {_key(text)}")
+    settled = unreproduced.settle(record, others, source)  # a crash or hang the red-zone tier does not reproduce
+    if settled is not None:
+        who, name = vendor_of(tier) if settled.who == "vendor" else (settled.who, settled.name)
+        return make_owner(who, name, settled.evidence, limit=settled.limit)
     if died_running(record):
         return make_owner("author", "kernel author",
                           f"the process died while the kernel ran on {tier} ({_key(text)}); a crash on a tier that "
