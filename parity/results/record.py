@@ -45,6 +45,8 @@ class OwnerKind(str, Enum):
     TOLERANCE = "tolerance"
     # a replay bundle that is missing, truncated or altered: nothing in it says anything about the kernel
     BUNDLE = "bundle"
+    # a random kernel's stream differs by compiler while its distribution agrees (parity.triage.random_stream): no draft
+    RANDOM = "random"
 
     def __str__(self) -> str:
         return str(self.value)
@@ -184,6 +186,7 @@ class Record(TypedDict, total=False):
     sanitizer: dict[str, Any]  # --sanitize: compute-sanitizer memcheck's error count, first errors, exit, command
     oob: dict[str, Any]  # out-of-bounds: red-zone writes (parity.run.redzone) or memcheck errors; unmasked lines
     replay: dict[str, Any]  # --replay: the bundle, the tier that recorded it, where the kernel came from
+    random_stream: dict[str, Any]  # a random kernel's failed outputs judged as distributions (parity.run.distribution)
     source_facts: dict[str, list[str]]  # a failing case's kernel source as triage read it: spin_lock, random lines
 
 

@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+import parity.triage.random_stream as random_stream
 import parity.triage.unreproduced as unreproduced
 from parity.backends import backend_class
 from parity.compile.ascend_only import ASCEND_ONLY_OPTIONS, LATER_ASCEND_MODULES, language_finding, later_option
@@ -220,6 +221,9 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
                           f"the device ran out of memory at run time: {_key(text)}; its memory is shared by the "
                           "run's workers and any other process, so re-run the case alone (fewer -n workers, or "
                           "-k on the case) before reading it as the kernel's")
+    stream = random_stream.evidence(record, source)  # a random kernel's own stream, its distribution right
+    if stream is not None:
+        return make_owner("random", random_stream.NAME, stream, limit=random_stream.LIMIT)
     limit = matching_limit(record, source)
     if limit is not None:
         if limit.who != "author" and failing_same:  # a tool's own defect does not explain another tool's
@@ -316,7 +320,7 @@ def _explained(record: Mapping[str, Any]) -> bool:
     """A record whose failure its own tool explains (a tier limit, a settled vendor verdict) says nothing
     about the kernel."""
     owner = record.get("owner") or {}
-    return owner.get("who") in ("tier", "environment") or (
+    return owner.get("who") in ("tier", "environment", "random") or (
         owner.get("who") in ("triton", "triton-ascend") and not owner.get("provisional"))
 
 

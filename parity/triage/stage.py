@@ -24,7 +24,7 @@ from parity.triage.owner import Owner
 Record = dict[str, Any]
 # an owner found by a tier limit turns the run's failure into an expected one (as a spec's known divergence
 # would): these owners, on these suites' statuses
-LIMIT_OWNERS = ("tier", "triton", "triton-ascend")
+LIMIT_OWNERS = ("tier", "triton", "triton-ascend", "random")
 EXPECTED_ON = {"accuracy": ("failed", "error")}
 
 
@@ -122,7 +122,7 @@ def expect(record: Record, verdict: Mapping[str, Any]) -> None:
         return
     limit = next(x for x in LIMITS if x.id == verdict["limit"])
     record["known_divergence"] = {"reason": limit.what, "link": limit.link, "expected_by": None}
-    label = "tier limit" if limit.who == "tier" else f"known {limit.name} bug"
+    label = {"tier": "tier limit", "random": limit.name}.get(limit.who, f"known {limit.name} bug")
     record["status"] = "xfailed"
     record["reason"] = f"{label}: {limit.what} ({limit.link}); observed: {record.get('reason')}"
 
