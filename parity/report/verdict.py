@@ -27,6 +27,7 @@ from parity.report.tables import md_code, md_escape, table
 from parity.report.versions import split_columns, triton_of
 from parity.seams.versions import version_key
 from parity.triage.owner import fixed_in
+from parity.triage.precision import LIMIT as PRECISION_LIMIT
 
 TIER_OWNERS = ("tier", "environment", "random")
 
@@ -73,7 +74,7 @@ def owner_tag(owner: Mapping[str, Any]) -> str:
     if who is None:
         return "undecided"
     name = str(owner.get("name") or who).split(" (")[0]  # "fla (flash-linear-attention)": fla
-    tag = OWNER_TAGS.get(who, str(who)).format(name=name)
+    tag = "precision mode" if owner.get("limit") == PRECISION_LIMIT else OWNER_TAGS.get(who, str(who)).format(name=name)
     fixed = fixed_in(owner)
     return tag + (f", fixed in {fixed}" if fixed else "") + ("?" if owner.get("provisional") else "")
 

@@ -186,6 +186,7 @@ class Record(TypedDict, total=False):
     sanitizer: dict[str, Any]  # --sanitize: compute-sanitizer memcheck's error count, first errors, exit, command
     oob: dict[str, Any]  # out-of-bounds: red-zone writes (parity.run.redzone) or memcheck errors; unmasked lines
     replay: dict[str, Any]  # --replay: the bundle, the tier that recorded it, where the kernel came from
+    tf32_dots: dict[str, Any]  # cuda-compile: fp32 tl.dot compiled as TF32 (TTIR inputPrecision = tf32): counts, line
     random_stream: dict[str, Any]  # a random kernel's failed outputs judged as distributions (parity.run.distribution)
     source_facts: dict[str, list[str]]  # a failing case's kernel source as triage read it: spin_lock, random lines
 

@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+import parity.triage.precision as precision
 import parity.triage.random_stream as random_stream
 import parity.triage.unreproduced as unreproduced
 from parity.backends import backend_class
@@ -37,7 +38,7 @@ from parity.compile.ascend_only import ASCEND_ONLY_OPTIONS, LATER_ASCEND_MODULES
 from parity.reasons import key_line
 from parity.results import OwnerKind
 from parity.seams.versions import version_key
-from parity.triage.limit_fits import failure_text, is_numeric
+from parity.triage.limit_fits import failure_text, is_numeric, tf32_bound
 from parity.triage.limits import matching_limit
 from parity.triage.owner import FIXED, LINKED, Owner
 
@@ -240,6 +241,8 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
                 "; raised inside the tier's own code" if limit.evident else ""
             return make_owner("tier", limit.name, evidence + proof, provisional=not sure, settle=settle,
                               limit=limit.id)
+        if limit.id == precision.LIMIT:  # TF32's rounding: the precision mode, its compile evidence and bound
+            evidence = precision.explain(record, others, tf32_bound(record)[1])
         return make_owner("author", "kernel author", evidence, limit=limit.id)
     if _ascend_only(record, text, tier):
         return make_owner("author", "kernel author",
