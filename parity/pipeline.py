@@ -29,14 +29,16 @@ from parity.repro.compile_prelaunch import attach_compile_tier
 from parity.repro.compile_repro import attach_all
 from parity.repro.source import case_code
 from parity.results import empty_record, outputs_store
+from parity.run import distribution
 from parity.run.compile_judge import compile_records
 from parity.run.faults import is_timeout
 from parity.run.fit_proof import attach as prove_fits
-from parity.run.runner import build_inputs, mark_declined, memory_skip, run_case, skip_reason
+from parity.run.runner import build_inputs, mark_declined, memory_skip, reference_outputs, run_case, skip_reason
 from parity.run.sanitize import sanitized_case
 from parity.spec import Case, KernelSpec
 from parity.triage import interrupt, stage
 from parity.triage.interrupt import interrupted_record
+from parity.triage.source_facts import random_calls
 
 Record = dict[str, Any]  # a results record in memory (its keys: parity.results.record.Record)
 PHASES = ("run", "compare", "store", "triage", "shrink", "capture", "repro", "verify", "write")
@@ -77,6 +79,20 @@ def conclude(session: Session, record: Record, spec: KernelSpec | None = None) -
     triage(session, record, case_code(spec))
     write(session, record)
     return record
+
+
+def random_evidence(session: Session, spec: KernelSpec, case: Case, record: Record,
+                    outputs: Mapping[str, Any] | None) -> None:
+    """A random kernel's (tl.rand ...) wrong values judged as distributions too (parity.run.distribution): its
+    stream may differ by compiler, and triage reads `random_stream` (parity.triage.random_stream)."""
+    if record.get("status") != "failed" or not outputs or not record.get("metrics"):
+        return
+    try:
+        if random_calls(case_code(spec).source()):  # the reference is cached: no second fp64 computation
+            ref = reference_outputs(spec, case, build_inputs(spec, case, session.seed), session.ref_cache)
+            record["random_stream"] = distribution.compare(outputs, ref, record.get("tolerance"))
+    except Exception as exc:  # evidence that could not be had: the rules without it, and why
+        record["random_stream"] = {"agrees": None, "error": f"{type(exc).__name__}: {exc}"[:300]}
 
 
 def judge_and_repro(record: Record, spec: KernelSpec, case: Case, backend: Any, *, seed: int, cache: Any,
@@ -129,6 +145,7 @@ def accuracy_case(session: Session, spec: KernelSpec, case: Case) -> Record:
     t0 = time.perf_counter()
     outputs_store.save_case(session.results_dir, spec, case, outputs, record.get("input_digest"))  # store
     record["timing"]["store_s"] = time.perf_counter() - t0
+    random_evidence(session, spec, case, record, outputs)  # compare: a random stream's distribution
     try:  # triage; then shrink, capture, repro, verify: only a failed/errored case pays for those
         judge_and_repro(record, spec, case, backend, seed=session.seed, cache=session.ref_cache,
                         results_dir=session.results_dir)

@@ -91,10 +91,10 @@ class ParitySession:
         self.writer.write(record)
 
     def write(self, record: dict[str, Any]) -> None:
-        """A record that gets no repro (a skip, a suite's own check, a worker's crash): triage, then store."""
+        """A record that gets no repro (a skip, a suite's check, a dead worker's case): triage, then store."""
         from parity import pipeline
 
-        pipeline.conclude(self, record)
+        pipeline.conclude(self, record, next((s for s in self.specs if s.name == record.get("kernel")), None))
 
     def cases(self, spec: KernelSpec) -> list[Case]:
         if self.backend.mode == "compile":  # compile tiers warm up each spec's compile signature

@@ -15,6 +15,7 @@ from parity.report import findings, perf_cross, verdict
 from parity.report.backend_md import COUNT_NOTE, ENV_KEYS, fmt_num, md_escape, table
 from parity.report.divergence import KINDS, RUN_MODES, Column, Divergence
 from parity.report.err_tol import worst_err_over_tol
+from parity.triage import precision
 
 EXTRA_ENV_KEYS = ("machine", "platform", "cuda", "num_aicore", "num_vectorcore")
 KIND_NOTES = {
@@ -118,8 +119,11 @@ def render(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[str
            divs: Sequence[Divergence], image: str | None, image_note: str | None = None,
            perf_image: str | None = None) -> str:
     """The whole DIVERGENCE.md."""
+    tf32 = precision.kernels_with_tf32(records)  # a static note: no tier's failure needed
     parts = ["# parity: does each kernel port?", "",
              verdict.render_md(verdict.build(columns, records)), "",
+             *(["### Cross-backend notes", "", *(f"- `{md_escape(k)}`: {precision.NOTE}" for k in tf32), ""] if tf32
+               else []),
              "## What was counted", "", count_line(columns, records), "", headline(columns, divs, records), "",
              "## Environments", "", env_table(columns), "",
              "## Summary by kernel × backend", "",

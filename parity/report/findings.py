@@ -77,9 +77,10 @@ OWNER_WORDS = {
     "tier": "limit of this tier ({name}), not the kernel's",
     "environment": "environment ({name}), not the kernel's",
     "tolerance": "tolerance tighter than a correct kernel's rounding, not the kernel's",
+    "random": "a different random stream, by design: not a bug, not the kernel's",
 }
 DRAFTS = {"author": "AUTHOR.md", "library": "ISSUE.md", "triton": "ISSUE.md", "triton-ascend": "ISSUE.md",
-          "tier": "TIER.md", "environment": "TIER.md", "tolerance": "TIER.md"}
+          "tier": "TIER.md", "environment": "TIER.md", "tolerance": "TIER.md", "random": "TIER.md"}
 
 
 def owner_of(record: Mapping[str, Any]) -> dict[str, Any]:

@@ -27,8 +27,9 @@ from parity.report.tables import md_code, md_escape, table
 from parity.report.versions import split_columns, triton_of
 from parity.seams.versions import version_key
 from parity.triage.owner import fixed_in
+from parity.triage.precision import LIMIT as PRECISION_LIMIT
 
-TIER_OWNERS = ("tier", "environment")
+TIER_OWNERS = ("tier", "environment", "random")
 
 
 def target_rank(target: str) -> int:
@@ -39,7 +40,8 @@ def target_rank(target: str) -> int:
 
 # the owner in a cell's words (the findings below say it in full)
 OWNER_TAGS = {"author": "kernel fix", "library": "{name}", "triton": "Triton bug", "triton-ascend": "triton-ascend bug",
-              "tier": "tier limit", "environment": "environment", "tolerance": "tolerance too tight"}
+              "tier": "tier limit", "environment": "environment", "tolerance": "tolerance too tight",
+              "random": "random stream"}
 
 
 def _marked(v: Verdict) -> set[str]:
@@ -73,7 +75,7 @@ def owner_tag(owner: Mapping[str, Any]) -> str:
     if who is None:
         return "undecided"
     name = str(owner.get("name") or who).split(" (")[0]  # "fla (flash-linear-attention)": fla
-    tag = OWNER_TAGS.get(who, str(who)).format(name=name)
+    tag = "precision mode" if owner.get("limit") == PRECISION_LIMIT else OWNER_TAGS.get(who, str(who)).format(name=name)
     fixed = fixed_in(owner)
     return tag + (f", fixed in {fixed}" if fixed else "") + ("?" if owner.get("provisional") else "")
 
@@ -116,8 +118,9 @@ def result(word: str, records: Sequence[Mapping[str, Any]], column: str, link_pr
     n_limit = sum(len(f.cases) for f in limits)
     n_known = sum(len(f.cases) for f in expected)
     # the environment's (a device out of memory, a library needing a newer compiler) is named as such
-    limit_word = "environment" if limits and all(f.owner.get("who") == "environment" for f in limits) \
-        else "tier limit"
+    whose = {str(f.owner.get("who")) for f in limits}
+    one = next(iter(whose)) if len(whose) == 1 else "tier"
+    limit_word = OWNER_TAGS[one] if one in ("environment", "random") else "tier limit"
     limit = f", {n_limit} {limit_word} {refs(limits)}".rstrip() if limits else ""
     known = f", {n_known} known" if expected else ""
     if any(r["status"] == "interrupted" for r in scored) and not bad:
@@ -132,7 +135,8 @@ def result(word: str, records: Sequence[Mapping[str, Any]], column: str, link_pr
         return Result("–", f"{word} –", groups, f"declined by {declined['library']}" if declined else str(why))
     if not expected and len(ran) == n_limit:
         return Result("–", f"{word} – {limit_word} {refs(limits)}".rstrip(), groups,
-                      "the environment" if limit_word == "environment" else "a limit of this tier")
+                      {"environment": "the environment", "random stream": "a random stream that differs by design"}
+                      .get(limit_word, "a limit of this tier"))
     if expected:  # not a failure of the run, but the kernel does not work there as it stands
         return Result("⚠", f"{word} ⚠ {n_known} known{limit}", groups)
     # a probe passes when rejected as its spec expects: the cell says so, as its compile record does (not built)

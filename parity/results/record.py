@@ -45,6 +45,8 @@ class OwnerKind(str, Enum):
     TOLERANCE = "tolerance"
     # a replay bundle that is missing, truncated or altered: nothing in it says anything about the kernel
     BUNDLE = "bundle"
+    # a random kernel's stream differs by compiler while its distribution agrees (parity.triage.random_stream): no draft
+    RANDOM = "random"
 
     def __str__(self) -> str:
         return str(self.value)
@@ -87,7 +89,7 @@ class KnownDivergence(TypedDict):
 class Owner(TypedDict):
     """Who must act on a failing case (built by parity.triage, read by reports and drafts)."""
 
-    who: Literal["author", "library", "triton", "triton-ascend", "tier", "environment", "tolerance", "bundle"]
+    who: Literal["author", "library", "triton", "triton-ascend", "tier", "environment", "tolerance", "bundle", "random"]
     name: str  # e.g. "FlagGems", "Triton interpreter", "ascend-lowered host toolchain"
     evidence: str  # one line
     provisional: bool
@@ -187,6 +189,9 @@ class Record(TypedDict, total=False):
     sanitizer: dict[str, Any]  # --sanitize: compute-sanitizer memcheck's error count, first errors, exit, command
     oob: dict[str, Any]  # out-of-bounds: red-zone writes (parity.run.redzone) or memcheck errors; unmasked lines
     replay: dict[str, Any]  # --replay: the bundle, the tier that recorded it, where the kernel came from
+    tf32_dots: dict[str, Any]  # cuda-compile: fp32 tl.dot compiled as TF32 (TTIR inputPrecision = tf32): counts, line
+    random_stream: dict[str, Any]  # a random kernel's failed outputs judged as distributions (parity.run.distribution)
+    source_facts: dict[str, list[str]]  # a failing case's kernel source as triage read it: spin_lock, random lines
 
 
 # every record carries these (empty_record writes them all), so readers index them without guessing

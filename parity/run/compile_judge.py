@@ -77,6 +77,8 @@ def compile_records(backend: str, spec: KernelSpec, case: Case,
         record["timing"]["compile_s"] = compile_.get("seconds")
         if compile_.get("fit"):  # the configs that fit, for an overflow (parity.fit)
             record["fit"] = compile_["fit"]
+        if compile_.get("tf32_dots"):  # fp32 tl.dot compiled as TF32 (parity.backends.cuda.dot_precision)
+            record["tf32_dots"] = compile_["tf32_dots"]
         if compile_.get("ascend_perf"):  # static performance advice (parity.backends.ascend.perf_rules)
             record["ascend_perf"] = compile_["ascend_perf"]
         record["status"], record["reason"] = judge(compile_, expected)

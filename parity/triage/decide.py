@@ -15,8 +15,9 @@ Order of the rules (the first that applies wins):
 8. a compiler that aborts, hangs or asserts → that tier's compiler, on its own evidence;
 9. nothing else to go on → a provisional guess, with the run that would settle it.
 Two kinds of evidence never name a vendor: a case whose process died while the kernel ran (a crash on a
-tier that computes: the kernel's own stray access is the usual cause), and a compile tier's pass against a
-failure at run time (compiling says nothing about the values or the memory a kernel touches).
+tier that computes: the kernel's own stray access is the usual cause) unless a red-zone tier computed the same
+case right (parity.triage.unreproduced), and a compile tier's pass against a failure at run time (compiling says
+nothing about the values or the memory a kernel touches).
 A vendor verdict whose case passes on a newer release of the same tier (the version matrix's dirs) is
 "fixed in <release>; upgrade": a note, never a fresh upstream draft for a bug already fixed.
 A kernel shipped by a library hands the author's verdicts (and today's library rule) to the library.
@@ -29,12 +30,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+import parity.triage.precision as precision
+import parity.triage.random_stream as random_stream
+import parity.triage.unreproduced as unreproduced
 from parity.backends import backend_class
 from parity.compile.ascend_only import ASCEND_ONLY_OPTIONS, LATER_ASCEND_MODULES, language_finding, later_option
 from parity.reasons import key_line
 from parity.results import OwnerKind
 from parity.seams.versions import version_key
-from parity.triage.limit_fits import failure_text, is_numeric
+from parity.triage.limit_fits import failure_text, is_numeric, tf32_bound
 from parity.triage.limits import matching_limit
 from parity.triage.owner import FIXED, LINKED, Owner
 
@@ -224,6 +228,9 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
                           f"the device ran out of memory at run time: {_key(text)}; its memory is shared by the "
                           "run's workers and any other process, so re-run the case alone (fewer -n workers, or "
                           "-k on the case) before reading it as the kernel's")
+    stream = random_stream.evidence(record, source)  # a random kernel's own stream, its distribution right
+    if stream is not None:
+        return make_owner("random", random_stream.NAME, stream, limit=random_stream.LIMIT)
     limit = matching_limit(record, source)
     if limit is not None:
         if limit.who != "author" and failing_same:  # a tool's own defect does not explain another tool's
@@ -240,6 +247,8 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
                 "; raised inside the tier's own code" if limit.evident else ""
             return make_owner("tier", limit.name, evidence + proof, provisional=not sure, settle=settle,
                               limit=limit.id)
+        if limit.id == precision.LIMIT:  # TF32's rounding: the precision mode, its compile evidence and bound
+            evidence = precision.explain(record, others, tf32_bound(record)[1])
         return make_owner("author", "kernel author", evidence, limit=limit.id)
     if _ascend_only(record, text, tier):
         return make_owner("author", "kernel author",
@@ -263,6 +272,10 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
                           f"{tier} and {', '.join(failing_same)} fail the same way{_where(record)}")
     if ENVIRONMENT.search(text) and "import error" not in text:
         return make_owner("environment", "environment", f"a module or tool is missing: {_key(text)}")
+    settled = unreproduced.settle(record, others, source)  # a crash or hang the red-zone tier does not reproduce
+    if settled is not None:
+        who, name = vendor_of(tier) if settled.who == "vendor" else (settled.who, settled.name)
+        return make_owner(who, name, settled.evidence, limit=settled.limit)
     if died_running(record):
         return make_owner("author", "kernel author",
                           f"the process died while the kernel ran on {tier} ({_key(text)}); a crash on a tier that "
@@ -316,7 +329,7 @@ def _explained(record: Mapping[str, Any]) -> bool:
     """A record whose failure its own tool explains (a tier limit, a settled vendor verdict) says nothing
     about the kernel."""
     owner = record.get("owner") or {}
-    return owner.get("who") in ("tier", "environment") or (
+    return owner.get("who") in ("tier", "environment", "random") or (
         owner.get("who") in ("triton", "triton-ascend") and not owner.get("provisional"))
 
 

@@ -38,7 +38,9 @@ def plan_drafts(record: Mapping[str, Any]) -> DraftPlan:
     who = owner.get("who")
     if who == "library":
         return DraftPlan("library")
-    if who in ("tier", "environment", "tolerance"):  # a note: nobody's code is wrong
+    # a note: nobody's code is wrong ("tolerance": the values lie within rounding; "random": a stream that differs
+    # by design)
+    if who in ("tier", "environment", "tolerance", "random"):
         return DraftPlan("tier")
     if vendor_note(owner):  # fixed in a later release, or already reported upstream: a note
         return DraftPlan("tier")
@@ -62,7 +64,8 @@ def author_why(record: Mapping[str, Any]) -> str:
 def render_tier(record: Mapping[str, Any], backend: str, command: str | None) -> str:
     """TIER.md: a limit of the tier (or a gap of the environment), not a bug of the kernel or a vendor."""
     owner = record.get("owner") or {}
-    what = "the environment" if owner.get("who") == "environment" else f"the tier itself ({owner.get('name')})"
+    what = {"environment": "the environment", "random": "the random stream (tl.rand), by design"}.get(
+        str(owner.get("who")), f"the tier itself ({owner.get('name')})")
     fixed = fixed_in(owner)
     reported = reported_upstream(owner) and not fixed
     link = linked_known(owner)
@@ -81,7 +84,7 @@ def render_tier(record: Mapping[str, Any], backend: str, command: str | None) ->
     if link and not fixed:
         parts += [f"Known upstream: {link} (the spec's known divergence names it).", ""]
     if owner.get("limit"):
-        kind = "Known bug" if reported else "Tier limit"
+        kind = "Known bug" if reported else "Random stream" if owner.get("who") == "random" else "Tier limit"
         parts += [f"{kind}: `{owner['limit']}` (parity.triage.limits; its probe retires it once the installed "
                   "version no longer has it).", ""]
     if owner.get("provisional"):

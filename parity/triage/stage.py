@@ -16,6 +16,7 @@ from typing import Any, Protocol
 import parity.triage.evidence as evidence
 import parity.triage.interrupt as interrupt
 import parity.triage.library_rule as library_rule
+import parity.triage.source_facts as source_facts
 from parity.triage.decide import decide, is_failing
 from parity.triage.limits import LIMITS
 from parity.triage.owner import Owner
@@ -23,7 +24,7 @@ from parity.triage.owner import Owner
 Record = dict[str, Any]
 # an owner found by a tier limit turns the run's failure into an expected one (as a spec's known divergence
 # would): these owners, on these suites' statuses
-LIMIT_OWNERS = ("tier", "triton", "triton-ascend")
+LIMIT_OWNERS = ("tier", "triton", "triton-ascend", "random")
 EXPECTED_ON = {"accuracy": ("failed", "error")}
 
 
@@ -95,6 +96,7 @@ def triage(record: Record, facts: Evidence, code: CaseCode = CaseCode()) -> Owne
             return None
         if code.family is not None or code.kernels:  # which failures of a library's kernel are the library's
             library_rule.mark(record, code.family, code.kernels)
+        source_facts.note(record, code.source())  # what the report's re-triage, which has no source, reads
         library = library_rule.library_of(code.family, code.kernels)
         verdict = decide(record, facts.others(record), code.source(), library,
                          library_rule.library_owns(record) if library is not None else None,
@@ -120,7 +122,7 @@ def expect(record: Record, verdict: Mapping[str, Any]) -> None:
         return
     limit = next(x for x in LIMITS if x.id == verdict["limit"])
     record["known_divergence"] = {"reason": limit.what, "link": limit.link, "expected_by": None}
-    label = "tier limit" if limit.who == "tier" else f"known {limit.name} bug"
+    label = {"tier": "tier limit", "random": limit.name}.get(limit.who, f"known {limit.name} bug")
     record["status"] = "xfailed"
     record["reason"] = f"{label}: {limit.what} ({limit.link}); observed: {record.get('reason')}"
 

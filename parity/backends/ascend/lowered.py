@@ -68,7 +68,8 @@ class AscendLoweredBackend(Backend):
     check = Check("Ascend (triton-ascend)", "the lowering computes the fp64 answer", 1, "lowered")
     report_rank = 5
     language = "triton-ascend"
-    own_limits = ("lowered-truncsfbf2", "lowered-cumsum-i1", "lowered-device-print-tensor", "lowered-library-call")
+    own_limits = ("lowered-truncsfbf2", "lowered-cumsum-i1", "lowered-device-print-tensor", "lowered-library-call",
+                  "lowered-spin-lock")
     gpu_target = ("npu", "Ascend910B3", 0)
     venv = "venv-ascend"
     arch_option: ClassVar[str] = "--ascend-arch"

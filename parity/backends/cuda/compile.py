@@ -26,6 +26,7 @@ from parity import settings
 from parity.backends.base import Backend, Check
 from parity.backends.cuda import torch_device
 from parity.backends.cuda.arch import CUDA_ARCHS, DEFAULT_ARCH, parse_cuda_arch
+from parity.backends.cuda.dot_precision import tf32_dots
 from parity.backends.cuda.resources import max_threads, resource_usage
 from parity.compile import sandbox
 from parity.compile.counter import constants_by_name
@@ -345,6 +346,7 @@ class CudaCompileBackend(Backend):
         n_regs, n_spills = self.driver.registers(kernel.asm["cubin"], kernel.name)
         shared = int(kernel.metadata.shared)
         compiled.update(ok=True, stage_reached="cubin", n_regs=n_regs, n_spills=n_spills, shared_bytes=shared)
+        compiled["tf32_dots"] = tf32_dots(kernel.asm.get("ttir"))  # NVIDIA's default TF32 for fp32 tl.dot
         threads = kernel.metadata.num_warps * 32
         if shared > arch.max_shared_bytes:
             compiled.update(ok=False, error_kind="out_of_resources",
