@@ -26,7 +26,7 @@ from parity.report.legend import REJECTED, device_run, legend, not_checkable
 from parity.report.tables import md_code, md_escape, table
 from parity.report.versions import split_columns, triton_of
 from parity.seams.versions import version_key
-from parity.triage.owner import fixed_in
+from parity.triage.owner import SPEC_AUTHOR, fixed_in
 
 TIER_OWNERS = ("tier", "environment")
 
@@ -39,7 +39,7 @@ def target_rank(target: str) -> int:
 
 # the owner in a cell's words (the findings below say it in full)
 OWNER_TAGS = {"author": "kernel fix", "library": "{name}", "triton": "Triton bug", "triton-ascend": "triton-ascend bug",
-              "tier": "tier limit", "environment": "environment"}
+              "tier": "tier limit", "environment": "environment", "bundle": "bundle: re-record"}
 
 
 def _marked(v: Verdict) -> set[str]:
@@ -73,7 +73,7 @@ def owner_tag(owner: Mapping[str, Any]) -> str:
     if who is None:
         return "undecided"
     name = str(owner.get("name") or who).split(" (")[0]  # "fla (flash-linear-attention)": fla
-    tag = OWNER_TAGS.get(who, str(who)).format(name=name)
+    tag = "spec fix" if owner.get("name") == SPEC_AUTHOR else OWNER_TAGS.get(who, str(who)).format(name=name)
     fixed = fixed_in(owner)
     return tag + (f", fixed in {fixed}" if fixed else "") + ("?" if owner.get("provisional") else "")
 

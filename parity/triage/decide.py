@@ -36,7 +36,7 @@ from parity.results import OwnerKind
 from parity.seams.versions import version_key
 from parity.triage.limit_fits import failure_text, is_numeric
 from parity.triage.limits import matching_limit
-from parity.triage.owner import FIXED, LINKED, Owner
+from parity.triage.owner import BUNDLE_NOTE, FIXED, LINKED, SPEC_AUTHOR, Owner
 
 FAILING = ("failed", "error", "crashed", "xfailed")
 CONFIG_KINDS = ("ub_overflow", "cc_overflow", "out_of_resources")
@@ -142,6 +142,9 @@ def decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], s
     built with it: a vendor bug that a newer release passes is already fixed there."""
     if not is_failing(record) or record.get("status") == "interrupted":
         return None
+    bad_input = input_owner(record)
+    if bad_input is not None:  # nothing ran that says anything about the kernel, or any tool: no rule below applies
+        return bad_input
     verdict = _decide(record, others, source)
     if verdict["who"] in ("triton", "triton-ascend") and record.get("status") != "xfailed":
         verdict = fixed_later(record, verdict, version, versions or {}) or verdict
@@ -152,6 +155,19 @@ def decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], s
             verdict = make_owner("library", library.name, f"{library_why} (parity's library rule)",
                                  provisional=True, settle=verdict["settle"])
     return verdict
+
+
+def input_owner(record: Mapping[str, Any]) -> Owner | None:
+    """The owner of a case whose input failed before the kernel was judged: the spec's reference raised (its
+    author's: never the kernel's, nor a library's whose kernel it checks), or a replay bundle is damaged."""
+    kind = record.get("error_kind")
+    if kind == "reference":
+        said = _key(failure_text(record))
+        return make_owner("author", SPEC_AUTHOR, said if said.startswith("the spec's reference raised") else
+                          f"the spec's reference raised, not the kernel: {said}")
+    if kind == "bundle":
+        return make_owner("bundle", "replay bundle", f"{BUNDLE_NOTE}: {_key(failure_text(record))}")
+    return None
 
 
 def fixed_later(record: Mapping[str, Any], verdict: Mapping[str, Any], version: str | None,
