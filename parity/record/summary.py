@@ -107,7 +107,7 @@ def report_sections(records: list[dict[str, Any]], env: dict[str, Any], bundle_p
     arch = env.get("target_arch") or env.get("device_name") or tier
     rows = kernel_rows(bundle, names)
     head = ["kernel", "module", "launches", "distinct specializations", f"compiles on {arch}", f"{tier}: agreement"]
-    lines = [f"Bundle `{bundle_path}`. {recorded_under(bundle)}", "",
+    lines = [f"Bundle `{bundle_path}`. {recorded_under(bundle)} Tensor files {bundle.verified()}.", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     modules: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
@@ -131,7 +131,8 @@ def report_sections(records: list[dict[str, Any]], env: dict[str, Any], bundle_p
 def render(bundle: Bundle, tiers: dict[str, list[dict[str, Any]]], spec_names: dict[str, str]) -> str:
     rows = kernel_rows(bundle, spec_names)
     head = ["kernel", "module", "launches seen", "kept", "distinct specializations", *tiers]
-    lines = [recorded_under(bundle), "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = [recorded_under(bundle), f"Tensor files {bundle.verified()}.", "", "| " + " | ".join(head) + " |",
+             "|" + "---|" * len(head)]
     by_module: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     for row in rows:
         cells = [row["kernel"], row["module"], str(row["seen"]), str(row["kept"]), str(row["specializations"])]

@@ -65,6 +65,8 @@ def check_name(backend: str, env: Mapping[str, Any]) -> str:
     name = check_of(backend).name.format(arch=arch, device=device)
     if env.get("replay"):  # --replay BUNDLE: the outputs are checked against the recording's, not fp64
         name = name.replace("the fp64 answer", "the recorded launches' outputs")
+        if str(env.get("replay_verified") or "").startswith("not verified"):  # a bundle recorded before digests
+            name += ", bundle not verified"
     return name
 
 

@@ -236,7 +236,7 @@ def attach(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, *
             return
         if record.get("status") not in REPRO_STATUSES:
             return  # a crash poisoned the device; a known divergence is already linked
-        if _input_note(record, spec, case, backend, results_dir):  # bad input: a note, no repro of the kernel
+        if input_note_dir(record, spec, case, backend, results_dir):  # bad input: a note, no repro of the kernel
             return
         if by_limit.link(record, results_dir):  # an earlier case of this kernel has the limit's repro
             return
@@ -275,7 +275,7 @@ def _locate(record: dict[str, Any], cap: Captured | None) -> None:
         record["where"] = {"error": f"{type(exc).__name__}: {exc}"[:200]}
 
 
-def _input_note(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, results_dir: Path) -> bool:
+def input_note_dir(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, results_dir: Path) -> bool:
     """The note of a case whose input failed before the kernel was judged (parity.triage.drafts.input_note)."""
     note = input_note(record, backend.name)
     if note is None:

@@ -13,7 +13,7 @@ import torch
 from parity.backends.base import Backend
 from parity.compile.ascend_only import launch_finding
 from parity.compile.counter import CompileCounter
-from parity.errors import error_text, raised_at
+from parity.errors import error_text, input_error, raised_at
 from parity.results import empty_record
 from parity.results.outputs_store import input_digest
 from parity.run import autotune_pin, mistakes, prefill, redzone, second_reference
@@ -141,7 +141,13 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
     record["tolerance"] = tol.as_dict()
     timing = record["timing"]
     t0 = time.perf_counter()
-    cpu_inputs = build_inputs(spec, case, seed)
+    try:
+        cpu_inputs = build_inputs(spec, case, seed)
+    except Exception as exc:
+        if (bad := input_error(exc)) is None:
+            raise
+        record.update(status="error", error_kind=bad.parity_error_kind, reason=error_text(bad))  # type: ignore[attr-defined]
+        return record, None
     record["input_digest"] = input_digest(cpu_inputs)  # proves inputs match across backends
     timing["inputs_s"] = time.perf_counter() - t0
 

@@ -36,7 +36,7 @@ from parity.results import OwnerKind
 from parity.seams.versions import version_key
 from parity.triage.limit_fits import failure_text, is_numeric
 from parity.triage.limits import matching_limit
-from parity.triage.owner import BUNDLE_NOTE, FIXED, LINKED, SPEC_AUTHOR, Owner
+from parity.triage.owner import FIXED, LINKED, SPEC_AUTHOR, Owner
 
 FAILING = ("failed", "error", "crashed", "xfailed")
 CONFIG_KINDS = ("ub_overflow", "cc_overflow", "out_of_resources")
@@ -166,7 +166,7 @@ def input_owner(record: Mapping[str, Any]) -> Owner | None:
         return make_owner("author", SPEC_AUTHOR, said if said.startswith("the spec's reference raised") else
                           f"the spec's reference raised, not the kernel: {said}")
     if kind == "bundle":
-        return make_owner("bundle", "replay bundle", f"{BUNDLE_NOTE}: {_key(failure_text(record))}")
+        return make_owner("bundle", "replay bundle", _key(failure_text(record)))  # the file, and what changed
     return None
 
 

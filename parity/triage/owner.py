@@ -54,8 +54,6 @@ class Owner(Mapping[str, Any]):
         return tuple(f.name for f in fields(cls))
 # the author owner's name where the spec's reference raised: the spec's code, not the kernel, needs the change
 SPEC_AUTHOR = "spec author"
-# a bundle owner's evidence starts so (a replay bundle missing a manifest, altered or truncated): what to do
-BUNDLE_NOTE = "the replay bundle is damaged, not the kernel: record the workload again (parity record)"
 # a vendor owner's evidence starts so when a newer release of the same tier passes the case (decide.fixed_later)
 FIXED = "fixed in {fixed}; upgrade"
 _FIXED = re.compile(r"^fixed in (\S+); upgrade")
