@@ -189,3 +189,13 @@ def test_a_run_over_a_damaged_bundle_exits_nonzero_with_the_bundle_as_owner(bund
     gone = _run(tier, bundle_dir, tmp_path / "gone")
     assert gone.returncode not in (0, 5) and "no manifest-*.jsonl" in gone.stdout + gone.stderr
     assert str(bundle_dir) in gone.stdout + gone.stderr
+
+
+def test_the_summary_counts_a_damaged_launch_as_not_replayed_never_as_a_disagreement():
+    from parity.record.summary import tier_cell
+
+    ok = {"status": "passed", "mode": "interpret"}
+    damaged = {"status": "error", "mode": "interpret", "error_kind": "bundle", "owner": {"who": "bundle"}}
+    wrong = {"status": "failed", "mode": "interpret", "owner": {"who": "author"}}
+    assert tier_cell([ok, damaged]) == "1 replayed, 1 agree, 1 not replayed: bundle file damaged, re-record"
+    assert tier_cell([ok, wrong]) == "2 replayed, 1 agree, 1 disagree (1× author)"  # control

@@ -47,13 +47,16 @@ def tier_cell(records: list[dict[str, Any]]) -> str:
     if not records:
         return "not run"
     status = Counter(r["status"] for r in records)
-    parts = [f"{len(records)} replayed", f"{status['passed']} agree"]
-    bad = [r for r in records if r["status"] in ("failed", "error", "crashed")]
+    damaged = [r for r in records if r.get("error_kind") == "bundle"]  # never replayed: no agreement either way
+    parts = [f"{len(records) - len(damaged)} replayed", f"{status['passed']} agree"]
+    bad = [r for r in records if r["status"] in ("failed", "error", "crashed") and r not in damaged]
     if bad:
         # a provisional owner (triage still waits for a tier's evidence) is marked, never stated as settled
         owners = Counter(str((r.get("owner") or {}).get("who", "?")) + (" (provisional)" if (r.get("owner") or {})
                          .get("provisional") else "") for r in bad)
         parts.append(f"{len(bad)} disagree ({', '.join(f'{n}× {o}' for o, n in owners.items())})")
+    if damaged:
+        parts.append(f"{len(damaged)} not replayed: bundle file damaged, re-record")
     # a known limit (a tier's own, or a vendor bug already reported) that the replay met: counted with its id, so a
     # cell never reads "0 agree" with nothing said of the rest
     known = [r for r in records if r["status"] == "xfailed"]
