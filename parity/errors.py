@@ -104,3 +104,16 @@ def raised_at(exc: BaseException) -> str | None:
     if os.path.isabs(path) and not os.path.relpath(path).startswith(".."):
         path = os.path.relpath(path)
     return f"{path}:{last.tb_lineno}, in {code.co_name}"
+
+
+def input_error(exc: BaseException) -> BaseException | None:
+    """The exception in `exc`'s chain that declares bad input of the case (`parity_error_kind`, e.g. a damaged
+    replay bundle's "bundle"), else None: such a case's owner is that input, never the kernel."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return None
+        if isinstance(getattr(seen, "parity_error_kind", None), str):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from parity.errors import error_text
+from parity.errors import error_text, input_error
 from parity.perf import warm
 from parity.perf.proof import attach as prove_ub_claims
 from parity.repro import run_repro
@@ -173,7 +173,12 @@ def compile_case(session: Session, spec: KernelSpec, case: Case) -> list[Record]
         record = empty_record(backend.name, "compile", spec.name, case.id, dict(case.params))
         record.update(suite="compile", status="skipped", reason=missing)
         return [conclude(session, record, spec)]
-    cpu_inputs = build_inputs(spec, case, session.seed)
+    try:
+        cpu_inputs = build_inputs(spec, case, session.seed)
+    except Exception as exc:
+        if input_error(exc) is None:
+            raise
+        return [bad_input(session, spec, case, exc)]
     try:
         compiles = backend.compile_case(spec, case, cpu_inputs)  # run, compare
     except KeyboardInterrupt:
@@ -200,6 +205,19 @@ def compile_case(session: Session, spec: KernelSpec, case: Case) -> list[Record]
     for record in records:
         write(session, record)
     return records
+
+
+def bad_input(session: Session, spec: KernelSpec, case: Case, exc: BaseException) -> Record:
+    """A compile tier's case whose inputs could not be made (a damaged replay bundle: parity.errors.input_error):
+    an `error` owned by that input, with its note (no draft against the kernel); nothing is compiled."""
+    bad = input_error(exc) or exc
+    record = empty_record(session.backend.name, "compile", spec.name, case.id, dict(case.params))
+    record.update(suite="compile", status="error", error_kind=getattr(bad, "parity_error_kind", None),
+                  reason=error_text(bad))
+    triage(session, record, case_code(spec))
+    run_repro.input_note_dir(record, spec, case, session.backend, session.results_dir)
+    write(session, record)
+    return record
 
 
 def failures(records: Sequence[Record]) -> list[Record]:

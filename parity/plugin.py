@@ -362,8 +362,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     env = envinfo.collect(state.backend.name, backend_env)
     env["level"] = state.level
     env["seed"] = state.seed
-    if state.replay:  # the verdict then says what the run tiers compared with (parity.report.verdict)
-        env["replay"] = state.replay["bundle"]
+    if state.replay:  # the verdict then says what the run tiers compared with, and an unverified (old) bundle
+        env["replay"], env["replay_verified"] = state.replay["bundle"], state.replay.get("verified")
     env["xdist_workers"] = state.workers
     env["interrupted"] = interrupted
     env.update(shard.env_fields(session.config.getoption("--shard", None), state.specs))

@@ -299,8 +299,10 @@ def test_a_planted_wrong_element_fails_on_that_element(tmp_path, kernels):
 
 
 def tamper_output(bundle_dir: Path, b, dtype: torch.dtype, change) -> None:
-    """Rewrite the first launch's recorded output in place: `change` edits it viewed as `dtype`."""
-    from safetensors.torch import load_file, save_file
+    """Rewrite the first launch's recorded output in place: `change` edits it viewed as `dtype`; its manifest line
+    gets the new file's digests, as if a device had computed those values (an unsigned change is the bundle's
+    error: tests/test_bad_bundle.py)."""
+    from safetensors.torch import load_file, save
 
     path = bundle_dir / b.launches[0]["tensors"]
     tensors = load_file(path)
@@ -308,7 +310,14 @@ def tamper_output(bundle_dir: Path, b, dtype: torch.dtype, change) -> None:
     values = tensors[key].view(dtype).clone()
     change(values)
     tensors[key] = values.view(torch.uint8)
-    save_file(tensors, path)
+    data = save(tensors)
+    path.write_bytes(data)
+    (manifest,) = bundle_dir.glob(fmt.MANIFEST_GLOB)
+    lines = [json.loads(line) for line in manifest.read_text().splitlines()]
+    for e in lines:
+        if e.get("id") == b.launches[0]["id"]:
+            e.update(bytes=len(data), **fmt.digests(data))
+    manifest.write_text("".join(json.dumps(e) + "\n" for e in lines))
 
 
 def test_a_tampered_recorded_output_is_caught(tmp_path, kernels):

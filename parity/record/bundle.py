@@ -15,13 +15,21 @@ Tensors are safetensors only, never pickle: loading a bundle someone else wrote 
 a bundle may not hold (a pickle, a torch.save archive, anything else) makes the whole bundle refused.
 Each launch's tensor file is written before its manifest line and renamed into place, so a bundle
 cut at any moment (Ctrl-C, a kill) is valid up to its last line.
+
+Bad input is never a pass: a launch line carries the sha256 of its tensor file as stored (`sha256`) and of
+each tensor's stored bytes (`tensor_sha256`), checked when the file is read; a file altered or truncated since
+is a BundleError naming it (that launch's case is an `error` owned by "bundle", the others replay). A bundle
+with no manifest, or one that cannot be read, stops the run. Bundles recorded before digests still load, and
+say they are not verified (`verified`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
+import struct
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -53,6 +61,12 @@ MAPPED_ABOVE_BYTES = 1 << 19
 class BundleError(RuntimeError):
     """A bundle (or one file of it) cannot be read; the message names the file and what to do."""
 
+    parity_error_kind = "bundle"  # a record of the case it stops is an `error` owned by the bundle (error_kind)
+
+
+RE_RECORD = "record the workload again (`parity record --out NEW_DIR -- CMD`) and replay the new bundle"
+NOT_VERIFIED = "not verified: recorded before bundles carried a sha256 per tensor file"
+
 
 # ---------------------------------------------------------------- writing
 
@@ -71,14 +85,30 @@ def _atomic_bytes(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def write_tensors(root: Path, launch_id: str, tensors: dict[str, torch.Tensor]) -> tuple[str, int]:
-    """The launch's tensor file (renamed into place whole); returns its path in the bundle and its size."""
+def write_tensors(root: Path, launch_id: str, tensors: dict[str, torch.Tensor]) -> tuple[str, int, dict[str, Any]]:
+    """The launch's tensor file (renamed into place whole); returns its path in the bundle, its size and the
+    digests its launch line carries (`digests`)."""
     from safetensors.torch import save
 
     data = save({k: v.contiguous() for k, v in tensors.items()})
     rel = f"{TENSORS}/{launch_id}.safetensors"
     _atomic_bytes(root / rel, data)
-    return rel, len(data)
+    return rel, len(data), digests(data)
+
+
+def digests(data: bytes) -> dict[str, Any]:
+    """The sha256 of a tensor file as stored, and of each of its tensors' stored bytes (which name a change)."""
+    return {"sha256": hashlib.sha256(data).hexdigest(),
+            "tensor_sha256": {k: hashlib.sha256(v).hexdigest() for k, v in stored_tensors(data).items()}}
+
+
+def stored_tensors(data: bytes) -> dict[str, memoryview]:
+    """Each tensor's bytes in a safetensors file, by name, from its header (8 bytes of length, then JSON)."""
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    view, start = memoryview(data), 8 + n
+    return {k: view[start + v["data_offsets"][0]: start + v["data_offsets"][1]]
+            for k, v in header.items() if k != "__metadata__"}
 
 
 def write_source(root: Path, name: str, text: str) -> str:
@@ -123,12 +153,19 @@ class Bundle:
     problems: list[str] = field(default_factory=list)  # lines skipped, each naming its file
 
     def tensors(self, launch: dict[str, Any], prefix: str) -> dict[str, torch.Tensor]:
-        return read_tensors(self.root / launch["tensors"], prefix)
+        return read_tensors(self.root / launch["tensors"], prefix, launch)
 
     def before_after(self, launch: dict[str, Any]) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
         """The launch's buffers as it found them and as it left them, from one read of its file."""
-        found = read_tensors(self.root / launch["tensors"], "")
+        found = read_tensors(self.root / launch["tensors"], "", launch)
         return by_prefix(found, "before."), by_prefix(found, "after.")
+
+    def verified(self) -> str:
+        """Whether the launches' tensor files are checked against digests on load, in words."""
+        bare = sum(1 for e in self.launches if not e.get("sha256"))
+        if not bare:
+            return "checked against the sha256 the recording wrote for each, when read"
+        return NOT_VERIFIED + ("" if bare == len(self.launches) else f" ({bare} of {len(self.launches)} launches)")
 
     def dropped(self) -> dict[str, int]:
         """Launches seen but not kept, per dedupe key (from every process that finished its counts)."""
@@ -182,7 +219,12 @@ def load_bundle(root: Path | str) -> Bundle:
         raise BundleError(f"{root / HEADER}: not a parity record bundle header (format {FORMAT!r} expected)")
     _check_schema(str(root / HEADER), header.get("schema"))
     bundle = Bundle(root, header, [])
-    for path in sorted(root.glob(MANIFEST_GLOB)):
+    manifests = sorted(root.glob(MANIFEST_GLOB))
+    if not manifests:
+        raise BundleError(f"{root}: no {MANIFEST_GLOB} (the index of the recorded launches): the bundle is incomplete "
+                          f"(its manifest was removed, or left out of a copy), or its command made no Triton launch "
+                          f"under the recorder; copy the manifest back or {RE_RECORD}")
+    for path in manifests:
         for n, entry in _lines(path, bundle.problems):
             _check_schema(f"{path}:{n}", entry.get("schema"))
             kind = entry.get("type")
@@ -213,9 +255,8 @@ def _outside_paths(entry: dict[str, Any]) -> list[str]:
 def _lines(path: Path, problems: list[str]) -> Iterator[tuple[int, dict[str, Any]]]:
     try:
         text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        problems.append(f"{path}: unreadable ({exc}); its launches are left out")
-        return
+    except (OSError, UnicodeDecodeError) as exc:  # a whole process's launches unknown: nothing says which cases
+        raise BundleError(f"{path}: the manifest cannot be read ({exc}); {RE_RECORD}") from None
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -230,13 +271,16 @@ def _lines(path: Path, problems: list[str]) -> Iterator[tuple[int, dict[str, Any
             problems.append(f"{path}:{n}: not a JSON object; skipped")
 
 
-def read_tensors(path: Path, prefix: str) -> dict[str, torch.Tensor]:
+def read_tensors(path: Path, prefix: str, launch: dict[str, Any] | None = None) -> dict[str, torch.Tensor]:
     """The tensors of one launch file whose names start with `prefix` ("before." or "after."), by buffer. Each is
     a tensor of its own, in memory allocated as any tensor's (so aligned as Triton's pointer specialization sees
-    a recorded launch's), which a replay may write, and which outlives the file."""
+    a recorded launch's), which a replay may write, and which outlives the file. Where the launch line carries
+    digests, the file is checked against them first (`check_digests`)."""
     from safetensors import SafetensorError
     from safetensors.torch import load, load_file
 
+    if launch is not None:
+        check_digests(path, launch)
     try:
         # a big file is memory-mapped (no bytes object of it to read, then parse); a small one is read whole, as
         # mapping it costs more. Either way each wanted tensor is copied once into memory of its own: the map's
@@ -245,9 +289,37 @@ def read_tensors(path: Path, prefix: str) -> dict[str, torch.Tensor]:
         found = {k: v.clone() for k, v in found.items() if k.startswith(prefix)}
     except (OSError, SafetensorError, ValueError) as exc:
         raise BundleError(f"bundle file {path} is truncated or corrupt ({exc}); this launch cannot be replayed "
-                          "(the bundle's other launches still are); record the workload again to get it back") \
-            from None
+                          f"(the bundle's other launches still are); {RE_RECORD}") from None
     return by_prefix(found, prefix)
+
+
+def check_digests(path: Path, launch: dict[str, Any]) -> None:
+    """A BundleError naming the file and what changed where it is not the file the recording wrote: its size,
+    then its sha256 (and which tensors' bytes differ). A launch line without digests (an older bundle) passes
+    unchecked: `Bundle.verified` says so."""
+    want = launch.get("sha256")
+    if not want:
+        return
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise BundleError(f"bundle file {path} cannot be read ({exc}); this launch cannot be replayed; "
+                          f"{RE_RECORD}") from None
+    size = launch.get("bytes")
+    if isinstance(size, int) and len(data) != size:
+        raise BundleError(f"bundle file {path} is truncated or altered: {len(data)} bytes where the recording wrote "
+                          f"{size}; this launch cannot be replayed (the others still are); {RE_RECORD}")
+    if hashlib.sha256(data).hexdigest() == want:
+        return
+    try:
+        stored = {k: hashlib.sha256(v).hexdigest() for k, v in stored_tensors(data).items()}
+    except (ValueError, KeyError, TypeError, struct.error):  # the header itself was changed
+        stored = {}
+    recorded = launch.get("tensor_sha256") or {}
+    changed = sorted(k for k in recorded if stored.get(k) != recorded[k]) or ["its safetensors header"]
+    raise BundleError(f"bundle file {path} does not match the sha256 its manifest recorded (changed: "
+                      f"{', '.join(changed)}): altered since it was recorded, so its bytes are not the launch's; "
+                      f"this launch cannot be replayed (the others still are); {RE_RECORD}")
 
 
 def by_prefix(found: dict[str, torch.Tensor], prefix: str) -> dict[str, torch.Tensor]:

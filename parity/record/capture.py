@@ -348,7 +348,7 @@ class WorkloadRecorder:
                 return
             try:
                 self._describe()
-                rel, size = fmt.write_tensors(self.root, launch_id, tensors)
+                rel, size, digests = fmt.write_tensors(self.root, launch_id, tensors)
                 if self.written + size > self.budget:
                     (self.root / rel).unlink(missing_ok=True)
                     self._stop(f"the size budget ({self.budget} bytes) is spent: {self.written} bytes kept, the "
@@ -356,7 +356,7 @@ class WorkloadRecorder:
                     self.kept[key] -= 1
                     return
                 self.written += size
-                entry["tensors"], entry["bytes"] = rel, size
+                entry.update(tensors=rel, bytes=size, **digests)  # checked on replay (bundle.check_digests)
                 self.manifest.write(entry)
             except OSError as exc:  # a full disk: stop keeping launches, never stop the command
                 self._stop(f"writing the bundle failed ({exc}); free space under {self.root} and record again")

@@ -134,11 +134,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def summary_line(out: Path, code: int) -> str:
-    try:
-        b = fmt.load_bundle(out)
+    try:  # no manifest: the recorder was never installed, no process got as far as Triton
+        b = fmt.load_bundle(out) if any(out.glob(fmt.MANIFEST_GLOB)) else None
     except fmt.BundleError as exc:
         return f"parity record: the bundle cannot be read back: {exc}"
-    if not b.processes and not b.launches:  # the recorder was never installed: no process got as far as Triton
+    if b is None or (not b.processes and not b.launches):
         return (f"parity record: nothing was recorded in {out}: no process of the command imported Triton with the "
                 f"recorder (command exit status {code}). If the command failed, its own output above says why "
                 "(e.g. an import error in a conftest); fix that and record again into a new --out.")

@@ -296,10 +296,9 @@ def kernel_spec(bundle: Bundle, entries: list[dict[str, Any]], name: str) -> Ker
 
     def make_inputs(p: Mapping[str, Any], gen: torch.Generator) -> dict[str, Any]:
         entry = entry_of(p)
-        try:
-            found, after = bundle.before_after(entry)  # one read of the launch's file; fresh tensors each call
-        except BundleError as exc:
-            return {"bundle_error": str(exc)}
+        # one read of the launch's file, checked against its digests; fresh tensors each call. A BundleError
+        # (a damaged file) is the case's `error`, owned by the bundle (parity.errors.input_error)
+        found, after = bundle.before_after(entry)
         recorded.clear()
         recorded[entry["id"]] = after
         # the recorded outputs' digest, so a cached reference follows any change to them
@@ -311,8 +310,6 @@ def kernel_spec(bundle: Bundle, entries: list[dict[str, Any]], name: str) -> Ker
 
     def reference(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, torch.Tensor]:
         entry = entry_of(p)
-        if "bundle_error" in inputs:
-            return {}  # the launch raises the same error first: nothing is compared
         names = output_names(entry, params)
         after = after_of(entry)
         out = {}
@@ -323,8 +320,6 @@ def kernel_spec(bundle: Bundle, entries: list[dict[str, Any]], name: str) -> Ker
 
     def launch(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, torch.Tensor]:
         entry = entry_of(p)
-        if "bundle_error" in inputs:
-            raise BundleError(inputs["bundle_error"])
         if entry.get("unresolved_pointers"):
             raise NotReplayable(f"not replayable here: pointer table(s) {sorted(entry['unresolved_pointers'])} "
                                 "hold addresses in no tensor the recording saw")
@@ -399,10 +394,11 @@ def recorded_on(bundle: Bundle) -> str:
 
 
 def provenance(path: str | Path) -> dict[str, Any]:
-    """What every record of a --replay run carries: the bundle, and the tier that recorded it (a replay on
-    that tier reproduces its own recording, so triage takes it as no evidence: parity.triage.evidence)."""
+    """What every record of a --replay run carries: the bundle, the tier that recorded it (a replay on that
+    tier reproduces its own recording, so triage takes it as no evidence: parity.triage.evidence), and whether
+    its tensor files are checked against digests (an older bundle's are not: `Bundle.verified`)."""
     bundle = load_bundle(path)
-    return {"bundle": str(path), "recorded_on": recorded_on(bundle)}
+    return {"bundle": str(path), "recorded_on": recorded_on(bundle), "verified": bundle.verified()}
 
 
 def kernel_groups(bundle: Bundle) -> dict[str, tuple[str, list[dict[str, Any]]]]:

@@ -47,13 +47,16 @@ def tier_cell(records: list[dict[str, Any]]) -> str:
     if not records:
         return "not run"
     status = Counter(r["status"] for r in records)
-    parts = [f"{len(records)} replayed", f"{status['passed']} agree"]
-    bad = [r for r in records if r["status"] in ("failed", "error", "crashed")]
+    damaged = [r for r in records if r.get("error_kind") == "bundle"]  # never replayed: no agreement either way
+    parts = [f"{len(records) - len(damaged)} replayed", f"{status['passed']} agree"]
+    bad = [r for r in records if r["status"] in ("failed", "error", "crashed") and r not in damaged]
     if bad:
         # a provisional owner (triage still waits for a tier's evidence) is marked, never stated as settled
         owners = Counter(str((r.get("owner") or {}).get("who", "?")) + (" (provisional)" if (r.get("owner") or {})
                          .get("provisional") else "") for r in bad)
         parts.append(f"{len(bad)} disagree ({', '.join(f'{n}× {o}' for o, n in owners.items())})")
+    if damaged:
+        parts.append(f"{len(damaged)} not replayed: bundle file damaged, re-record")
     # a known limit (a tier's own, or a vendor bug already reported) that the replay met: counted with its id, so a
     # cell never reads "0 agree" with nothing said of the rest
     known = [r for r in records if r["status"] == "xfailed"]
@@ -107,7 +110,7 @@ def report_sections(records: list[dict[str, Any]], env: dict[str, Any], bundle_p
     arch = env.get("target_arch") or env.get("device_name") or tier
     rows = kernel_rows(bundle, names)
     head = ["kernel", "module", "launches", "distinct specializations", f"compiles on {arch}", f"{tier}: agreement"]
-    lines = [f"Bundle `{bundle_path}`. {recorded_under(bundle)}", "",
+    lines = [f"Bundle `{bundle_path}`. {recorded_under(bundle)} Tensor files {bundle.verified()}.", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     modules: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
@@ -131,7 +134,8 @@ def report_sections(records: list[dict[str, Any]], env: dict[str, Any], bundle_p
 def render(bundle: Bundle, tiers: dict[str, list[dict[str, Any]]], spec_names: dict[str, str]) -> str:
     rows = kernel_rows(bundle, spec_names)
     head = ["kernel", "module", "launches seen", "kept", "distinct specializations", *tiers]
-    lines = [recorded_under(bundle), "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = [recorded_under(bundle), f"Tensor files {bundle.verified()}.", "", "| " + " | ".join(head) + " |",
+             "|" + "---|" * len(head)]
     by_module: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     for row in rows:
         cells = [row["kernel"], row["module"], str(row["seen"]), str(row["kept"]), str(row["specializations"])]

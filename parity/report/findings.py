@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from parity.reasons import key_line
-from parity.triage.owner import fixed_in, vendor_note
+from parity.triage.owner import SPEC_AUTHOR, fixed_in, vendor_note
 
 BAD = ("failed", "error", "crashed", "xpassed")
 UNSCORED = "fails the fp64 check, as declared (not scored)"
@@ -78,9 +78,12 @@ OWNER_WORDS = {
     "environment": "environment ({name}), not the kernel's",
     "tolerance": "tolerance tighter than a correct kernel's rounding, not the kernel's",
     "random": "a different random stream, by design: not a bug, not the kernel's",
+    "bundle": "damaged replay bundle, not the kernel's: re-record it",
 }
+SPEC_WORDS = "needs a change in the spec's reference, not the kernel"  # the author owner named SPEC_AUTHOR
 DRAFTS = {"author": "AUTHOR.md", "library": "ISSUE.md", "triton": "ISSUE.md", "triton-ascend": "ISSUE.md",
-          "tier": "TIER.md", "environment": "TIER.md", "tolerance": "TIER.md", "random": "TIER.md"}
+          "tier": "TIER.md", "environment": "TIER.md", "tolerance": "TIER.md", "random": "TIER.md",
+          "bundle": "BUNDLE.md"}
 
 
 def owner_of(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -104,7 +107,8 @@ def owner_words(owner: Mapping[str, Any]) -> str:
     who = owner.get("who")
     if who is None:
         return "owner undecided"
-    words = OWNER_WORDS.get(who, str(who)).format(name=owner.get("name") or who)
+    words = SPEC_WORDS if owner.get("name") == SPEC_AUTHOR else \
+        OWNER_WORDS.get(who, str(who)).format(name=owner.get("name") or who)
     if fixed_in(owner):
         words += f", fixed in {fixed_in(owner)}; upgrade"
     if owner.get("line"):

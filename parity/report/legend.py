@@ -26,8 +26,9 @@ REJECTED = "rejected as expected"
 # each mark's meaning, said under the table for the marks that appear in it
 LEGEND = {"✓": "✓ every case that ran passed",
           "⚠": "⚠ k known: k cases fail as declared in the spec (known and expected, why and link below)",
-          "✗": "✗ a case failed, with whose change it is (kernel fix, a library, Triton bug, triton-ascend bug, "
-               "or tolerance too tight: the values lie within a correct kernel's rounding) and its finding number",
+          "✗": "✗ a case failed, with whose change it is (kernel fix, spec fix, a library, Triton bug, triton-ascend "
+               "bug, bundle: re-record, or tolerance too tight: the values lie within a correct kernel's rounding) "
+               "and its finding number",
           "?": "? the owner is provisional (the finding names the run that settles it)",
           "–": "– no case ran there (REPORT.md says why)",
           "…": "… interrupted before it finished",

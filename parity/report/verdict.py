@@ -26,7 +26,7 @@ from parity.report.legend import REJECTED, device_run, legend, not_checkable
 from parity.report.tables import md_code, md_escape, table
 from parity.report.versions import split_columns, triton_of
 from parity.seams.versions import version_key
-from parity.triage.owner import fixed_in
+from parity.triage.owner import SPEC_AUTHOR, fixed_in
 from parity.triage.precision import LIMIT as PRECISION_LIMIT
 
 TIER_OWNERS = ("tier", "environment", "random")
@@ -41,7 +41,7 @@ def target_rank(target: str) -> int:
 # the owner in a cell's words (the findings below say it in full)
 OWNER_TAGS = {"author": "kernel fix", "library": "{name}", "triton": "Triton bug", "triton-ascend": "triton-ascend bug",
               "tier": "tier limit", "environment": "environment", "tolerance": "tolerance too tight",
-              "random": "random stream"}
+              "random": "random stream", "bundle": "bundle: re-record"}
 
 
 def _marked(v: Verdict) -> set[str]:
@@ -67,6 +67,8 @@ def check_name(backend: str, env: Mapping[str, Any]) -> str:
     name = check_of(backend).name.format(arch=arch, device=device)
     if env.get("replay"):  # --replay BUNDLE: the outputs are checked against the recording's, not fp64
         name = name.replace("the fp64 answer", "the recorded launches' outputs")
+        if str(env.get("replay_verified") or "").startswith("not verified"):  # a bundle recorded before digests
+            name += ", bundle not verified"
     return name
 
 
@@ -75,7 +77,8 @@ def owner_tag(owner: Mapping[str, Any]) -> str:
     if who is None:
         return "undecided"
     name = str(owner.get("name") or who).split(" (")[0]  # "fla (flash-linear-attention)": fla
-    tag = "precision mode" if owner.get("limit") == PRECISION_LIMIT else OWNER_TAGS.get(who, str(who)).format(name=name)
+    tag = ("precision mode" if owner.get("limit") == PRECISION_LIMIT else
+           "spec fix" if owner.get("name") == SPEC_AUTHOR else OWNER_TAGS.get(who, str(who)).format(name=name))
     fixed = fixed_in(owner)
     return tag + (f", fixed in {fixed}" if fixed else "") + ("?" if owner.get("provisional") else "")
 

@@ -34,6 +34,7 @@ from parity.repro.shrink import ShrinkResult, shrink
 from parity.repro.source import Extracted, SourceError, extract_function, extract_kernel, literal, python_function
 from parity.results.outputs_store import case_filename
 from parity.spec import Case, KernelSpec
+from parity.triage.drafts import input_note
 
 REPRO_STATUSES = ("failed", "error")
 REPROS_DIR = "repros"
@@ -235,6 +236,8 @@ def attach(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, *
             return
         if record.get("status") not in REPRO_STATUSES:
             return  # a crash poisoned the device; a known divergence is already linked
+        if input_note_dir(record, spec, case, backend, results_dir):  # bad input: a note, no repro of the kernel
+            return
         if by_limit.link(record, results_dir):  # an earlier case of this kernel has the limit's repro
             return
         _attach(record, spec, case, backend, record.get("finding_of") or None, seed=seed, cache=cache,
@@ -270,6 +273,18 @@ def _locate(record: dict[str, Any], cap: Captured | None) -> None:
         record["where"] = locate(record, cap.launches[-1], shape)
     except Exception as exc:  # where it fails is a hint; the verdict stands without it
         record["where"] = {"error": f"{type(exc).__name__}: {exc}"[:200]}
+
+
+def input_note_dir(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, results_dir: Path) -> bool:
+    """The note of a case whose input failed before the kernel was judged (parity.triage.drafts.input_note)."""
+    note = input_note(record, backend.name)
+    if note is None:
+        return False
+    out_dir = results_dir / REPROS_DIR / case_filename(spec.name, case.id)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / note[0]).write_text(note[1], encoding="utf-8")
+    record["repro"] = out_dir.relative_to(results_dir).as_posix()
+    return True
 
 
 def _tier_note(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, results_dir: Path) -> None:

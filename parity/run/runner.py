@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
 import time
+import traceback
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -11,7 +13,7 @@ import torch
 from parity.backends.base import Backend
 from parity.compile.ascend_only import launch_finding
 from parity.compile.counter import CompileCounter
-from parity.errors import error_text
+from parity.errors import error_text, input_error, raised_at
 from parity.results import empty_record
 from parity.results.outputs_store import input_digest
 from parity.run import autotune_pin, mistakes, prefill, redzone, rounding, second_reference
@@ -38,6 +40,20 @@ def reference_outputs(spec: KernelSpec, case: Case, cpu_inputs: Mapping[str, Any
            for k, v in spec.reference(inp.as_fp64(cpu_inputs), case.params).items()}
     cache.put(key, ref)
     return ref
+
+
+def reference_raised(spec: KernelSpec, exc: BaseException) -> str:
+    """The reason of a case whose reference raised: where (the innermost frame outside parity, torch and triton,
+    else the reference's own definition) and what, and that no launch was judged."""
+    what = "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()[-1][:400]
+    where = raised_at(exc) or _defined_at(spec.reference)
+    return (f"the spec's reference raised at {where}: {what}; the kernel was not launched or judged: fix the "
+            f"reference of {spec.name} (it runs in fp64 on the CPU) and run the case again")
+
+
+def _defined_at(fn: Any) -> str:
+    code = getattr(inspect.unwrap(fn), "__code__", None) or getattr(type(fn).__call__, "__code__", None)
+    return f"{code.co_filename}:{code.co_firstlineno}, in {code.co_name}" if code else repr(fn)[:120]
 
 
 def compare_outputs(spec: KernelSpec, case: Case, outputs: Mapping[str, torch.Tensor],
@@ -125,12 +141,23 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
     record["tolerance"] = tol.as_dict()
     timing = record["timing"]
     t0 = time.perf_counter()
-    cpu_inputs = build_inputs(spec, case, seed)
+    try:
+        cpu_inputs = build_inputs(spec, case, seed)
+    except Exception as exc:
+        if (bad := input_error(exc)) is None:
+            raise
+        record.update(status="error", error_kind=bad.parity_error_kind, reason=error_text(bad))  # type: ignore[attr-defined]
+        return record, None
     record["input_digest"] = input_digest(cpu_inputs)  # proves inputs match across backends
     timing["inputs_s"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    ref = reference_outputs(spec, case, cpu_inputs, cache)
+    try:
+        ref = reference_outputs(spec, case, cpu_inputs, cache)
+    except Exception as exc:  # the spec's own code: an `error` of the case, owned by its author, never a gap
+        timing["ref_s"] = time.perf_counter() - t0
+        record.update(status="error", error_kind="reference", reason=reference_raised(spec, exc))
+        return record, None
     timing["ref_s"] = time.perf_counter() - t0
     # a library's own golden against our fp64 reference: before the launch, whatever the kernel does
     second, gold = second_reference.cross_check(spec.reference, inp.as_fp64(cpu_inputs), case.params, ref)

@@ -26,7 +26,7 @@ A kernel shipped by a library hands the author's verdicts (and today's library r
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -38,9 +38,10 @@ from parity.compile.ascend_only import ASCEND_ONLY_OPTIONS, LATER_ASCEND_MODULES
 from parity.reasons import key_line
 from parity.results import OwnerKind
 from parity.seams.versions import version_key
+from parity.triage.inputs import input_owner, rounding_owner
 from parity.triage.limit_fits import failure_text, is_numeric, tf32_bound
 from parity.triage.limits import matching_limit
-from parity.triage.owner import FIXED, LINKED, Owner
+from parity.triage.owner import FIXED, LINKED, Owner, make_owner
 
 FAILING = ("failed", "error", "crashed", "xfailed")
 CONFIG_KINDS = ("ub_overflow", "cc_overflow", "out_of_resources")
@@ -59,13 +60,6 @@ NONE_VALUE = re.compile(r"NoneType")
 PERMUTED_ORDER = re.compile(r"make_block_ptr\([^#]*?order\s*=\s*\(\s*[A-Za-z_]")
 ENVIRONMENT = re.compile(r"No module named '(?!triton)|cannot open shared object file|No space left on device|"
                          r"command not found|is not installed", re.IGNORECASE)
-
-
-def make_owner(who: str, name: str, evidence: str, *, provisional: bool = False, settle: str | None = None,
-               limit: str | None = None, also: Sequence[str] | None = None) -> Owner:
-    """The owner, its evidence on one line of at most 400 characters."""
-    return Owner(OwnerKind(who), name, " ".join(evidence.split())[:400], provisional, settle, limit,
-                 tuple(also or ()))
 
 
 def family(tier: str) -> str:
@@ -146,6 +140,9 @@ def decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], s
     built with it: a vendor bug that a newer release passes is already fixed there."""
     if not is_failing(record) or record.get("status") == "interrupted":
         return None
+    bad_input = input_owner(record)
+    if bad_input is not None:  # nothing ran that says anything about the kernel, or any tool: no rule below applies
+        return bad_input
     verdict = _decide(record, others, source)
     if verdict["who"] in ("triton", "triton-ascend") and record.get("status") != "xfailed":
         verdict = fixed_later(record, verdict, version, versions or {}) or verdict
@@ -194,12 +191,9 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
             return make_owner(who, name, f"expected by {known['expected_by']}: {known.get('reason')} ({link})")
         who, name = _owner_of_link(link, tier)
         return make_owner(who, name, LINKED.format(link=link))
-    rounding = record.get("rounding") or {}
-    if record.get("status") == "failed" and rounding.get("within"):  # the values are right: the spec's bar is not
-        return make_owner("tolerance", "the spec's tolerance",
-                          f"every mismatch lies within a correct kernel's rounding, which the spec's tolerance does "
-                          f"not allow: {rounding.get('sentence')}; widen the tolerance for this dtype, with that as "
-                          "its reason (parity.run.rounding)")
+    within = rounding_owner(record)
+    if within is not None:
+        return within
     if record.get("diagnosis"):
         return make_owner("author", "kernel author", f"a known kernel mistake: {record['diagnosis'].get('what')}")
     stores = oob_stores(record)

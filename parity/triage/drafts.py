@@ -8,7 +8,9 @@
 - the tier or the environment: TIER.md, a note, never a vendor draft;
 - a vendor bug that a newer release already fixes: TIER.md too, saying which release to upgrade to;
 - a vendor bug already reported upstream (a limit entry, or a spec's known divergence linking it): TIER.md with
-  the link, never a draft inviting a new report.
+  the link, never a draft inviting a new report;
+- bad input, before the kernel was judged (`input_note`): the spec's reference raised (AUTHOR.md to the spec's
+  author, saying so) or a replay bundle is damaged (BUNDLE.md: re-record it); no repro of the kernel, no draft.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from parity.triage.owner import fixed_in, linked_known, reported_upstream, vendor_note
+from parity.triage.owner import SPEC_AUTHOR, fixed_in, linked_known, reported_upstream, vendor_note
 
 VENDORS = ("triton", "triton-ascend")
 
@@ -93,3 +95,21 @@ def render_tier(record: Mapping[str, Any], backend: str, command: str | None) ->
     if command:
         parts += ["## Re-run it", "", "```bash", command, "```", ""]
     return "\n".join(parts)
+
+
+def input_note(record: Mapping[str, Any], backend: str) -> tuple[str, str] | None:
+    """(file name, text) of the note for a case whose input failed before the kernel was judged, else None."""
+    owner = record.get("owner") or {}
+    if owner.get("who") == "bundle":
+        name, head, act = "BUNDLE.md", "the replay bundle is damaged", (
+            "Nothing here says anything about the kernel or any compiler: the bundle's files are missing, altered "
+            "or truncated since `parity record` wrote them. Record the workload again (`parity record --out DIR -- "
+            "CMD`) and replay the new bundle; do not file this with anyone.")
+    elif owner.get("who") == "author" and owner.get("name") == SPEC_AUTHOR:
+        name, head, act = "AUTHOR.md", "the spec's reference raised", (
+            "The kernel was not launched: the spec's fp64 reference raised first, so this is a fix to the spec's "
+            "reference (where it raised is below), not to the kernel. Fix it and run the case again.")
+    else:
+        return None
+    return name, "\n".join([f"# `{record['kernel']}` [{record['case']}] on {backend}: {head}", "", act, "",
+                            "## What failed", "", "```text", str(record.get("reason") or "").strip(), "```", ""])

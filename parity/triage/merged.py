@@ -13,8 +13,8 @@ from typing import Any
 
 import parity.triage.evidence as evidence
 from parity.results import OwnerKind
-from parity.triage.decide import decide, make_owner, same_way_elsewhere
-from parity.triage.owner import Owner
+from parity.triage.decide import decide, same_way_elsewhere
+from parity.triage.owner import Owner, make_owner
 
 Tagged = tuple[str, str | None, Mapping[str, Any]]  # (dir label, its compiler release, a record)
 

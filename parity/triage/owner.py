@@ -9,7 +9,7 @@ these predicates, never restate them. In the run's memory the owner is an `Owner
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -52,6 +52,15 @@ class Owner(Mapping[str, Any]):
     @classmethod
     def _names(cls) -> tuple[str, ...]:
         return tuple(f.name for f in fields(cls))
+# the author owner's name where the spec's reference raised: the spec's code, not the kernel, needs the change
+def make_owner(who: str, name: str, evidence: str, *, provisional: bool = False, settle: str | None = None,
+               limit: str | None = None, also: Sequence[str] | None = None) -> Owner:
+    """The owner, its evidence on one line of at most 400 characters."""
+    return Owner(OwnerKind(who), name, " ".join(evidence.split())[:400], provisional, settle, limit,
+                 tuple(also or ()))
+
+
+SPEC_AUTHOR = "spec author"
 # a vendor owner's evidence starts so when a newer release of the same tier passes the case (decide.fixed_later)
 FIXED = "fixed in {fixed}; upgrade"
 _FIXED = re.compile(r"^fixed in (\S+); upgrade")

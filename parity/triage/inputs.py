@@ -1,0 +1,36 @@
+"""Owners settled by what the case's inputs and values show, before any rule about tools: a spec's reference
+that raised, a damaged replay bundle, and values within a correct kernel's rounding."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from parity.reasons import key_line
+from parity.triage.limit_fits import failure_text
+from parity.triage.owner import SPEC_AUTHOR, Owner, make_owner
+
+
+def input_owner(record: Mapping[str, Any]) -> Owner | None:
+    """The owner of a case whose input failed before the kernel was judged: the spec's reference raised (its
+    author's: never the kernel's, nor a library's whose kernel it checks), or a replay bundle is damaged."""
+    kind = record.get("error_kind")
+    if kind == "reference":
+        said = key_line(failure_text(record))[:160]
+        return make_owner("author", SPEC_AUTHOR, said if said.startswith("the spec's reference raised") else
+                          f"the spec's reference raised, not the kernel: {said}")
+    if kind == "bundle":
+        return make_owner("bundle", "replay bundle", key_line(failure_text(record))[:160])  # the file, and what changed
+    return None
+
+
+def rounding_owner(record: Mapping[str, Any]) -> Owner | None:
+    """The spec's tolerance, where every mismatch lies within a correct kernel's rounding (parity.run.rounding)
+    and the spec chose a tolerance tighter than that: the values are right, the bar is not."""
+    rounding = record.get("rounding") or {}
+    if record.get("status") != "failed" or not rounding.get("within"):
+        return None
+    return make_owner("tolerance", "the spec's tolerance",
+                      f"every mismatch lies within a correct kernel's rounding, which the spec's tolerance does not "
+                      f"allow: {rounding.get('sentence')}; widen the tolerance for this dtype, with that as its reason "
+                      "(parity.run.rounding)")
