@@ -26,7 +26,7 @@ from parity.results import (
 )
 from parity.run import crash_log, heap, rundir
 from parity.run.refcache import ReferenceCache
-from parity.run.wallclock import SessionClock, process_start
+from parity.run.wallclock import ItemSpans, SessionClock, process_start
 from parity.seams.env import point_triton_at
 from parity.spec import Case, KernelSpec, SpecError, check_sweeps, registry, validate_cases, validate_compile_cases
 from parity.spec.context import set_current_backend
@@ -217,7 +217,7 @@ def pytest_configure(config: pytest.Config) -> None:
             state.clock.stamp("process", started)
         state.clock.stamp("configure", configure_began)
         state.clock.stamp("configured")
-        config.pluginmanager.register(_ItemSpans(state.clock), "parity-item-spans")
+        config.pluginmanager.register(ItemSpans(state.clock), "parity-item-spans")
         config.pluginmanager.register(progress.status_line(config, backend.name, progress.previous_records(final_dir),
                                                            state.workers), "parity-progress")
         if state.perf != "off" and state.workers and backend.mode == "run" and backend.times_kernels and not reason:
@@ -298,16 +298,6 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     state = session_of(item.config)
     if state is not None:
         state.item_started()
-
-
-class _ItemSpans:
-    """Feeds each test report's span to the session clock (the controller sees the workers' reports too)."""
-
-    def __init__(self, clock: SessionClock) -> None:
-        self.clock = clock
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self.clock.item(report.start, report.stop)
 
 
 @pytest.hookimpl(optionalhook=True)
