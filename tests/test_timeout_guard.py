@@ -122,10 +122,9 @@ def test_a_case_the_kill_caught_at_its_start_is_not_run_not_a_crash(tmp_path):
     assert only["kernel"] == "hang_after" and only["status"] == "skipped" and only["reason"].startswith("not run")
 
 
-def _run(results: Path, **env: str) -> subprocess.Popen:
+def _run(results: Path, kernels: str = "tests.planted_hang", **env: str) -> subprocess.Popen:
     args = [sys.executable, "-m", "pytest", "suites/test_accuracy.py", "-q", "-p", "no:cacheprovider",
-            "--backend=interpret", "--kernels=tests.planted_hang", f"--results-dir={results}", "-n", "1",
-            "--timeout=2"]
+            "--backend=interpret", f"--kernels={kernels}", f"--results-dir={results}", "-n", "1", "--timeout=2"]
     return subprocess.Popen(args, cwd=ROOT, env={**os.environ, "PARITY_HANG_GRACE_S": "1", **env},
                             start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
@@ -174,3 +173,19 @@ def test_without_the_watchdog_the_same_run_hangs(tmp_path):
         assert not (tmp_path / "results.jsonl").exists()
     finally:
         _end(proc)
+
+
+def test_a_worker_that_never_starts_a_case_is_replaced(tmp_path):
+    """The run-level bound: gw0 hangs while it loads the specs; killed 30 s + 1 s after its spawn (a worker starts
+    in about 10 s here), gw1 runs the case."""
+    proc = _run(tmp_path, "tests.planted_start_hang", PARITY_WORKER_START_S="30")
+    try:
+        out = proc.communicate(timeout=240)[0]
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the run did not end: {_end(proc)[-3000:]}")
+    assert proc.returncode == 0, out[-3000:]
+    (only,) = map(json.loads, (tmp_path / "results.jsonl").read_text().splitlines())
+    assert only["kernel"] == "correct_add" and only["status"] == "passed" and only["worker"] == "gw1"
+    (kill,) = json.loads((tmp_path / "env.json").read_text())["worker_kills"]
+    assert kill["worker"] == "gw0" and kill["bound"] == "start" and kill["nodeid"] is None and kill["ran_s"] > 31
+    assert "worker gw0 started no test item" in out
