@@ -24,9 +24,9 @@ from parity.results import (
     read_records,
     write_results,
 )
-from parity.run import crash_log, heap, rundir
+from parity.run import crash_log, heap, rundir, watchdog
 from parity.run.refcache import ReferenceCache
-from parity.run.wallclock import SessionClock, process_start
+from parity.run.wallclock import ItemSpans, SessionClock, process_start
 from parity.seams.env import point_triton_at
 from parity.spec import Case, KernelSpec, SpecError, check_sweeps, registry, validate_cases, validate_compile_cases
 from parity.spec.context import set_current_backend
@@ -209,6 +209,7 @@ def pytest_configure(config: pytest.Config) -> None:
     state.workers = int(getattr(config.option, "numprocesses", 0) or 0)
     if worker != "main":  # a segfault's thread stacks go to a file the crashed record names, not the terminal
         config.pluginmanager.register(crash_log.StackFile(crash_log.stacks_path(results_dir, worker)))
+    watchdog.install(config, results_dir, worker, state.workers)  # the case bound, held from the controller
     if state.is_controller:
         # the last complete results stay in place until this run has its own (rundir.promote)
         rundir.begin(final_dir)
@@ -217,7 +218,7 @@ def pytest_configure(config: pytest.Config) -> None:
             state.clock.stamp("process", started)
         state.clock.stamp("configure", configure_began)
         state.clock.stamp("configured")
-        config.pluginmanager.register(_ItemSpans(state.clock), "parity-item-spans")
+        config.pluginmanager.register(ItemSpans(state.clock), "parity-item-spans")
         config.pluginmanager.register(progress.status_line(config, backend.name, final_dir, state.level, state.workers),
                                       "parity-progress")  # its time left: an earlier complete run's, or none
         if state.perf != "off" and state.workers and backend.mode == "run" and backend.times_kernels and not reason:
@@ -300,20 +301,11 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         state.item_started()
 
 
-class _ItemSpans:
-    """Feeds each test report's span to the session clock (the controller sees the workers' reports too)."""
-
-    def __init__(self, clock: SessionClock) -> None:
-        self.clock = clock
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self.clock.item(report.start, report.stop)
-
-
 @pytest.hookimpl(optionalhook=True)
 def pytest_handlecrashitem(crashitem: str, report: Any, sched: Any) -> None:
-    """xdist: a worker died running `crashitem`: its case is `crashed`, with the signal, whatever the worker wrote
-    for it before (parity.run.faults), and gets AUTHOR.md and rerun.py (parity.repro.crash_repro)."""
+    """xdist: a worker died running `crashitem`: a `timeout` where parity's watchdog killed it (parity.run.watchdog),
+    else `crashed`, with the signal, whatever the worker wrote for it before (parity.run.faults), and AUTHOR.md
+    and rerun.py (parity.repro.crash_repro)."""
     config = getattr(sched, "config", None)  # xdist's schedulers keep the controller's config
     state = session_of(config) if config is not None else None
     if state is None:
@@ -321,9 +313,12 @@ def pytest_handlecrashitem(crashitem: str, report: Any, sched: Any) -> None:
     from parity.repro import crash_repro
     from parity.run import faults
 
-    record = faults.dead_worker_record(state.results_dir, crashitem, getattr(report, "node", None), state.backend)
+    node = getattr(report, "node", None)
+    timed_out = watchdog.kill_record(config, crashitem, node, state.backend, state.results_dir)
+    record = timed_out or faults.dead_worker_record(state.results_dir, crashitem, node, state.backend)
     if record is not None:
-        crash_repro.attach(record, crashitem, state, root=Path(config.rootpath))
+        if timed_out is None:  # a hang is no crash: no out-of-bounds hint, no rerun.py
+            crash_repro.attach(record, crashitem, state, root=Path(config.rootpath))
         state.write(record)
 
 
@@ -352,6 +347,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state.clock.stamp("perf_done")
     write_results(state.results_dir, records)
     crash_log.tidy(state.results_dir)
+    watchdog.tidy(state.results_dir)
     had_previous = rundir.promote(final)
     state.results_dir = final
     state.records = records
@@ -365,6 +361,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if state.replay:  # the verdict then says what the run tiers compared with, and an unverified (old) bundle
         env["replay"], env["replay_verified"] = state.replay["bundle"], state.replay.get("verified")
     env["xdist_workers"] = state.workers
+    env.update(watchdog.env_fields(session.config))  # workers killed for a bound (a start-up's names no case)
     env["interrupted"] = interrupted
     env.update(shard.env_fields(session.config.getoption("--shard", None), state.specs))
     state.clock.stamp("report")

@@ -43,6 +43,14 @@ VARIABLES: tuple[Variable, ...] = (
              "seconds one compile may take on a compile tier before it is recorded as a timeout"),
     Variable("PARITY_CASE_TIMEOUT_S", "case_timeout_s", float, 1800.0,
              "seconds a forked compile-tier case (every compile included) may take before its child is killed"),
+    Variable("PARITY_HANG_GRACE_S", "hang_grace_s", float, 60.0,
+             "seconds past `--timeout` before the xdist controller kills a worker still in the same case and "
+             "records it as a timeout (parity.run.watchdog)"),
+    Variable("PARITY_WORKER_START_S", "worker_start_s", float, 600.0,
+             "seconds (at least `--timeout`, plus the grace) an xdist worker may take from its spawn to its first "
+             "case before the controller kills it"),
+    Variable("PARITY_NO_WATCHDOG", "no_watchdog", bool, False,
+             "`1`: no controller-side bound; only each worker's own `--timeout` ends a case"),
     Variable("PARITY_FORK", "fork", bool, True,
              "`0` runs each library case in the worker instead of a forked child on the compile tiers"),
     Variable("PARITY_NO_FIT", "no_fit", bool, False,
@@ -94,6 +102,9 @@ class Settings:
     cache_dir: Path | None = None
     compile_timeout_s: float = 300.0
     case_timeout_s: float = 1800.0
+    hang_grace_s: float = 60.0
+    worker_start_s: float = 600.0
+    no_watchdog: bool = False
     fork: bool = True
     no_fit: bool = False
     no_proof: bool = False

@@ -188,6 +188,7 @@ class Record(TypedDict, total=False):
     repro_of: dict[str, Any]  # an earlier case's repro, same kernel and limit: case, limit (parity.repro.by_limit)
     crash: dict[str, Any]  # a dead worker's case: returncode (negative: the signal), worker, what it wrote before
     crash_stacks: str  # that worker's faulthandler thread stacks, a file relative to the results dir (not the terminal)
+    timeout: dict[str, Any]  # a case the controller killed past its bound (parity.run.watchdog): bound_s, ran_s
     sanitizer: dict[str, Any]  # --sanitize: compute-sanitizer memcheck's error count, first errors, exit, command
     oob: dict[str, Any]  # out-of-bounds: red-zone writes (parity.run.redzone) or memcheck errors; unmasked lines
     replay: dict[str, Any]  # --replay: the bundle, the tier that recorded it, where the kernel came from

@@ -5,10 +5,14 @@ record's `crash_stacks`, instead of the terminal."""
 from __future__ import annotations
 
 import faulthandler
+import signal
 from pathlib import Path
 from typing import IO, Any
 
 STACKS_DIR = "crash-stacks"
+# on it faulthandler writes every thread's stack to the file and the worker goes on: the controller's watchdog
+# sends it before it kills a worker that overran its case (parity.run.watchdog)
+DUMP_SIGNAL = signal.SIGUSR2
 
 
 def stacks_path(results_dir: Path, worker: str) -> Path:
@@ -27,6 +31,7 @@ class StackFile:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.file = open(self.path, "a", encoding="utf-8")  # open until the process dies
         faulthandler.enable(file=self.file, all_threads=True)
+        faulthandler.register(DUMP_SIGNAL, file=self.file, all_threads=True)
 
 
 def stacks_of(results_dir: Path, worker: str | None) -> str | None:

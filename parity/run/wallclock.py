@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 # (label, from stamp, to stamp), in session order
 PHASES = (
@@ -56,3 +57,13 @@ class SessionClock:
         its start has no true length: it is left out rather than printed negative)."""
         s = self.stamps
         return {label: round(s[b] - s[a], 2) for label, a, b in PHASES if a in s and b in s and s[b] >= s[a]}
+
+
+class ItemSpans:
+    """A controller's pytest plugin: each test report's span to the session clock (it sees the workers' too)."""
+
+    def __init__(self, clock: SessionClock) -> None:
+        self.clock = clock
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        self.clock.item(report.start, report.stop)
