@@ -66,6 +66,18 @@ def test_a_correct_kernel_with_a_matching_message_gets_no_diagnosis():
     assert mistakes.diagnose(text, SPECS["mistake_index"].kernels)["mistake"] == "tile_index"
 
 
+def test_a_full_slice_spelt_with_none_is_not_a_tile_slice():
+    # upstream's test_slice keeps an axis with `data[None, None:]`: a full slice, no mistake (control: `[:B // 2]`)
+    import ast
+
+    def finds(source: str) -> list[str]:
+        fn = ast.parse(f"def k(data, B):\n    return {source}\n").body[0]
+        return [ast.unparse(node) for node, _ in mistakes._find_slice(fn)]
+
+    assert finds("data[None, None:]") == [] and finds("data[None:None, :]") == []
+    assert finds("data[:B // 2]") == ["data[:B // 2]"]
+
+
 def test_a_compiler_line_elsewhere_is_not_this_mistake():
     # "at 2:8" points at the tl.arange line, not the subscript: a non-jit helper call, say
     text = "at 2:8:\ndef mistake_index_kernel(x, out, B: tl.constexpr):\nDid you forget to add @triton.jit ?"

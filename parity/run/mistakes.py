@@ -32,10 +32,15 @@ class Mistake:
 
 
 def _is_plain_axis(node: ast.AST) -> bool:
-    """`None` and a bare `:` are the only subscripts a register tile takes (new axis, keep axis)."""
-    if isinstance(node, ast.Constant) and node.value is None:
+    """`None` and a full slice are the only subscripts a register tile takes (new axis, keep axis); a full slice
+    may spell its bounds `None` (`None:`, as upstream's test_slice does)."""
+    if _is_none(node):
         return True
-    return isinstance(node, ast.Slice) and node.lower is None and node.upper is None and node.step is None
+    return isinstance(node, ast.Slice) and all(_is_none(b) for b in (node.lower, node.upper, node.step))
+
+
+def _is_none(node: ast.AST | None) -> bool:
+    return node is None or (isinstance(node, ast.Constant) and node.value is None)
 
 
 def _body_nodes(fn: ast.FunctionDef) -> Iterator[ast.AST]:
