@@ -38,7 +38,7 @@ from parity.compile.ascend_only import ASCEND_ONLY_OPTIONS, LATER_ASCEND_MODULES
 from parity.reasons import key_line
 from parity.results import OwnerKind
 from parity.seams.versions import version_key
-from parity.triage.inputs import input_owner, rounding_owner
+from parity.triage.inputs import input_owner, recorded_reference_owner, rounding_owner
 from parity.triage.limit_fits import failure_text, is_numeric, tf32_bound
 from parity.triage.limits import matching_limit
 from parity.triage.owner import FIXED, LINKED, Owner, make_owner
@@ -191,9 +191,9 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
             return make_owner(who, name, f"expected by {known['expected_by']}: {known.get('reason')} ({link})")
         who, name = _owner_of_link(link, tier)
         return make_owner(who, name, LINKED.format(link=link))
-    within = rounding_owner(record)
-    if within is not None:
-        return within
+    by_values = rounding_owner(record) or recorded_reference_owner(record)
+    if by_values is not None:
+        return by_values
     if record.get("diagnosis"):
         return make_owner("author", "kernel author", f"a known kernel mistake: {record['diagnosis'].get('what')}")
     stores = oob_stores(record)

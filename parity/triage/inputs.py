@@ -1,13 +1,16 @@
 """Owners settled by what the case's inputs and values show, before any rule about tools: a spec's reference
-that raised, a damaged replay bundle, and values within a correct kernel's rounding."""
+that raised, a damaged replay bundle, values within a correct kernel's rounding, and a replay's recorded
+reference that the interpreter's bf16 arithmetic computed."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+from parity.backends import backend_class
 from parity.reasons import key_line
-from parity.triage.limit_fits import failure_text
+from parity.triage.limit_fits import failure_text, is_numeric
+from parity.triage.limits import LIMITS
 from parity.triage.owner import SPEC_AUTHOR, Owner, make_owner
 
 
@@ -34,3 +37,19 @@ def rounding_owner(record: Mapping[str, Any]) -> Owner | None:
                       f"every mismatch lies within a correct kernel's rounding, which the spec's tolerance does not "
                       f"allow: {rounding.get('sentence')}; widen the tolerance for this dtype, with that as its reason "
                       "(parity.run.rounding)")
+
+
+def recorded_reference_owner(record: Mapping[str, Any]) -> Owner | None:
+    """A replay judged against bf16 outputs that Triton's interpreter recorded: the recording, not the kernel on
+    this tier, may be what is wrong (the interpreter's bf16 arithmetic acts on bit patterns), so the owner is that
+    tier limit, provisional until a recording from a GPU settles it."""
+    recorded = str((record.get("replay") or {}).get("recorded_on") or "")
+    if (not recorded or recorded == record.get("backend") or not is_numeric(record)
+            or (record.get("params") or {}).get("out") != "bf16" or backend_class(recorded).mode != "interpret"):
+        return None
+    limit = next(x for x in LIMITS if x.id == "interpret-bf16-arith")
+    return make_owner("tier", limit.name,
+                      f"the bf16 outputs this launch is compared with were recorded under Triton's interpreter, and "
+                      f"{limit.what} ({limit.link}): the recording may be the wrong side",
+                      provisional=True, settle="record the workload on a GPU (parity record on a CUDA node) and "
+                      "replay that bundle here", limit=limit.id)
