@@ -1,0 +1,112 @@
+"""Every cross-tier sentence of DIVERGENCE.md is earned by the records: a tier is said to compile, or to compute
+the fp64 answer, only where that case's record on that tier passed, in the words of the tier's mode."""
+
+from __future__ import annotations
+
+import pytest
+
+from parity.report import claims, divergence, divergence_md
+from tests.synthetic_records import rec
+
+UB = {"ok": False, "stage_reached": "bishengir", "error_kind": "ub_overflow", "message": "ub overflow, requires 2 bits"}
+OK = {"ok": True, "stage_reached": "bishengir"}
+GRID = {"ok": True, "launch_error": "grid should be less than 65536!"}
+
+
+def col(tier: str) -> divergence.Column:
+    return divergence.Column(tier, tier, claims.tier_mode(tier), {})
+
+
+def find(by_tier: dict[str, dict]) -> list[divergence.Divergence]:
+    """One case 'k'/'c' on every tier given: tier -> the record's fields (mode from the tier's Backend)."""
+    records = {t: [rec(t, claims.tier_mode(t), "k", "c", **fields)] for t, fields in by_tier.items()}
+    return divergence.find([col(t) for t in by_tier], records)
+
+
+def one(divs: list[divergence.Divergence], kind: str) -> divergence.Divergence:
+    (d,) = [d for d in divs if d.kind == kind]
+    return d
+
+
+def test_mode_comes_from_the_backend_class_not_the_name():
+    assert claims.tier_mode("ascend-lowered") == "run" and claims.tier_mode("interpret") == "interpret"
+    assert claims.tier_mode("cuda-compile") == "compile"
+    assert claims.tier_mode("my-vendor-compile", "run") == "run"  # an unknown tier: its records' mode, not its name
+
+
+def test_compile_divergence_names_no_failed_tier_as_compiling():
+    # the user's report: "compiles on cuda-compile, ascend-lowered" where both had failed
+    divs = find({"cuda-compile": {"status": "failed", "compile": OK},
+                 "ascend-lowered": {"status": "failed"},
+                 "ascend-compile": {"status": "failed", "compile": UB}})
+    d = one(divs, "compile")
+    head = d.summary.partition(": ")[0]
+    assert "compiles on" not in head and "computes" not in head, d.summary
+    assert "gets through the compiler but the case fails on cuda-compile" in head
+    assert "runs but fails the fp64 check on ascend-lowered" in head
+    assert "does not compile on ascend-compile" in head
+    assert d.cells["cuda-compile"] == "compile step ok, case failed"
+    assert d.cells["ascend-lowered"].startswith("failed")  # its fp64 verdict, never "compiled"
+
+
+def test_compile_divergence_control_passing_tiers_keep_their_words():
+    divs = find({"cuda-compile": {"status": "passed", "compile": OK},
+                 "ascend-lowered": {"status": "passed"},
+                 "ascend-compile": {"status": "failed", "compile": UB}})
+    head = one(divs, "compile").summary.partition(": ")[0]
+    assert head == ("compiles on cuda-compile; computes the fp64 answer on ascend-lowered; "
+                    "does not compile on ascend-compile")
+
+
+def test_a_run_tier_that_errors_is_not_said_to_fail_a_compile():
+    divs = find({"cuda-compile": {"status": "passed", "compile": OK},
+                 "interpret": {"status": "error", "reason": "CompilationError: at 3:4: unsupported"}})
+    head = one(divs, "compile").summary.partition(": ")[0]
+    assert head == "compiles on cuda-compile; errors before computing on interpret"
+
+
+def test_numeric_divergence_in_each_modes_words():
+    divs = find({"interpret": {"status": "passed"}, "ascend-lowered": {"status": "failed", "reason": "3% off"}})
+    d = one(divs, "numeric")
+    assert d.summary == "computes the fp64 answer on interpret; runs but fails the fp64 check on ascend-lowered: 3% off"
+    assert "passes on" not in d.summary and "compiles" not in d.summary
+
+
+def test_launch_divergence_names_a_failed_compile_tier_by_its_record():
+    divs = find({"cuda-compile": {"status": "failed", "compile": OK, "reason": "expected a recompile storm"},
+                 "ascend-compile": {"status": "failed", "compile": GRID}})
+    d = one(divs, "launch")
+    assert d.summary.startswith("gets through the compiler but the case fails on cuda-compile; "
+                                "refused at launch on ascend-compile"), d.summary
+    assert d.cells["cuda-compile"] == "compile step ok, case failed"
+    # control: the same tier passing is said to compile
+    divs = find({"cuda-compile": {"status": "passed", "compile": OK},
+                 "ascend-compile": {"status": "failed", "compile": GRID}})
+    assert one(divs, "launch").summary.startswith("compiles on cuda-compile; refused at launch on ascend-compile")
+
+
+@pytest.mark.parametrize("status", ["failed", "error", "crashed", "xfailed"])
+def test_no_earned_clause_says_compiles_or_passes_for_a_failed_record(status):
+    for mode in ("compile", "run", "interpret"):
+        words = claims.earned(mode, status)
+        assert "compiles" not in words and "computes the fp64 answer" not in words and "passes" not in words
+
+
+def test_the_rendered_table_keeps_the_earned_words():
+    divs = find({"cuda-compile": {"status": "failed", "compile": OK},
+                 "ascend-compile": {"status": "failed", "compile": UB}})
+    text = divergence_md.divergence_table(divs)
+    assert "compiles on cuda-compile" not in text and "gets through the compiler but the case fails" in text
+
+
+def test_no_divergence_over_zero_compared_cases_is_not_agreement():
+    cols = [col("interpret"), col("cuda-compile")]
+    apart = {"interpret": [rec("interpret", "interpret", "k", "a", "passed")],
+             "cuda-compile": [rec("cuda-compile", "compile", "k", "b", "passed", compile=OK)]}
+    text = divergence_md.render(cols, apart, divergence.find(cols, apart), None)
+    assert "nothing was compared" in text and "agrees" not in text
+    # control: the same case on both dirs is compared, and the count says over how many
+    together = {"interpret": [rec("interpret", "interpret", "k", "a", "passed")],
+                "cuda-compile": [rec("cuda-compile", "compile", "k", "a", "passed", compile=OK)]}
+    text = divergence_md.render(cols, together, divergence.find(cols, together), None)
+    assert "None found over the 1 case(s) that ran on two or more results dirs." in text
