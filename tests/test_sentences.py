@@ -110,3 +110,17 @@ def test_no_divergence_over_zero_compared_cases_is_not_agreement():
                 "cuda-compile": [rec("cuda-compile", "compile", "k", "a", "passed", compile=OK)]}
     text = divergence_md.render(cols, together, divergence.find(cols, together), None)
     assert "None found over the 1 case(s) that ran on two or more results dirs." in text
+
+
+def test_a_provisional_owner_says_another_error_only_where_the_error_differs():
+    from parity.triage import decide
+
+    text = "RuntimeError: bishengir-compile failed: 'hivm.hir.vbrc' op operand #0 must be ub memref"
+    mine = {"backend": "ascend-lowered", "kernel": "k", "case": "N=8", "status": "error", "reason": text,
+            "params": {"N": 8}}
+    alike = {**mine, "backend": "ascend-compile"}  # one frontend failing alike: no evidence, and no other error
+    owner = decide(mine, {"ascend-compile": alike})
+    assert "another error" not in owner["evidence"] and "the same way on ascend-compile" in owner["evidence"]
+    # control: a different error there is still named as one
+    other = {**alike, "reason": "MLIRCompilationError: ub overflow, requires 3 bits while 1 bits available"}
+    assert "with another error on ascend-compile" in decide(mine, {"ascend-compile": other})["evidence"]

@@ -384,9 +384,13 @@ def _provisional(record: Mapping[str, Any], others: Mapping[str, Mapping[str, An
         who, name = vendor_of(tier)
         return make_owner(who, name, f"the compiler fails past its frontend ({comp_stage(record)}): "
                           f"{_key(failure_text(record))}" + seen, provisional=True, settle=settle_run(tier))
-    differently = sorted(t for t, r in others.items() if is_failing(r) and r.get("status") != "xfailed")
-    where = (f"fails on {tier}, and with another error on {', '.join(differently)}" if differently
-             else f"fails on {tier} alone")
+    failing = sorted(t for t, r in others.items() if is_failing(r) and r.get("status") != "xfailed")
+    # a tier of the same frontend failing alike is no evidence either way, but it is no "another error"
+    alike = [t for t in failing if _same_way(record, others[t])]
+    differently = [t for t in failing if t not in alike]
+    where = f"fails on {tier}" + (f", the same way on {', '.join(alike)}" if alike else "") + \
+        (f", and with another error on {', '.join(differently)}" if differently else "") + \
+        ("" if failing else " alone")
     return make_owner("author", "kernel author",
                       f"{where}; no tier shows the vendor's tool as the odd one out" + seen,
                       provisional=True, settle=settle_run(tier))
