@@ -291,7 +291,9 @@ def oob_stores(record: Mapping[str, Any]) -> list[str]:
     """The unmasked tl.store lines behind the red-zone writes a record found (parity.run.redzone); a write with no
     unmasked store in sight (a lowering that drops a mask) is left to the other rules."""
     oob = record.get("oob") or {}
-    found = [line for w in oob.get("writes") or [] for line in w.get("unmasked_stores") or []]
+    writes = oob.get("writes") or []  # a store the red zone ties to the argument it caught first (its `accesses`)
+    found = list(dict.fromkeys([*(a["where"] for w in writes for a in w.get("accesses") or []),
+                                *(line for w in writes for line in w.get("unmasked_stores") or [])]))
     return found + list(oob.get("unmasked") or [])  # memcheck's invalid accesses (parity.run.sanitize)
 
 
