@@ -124,3 +124,39 @@ def test_a_provisional_owner_says_another_error_only_where_the_error_differs():
     # control: a different error there is still named as one
     other = {**alike, "reason": "MLIRCompilationError: ub overflow, requires 3 bits while 1 bits available"}
     assert "with another error on ascend-compile" in decide(mine, {"ascend-compile": other})["evidence"]
+
+
+def test_the_legend_covers_what_its_marks_are_given_for():
+    from parity.report import legend, verdict
+
+    tier = {"who": "tier", "name": "interpreter", "evidence": "a limit", "provisional": False}
+    limited = [rec("interpret", "interpret", "k", "c", "failed", owner=tier)]
+    assert verdict.result("interp", limited, "interpret", "", {}).mark == "–"  # cases ran: all a tier limit
+    assert "every case that ran failed for a tier limit" in legend.legend({"–"})
+    mixed = [*limited, rec("interpret", "interpret", "k", "d", "passed")]
+    assert verdict.result("interp", mixed, "interpret", "", {}).mark == "✓"  # a failed case beside the mark
+    assert "except those counted beside the mark as a tier limit" in legend.legend({"✓"})
+
+
+def test_everywhere_means_every_element():
+    import torch
+
+    from parity.repro.where import classify
+    from parity.run.compare import describe_region
+
+    mask = torch.ones(20, 20, dtype=torch.bool)
+    assert describe_region(mask) == "everywhere"
+    mask[torch.arange(0, 20), torch.arange(0, 20)] = False  # 380 of 400, scattered
+    assert describe_region(mask) == "nearly everywhere (95.0%)"
+    assert classify({"mismatch_frac": 0.95, "max_rel_err": 0.5}, "fp32") == "nearly everywhere (95.0% of elements)"
+    assert classify({"mismatch_frac": 1.0, "max_rel_err": 0.5}, "fp32") == "everywhere"  # control
+
+
+def test_author_and_issue_sentences_say_only_what_was_done():
+    from parity.repro.author import author_reason
+    from parity.repro.issue import shrink_none
+
+    why = author_reason({"status": "failed", "diagnosis": {"what": "an int32 offset"}}, "interpret")
+    assert "every backend" not in why and "an int32 offset" in why  # no other backend's record was read
+    assert shrink_none({"trials": 0, "steps": []}).startswith("none tried")  # nothing tried: no "did not fail"
+    assert shrink_none({"trials": 3, "steps": []}) == "none: the 3 smaller case(s) tried did not fail the same way"

@@ -28,7 +28,8 @@ def author_reason(record: Mapping[str, Any], backend: str) -> str | None:
     if is_compiler_crash(record) or record.get("status") == "xfailed":
         return None  # a compiler that dies, or a divergence already linked to a vendor
     if record.get("diagnosis"):
-        return f"it is a known kernel mistake ({record['diagnosis']['what']}), wrong on every backend"
+        return (f"parity recognises a kernel mistake in its source ({record['diagnosis']['what']}): the change is "
+                "the kernel's, whichever backend runs it")
     if backend_class(backend).mode == "interpret":
         return "it fails under Triton's interpreter, whose semantics are the reference for every backend"
     reason = record.get("reason") or ""
