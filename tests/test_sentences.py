@@ -160,3 +160,14 @@ def test_author_and_issue_sentences_say_only_what_was_done():
     assert "every backend" not in why and "an int32 offset" in why  # no other backend's record was read
     assert shrink_none({"trials": 0, "steps": []}).startswith("none tried")  # nothing tried: no "did not fail"
     assert shrink_none({"trials": 3, "steps": []}) == "none: the 3 smaller case(s) tried did not fail the same way"
+
+
+def test_no_storm_is_ruled_out_over_sweeps_that_counted_nothing():
+    from parity.report.backend_md import storm_count
+
+    def row(verdict: str) -> list:
+        return ["k", "", "T", 3, 1, 1, 1, 1, "1/1", verdict, "n/a"]
+
+    assert storm_count([row("not checked"), row("not launched")]).startswith("No sweep counted compiles")
+    assert storm_count([row("ok"), row("storm"), row("not checked")]) == \
+        "Recompile storms: 1 of the 2 sweep(s) that counted compiles."  # control: the counted ones are counted
