@@ -171,3 +171,19 @@ def test_no_storm_is_ruled_out_over_sweeps_that_counted_nothing():
     assert storm_count([row("not checked"), row("not launched")]).startswith("No sweep counted compiles")
     assert storm_count([row("ok"), row("storm"), row("not checked")]) == \
         "Recompile storms: 1 of the 2 sweep(s) that counted compiles."  # control: the counted ones are counted
+
+
+def test_tier_md_says_a_probe_retires_a_limit_only_where_the_limit_has_one():
+    from parity.triage.drafts import render_tier
+    from parity.triage.limits import LIMITS
+
+    probed = next(limit for limit in LIMITS if limit.probe is not None)
+    bare = next(limit for limit in LIMITS if limit.probe is None)
+    record = {"kernel": "k", "case": "c", "reason": "x"}
+
+    def note(limit) -> str:
+        owner = {"who": "tier", "name": "interpreter", "evidence": "e", "limit": limit.id}
+        return render_tier({**record, "owner": owner}, "interpret", None)
+
+    assert "its probe retires it" in note(probed)  # control: a probed entry keeps the sentence
+    assert "its probe retires it" not in note(bare) and "it has no probe" in note(bare)
