@@ -187,3 +187,18 @@ def test_tier_md_says_a_probe_retires_a_limit_only_where_the_limit_has_one():
 
     assert "its probe retires it" in note(probed)  # control: a probed entry keeps the sentence
     assert "its probe retires it" not in note(bare) and "it has no probe" in note(bare)
+
+
+def test_a_vendor_verdicts_evidence_says_a_compile_tier_compiled_not_that_it_ran_the_inputs():
+    from parity.triage import decide
+
+    failing = {"backend": "ascend-compile", "kernel": "k", "case": "N=8", "status": "failed", "params": {"N": 8},
+               "reason": "MLIRCompilationError: failed to legalize operation 'tt.foo'",
+               "compile": {"ok": False, "error_kind": "mlir_error", "message": "failed to legalize operation "
+                           "'tt.foo'", "stage_reached": "ttir"}}
+    passed = {"kernel": "k", "case": "N=8", "status": "passed", "params": {"N": 8}}
+    owner = decide(failing, {"cuda-compile": {**passed, "backend": "cuda-compile", "compile": {"ok": True}}})
+    assert "cuda-compile compiles it" in owner["evidence"] and "same inputs" not in owner["evidence"], owner
+    # control: a tier that ran the case on its inputs keeps the words
+    owner = decide(failing, {"interpret": {**passed, "backend": "interpret"}})
+    assert "interpret passes the same case on the same inputs" in owner["evidence"], owner

@@ -367,8 +367,15 @@ def _odd_one_out(record: Mapping[str, Any], others: Mapping[str, Mapping[str, An
                           "divergence the author must handle")
     what = ("gives different values" + _where(record)) if is_numeric(record) else \
         f"fails ({_key(failure_text(record))})"
-    return make_owner(who, name, f"{tier} {what} while {', '.join(other_pass)} pass "
-                      f"the same case on the same inputs")
+    return make_owner(who, name, f"{tier} {what} while {_passing_words(other_pass)}")
+
+
+def _passing_words(tiers: list[str]) -> str:
+    """Passing tiers in the words their mode earns: a compile-only tier compiled the case, it ran no inputs."""
+    ran, built = [t for t in tiers if computes(t)], [t for t in tiers if not computes(t)]
+    said = ([f"{', '.join(ran)} pass{'es' if len(ran) == 1 else ''} the same case on the same inputs"] if ran else []) \
+        + ([f"{', '.join(built)} compile{'s' if len(built) == 1 else ''} it"] if built else [])
+    return " and ".join(said)
 
 
 def comp_stage(record: Mapping[str, Any]) -> str | None:
