@@ -202,3 +202,18 @@ def test_a_vendor_verdicts_evidence_says_a_compile_tier_compiled_not_that_it_ran
     # control: a tier that ran the case on its inputs keeps the words
     owner = decide(failing, {"interpret": {**passed, "backend": "interpret"}})
     assert "interpret passes the same case on the same inputs" in owner["evidence"], owner
+
+
+def test_a_version_change_names_a_failed_release_by_what_its_record_shows():
+    from parity.report.divergence import Facts
+    from parity.report.versions import case_changes
+
+    ran_wrong = Facts(status="failed", record={"metrics": {"err_ratio": 0.5}}, compiled=True, built_status="failed")
+    broke = Facts(status="error", compiled=False, compile_error="CompilationError: boom", built_status="error")
+    (change,) = [c for c in case_changes(ran_wrong, broke, "3.2.0", "3.3.0", "run") if c[0] == "compile"]
+    assert change[1].startswith("runs but fails the fp64 check on triton 3.2.0; errors before computing on triton "
+                                "3.3.0"), change
+    assert change[2].startswith("failed")  # its fp64 verdict, not "compiled"
+    passed = Facts(compiled=True, built_status="passed")
+    (change,) = [c for c in case_changes(passed, broke, "3.2.0", "3.3.0", "compile") if c[0] == "compile"]
+    assert change[1].startswith("compiles on triton 3.2.0; does not compile on triton 3.3.0")  # control
