@@ -45,7 +45,7 @@ def test_compile_divergence_names_no_failed_tier_as_compiling():
     assert "gets through the compiler but the case fails on cuda-compile" in head
     assert "runs but fails the fp64 check on ascend-lowered" in head
     assert "does not compile on ascend-compile" in head
-    assert d.cells["cuda-compile"] == "compile step ok, case failed"
+    assert d.cells["cuda-compile"] == "compile ok, status failed for another reason"
     assert d.cells["ascend-lowered"].startswith("failed")  # its fp64 verdict, never "compiled"
 
 
@@ -54,15 +54,15 @@ def test_compile_divergence_control_passing_tiers_keep_their_words():
                  "ascend-lowered": {"status": "passed"},
                  "ascend-compile": {"status": "failed", "compile": UB}})
     head = one(divs, "compile").summary.partition(": ")[0]
-    assert head == ("compiles on cuda-compile; computes the fp64 answer on ascend-lowered; "
-                    "does not compile on ascend-compile")
+    assert head == ("does not compile on ascend-compile; compiles on cuda-compile; computes the fp64 answer on "
+                    "ascend-lowered")
 
 
 def test_a_run_tier_that_errors_is_not_said_to_fail_a_compile():
     divs = find({"cuda-compile": {"status": "passed", "compile": OK},
                  "interpret": {"status": "error", "reason": "CompilationError: at 3:4: unsupported"}})
     head = one(divs, "compile").summary.partition(": ")[0]
-    assert head == "compiles on cuda-compile; errors before computing on interpret"
+    assert head == "errors before computing on interpret; compiles on cuda-compile"
 
 
 def test_numeric_divergence_in_each_modes_words():
@@ -76,13 +76,13 @@ def test_launch_divergence_names_a_failed_compile_tier_by_its_record():
     divs = find({"cuda-compile": {"status": "failed", "compile": OK, "reason": "expected a recompile storm"},
                  "ascend-compile": {"status": "failed", "compile": GRID}})
     d = one(divs, "launch")
-    assert d.summary.startswith("gets through the compiler but the case fails on cuda-compile; "
-                                "refused at launch on ascend-compile"), d.summary
-    assert d.cells["cuda-compile"] == "compile step ok, case failed"
+    assert d.summary.startswith("refused at launch on ascend-compile; gets through the compiler but the case "
+                                "fails on cuda-compile"), d.summary
+    assert d.cells["cuda-compile"] == "compile ok, status failed for another reason"
     # control: the same tier passing is said to compile
     divs = find({"cuda-compile": {"status": "passed", "compile": OK},
                  "ascend-compile": {"status": "failed", "compile": GRID}})
-    assert one(divs, "launch").summary.startswith("compiles on cuda-compile; refused at launch on ascend-compile")
+    assert one(divs, "launch").summary.startswith("refused at launch on ascend-compile; compiles on cuda-compile")
 
 
 @pytest.mark.parametrize("status", ["failed", "error", "crashed", "xfailed"])
@@ -211,9 +211,18 @@ def test_a_version_change_names_a_failed_release_by_what_its_record_shows():
     ran_wrong = Facts(status="failed", record={"metrics": {"err_ratio": 0.5}}, compiled=True, built_status="failed")
     broke = Facts(status="error", compiled=False, compile_error="CompilationError: boom", built_status="error")
     (change,) = [c for c in case_changes(ran_wrong, broke, "3.2.0", "3.3.0", "run") if c[0] == "compile"]
-    assert change[1].startswith("runs but fails the fp64 check on triton 3.2.0; errors before computing on triton "
-                                "3.3.0"), change
+    assert change[1].startswith("errors before computing on triton 3.3.0; runs but fails the fp64 check on "
+                                "triton 3.2.0"), change
     assert change[2].startswith("failed")  # its fp64 verdict, not "compiled"
     passed = Facts(compiled=True, built_status="passed")
     (change,) = [c for c in case_changes(passed, broke, "3.2.0", "3.3.0", "compile") if c[0] == "compile"]
-    assert change[1].startswith("compiles on triton 3.2.0; does not compile on triton 3.3.0")  # control
+    assert change[1].startswith("does not compile on triton 3.3.0; compiles on triton 3.2.0")  # control
+
+
+def test_a_cell_read_through_key_line_gains_no_claim():
+    from parity.reasons import key_line
+
+    divs = find({"cuda-compile": {"status": "failed", "compile": OK},
+                 "ascend-compile": {"status": "failed", "compile": UB}})
+    cell = one(divs, "compile").cells["cuda-compile"]
+    assert key_line(cell) == cell  # a cell ending on "failed" was read as an announcement: "printed nothing after it"

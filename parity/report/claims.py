@@ -49,6 +49,9 @@ def join(parts: Iterable[tuple[str, str]]) -> str:
     return "; ".join(f"{clause} {', '.join(labels)}" for clause, labels in grouped.items())
 
 
-def sentence(positive: Sequence[tuple[str, str]], negative: Sequence[tuple[str, str]]) -> str:
-    """Both sides of a divergence, each tier with the words its own record earns."""
-    return "; ".join(part for part in (join(positive), join(negative)) if part)
+def sentence(positive: Sequence[tuple[str, str]], negative: Sequence[tuple[str, str]],
+             failing_first: bool = False) -> str:
+    """Both sides of a divergence, each tier with the words its own record earns; `failing_first` where the
+    sentence may be clipped in a table and the failing side is the news."""
+    sides = (join(negative), join(positive)) if failing_first else (join(positive), join(negative))
+    return "; ".join(part for part in sides if part)

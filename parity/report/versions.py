@@ -74,7 +74,7 @@ def _compile_cell(f: Facts, mode: str = "compile") -> str:
     if mode != "compile":  # it ran: its verdict, not a compile it was never judged on
         return _status(f)
     if f.built_status not in (None, *claims.PASSED):
-        return f"compile step ok, case {f.built_status}"
+        return f"compile ok, status {f.built_status} for another reason"
     figures = [f"{f.resources[k]} {what}" for k, what in RESOURCES if f.resources.get(k) is not None]
     return "compiled" + (f" ({', '.join(figures)})" if figures else "")
 
@@ -98,7 +98,7 @@ def case_changes(fa: Facts, fb: Facts, va: str, vb: str, mode: str = "compile") 
             ok, bad = (va, vb) if fa.compiled else (vb, va)
             error = fb.compile_error if fa.compiled else fa.compile_error
             built = (fa if fa.compiled else fb).built_status
-            found.append(("compile", f"{claims.earned(mode, built)} triton {ok}; {claims.refused(mode)} triton {bad}: "
+            found.append(("compile", f"{claims.refused(mode)} triton {bad}; {claims.earned(mode, built)} triton {ok}: "
                           f"{error}", _compile_cell(fa, mode), _compile_cell(fb, mode)))
         elif not fa.compiled and fa.error_kind != fb.error_kind:
             found.append(("compile error", f"a different compile error on triton {vb} ({fb.error_kind}) than on "
