@@ -20,6 +20,7 @@ from pathlib import Path
 
 from parity import settings
 from parity.backends import Backend, registered
+from parity.reasons import key_line
 
 REPO = Path(__file__).resolve().parents[1]
 CREATE_HINT = "create the tiers' venvs with `nox -s venv-upstream venv-ascend` (or `nox -s check -- --kernels ...`)"
@@ -46,7 +47,10 @@ def python_for(tier: type[Backend], repo: Path) -> tuple[str | None, str]:
             return str(python), ""
     needs = " (triton-ascend has wheels for CPython 3.10 and 3.11 only: `python3.11 -m nox ...`)" \
         if tier.language == "triton-ascend" else ""
-    return None, f"no venv {repo / '.nox' / stack}; create it with `nox -s {stack}`{needs}"
+    return None, f"{NO_VENV} {repo / '.nox' / stack}; create it with `nox -s {stack}`{needs}"
+
+
+NO_VENV = "no venv"  # the start of python_for's reason when the venv itself is what is missing
 # pytest's exit codes: 0 all passed, 1 some failed (a verdict, not a broken check), 4 a usage error (a misspelt
 # --kernels, the same on every tier: the check stops there), 5 nothing collected
 PYTEST_DONE = (0, 1)
@@ -119,6 +123,7 @@ class Outcome:
     state: str  # ran | failed | skipped | broke
     detail: str
     seconds: float = 0.0
+    usage: bool = False  # pytest refused the arguments (a misspelt name): every tier would refuse them alike
 
 
 def venv_env(python: str) -> dict[str, str]:
@@ -139,9 +144,32 @@ def run_tier(tier: type[Backend], python: str, targets: Sequence[Target], out: P
     seconds = time.monotonic() - started
     if code in PYTEST_DONE:
         return Outcome(tier_name, "ran", "all passed" if code == 0 else "some cases failed (see the verdict)", seconds)
+    cause = first_error(collect_output(python, tier.name, targets, out, extra, env))
     if code == PYTEST_USAGE:
-        return Outcome(tier_name, "broke", "usage error (above): fix the names and run again", seconds)
-    return Outcome(tier_name, "broke", f"pytest exited {code} (see its output above)", seconds)
+        return Outcome(tier_name, "broke", f"{cause or 'pytest refused its arguments (above)'}; fix the names and "
+                       "run again", seconds, usage=True)
+    said = f": {cause}" if cause else " (see its output above; collecting its cases alone raised nothing)"
+    return Outcome(tier_name, "broke", f"pytest exited {code}{said}", seconds)
+
+
+def collect_output(python: str, tier: str, targets: Sequence[Target], out: Path, extra: Sequence[str],
+                   env: dict[str, str]) -> str:
+    """What the tier's pytest says when it only collects (a misspelt name, an import error): the broken run's own
+    output went to the terminal as it came, its live line intact, so its cause is read from a quiet re-collect."""
+    command = [*pytest_command(python, tier, [t.name for t in targets], out / tier, extra), "--collect-only", "-q",
+               "-p", "no:cacheprovider"]
+    proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    return proc.stdout + proc.stderr if proc.returncode not in PYTEST_DONE else ""
+
+
+# pytest's own refusal ("ERROR: unknown kernel ..."), up to the end of its "did you mean ...?" when it has one
+_PYTEST_ERROR = re.compile(r"^ERROR:\s*(?P<what>.+?(?:did you mean [^?]*\?|$))", re.M)
+
+
+def first_error(output: str) -> str:
+    """The line of a tier's output that says what broke, '' when it says nothing."""
+    found = _PYTEST_ERROR.search(output)
+    return found["what"].strip() if found else key_line(output)[:300] if output.strip() else ""
 
 
 def report(python: str, folder: Path, ran: Sequence[str]) -> tuple[int, str]:
@@ -202,17 +230,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         tier = tiers[name]
         outcome = run_tier(tier, python, targets, out, extra)
         outcomes.append(outcome)
-        if outcome.state == "broke" and "usage" in outcome.detail:
+        if outcome.usage:
             break  # the same names fail the same way on every tier
     print("\n" + summary(outcomes), flush=True)
-    if not any(o.state == "ran" for o in outcomes):
-        print(f"parity check: no tier ran, so no verdict; {CREATE_HINT}", file=sys.stderr)
+    ran = [o.tier for o in outcomes if o.state == "ran"]
+    if not ran:
+        print(f"parity check: no tier ran, so no verdict: {closing(outcomes)}", file=sys.stderr)
         return 2
-    code, text = report(sys.executable, out, [o.tier for o in outcomes if o.state == "ran"])
-    print(text)  # the verdict, last
-    broke = any(o.state == "broke" for o in outcomes)
+    code, text = report(sys.executable, out, ran)
+    print(text)  # the verdict
+    broke = [o for o in outcomes if o.state == "broke"]
+    if broke:  # the last line names what broke, so the verdict above is not read as covering it
+        print(f"parity check: the verdict covers {', '.join(ran)} only: {closing(broke)}", file=sys.stderr)
     failed = any(o.state == "ran" and o.detail != "all passed" for o in outcomes)
     return 2 if broke or code else 1 if failed else 0
+
+
+def closing(outcomes: Sequence[Outcome]) -> str:
+    """Why tiers gave no verdict, as the last line says it: the tier that broke and its first error line, else
+    every skip's reason; building the venvs is suggested only where a venv is what is missing."""
+    broke = [o for o in outcomes if o.state == "broke"]
+    if broke:
+        return "; ".join(f"{o.tier} broke: {o.detail}" for o in broke)
+    skipped = [o for o in outcomes if o.state == "skipped"]
+    no_venv = [o.tier for o in skipped if o.detail.startswith(NO_VENV)]
+    other = [f"{o.tier}: {o.detail}" for o in skipped if o.tier not in no_venv]
+    if no_venv:
+        other.append(f"{', '.join(no_venv)} ha{'s' if len(no_venv) == 1 else 've'} no venv; {CREATE_HINT}")
+    return "; ".join(other) or "no tier was asked for"
 
 
 if __name__ == "__main__":

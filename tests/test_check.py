@@ -63,6 +63,7 @@ def test_no_tier_here_means_no_verdict_and_says_how_to_get_one(tmp_path, monkeyp
     assert check.main(["examples.user_kernels.l2norm"]) == 2
     out = capsys.readouterr()
     assert out.out.count(" skipped: no venv") == 2 * len(check.hardware_free()) and "no tier ran" in out.err
+    assert check.CREATE_HINT in out.err.strip().splitlines()[-1]  # here a venv is what is missing
     assert not (tmp_path / "reports" / "DIVERGENCE.md").exists()
 
 
@@ -99,3 +100,32 @@ def test_a_module_outside_the_clone_runs_on_a_tier_and_gets_its_own_verdict(tmp_
     assert "outside_l2norm  interp ✓" in out.split("parity check: tiers")[1]  # the verdict comes last
     assert (reports / "check-mine" / "DIVERGENCE.md").exists()
     assert (reports / "DIVERGENCE.md").read_text() == "the full run's report\n"
+
+
+def test_a_misspelt_name_while_the_venvs_exist_ends_on_the_name_not_on_building_venvs(tmp_path, monkeypatch,
+                                                                                         capsys):
+    pytest.importorskip("triton")
+    monkeypatch.setattr(check, "python_for", lambda tier, repo: (sys.executable, ""))  # every venv is there
+    monkeypatch.chdir(tmp_path)
+    assert check.main(["l2nrm", "--tiers", "interpret,cuda-compile", "--out", str(tmp_path), "-n", "0"]) == 2
+    out = capsys.readouterr()
+    last = out.err.strip().splitlines()[-1]
+    assert "unknown kernel or family 'l2nrm'" in last and "did you mean" in last and "interpret broke" in last, last
+    assert "venv" not in last and "kernels: " not in last  # no venv advice, and not the whole kernel list
+    assert "cuda-compile" not in out.out.split("parity check: tiers")[1]  # the same names: no second tier tried
+
+
+def test_the_closing_line_suggests_venvs_only_where_one_is_missing():
+    no_venv = check.Outcome("interpret", "skipped", "no venv /x/.nox/venv-upstream; create it with `nox -s ...`")
+    host = check.Outcome("ascend-lowered", "skipped", "missing: mlir-opt-19; apt-get install mlir-19-tools")
+    assert check.CREATE_HINT in check.closing([no_venv, host]) and "mlir-opt-19" in check.closing([no_venv, host])
+    assert "venv" not in check.closing([host])  # control: a host tool missing is said, and no venv is suggested
+    broke = check.Outcome("interpret", "broke", "pytest exited 3: RuntimeError: boom")
+    assert check.closing([broke, no_venv]) == "interpret broke: pytest exited 3: RuntimeError: boom"
+
+
+def test_first_error_reads_pytests_refusal_up_to_its_hint():
+    text = "noise\nERROR: unknown kernel or family 'x'; did you mean 'y'? kernels: a, b, c\n"
+    assert check.first_error(text) == "unknown kernel or family 'x'; did you mean 'y'?"
+    assert check.first_error("ERROR: file or directory not found: nowhere\n") == "file or directory not found: nowhere"
+    assert check.first_error("") == ""

@@ -203,7 +203,9 @@ def _region_by_listing(mask: torch.Tensor, dims=None) -> str:
     if parts:
         return ", ".join(parts)
     frac = int(mask.sum()) / mask.numel()
-    return "everywhere" if frac > 0.9 else f"scattered ({100 * frac:.1f}%)"
+    if frac == 1.0:
+        return "everywhere"
+    return f"nearly everywhere ({100 * frac:.1f}%)" if frac > 0.9 else f"scattered ({100 * frac:.1f}%)"
 
 
 def test_the_region_by_reductions_says_what_listing_every_element_says():

@@ -96,7 +96,8 @@ def test_numeric_divergence_needs_a_pass_and_a_fail():
     assert divergence.find(cols, both_fail) == []
     split = {"a": [rec("cuda", "run", "k", "c", "passed")], "b": [rec("interpret", "interpret", "k", "c", "failed")]}
     (d,) = divergence.find(cols, split)
-    assert d.kind == "numeric" and d.summary.startswith("passes on a; fails on b")
+    assert d.kind == "numeric"
+    assert d.summary.startswith("computes the fp64 answer on a; runs but fails the fp64 check on b")
 
 
 def test_cross_output_divergence_from_stored_outputs(tmp_path):

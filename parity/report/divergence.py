@@ -2,9 +2,12 @@
 
 A divergence is a case (or a kernel) where the columns disagree:
 
-- numeric: passes on one column, fails against fp64 on another;
-- compile: compiles on one column only (UB overflow included);
+- numeric: computes the fp64 answer on one column, fails against fp64 on another;
+- compile: builds on one column only (UB overflow included);
 - launch: launches on one column, is refused at launch on another (e.g. a grid over 65535);
+
+Each column is named with the words its own record earns (parity.report.claims): "compiles on" only a compile
+tier whose record passed, "computes the fp64 answer on" only a tier that runs the kernel and passed.
 - specialization: a kernel's compile counts differ over the same cases;
 - cross-output: both pass against fp64, but their outputs differ from each other beyond tolerance;
 - perf: the speed (relative to the torch baseline where there is one) differs by more than a ratio;
@@ -23,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from parity.backends import backend_class
+from parity.report import claims
 
 KINDS = ("numeric", "compile", "launch", "specialization", "version", "cross-output", "perf")
 RUN_MODES = ("run", "interpret")
@@ -57,6 +61,7 @@ class Facts:
     status: str | None = None  # the accuracy verdict (run/interpret records)
     record: Mapping[str, Any] | None = None
     compiled: bool | None = None
+    built_status: str | None = None  # the status of the record that says whether it compiled (what it earns)
     compile_error: str | None = None
     error_kind: str | None = None  # of a failed compile (compile tiers)
     resources: dict[str, int] = field(default_factory=dict)  # n_regs, shared_bytes of a cuda compile
@@ -143,6 +148,7 @@ def gather(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], Facts]
                     f.compiled, f.compile_error = False, r.get("reason")
             elif mode == "run" and status in (*NUMERIC_PASS, *NUMERIC_FAIL):
                 f.compiled = True  # it ran, so it compiled
+            f.built_status = status
         c = r.get("compile")
         if c and status != "skipped":  # a config the Autotuner drops while another fits is no failure
             if c.get("ok") is False:
@@ -156,11 +162,12 @@ def gather(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], Facts]
                     f.compile_error += f" (UB needs {c['ub_bits']} bits of {c.get('ub_limit_bits')})"
             elif c.get("ok") and f.compiled is None:
                 f.compiled = True
+            f.built_status = status if f.built_status is None or status not in claims.PASSED else f.built_status
             f.resources.update({k: int(c[k]) for k in ("n_regs", "shared_bytes") if c.get(k) is not None})
             if c.get("launch_error"):
                 f.launch_error = c["launch_error"]
         elif mode == "compile" and status == "error":
-            f.compiled, f.compile_error = False, r.get("reason")
+            f.compiled, f.compile_error, f.built_status = False, r.get("reason"), status
         if r.get("compiles") is not None:
             f.compiles[suite] = f.compiles.get(suite, 0) + int(r["compiles"])
         p = r.get("perf") or {}
@@ -181,14 +188,37 @@ def _status_cell(f: Facts) -> str:
     return f"{f.status}{err}"
 
 
+def _mode(column: Column) -> str:
+    return claims.tier_mode(column.backend, column.mode)
+
+
+def _launch_status(f: Facts) -> str | None:
+    """What a launched column's record says: its fp64 verdict where it ran, its compile record's status else."""
+    return f.status if f.status in (*NUMERIC_PASS, *NUMERIC_FAIL) else f.built_status
+
+
+def _built_cell(column: Column, f: Facts) -> str:
+    """One column's cell of a compile or launch divergence: what its record shows, in the words it earns."""
+    if f.compiled is False:
+        return f"failed: {f.compile_error}"
+    if _mode(column) != "compile":
+        return _status_cell(f) if f.status else "ran"
+    if f.built_status in claims.PASSED:
+        return "compiled"
+    return f"compile ok, status {f.built_status} for another reason"  # (never ending on "failed": a key line)
+
+
 def numeric(kernel: str, case: str, per: Mapping[str, tuple[Column, Facts]]) -> Divergence | None:
     good = [c for c, (_, f) in per.items() if f.status in NUMERIC_PASS]
     bad = [c for c, (_, f) in per.items() if f.status in NUMERIC_FAIL]
     if not good or not bad:
         return None
     known = [per[c][1].record.get("reason") for c in bad if per[c][1].status == "xfailed"]
-    reasons = [str(per[c][1].record.get("reason") or "") for c in bad if per[c][1].status == "failed"]
-    summary = f"passes on {', '.join(good)}; fails on {', '.join(bad)}" + (f": {reasons[0]}" if reasons else "")
+    reasons = [str(reason) for c in bad
+               if per[c][1].status == "failed" and (reason := (per[c][1].record or {}).get("reason"))]
+    summary = claims.sentence([(claims.earned(_mode(per[c][0]), per[c][1].status), c) for c in good],
+                              [(claims.earned(_mode(per[c][0]), per[c][1].status), c) for c in bad]) \
+        + (f": {reasons[0]}" if reasons else "")
     return Divergence("numeric", kernel, case, summary,
                       {c: _status_cell(f) for c, (_, f) in per.items() if f.status},
                       {c: link for c, (col, f) in per.items() if (link := _link(col, f))},
@@ -202,9 +232,10 @@ def compile_divergence(kernel: str, case: str, per: Mapping[str, tuple[Column, F
         return None
     first = per[bad[0]][1].compile_error or ""
     known = [per[c][1].known for c in bad]
-    return Divergence("compile", kernel, case, f"compiles on {', '.join(ok)}; not on {', '.join(bad)}: {first}",
-                      {c: "compiled" if f.compiled else f"failed: {f.compile_error}" for c, (_, f) in per.items()
-                       if f.compiled is not None},
+    said = claims.sentence([(claims.earned(_mode(per[c][0]), per[c][1].built_status), c) for c in ok],
+                           [(claims.refused(_mode(per[c][0])), c) for c in bad], failing_first=True)
+    return Divergence("compile", kernel, case, f"{said}: {first}",
+                      {c: _built_cell(col, f) for c, (col, f) in per.items() if f.compiled is not None},
                       {c: link for c, (col, f) in per.items() if (link := _link(col, f)) and f.compiled is False},
                       known=known[0] if all(known) else None)
 
@@ -216,11 +247,11 @@ def launch_divergence(kernel: str, case: str, per: Mapping[str, tuple[Column, Fa
                                            (col.mode == "compile" and f.compiled))]
     if not refused or not launched:
         return None
-    return Divergence("launch", kernel, case,
-                      f"launches on {', '.join(launched)}; refused on {', '.join(refused)}: "
-                      f"{per[refused[0]][1].launch_error}",
-                      {c: f"refused: {f.launch_error}" if f.launch_error else "launched" for c, (_, f) in per.items()
-                       if c in refused or c in launched},
+    said = claims.sentence([(claims.earned(_mode(per[c][0]), _launch_status(per[c][1])), c) for c in launched],
+                           [("refused at launch on", c) for c in refused], failing_first=True)
+    return Divergence("launch", kernel, case, f"{said}: {per[refused[0]][1].launch_error}",
+                      {c: f"refused: {f.launch_error}" if f.launch_error else _built_cell(col, f)
+                       for c, (col, f) in per.items() if c in refused or c in launched},
                       {c: link for c, (col, f) in per.items() if (link := _link(col, f)) and c in refused})
 
 

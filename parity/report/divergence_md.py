@@ -20,7 +20,8 @@ from parity.triage import precision
 EXTRA_ENV_KEYS = ("machine", "platform", "cuda", "num_aicore", "num_vectorcore")
 KIND_NOTES = {
     "numeric": "passes against fp64 on one backend, fails on another",
-    "compile": "compiles on one backend only (UB overflow included)",
+    "compile": "builds on one backend, fails to build on another (UB overflow included); each backend is "
+               "named by what its own record shows",
     "launch": "launches on one backend, refused at launch on another",
     "specialization": "compile counts differ over the same cases",
     "version": "one backend on two triton versions (env.json `triton`) builds or behaves differently: a "
@@ -115,6 +116,23 @@ def headline(columns: Sequence[Column], divs: Sequence[Divergence],
     return text
 
 
+def compared_cases(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[str, Any]]]) -> int:
+    """How many (kernel, case) ran (not skipped) on two or more of the columns: what the divergences compared."""
+    seen: Counter[tuple[str, str]] = Counter()
+    for c in columns:
+        seen.update({(r["kernel"], str(r["case"])) for r in records.get(c.label, ()) if r["status"] != "skipped"})
+    return sum(1 for n in seen.values() if n > 1)
+
+
+def no_divergence(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:
+    """The Divergences section when it found none, saying over how many cases (none compared is not agreement)."""
+    n = compared_cases(columns, records)
+    if not n:
+        return ("None found, and none could be: no case ran on two or more results dirs, so nothing was compared "
+                "across them.")
+    return f"None found over the {n} case(s) that ran on two or more results dirs."
+
+
 def render(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[str, Any]]],
            divs: Sequence[Divergence], image: str | None, image_note: str | None = None,
            perf_image: str | None = None) -> str:
@@ -145,7 +163,7 @@ def render(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[str
             parts += [f"## {title} ({md_escape(label, 80)})", "", body, ""]
     parts += ["## Divergences", ""]
     if not divs:
-        parts += ["None: every case that ran on two or more backends agrees.", ""]
+        parts += [no_divergence(columns, records), ""]
     for kind in KINDS:
         group = [d for d in divs if d.kind == kind]
         if group:

@@ -24,13 +24,15 @@ def device_run(target: str) -> str:
 
 REJECTED = "rejected as expected"
 # each mark's meaning, said under the table for the marks that appear in it
-LEGEND = {"✓": "✓ every case that ran passed",
+LEGEND = {"✓": "✓ every case that ran passed, except those counted beside the mark as a tier limit or the "
+               "environment's (not the kernel's)",
           "⚠": "⚠ k known: k cases fail as declared in the spec (known and expected, why and link below)",
           "✗": "✗ a case failed, with whose change it is (kernel fix, spec fix, a library, Triton bug, triton-ascend "
                "bug, bundle: re-record, or tolerance too tight: the values lie within a correct kernel's rounding) "
                "and its finding number",
           "?": "? the owner is provisional (the finding names the run that settles it)",
-          "–": "– no case ran there (REPORT.md says why)",
+          "–": "– not checked: no case ran there, or every case that ran failed for a tier limit or the "
+               "environment (REPORT.md says why)",
           "…": "… interrupted before it finished",
           REJECTED: "rejected as expected: the compiler refused a probe with the error its spec expects (its "
                     "compile record: not built), which is the probe's pass"}

@@ -21,7 +21,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from parity.report import divergence
+from parity.report import claims, divergence
 from parity.report.divergence import KINDS, Column, Divergence, Facts
 from parity.seams.versions import version_key
 
@@ -68,9 +68,13 @@ def _status(f: Facts) -> str:
     return f"{f.status}: {reason}" if reason and f.status not in divergence.NUMERIC_PASS else str(f.status)
 
 
-def _compile_cell(f: Facts) -> str:
+def _compile_cell(f: Facts, mode: str = "compile") -> str:
     if not f.compiled:
         return f"failed: {f.compile_error}"
+    if mode != "compile":  # it ran: its verdict, not a compile it was never judged on
+        return _status(f)
+    if f.built_status not in (None, *claims.PASSED):
+        return f"compile ok, status {f.built_status} for another reason"
     figures = [f"{f.resources[k]} {what}" for k, what in RESOURCES if f.resources.get(k) is not None]
     return "compiled" + (f" ({', '.join(figures)})" if figures else "")
 
@@ -81,8 +85,9 @@ def _jump(old: Any, new: Any) -> bool:
     return abs(float(new) - float(old)) > RESOURCE_JUMP * max(float(old), 1.0)
 
 
-def case_changes(fa: Facts, fb: Facts, va: str, vb: str) -> list[tuple[str, str, str, str]]:
-    """(check, what changed, cell a, cell b) for one case on two versions, a the older."""
+def case_changes(fa: Facts, fb: Facts, va: str, vb: str, mode: str = "compile") -> list[tuple[str, str, str, str]]:
+    """(check, what changed, cell a, cell b) for one case on two versions, a the older; `mode` the tier's (the
+    words each version's record earns: parity.report.claims)."""
     found = []
     sa, sb = _verdict(fa), _verdict(fb)
     if sa and sb and sa != sb:
@@ -92,17 +97,19 @@ def case_changes(fa: Facts, fb: Facts, va: str, vb: str) -> list[tuple[str, str,
         if fa.compiled != fb.compiled:
             ok, bad = (va, vb) if fa.compiled else (vb, va)
             error = fb.compile_error if fa.compiled else fa.compile_error
-            found.append(("compile", f"compiles on triton {ok}, not on triton {bad}: {error}",
-                          _compile_cell(fa), _compile_cell(fb)))
+            built = (fa if fa.compiled else fb).built_status
+            found.append(("compile", f"{claims.refused(mode)} triton {bad}; {claims.earned(mode, built)} triton {ok}: "
+                          f"{error}", _compile_cell(fa, mode), _compile_cell(fb, mode)))
         elif not fa.compiled and fa.error_kind != fb.error_kind:
             found.append(("compile error", f"a different compile error on triton {vb} ({fb.error_kind}) than on "
-                          f"triton {va} ({fa.error_kind}): {fb.compile_error}", _compile_cell(fa), _compile_cell(fb)))
+                          f"triton {va} ({fa.error_kind}): {fb.compile_error}", _compile_cell(fa, mode),
+                          _compile_cell(fb, mode)))
         else:
             for key, what in RESOURCES:
                 old, new = fa.resources.get(key), fb.resources.get(key)
                 if fa.compiled and _jump(old, new):
                     found.append((key, f"{what} {old} on triton {va} → {new} on triton {vb}",
-                                  _compile_cell(fa), _compile_cell(fb)))
+                                  _compile_cell(fa, mode), _compile_cell(fb, mode)))
     return found
 
 
@@ -140,7 +147,8 @@ def pair(a: Column, b: Column, facts: Mapping[str, Mapping[tuple[str, str], Fact
         for case in sorted(table[kernel]):
             per = table[kernel][case]
             if a.label in per and b.label in per:
-                for check, what, cell_a, cell_b in case_changes(per[a.label], per[b.label], va, vb):
+                for check, what, cell_a, cell_b in case_changes(per[a.label], per[b.label], va, vb,
+                                                                claims.tier_mode(a.backend, a.mode)):
                     groups[check].append((case, what, cell_a, cell_b))
         for hits in groups.values():
             case, what, cell_a, cell_b = hits[0]

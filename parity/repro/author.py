@@ -28,7 +28,8 @@ def author_reason(record: Mapping[str, Any], backend: str) -> str | None:
     if is_compiler_crash(record) or record.get("status") == "xfailed":
         return None  # a compiler that dies, or a divergence already linked to a vendor
     if record.get("diagnosis"):
-        return f"it is a known kernel mistake ({record['diagnosis']['what']}), wrong on every backend"
+        return (f"parity recognises a kernel mistake in its source ({record['diagnosis']['what']}): the change is "
+                "the kernel's, whichever backend runs it")
     if backend_class(backend).mode == "interpret":
         return "it fails under Triton's interpreter, whose semantics are the reference for every backend"
     reason = record.get("reason") or ""
@@ -62,11 +63,18 @@ def oob_section(record: Mapping[str, Any]) -> list[str]:
     if not (record.get("oob") or record.get("status") == "crashed"):
         return []
     parts = ["## Out-of-bounds access", "", OOB_HINT, ""]
-    writes = (record.get("oob") or {}).get("writes") or []
+    oob = record.get("oob") or {}
+    writes, reads = oob.get("writes") or [], oob.get("reads") or []
     for w in writes:
         first, last = w.get("elements") or (None, None)
         parts += [f"- `{w.get('kernel')}` wrote elements [{first}, {last}) of argument `{w.get('tensor')}` "
-                  f"({w.get('dtype')}, {w.get('numel')} elements)", ""]
+                  f"({w.get('dtype')}, {w.get('numel')} elements) into parity's red zone", "",
+                  *joined_lines(w, "store"), ""]
+    for r in reads:
+        parts += [f"- `{r.get('kernel')}` read past argument `{r.get('tensor')}`: {r.get('count')} value(s) of "
+                  f"parity's red zone around it reached argument `{r.get('into')}`", "", *joined_lines(r, "load"), ""]
+    if any("accesses" in f for f in (*writes, *reads)):
+        return parts  # each finding above names the accesses that touch its argument, or says none does
     lines = oob_lines(record)
     if lines:
         parts += ["The kernel's accesses without a mask:", "", "```text", *lines, "```", ""]
@@ -74,6 +82,26 @@ def oob_section(record: Mapping[str, Any]) -> list[str]:
         parts += ["parity sees no unmasked tl.load or tl.store in the kernel source: look at the masks' bounds "
                   "and at the offsets' arithmetic (an int32 offset that wraps past 2^31).", ""]
     return parts
+
+
+def joined_lines(found: Mapping[str, Any], op: str) -> list[str]:
+    """The kernel source lines of the unmasked accesses whose pointer derives from the argument a red zone caught
+    (parity.run.unmasked.touching): each with the arguments it touches; or that there is none, not a guess."""
+    if "accesses" not in found:  # a record from before the join
+        return []
+    accesses, tensor = found["accesses"], found.get("tensor")
+    if not accesses:
+        return [f"  No unmasked tl.{op} in the kernel's own source takes its pointer from `{tensor}`: look at the "
+                f"bounds of the masks on its {op}s, at offsets that wrap (int32 past 2^31), and at any @triton.jit "
+                "helper it calls (its source is not searched)."]
+    head = (f"  The unmasked tl.{op} whose pointer derives from `{tensor}`:" if len(accesses) == 1 else
+            f"  {len(accesses)} unmasked tl.{op}s take their pointer from `{tensor}`; any of them may be the one:")
+    lines = [head, ""]
+    for a in accesses:
+        place, _, code = str(a.get("where")).partition(": ")
+        args = ", ".join(f"`{x}`" for x in a.get("args") or [])
+        lines.append(f"  - `{place}`: `{code}` (its pointer derives from {args})")
+    return lines
 
 
 def render_author(record: Mapping[str, Any], backend: str, why: str, command: str) -> str:
@@ -92,7 +120,8 @@ def render_author(record: Mapping[str, Any], backend: str, why: str, command: st
 
     parts += author_lines(record)  # an overflow: what fits, whether it computes, the change to make
     where = record.get("where") or {}
-    if where.get("class") and not record.get("oob"):  # red zones' writes leave the values right: no "where"
+    oob = record.get("oob") or {}
+    if where.get("class") and not (oob.get("writes") or oob.get("tool")):  # writes may leave the values right
         program = where.get("program") or {}
         pid = ", ".join(f"{k}={v}" for k, v in program.items() if k.startswith("pid") and "_" not in k)
         parts += ["## Where it fails", "", f"{where['class']}" + (f"; the worst element is program {pid}'s "

@@ -38,6 +38,14 @@ def title_text(text: str | None, limit: int = 90) -> str:
     return clip(key, limit) or "an error"
 
 
+def shrink_none(shrunk: Mapping[str, Any]) -> str:
+    """The shrink line when no step was taken, as the shrink's own count says it (no trial is no evidence)."""
+    trials = int(shrunk.get("trials") or 0)
+    if not trials:
+        return "none tried: the case has no size or sequence parity can shrink"
+    return f"none: the {trials} smaller case(s) tried did not fail the same way"
+
+
 def issue_title(tracker: str, summary: Mapping[str, Any], record: Mapping[str, Any]) -> str:
     kernels = ", ".join(summary["kernels"])
     if record.get("status") == "error":
@@ -66,7 +74,7 @@ def render_issue(tracker: str, summary: Mapping[str, Any], record: Mapping[str, 
                 else f"every output matches a float64 reference computed on the CPU within {limit}.")
     actual = summary.get("error") or record.get("reason") or ""
     env_text = "\n".join(f"{label}: {env.get(key) or 'n/a'}" for label, key in ENV_FIELDS[tracker])
-    steps = ", ".join(shrunk.get("steps") or []) or "none: no smaller case failed the same way"
+    steps = ", ".join(shrunk.get("steps") or []) or shrink_none(shrunk)
     parts = [
         f"# {issue_title(tracker, summary, record)}", "",
         f"File at: {NEW_ISSUE_URLS[tracker]}", "",

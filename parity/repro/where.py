@@ -30,8 +30,11 @@ def classify(metrics: Mapping[str, Any], dtype: str | None) -> str:
         return "tail of the grid only"
     if "only" in region:
         return "one tile"
-    if region == "everywhere" or (metrics.get("mismatch_frac") or 0) > 0.9:
+    frac = float(metrics.get("mismatch_frac") or 0)
+    if region == "everywhere" or frac >= 1.0:
         return "everywhere"
+    if frac > 0.9:  # most elements, not every one: said as the share it is
+        return f"nearly everywhere ({100 * frac:.1f}% of elements)"
     return f"part of the output ({region or 'see the metrics'})"
 
 

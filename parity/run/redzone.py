@@ -16,7 +16,11 @@ the launch the storage's bytes go back to the caller's tensor, and each red zone
 - a changed red zone is an out-of-bounds **write**: a `Breach` names the kernel, the argument, the element
   range past (or before) the tensor's storage, and the kernel's unmasked tl.store lines;
 - an out-of-bounds **read** gets NaN (or 0xA5 bytes), which reaches the result, where the comparison
-  with the fp64 reference catches it.
+  with the fp64 reference catches it; where such a NaN lands in an argument's storage with its payload intact,
+  a `Read` names the argument whose red zone it came from and the argument that holds it.
+
+Each finding names the kernel's unmasked accesses whose pointer derives from the argument it caught
+(parity.run.unmasked.touching): every one when several do, none (said so) when none does.
 
 A red zone is `PAD_MIN_BYTES` (64 KiB: an unmasked tail of BLOCK 16384 fp32) up to `PAD_MAX_BYTES`
 (4 MiB; an eighth of the storage's size in between) on each side: an access beyond it is not caught.
@@ -27,7 +31,7 @@ argument's storage per launch, small beside an interpreted or CPU-lowered kernel
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,6 +93,7 @@ class Breach:
     first: int  # element offsets relative to the argument's first element, half open
     last: int
     stores: list[str] = field(default_factory=list)  # the kernel's unmasked tl.store lines
+    joined: list[dict[str, Any]] = field(default_factory=list)  # those whose pointer derives from `tensor`
 
     def words(self) -> str:
         side = "past its end" if self.first >= 0 else "before its start"
@@ -100,7 +105,65 @@ class Breach:
 
     def as_dict(self) -> dict[str, Any]:
         return {"kernel": self.kernel, "tensor": self.tensor, "dtype": self.dtype, "numel": self.numel,
-                "elements": [self.first, self.last], "unmasked_stores": list(self.stores)}
+                "elements": [self.first, self.last], "unmasked_stores": list(self.stores),
+                "accesses": list(self.joined)}
+
+
+@dataclass
+class Read:
+    """Values of one argument's red zone found in an argument's storage after a launch: an out-of-bounds read
+    whose value the kernel wrote back (the NaN's payload names the zone it came from)."""
+
+    kernel: str
+    tensor: str  # the argument(s) whose red zone was read
+    into: str  # the argument(s) whose storage holds the values
+    count: int
+    joined: list[dict[str, Any]] = field(default_factory=list)  # unmasked loads whose pointer derives from `tensor`
+
+    def words(self) -> str:
+        text = (f"out-of-bounds read by {self.kernel}: {self.count} value(s) from parity's red zone around argument "
+                f"`{self.tensor}` reached argument `{self.into}`")
+        if self.joined:
+            text += "; unmasked tl.load: " + " | ".join(a["where"] for a in self.joined)
+        return text
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kernel": self.kernel, "tensor": self.tensor, "into": self.into, "count": self.count,
+                "accesses": list(self.joined)}
+
+
+# per floating dtype: every bit but the sign and the quiet bit, so a red zone's NaN matches once computed on
+_QUIET_CLEAR = {torch.float64: 0x7FF7_FFFF_FFFF_FFFF, torch.float32: 0x7FBF_FFFF, torch.float16: 0x7DFF,
+                torch.bfloat16: 0x7FBF}
+
+
+def zone_values(zone: Any) -> torch.Tensor | None:
+    """A floating zone's in-bounds bits with sign and quiet bit cleared, where its NaNs could hold red zone
+    payloads; None for any other storage, or one without NaN."""
+    dtype = zone.first.dtype
+    if dtype not in _SNAN or zone.nbytes % dtype.itemsize:
+        return None
+    inside = zone.base[zone.pad: zone.pad + zone.nbytes]
+    if not torch.isnan(inside.view(dtype)).any():
+        return None
+    return inside.view(_SNAN[dtype][0]) & _QUIET_CLEAR[dtype]
+
+
+def reads_into(zones: Sequence[Any], kernel: str) -> list[Read]:
+    """The red zone values each zone's storage holds: zone j's fill is its pattern's first element."""
+    found = []
+    for into in zones:
+        bits = zone_values(into)
+        if bits is None:
+            continue
+        for source in zones:
+            if source.first.dtype != into.first.dtype:
+                continue
+            count = int((bits == source.pattern.view(bits.dtype)[0]).sum())
+            if count:
+                found.append(Read(kernel, ", ".join(dict.fromkeys(source.names)),
+                                  ", ".join(dict.fromkeys(into.names)), count))
+    return found
 
 
 class _Zone:
@@ -145,6 +208,7 @@ class RedZones:
     """The launch layer (parity.seams.jit) that guards each launch's tensors; what it found, for the record."""
 
     breaches: list[Breach] = field(default_factory=list)
+    reads: list[Read] = field(default_factory=list)
     guarded: int = 0  # storages guarded over the launches
     too_big: int = 0  # storages left unguarded (over GUARD_MAX_BYTES)
 
@@ -171,7 +235,7 @@ class RedZones:
     def layer(self, inner: Any, kernel: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
         if warmup:
             return inner(kernel, *args, grid=grid, warmup=warmup, **kwargs)
-        from parity.run.unmasked import unmasked_accesses
+        from parity.run.unmasked import touching, unmasked_accesses, unmasked_with_args  # reads the source
 
         names = list(getattr(kernel, "arg_names", None) or [])
         names += [f"arg{i}" for i in range(len(names), len(args))]
@@ -179,6 +243,8 @@ class RedZones:
         with _plain_torch():
             args = tuple(self._guard(v, n, zones) for n, v in zip(names, args, strict=False))
             kwargs = {k: self._guard(v, k, zones) for k, v in kwargs.items()}
+            # a storage that holds red zone values before the launch (an earlier launch's read) hides this one's
+            trace_reads = not reads_into(list(zones.values()), "")
         self.guarded += len(zones)
         try:
             return inner(kernel, *args, grid=grid, warmup=warmup, **kwargs)
@@ -187,6 +253,17 @@ class RedZones:
                 for address in [a for a, t in _ORIGINALS.items() if t.untyped_storage().data_ptr() == zone.key]:
                     del _ORIGINALS[address]
             kernel_name = getattr(kernel, "__name__", None) or type(kernel).__name__
+            with _plain_torch():
+                reads = reads_into(list(zones.values()), kernel_name) if trace_reads else []
+            tensors = {n.partition("[")[0] for z in zones.values() for n in z.names}
+
+            def joined(op: str, tensor: str) -> list[dict[str, Any]]:  # each with the tensor arguments it touches
+                return [{**a.as_dict(), "args": [x for x in a.args if x in tensors]}
+                        for a in touching(unmasked_with_args(kernel, op), tensor)]
+
+            for r in reads:
+                r.joined = joined("load", r.tensor)
+            self.reads += reads
             stores: list[str] | None = None
             for zone in zones.values():
                 with _plain_torch():
@@ -195,19 +272,22 @@ class RedZones:
                     stores = unmasked_accesses(kernel, "store")
                 for b in found:
                     b.stores = list(stores or [])
+                    b.joined = joined("store", b.tensor)
                 self.breaches += found
 
     def summary(self) -> dict[str, Any] | None:
-        """record["oob"]: the breaches, or None when the red zones stayed intact."""
-        if not self.breaches:
+        """record["oob"]: the breaches and the reads found, or None when the red zones stayed intact and unread."""
+        if not self.breaches and not self.reads:
             return None
-        return {"writes": [b.as_dict() for b in self.breaches], "guarded": self.guarded}
+        found: dict[str, Any] = {"writes": [b.as_dict() for b in self.breaches], "guarded": self.guarded}
+        return {**found, "reads": [r.as_dict() for r in self.reads]} if self.reads else found
 
     def reason(self) -> str | None:
-        if not self.breaches:
+        said: list[Breach | Read] = [*self.breaches, *self.reads]
+        if not said:
             return None
-        more = f" (and {len(self.breaches) - 1} more)" if len(self.breaches) > 1 else ""
-        return self.breaches[0].words() + more
+        more = f" (and {len(said) - 1} more)" if len(said) > 1 else ""
+        return said[0].words() + more
 
 
 # during a launch: the guarded view's address -> the caller's tensor it stands for

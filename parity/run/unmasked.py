@@ -4,6 +4,9 @@ Pure over the kernel's source (read once through `inspect`). A call counts as ma
 (keyword or positional) or a `boundary_check` (block pointers); a call on a scalar pointer (`tl.load(lock_ptr)`,
 `tl.load(X + row)` with `row = tl.program_id(0)`) is not listed either: it touches one element, which a block's
 offsets cannot carry past the tensor. Anything else is listed with its file and line, as a user would look for it.
+Each unmasked access also names the kernel parameters its pointer derives from (through the kernel's own
+assignments; a loaded value is data, not a pointer's base), so a red zone that names the argument it caught
+joins the access that touches it (`touching`).
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from __future__ import annotations
 import ast
 import inspect
 import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 # the positional index of `mask` in tl.load(pointer, mask, other, ...) and tl.store(pointer, value, mask, ...)
@@ -89,13 +94,8 @@ def python_function(kernel: Any) -> Any:
     return seen
 
 
-def unmasked_calls(source: str, op: str) -> list[int]:
-    """Line numbers (1-based, in `source`) of each `<x>.<op>(...)` call on a block pointer without a mask or
-    boundary_check."""
-    try:
-        tree = ast.parse(textwrap.dedent(source))
-    except SyntaxError:
-        return []
+def _unmasked_nodes(tree: ast.AST, op: str) -> list[ast.Call]:
+    """Each `<x>.<op>(...)` call on a block pointer without a mask or boundary_check, in source order."""
     found = []
     blocks = block_names(tree)
     for node in ast.walk(tree):
@@ -107,18 +107,120 @@ def unmasked_calls(source: str, op: str) -> list[int]:
         pointer = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "pointer"), None)
         if not _is_block(pointer, blocks):  # one element: a scalar access is no unmasked tail
             continue
-        found.append(node.lineno)
-    return sorted(found)
+        found.append(node)
+    return sorted(found, key=lambda n: (n.lineno, n.col_offset))
+
+
+def _parse(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(textwrap.dedent(source))
+    except SyntaxError:
+        return None
+
+
+def unmasked_calls(source: str, op: str) -> list[int]:
+    """Line numbers (1-based, in `source`) of each `<x>.<op>(...)` call on a block pointer without a mask or
+    boundary_check."""
+    tree = _parse(source)
+    return [] if tree is None else [n.lineno for n in _unmasked_nodes(tree, op)]
+
+
+def _names(node: ast.AST | None) -> set[str]:
+    """The names an expression reads, outside any tl.load in it (a loaded value is data, not a pointer base)."""
+    if node is None:
+        return set()
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "load":
+        return set()
+    if isinstance(node, ast.Name):
+        return {node.id}
+    return set().union(*(_names(child) for child in ast.iter_child_nodes(node)))
+
+
+def _assignments(tree: ast.AST) -> dict[str, set[str]]:
+    """name -> the names its assigned values read, over every assignment in the kernel (a loop's `p += s` too)."""
+    reads: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        targets: list[ast.expr] = []
+        value: ast.expr | None = None
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets, value = [node.target], node.value
+        else:
+            continue
+        used = _names(value) | ({node.target.id} if isinstance(node, ast.AugAssign)
+                                and isinstance(node.target, ast.Name) else set())
+        for target in targets:
+            for name in (n.id for n in ast.walk(target) if isinstance(n, ast.Name)):
+                reads.setdefault(name, set()).update(used)
+    return reads
+
+
+def pointer_args(source: str, op: str) -> list[tuple[int, tuple[str, ...]]]:
+    """(line, the kernel parameters its pointer derives from) for each unmasked `<x>.<op>(...)` in `source`."""
+    tree = _parse(source)
+    func = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)), None) if tree else None
+    if tree is None or func is None:
+        return []
+    params = [a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)]
+    reads = _assignments(func)
+    out = []
+    for node in _unmasked_nodes(func, op):
+        pointer = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "pointer"), None)
+        seen, todo = set(), list(_names(pointer))
+        while todo:
+            name = todo.pop()
+            if name not in seen:
+                seen.add(name)
+                todo += reads.get(name, ()) if name not in params else ()
+        out.append((node.lineno, tuple(p for p in params if p in seen)))
+    return out
+
+
+@dataclass(frozen=True)
+class Access:
+    """One unmasked access: 'file:line: code', and the kernel parameters its pointer derives from."""
+
+    op: str  # "load" or "store"
+    where: str
+    args: tuple[str, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"op": self.op, "where": self.where, "args": list(self.args)}
+
+
+def _source(kernel: Any) -> tuple[list[str], int, str] | None:
+    fn = python_function(kernel)
+    try:
+        lines, first = inspect.getsourcelines(fn)
+        return lines, first, inspect.getsourcefile(fn) or "?"
+    except (OSError, TypeError):
+        return None
+
+
+def unmasked_with_args(kernel: Any, op: str) -> list[Access]:
+    """Each unmasked tl.<op> of the kernel with the parameters its pointer derives from; [] where the source
+    cannot be read."""
+    found = _source(kernel)
+    if found is None:
+        return []
+    lines, first, path = found
+    return [Access(op, f"{path.rsplit('/', 1)[-1]}:{first + n - 1}: {lines[n - 1].strip()}", args)
+            for n, args in pointer_args("".join(lines), op)]
+
+
+def touching(accesses: Sequence[Access], tensor: str) -> list[Access]:
+    """The accesses whose pointer derives from the argument a red zone names ("x", "q[1]", or aliases "a, b")."""
+    names = {t.strip().partition("[")[0] for t in tensor.split(",")}
+    return [a for a in accesses if names & set(a.args)]
 
 
 def unmasked_accesses(kernel: Any, op: str) -> list[str]:
     """'file:line: code' of each unmasked tl.<op> in the kernel (op: "load" or "store"); [] where the source
     cannot be read."""
-    fn = python_function(kernel)
-    try:
-        lines, first = inspect.getsourcelines(fn)
-        path = inspect.getsourcefile(fn) or "?"
-    except (OSError, TypeError):
+    found = _source(kernel)
+    if found is None:
         return []
+    lines, first, path = found
     return [f"{path.rsplit('/', 1)[-1]}:{first + n - 1}: {lines[n - 1].strip()}"
             for n in unmasked_calls("".join(lines), op)]

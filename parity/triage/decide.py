@@ -291,7 +291,9 @@ def oob_stores(record: Mapping[str, Any]) -> list[str]:
     """The unmasked tl.store lines behind the red-zone writes a record found (parity.run.redzone); a write with no
     unmasked store in sight (a lowering that drops a mask) is left to the other rules."""
     oob = record.get("oob") or {}
-    found = [line for w in oob.get("writes") or [] for line in w.get("unmasked_stores") or []]
+    writes = oob.get("writes") or []  # a store the red zone ties to the argument it caught first (its `accesses`)
+    found = list(dict.fromkeys([*(a["where"] for w in writes for a in w.get("accesses") or []),
+                                *(line for w in writes for line in w.get("unmasked_stores") or [])]))
     return found + list(oob.get("unmasked") or [])  # memcheck's invalid accesses (parity.run.sanitize)
 
 
@@ -365,8 +367,15 @@ def _odd_one_out(record: Mapping[str, Any], others: Mapping[str, Mapping[str, An
                           "divergence the author must handle")
     what = ("gives different values" + _where(record)) if is_numeric(record) else \
         f"fails ({_key(failure_text(record))})"
-    return make_owner(who, name, f"{tier} {what} while {', '.join(other_pass)} pass "
-                      f"the same case on the same inputs")
+    return make_owner(who, name, f"{tier} {what} while {_passing_words(other_pass)}")
+
+
+def _passing_words(tiers: list[str]) -> str:
+    """Passing tiers in the words their mode earns: a compile-only tier compiled the case, it ran no inputs."""
+    ran, built = [t for t in tiers if computes(t)], [t for t in tiers if not computes(t)]
+    said = ([f"{', '.join(ran)} pass{'es' if len(ran) == 1 else ''} the same case on the same inputs"] if ran else []) \
+        + ([f"{', '.join(built)} compile{'s' if len(built) == 1 else ''} it"] if built else [])
+    return " and ".join(said)
 
 
 def comp_stage(record: Mapping[str, Any]) -> str | None:
@@ -384,9 +393,13 @@ def _provisional(record: Mapping[str, Any], others: Mapping[str, Mapping[str, An
         who, name = vendor_of(tier)
         return make_owner(who, name, f"the compiler fails past its frontend ({comp_stage(record)}): "
                           f"{_key(failure_text(record))}" + seen, provisional=True, settle=settle_run(tier))
-    differently = sorted(t for t, r in others.items() if is_failing(r) and r.get("status") != "xfailed")
-    where = (f"fails on {tier}, and with another error on {', '.join(differently)}" if differently
-             else f"fails on {tier} alone")
+    failing = sorted(t for t, r in others.items() if is_failing(r) and r.get("status") != "xfailed")
+    # a tier of the same frontend failing alike is no evidence either way, but it is no "another error"
+    alike = [t for t in failing if _same_way(record, others[t])]
+    differently = [t for t in failing if t not in alike]
+    where = f"fails on {tier}" + (f", the same way on {', '.join(alike)}" if alike else "") + \
+        (f", and with another error on {', '.join(differently)}" if differently else "") + \
+        ("" if failing else " alone")
     return make_owner("author", "kernel author",
                       f"{where}; no tier shows the vendor's tool as the odd one out" + seen,
                       provisional=True, settle=settle_run(tier))

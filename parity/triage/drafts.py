@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from parity.triage.limits import LIMITS
 from parity.triage.owner import SPEC_AUTHOR, fixed_in, linked_known, reported_upstream, vendor_note
 
 VENDORS = ("triton", "triton-ascend")
@@ -63,6 +64,14 @@ def author_why(record: Mapping[str, Any]) -> str:
     return why
 
 
+def retired_by(limit_id: str) -> str:
+    """How a limit entry stops matching, as the entry has it: only one with a probe retires itself."""
+    entry = next((limit for limit in LIMITS if limit.id == limit_id), None)
+    if entry is not None and entry.probe is not None:
+        return "its probe retires it once the installed version no longer has it"
+    return "it has no probe: it stays until the entry is edited, whatever the installed version does"
+
+
 def render_tier(record: Mapping[str, Any], backend: str, command: str | None) -> str:
     """TIER.md: a limit of the tier (or a gap of the environment), not a bug of the kernel or a vendor."""
     owner = record.get("owner") or {}
@@ -87,8 +96,7 @@ def render_tier(record: Mapping[str, Any], backend: str, command: str | None) ->
         parts += [f"Known upstream: {link} (the spec's known divergence names it).", ""]
     if owner.get("limit"):
         kind = "Known bug" if reported else "Random stream" if owner.get("who") == "random" else "Tier limit"
-        parts += [f"{kind}: `{owner['limit']}` (parity.triage.limits; its probe retires it once the installed "
-                  "version no longer has it).", ""]
+        parts += [f"{kind}: `{owner['limit']}` (parity.triage.limits; {retired_by(str(owner['limit']))}).", ""]
     if owner.get("provisional"):
         parts += [f"To check the kernel itself, run {owner.get('settle')}.", ""]
     parts += ["## What failed", "", "```text", str(record.get("reason") or "").strip(), "```", ""]
