@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 import re
 
+import pytest
+
 from parity.report import backend_md, divergence_md, err_tol
 from parity.report.divergence import Column
 from parity.results import empty_record
@@ -61,3 +63,14 @@ def test_expected_failures_are_listed_apart_with_reason_and_link():
     assert "bf16 dot rounds differently" in section and "[link](https://example.org/1)" in section
     assert "not scored" in section and "boom" not in section  # an unscored case shows no error figures
     assert "## Expected failures" not in backend_md.render_report(recs[:1], {"backend": "cuda"})
+
+
+def test_a_case_the_rounding_model_judged_reads_its_err_over_the_models_bound():
+    # outside the default tolerance (max_tol_ratio 12.7), within the model's bound: err/tol below 1, as its pass
+    probes = [{"err": 3e-5, "probabilistic": 0.06}, {"err": 1e-5, "probabilistic": 0.05}]
+    record = {"status": "passed", "metrics": {"max_tol_ratio": 12.7}, "tolerance": {"rtol": 1.3e-6, "atol": 1e-5},
+              "rounding": {"judged": True, "within": True, "outputs": [{"probes": probes}]}}
+    assert err_tol.err_over_tol(record) == pytest.approx(5e-4)
+    # control: the model on a spec that chose its tolerance does not judge it: the elementwise ratio stands
+    record["rounding"]["judged"] = False
+    assert err_tol.err_over_tol(record) == 12.7

@@ -2,8 +2,10 @@
 
 err/tol is the largest |out − ref| / (atol + rtol·|ref|) over every element of every
 output (compare.Metrics.max_tol_ratio); for a kernel judged on err_ratio it is err_ratio
-over its limit. Either way a case fails exactly when its err/tol is above 1, so the
-number can sit beside the pass counts without contradicting them.
+over its limit; for a case the accumulation error model judged (its spec chose no tolerance:
+parity.run.rounding) it is the largest |out − ref| over the model's bound at the elements the model
+was taken at. Each way a case fails exactly when its err/tol is above 1, so the number can sit
+beside the pass counts without contradicting them.
 """
 
 from __future__ import annotations
@@ -44,6 +46,12 @@ def err_over_tol(record: Mapping[str, Any]) -> float | None:
         return math.inf  # a NaN where the reference is finite is outside every bound
     if tol.get("max_err_ratio"):
         return _ratio_judged(m, tol)
+    model = record.get("rounding") or {}
+    if model.get("judged"):  # the bound judged the mismatches, not the elementwise tolerance
+        ratios = [p["err"] / p["probabilistic"] for out in model.get("outputs") or [] for p in out.get("probes") or []
+                  if p.get("probabilistic")]
+        if ratios:
+            return max(ratios)
     return as_float(m.get("max_tol_ratio"))
 
 
