@@ -4,6 +4,7 @@ a failure no limit owns, another kernel, another limit and a dropped folder each
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -32,8 +33,9 @@ def attach(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> tuple[Any, list[s
     monkeypatch.setattr(run_repro, "_attach", full)
 
     def call(rec: dict[str, Any]) -> dict[str, Any]:
-        run_repro.attach(rec, object(), Case({"n": 1}), object(), seed=0, cache=None,  # type: ignore[arg-type]
-                         results_dir=tmp_path)
+        # the backend is read for its name alone (a bad input's note is headed with it)
+        run_repro.attach(rec, object(), Case({"n": 1}), SimpleNamespace(name="interpret"),  # type: ignore[arg-type]
+                         seed=0, cache=None, results_dir=tmp_path)
         return rec
 
     return call, made

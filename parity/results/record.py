@@ -163,9 +163,7 @@ class Record(TypedDict, total=False):
     autotune_skipped: list[Any]  # autotuned kernels that could not be pinned, and why
     compiled_kernels: list[dict[str, Any]]  # each kernel the launch compiled: name, id, defining file, compiles
     second_reference: dict[str, Any]  # a library's own reference against parity's fp64 one
-    # "launch_option": the launch was refused before any compile; "reference": the spec's reference raised (no
-    # launch); "bundle": a replay bundle's file is missing, altered or truncated (parity.record.bundle)
-    error_kind: str
+    error_kind: str  # "launch_option" (refused before any compile), "reference" (the reference raised), "bundle"
     expected_compile_error: str | None  # the pattern of the spec's expected compile error here
     diagnosis: dict[str, str]  # a classic kernel mistake behind the error (parity.run.mistakes)
     known_divergence: KnownDivergence  # the spec's known divergence that made it xfailed/xpassed
@@ -176,9 +174,7 @@ class Record(TypedDict, total=False):
     perf_warm: dict[str, Any]  # what the warm pass compiled for the perf pass, and its seconds
     carried_over: bool  # kept from the previous run of this results dir (kernels not re-run)
     shrink: dict[str, Any]  # how the case was shrunk before the repro was written
-    # the accumulation error model at the mismatches (parity.run.rounding): per failing output, whether they lie
-    # within the rounding a correct kernel may show; `judged`: it decided the status (the spec gave no tolerance)
-    rounding: dict[str, Any]
+    rounding: dict[str, Any]  # the accumulation error model at the mismatches (parity.run.rounding): within, judged
     where: dict[str, Any]  # where in the output the failure sits (program, grid, missing mask)
     library: dict[str, Any]  # the library that ships the kernel: name, version, repo
     finding_of: dict[str, Any]  # the library's own finding: name, why
