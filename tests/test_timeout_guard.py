@@ -187,5 +187,5 @@ def test_a_worker_that_never_starts_a_case_is_replaced(tmp_path):
     (only,) = map(json.loads, (tmp_path / "results.jsonl").read_text().splitlines())
     assert only["kernel"] == "correct_add" and only["status"] == "passed" and only["worker"] == "gw1"
     (kill,) = json.loads((tmp_path / "env.json").read_text())["worker_kills"]
-    assert kill["worker"] == "gw0" and kill["bound"] == "start" and kill["nodeid"] is None and kill["ran_s"] > 31
+    assert kill["worker"] == "gw0" and kill["bound"] == "start" and kill["nodeid"] is None and kill["ran_s"] >= 31
     assert "worker gw0 started no test item" in out
