@@ -35,3 +35,32 @@ def test_a_failure_within_rounding_under_the_specs_tolerance_is_the_tolerances()
     assert owner is not None and owner["who"] == "tolerance" and "4,096-term" in owner["evidence"]
     record["rounding"]["within"] = False  # control: beyond rounding, the usual rules decide
     assert decide(record, {}, "")["who"] != "tolerance"
+
+
+def _reduced(err_ratio: float, reductions: list[str], out: str = "fp32", recorded_on: str = "interpret") -> dict:
+    record = _replayed(recorded_on, out)
+    record["metrics"].update(err_ratio=err_ratio, max_abs_err=1e-3, nan_count=0)
+    record["source_facts"] = {"reductions": reductions}
+    return record
+
+
+def test_a_replay_that_differs_by_summation_order_is_the_replays_tolerance_provisionally():
+    # an fp32 atomic sum of 2^20 terms, recorded under the interpreter, replayed on ascend-lowered: 7e-5 as a whole
+    owner = decide(_reduced(7e-5, ["tl.atomic_add", "tl.sum"]), {}, "")
+    assert owner is not None and owner["who"] == "tolerance" and owner["provisional"]
+    assert "summation orders" in owner["evidence"] and "fp64 reference" in owner["settle"]
+    # controls: a difference far beyond reordering, a kernel that does not reduce, a bf16 output
+    for record in (_reduced(1e-2, ["tl.sum"]), _reduced(7e-5, []), _reduced(7e-5, ["tl.sum"], out="fp16")):
+        assert decide(record, {}, "")["who"] != "tolerance", record
+
+
+def test_a_replay_of_a_gpu_recording_with_tf32_dots_is_the_precision_mode():
+    record = _reduced(6e-4, ["tl.dot"], recorded_on="cuda")
+    record["params"]["K"] = 512
+    compiled = {"status": "passed", "tf32_dots": {"tf32": 1, "fp32_dots": 1, "block_k": [32]}}
+    owner = decide(record, {"cuda-compile": compiled}, "")
+    assert owner is not None and owner["limit"] == "cuda-tf32-dot" and not owner["provisional"]
+    assert "precision mode of the recording" in owner["evidence"]
+    # without cuda-compile's TTIR it is said provisionally; an interpreter recording (ieee dots) is no precision mode
+    assert decide(record, {}, "")["provisional"]
+    assert decide(_reduced(6e-4, ["tl.dot"]), {}, "").get("limit") != "cuda-tf32-dot"

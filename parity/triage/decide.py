@@ -1,10 +1,15 @@
 """The owner of one failing record, from its own evidence and the same case's records on other tiers.
 
 Order of the rules (the first that applies wins):
+0. the inputs and values (parity.triage.inputs): a spec's reference that raised → the spec's author; a damaged
+   replay bundle → the bundle; every mismatch within a correct kernel's rounding → the spec's tolerance; bf16
+   outputs a replay was recorded with under the interpreter → that tier limit, provisional;
 1. a known kernel mistake (parity.run.mistakes) → the author;
 2. this tier's own evidence about its environment (a device out of memory at run time, a launch option of
    a triton-ascend newer than the installed one, a library's kernel compiled against its fallback for a
-   triton-ascend module the installed one lacks) → the environment, whatever another tier shows;
+   triton-ascend module the installed one lacks) → the environment, whatever another tier shows; then a random
+   stream that differs with its distribution right (parity.triage.random_stream) → `random`, and a replay's fp32
+   mismatch that summation order or the recording's TF32 explains (parity.triage.replay_order);
 3. a language rule, tier limit or vendor bug already reported upstream (parity.triage.limits) → the author
    (rule), the tier (limit) or that vendor (with a note pointing at the report), unless another tier fails
    the same way (then the kernel is wrong everywhere: the author);
@@ -32,16 +37,17 @@ from typing import Any
 
 import parity.triage.precision as precision
 import parity.triage.random_stream as random_stream
+import parity.triage.replay_order as replay_order
 import parity.triage.unreproduced as unreproduced
 from parity.backends import backend_class
 from parity.compile.ascend_only import ASCEND_ONLY_OPTIONS, LATER_ASCEND_MODULES, language_finding, later_option
 from parity.reasons import key_line
 from parity.results import OwnerKind
-from parity.seams.versions import version_key
 from parity.triage.inputs import input_owner, recorded_reference_owner, rounding_owner
+from parity.triage.later_release import fixed_later
 from parity.triage.limit_fits import failure_text, is_numeric, tf32_bound
 from parity.triage.limits import matching_limit
-from parity.triage.owner import FIXED, LINKED, Owner, make_owner
+from parity.triage.owner import LINKED, Owner, make_owner
 
 FAILING = ("failed", "error", "crashed", "xfailed")
 CONFIG_KINDS = ("ub_overflow", "cc_overflow", "out_of_resources")
@@ -155,23 +161,6 @@ def decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], s
     return verdict
 
 
-def fixed_later(record: Mapping[str, Any], verdict: Mapping[str, Any], version: str | None,
-                versions: Mapping[str, Mapping[str, Any]]) -> Owner | None:
-    """The vendor verdict restated as fixed, when a newer release of the same tier passes the same case
-    (the oldest such release); None when none does (the newest fails too: still a live bug to report)."""
-    if not version:
-        return None
-    newer = sorted((v for v, r in versions.items() if version_key(v) > version_key(version) and _passes(r)),
-                   key=version_key)
-    if not newer:
-        return None
-    tier, fixed = str(record.get("backend")), newer[0]
-    name = "triton-ascend" if verdict["who"] == "triton-ascend" else "Triton"
-    return make_owner(verdict["who"], verdict["name"],
-                      f"{FIXED.format(fixed=fixed)}: {tier} with {name} {version} fails "
-                      f"({_key(failure_text(record))}); the same case passes with {name} {fixed}")
-
-
 def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], source: str) -> Owner:
     tier = str(record.get("backend"))
     comp = record.get("compile") or {}
@@ -225,6 +214,9 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
     stream = random_stream.evidence(record, source)  # a random kernel's own stream, its distribution right
     if stream is not None:
         return make_owner("random", random_stream.NAME, stream, limit=random_stream.LIMIT)
+    ordered = replay_order.replay_owner(record, others, source)  # two correct fp32 answers, before "same way"
+    if ordered is not None:
+        return ordered
     limit = matching_limit(record, source)
     if limit is not None:
         if limit.who != "author" and failing_same:  # a tool's own defect does not explain another tool's

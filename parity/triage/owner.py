@@ -61,7 +61,7 @@ def make_owner(who: str, name: str, evidence: str, *, provisional: bool = False,
 
 
 SPEC_AUTHOR = "spec author"
-# a vendor owner's evidence starts so when a newer release of the same tier passes the case (decide.fixed_later)
+# a vendor owner's evidence starts so when a newer release of the same tier passes the case (later_release.fixed_later)
 FIXED = "fixed in {fixed}; upgrade"
 _FIXED = re.compile(r"^fixed in (\S+); upgrade")
 # a vendor owner's evidence starts so when a spec's known divergence links the vendor's report (decide)

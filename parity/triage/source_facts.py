@@ -4,7 +4,9 @@ so that the report's re-triage, which has the records but no source, reads the s
 - `spin_lock`: the lines of `while` loops that spin on tl.atomic_cas / tl.atomic_xchg (a lock, a flag another
   program sets): such a kernel waits on other programs;
 - `random`: the tl.rand / tl.randn / tl.randint / tl.randint4x calls: its values come from a seeded random
-  stream, which each compiler may generate differently.
+  stream, which each compiler may generate differently;
+- `reductions`: the calls that add many terms into one (tl.sum, tl.dot, tl.atomic_add, tl.cumsum, tl.reduce, ...):
+  two correct compilers may round them differently (summation order). tl.max / tl.min are exact and not listed.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from typing import Any
 SPIN_OPS = ("atomic_cas", "atomic_xchg")
 RANDOM_OPS = ("rand", "randn", "randint", "randint4x")
 _RANDOM_CALL = re.compile(r"\b(?:tl|language)\.(randint4x|randint|randn|rand)\s*\(")
+_REDUCTION_CALL = re.compile(r"\b(?:tl|language)\.(sum|dot|dot_scaled|atomic_add|cumsum|cumprod|reduce|"
+                             r"associative_scan)\s*\(|\.(sum|cumsum)\s*\(\s*(?:axis|\d)")
 _SPIN_LINE = re.compile(r"^\s*while\b.*\b(?:atomic_cas|atomic_xchg)\s*\(")
 
 
@@ -52,11 +56,16 @@ def random_calls(source: str) -> list[str]:
     return sorted({f"tl.{m.group(1)}" for m in _RANDOM_CALL.finditer(source)})
 
 
+def reduction_calls(source: str) -> list[str]:
+    """The reductions the source performs (tl.sum, tl.dot, tl.atomic_add, ... and `x.sum(axis)`), each once."""
+    return sorted({f"tl.{m.group(1) or m.group(2)}" for m in _REDUCTION_CALL.finditer(source)})
+
+
 def read(record: Mapping[str, Any], source: str) -> dict[str, list[str]]:
     """The facts of this source; with none (the report's re-triage), those the record kept from its run."""
     if not source:
         return {k: list(v) for k, v in (record.get("source_facts") or {}).items()}
-    facts = {"spin_lock": spin_lines(source), "random": random_calls(source)}
+    facts = {"spin_lock": spin_lines(source), "random": random_calls(source), "reductions": reduction_calls(source)}
     return {k: v for k, v in facts.items() if v}
 
 
