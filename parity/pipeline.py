@@ -17,7 +17,7 @@ around the repro phases: no other place decides an owner. The suites and the plu
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -37,6 +37,7 @@ from parity.run.runner import build_inputs, mark_declined, memory_skip, referenc
 from parity.run.sanitize import sanitized_case
 from parity.spec import Case, KernelSpec
 from parity.triage import interrupt, stage
+from parity.triage.drafts import plan_drafts
 from parity.triage.interrupt import interrupted_record
 from parity.triage.source_facts import random_calls
 
@@ -72,6 +73,17 @@ def write(session: Session, record: Record) -> None:
     settled `interrupted` here, and any draft it got is removed: an interrupted case has no finding."""
     interrupt.settle_interrupted(record, session.results_dir)
     session.store(record)
+
+
+def conclude_dead_worker(session: Session, record: Record, spec: KernelSpec | None,
+                         attach_repro: Callable[[Record], None] | None) -> Record:
+    """triage -> the crash repro -> write, for the case a dead worker was running: AUTHOR.md and rerun.py only
+    where triage gives the crash to the kernel's author (a tier's limit or a vendor's crash gets none)."""
+    triage(session, record, case_code(spec))
+    if attach_repro is not None and plan_drafts(record).kind == "author":
+        attach_repro(record)
+    write(session, record)
+    return record
 
 
 def conclude(session: Session, record: Record, spec: KernelSpec | None = None) -> Record:

@@ -304,22 +304,23 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.hookimpl(optionalhook=True)
 def pytest_handlecrashitem(crashitem: str, report: Any, sched: Any) -> None:
     """xdist: a worker died running `crashitem`: a `timeout` where parity's watchdog killed it (parity.run.watchdog),
-    else `crashed`, with the signal, whatever the worker wrote for it before (parity.run.faults), and AUTHOR.md
-    and rerun.py (parity.repro.crash_repro)."""
+    else `crashed`, with the signal, whatever the worker wrote for it before (parity.run.faults), and, where triage
+    gives it to the kernel's author, AUTHOR.md and rerun.py (parity.repro.crash_repro)."""
     config = getattr(sched, "config", None)  # xdist's schedulers keep the controller's config
     state = session_of(config) if config is not None else None
     if state is None:
         return
+    from parity import pipeline
     from parity.repro import crash_repro
     from parity.run import faults
 
     node = getattr(report, "node", None)
     timed_out = watchdog.kill_record(config, crashitem, node, state.backend, state.results_dir)
     record = timed_out or faults.dead_worker_record(state.results_dir, crashitem, node, state.backend)
-    if record is not None:
-        if timed_out is None:  # a hang is no crash: no out-of-bounds hint, no rerun.py
-            crash_repro.attach(record, crashitem, state, root=Path(config.rootpath))
-        state.write(record)
+    if record is not None:  # a hang is no crash: no out-of-bounds hint, no rerun.py
+        attach = None if timed_out else lambda r: crash_repro.attach(r, crashitem, state, root=Path(config.rootpath))
+        spec = next((s for s in state.specs if s.name == record.get("kernel")), None)
+        pipeline.conclude_dead_worker(state, record, spec, attach)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
