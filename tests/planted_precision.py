@@ -42,9 +42,13 @@ def matmul(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, torch.T
     return {"c": c}
 
 
+def reference(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, torch.Tensor]:
+    return {"c": inputs["a"] @ inputs["b"]}
+
+
 SPECS = [
     KernelSpec(name="precision_default_matmul", family="precision", kernel=default_precision_matmul_kernel,
-               launch=matmul, reference=lambda inputs, p: {"c": inputs["a"] @ inputs["b"]},
+               launch=matmul, reference=reference,
                cases=by_level(product(M=[64], N=[64], K=[256, 1024], dtype=["fp32"])),
                make_inputs=lambda p, gen: {"a": randn((p["M"], p["K"]), p["dtype"], gen),
                                            "b": randn((p["K"], p["N"]), p["dtype"], gen)}),

@@ -115,6 +115,10 @@ def _row_reference(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str,
     return {"s": inputs["x"].reshape(2, -1).sum(-1)}
 
 
+def _scan_reference(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, torch.Tensor]:
+    return {"y": inputs["x"].cumsum(0)}
+
+
 def _dot_reference(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, torch.Tensor]:
     return {"c": inputs["a"] @ inputs["b"]}
 
@@ -133,7 +137,7 @@ SPECS = [
                cases=by_level(product(N=[500_000], dtype=["fp32"])),
                make_inputs=lambda p, gen: {"x": torch.rand((2 * p["N"],), generator=gen, dtype=torch.float32)}),
     KernelSpec(name="rounding_scan", family="rounding", kernel=scan_kernel, launch=scan,
-               reference=lambda inputs, p: {"y": inputs["x"].cumsum(0)},
+               reference=_scan_reference,
                cases=by_level(product(N=[200_000], dtype=["fp32"])),
                make_inputs=lambda p, gen: {"x": randn((p["N"],), p["dtype"], gen)}),
     KernelSpec(name="rounding_dot", family="rounding", kernel=dot_kernel, launch=dot, reference=_dot_reference,
