@@ -46,3 +46,18 @@ def test_a_crash_nothing_settles_keeps_its_author_draft(tmp_path):
     record, attached = _conclude(tmp_path, interpret_passed=False)
     assert record["owner"]["who"] == "author" and record["owner"]["provisional"]
     assert attached == ["launch=0"]
+
+
+def test_the_interpreters_replay_of_its_own_recording_settles_the_spin_lock_too(tmp_path):
+    # a bundle recorded under the interpreter: its replay there compared it with itself, but it ran to its end
+    other = empty_record("interpret", "interpret", "locked_colsum", "launch=0", {"launch": 0, "out": "fp32"})
+    other.update(suite="accuracy", status="passed", input_digest="d", replay={"recorded_on": "interpret"})
+    (tmp_path / "interpret").mkdir()
+    (tmp_path / "interpret" / "results.jsonl").write_text(json.dumps(other) + "\n")
+    stored: list[dict[str, Any]] = []
+    session = SimpleNamespace(results_dir=tmp_path / "ascend-lowered", store=stored.append)
+    session.results_dir.mkdir()
+    crashed = {**_crashed(), "replay": {"recorded_on": "interpret"}}
+    pipeline.conclude_dead_worker(session, crashed, None, None)  # type: ignore[arg-type]
+    owner = stored[0]["owner"]
+    assert owner["limit"] == "lowered-spin-lock" and "interpret ran the same case to its end" in owner["evidence"]

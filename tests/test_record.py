@@ -570,6 +570,7 @@ def test_the_verdict_says_a_replay_compares_with_the_recording_not_fp64():
 
 
 def test_a_replay_on_the_tier_that_recorded_it_is_no_evidence_for_triage():
+    from parity.triage.decide import decide
     from parity.triage.evidence import others_in
 
     failing = {"backend": "ascend-lowered", "kernel": "k", "case": "launch=0", "status": "failed",
@@ -577,7 +578,13 @@ def test_a_replay_on_the_tier_that_recorded_it_is_no_evidence_for_triage():
     self_replay = {"backend": "interpret", "kernel": "k", "case": "launch=0", "status": "passed",
                    "suite": "accuracy", "replay": {"recorded_on": "interpret"}}
     independent = {**self_replay, "backend": "cuda-compile"}  # the clean twin: another tier's replay counts
-    assert others_in(failing, [self_replay, independent]) == {"cuda-compile": independent}
+    others = others_in(failing, [self_replay, independent])
+    # it stands only as a run to its end ("ran"): no rule takes it for a pass of the values
+    assert others == {"cuda-compile": independent, "interpret": {**self_replay, "status": "ran", "self_replay": True}}
+    owner = decide({**failing, "metrics": {"err_ratio": 0.5}, "reason": "output 'o': wrong"}, others, "")
+    assert owner is not None and owner["who"] == "author" and owner["provisional"]  # as without it: no pass counted
+    assert "interpret pass" not in owner["evidence"]
+    assert others_in(failing, [{**self_replay, "status": "failed"}]) == {}  # a failing self-replay says nothing
 
 
 def test_a_launch_line_naming_a_file_outside_the_bundle_is_skipped(tmp_path, kernels):

@@ -59,7 +59,7 @@ def records_in(directory: Path) -> dict[tuple[str, str], list[dict[str, Any]]]:
 
 def worst(records: Iterable[Mapping[str, Any]]) -> Mapping[str, Any] | None:
     """One record standing for a case on a tier: a failing compile of it before a passing one."""
-    rank = {"crashed": 0, "error": 1, "failed": 2, "xfailed": 3, "passed": 4, "xpassed": 5}
+    rank = {"crashed": 0, "error": 1, "failed": 2, "xfailed": 3, "passed": 4, "xpassed": 5, "ran": 6}
     ordered = sorted(records, key=lambda r: rank.get(str(r.get("status")), 9))
     return ordered[0] if ordered else None
 
@@ -76,14 +76,25 @@ def self_replay(record: Mapping[str, Any]) -> bool:
     return isinstance(replay, Mapping) and replay.get("recorded_on") == record.get("backend")
 
 
+def as_evidence(record: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """A record as evidence about another tier: as it is, except a self-replay (self_replay), whose values say
+    nothing; one that passed still shows the launch ran to completion there (no crash, no hang, every tensor
+    between its red zones), so it stands as status "ran", which no rule takes for a pass."""
+    if not self_replay(record):
+        return record
+    if record.get("status") in ("passed", "xpassed"):
+        return {**record, "status": "ran", "self_replay": True}
+    return None
+
+
 def others_for(record: Mapping[str, Any], directories: Iterable[Path],
                version: str | None = None) -> dict[str, Mapping[str, Any]]:
     """tier → that tier's record of the same case (same inputs), from the given results dirs."""
     best: dict[str, tuple[tuple[bool, bool, str], Mapping[str, Any]]] = {}
     version = installed_version() if version is None else version
     for directory in directories:
-        found = [r for r in records_in(directory).get(case_key(record), []) if same_inputs(record, r)
-                 and not self_replay(r)]
+        found = [e for r in records_in(directory).get(case_key(record), []) if same_inputs(record, r)
+                 and (e := as_evidence(r)) is not None]
         picked = worst(found)
         if picked is None or picked.get("backend") == record.get("backend"):
             continue
@@ -114,8 +125,8 @@ def others_in(record: Mapping[str, Any], all_records: Iterable[Mapping[str, Any]
     key = case_key(record)
     for r in all_records:
         if r.get("backend") != record.get("backend") and case_key(r) == key and same_inputs(record, r) \
-                and r.get("suite") in (None, "accuracy", "compile") and not self_replay(r):
-            groups.setdefault(str(r.get("backend")), []).append(r)
+                and r.get("suite") in (None, "accuracy", "compile") and (e := as_evidence(r)) is not None:
+            groups.setdefault(str(r.get("backend")), []).append(e)
     return {tier: picked for tier, rs in groups.items() if (picked := worst(rs)) is not None}
 
 
@@ -127,8 +138,8 @@ def others_in_dirs(record: Mapping[str, Any], version: str | None,
     per: dict[str, list[tuple[str, str | None, Mapping[str, Any]]]] = {}
     for label, other, r in tagged:
         if r.get("backend") != record.get("backend") and case_key(r) == key and same_inputs(record, r) \
-                and r.get("suite") in (None, "accuracy", "compile") and not self_replay(r):
-            per.setdefault(str(r.get("backend")), []).append((label, other, r))
+                and r.get("suite") in (None, "accuracy", "compile") and (e := as_evidence(r)) is not None:
+            per.setdefault(str(r.get("backend")), []).append((label, other, e))
     out = {}
     for tier, found in per.items():
         chosen = ([r for _, v, r in found if _same_release(record, tier, version, v)]

@@ -52,9 +52,10 @@ def hung_or_died(record: Mapping[str, Any]) -> str | None:
 
 
 def clean_red_zone_passes(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """Other tiers with red zones that computed the same case right with no out-of-bounds access."""
+    """Other tiers with red zones that ran the same case to its end with no out-of-bounds access: computed it
+    right, or (a replay on the tier that recorded it: status "ran", parity.triage.evidence.as_evidence) ran it."""
     return sorted(t for t, r in others.items() if t != record.get("backend") and has_red_zones(backend_class(t))
-                  and r.get("status") in ("passed", "xpassed") and not r.get("oob"))
+                  and r.get("status") in ("passed", "xpassed", "ran") and not r.get("oob"))
 
 
 def red_zone_faults(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]]) -> list[str]:
@@ -82,8 +83,10 @@ def settle(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], s
     clean = clean_red_zone_passes(record, others)
     if not clean:
         return None
-    where = (f"{', '.join(clean)} computed the same case right on the same inputs, every tensor between red zones, "
-             "with no out-of-bounds access")
+    ran = [t for t in clean if others[t].get("status") == "ran"]
+    where = (f"{', '.join(clean)} {'ran' if ran else 'computed'} the same case {'to its end' if ran else 'right'} "
+             "on the same inputs, every tensor between red zones, with no out-of-bounds access"
+             + (f" ({', '.join(ran)} replaying its own recording)" if ran else ""))
     spins = source_facts.read(record, source).get("spin_lock")
     limit = spin_limit(tier)
     if spins and limit is not None:
