@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from parity.errors import error_text, input_error
 from parity.perf import warm
 from parity.perf.proof import attach as prove_ub_claims
+from parity.record.provenance import stamp_replay
 from parity.repro import run_repro
 from parity.repro.compile_prelaunch import attach_compile_tier
 from parity.repro.compile_repro import attach_all
@@ -64,7 +65,9 @@ class Session(Protocol):
 
 
 def triage(session: Session, record: Record, code: stage.CaseCode) -> None:
-    """The triage phase: once per record, with this run's evidence (the results dirs beside its own)."""
+    """The triage phase: once per record, with this run's evidence (the results dirs beside its own) and, on a
+    replay, the recording's provenance on the record first."""
+    stamp_replay(record, getattr(session, "replay", None))
     stage.triage(record, stage.RunEvidence(session.results_dir), code)
 
 
@@ -154,6 +157,7 @@ def accuracy_case(session: Session, spec: KernelSpec, case: Case) -> Record:
             record.update(suite="accuracy", status="error", reason=f"timeout: {str(exc).splitlines()[0]}")
             conclude(session, record, spec)
         raise
+    stamp_replay(record, getattr(session, "replay", None))  # whose recording the values came from, for triage
     t0 = time.perf_counter()
     outputs_store.save_case(session.results_dir, spec, case, outputs, record.get("input_digest"))  # store
     record["timing"]["store_s"] = time.perf_counter() - t0
@@ -206,10 +210,13 @@ def compile_case(session: Session, spec: KernelSpec, case: Case) -> list[Record]
             record.update(status="skipped", reason=skip)
             return [conclude(session, record, spec)]
         # a library's raise before any compile is its finding: an ISSUE.md to it and a standalone call
+        stamp_replay(record, getattr(session, "replay", None))
         judge_and_repro_prelaunch(record, spec, case, backend, cpu_inputs, session.results_dir, session.seed, exc)
         write(session, record)
         return [record]
     records = compile_records(backend.name, spec, case, compiles)
+    for record in records:
+        stamp_replay(record, getattr(session, "replay", None))
     # a config that fits is a fix only if it computes: run it on a tier that computes, before any draft says so
     prove_fits(records, compiles, spec, case, session.seed, backend)
     prove_ub_claims(records, spec, case, session.seed, backend)  # "larger tiles fit" too (parity.perf.proof)

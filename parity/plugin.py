@@ -15,6 +15,7 @@ from parity import progress, shard
 from parity.backends import Backend, get_backend
 from parity.options import pytest_addoption  # noqa: F401  (a pytest hook: pytest finds it here)
 from parity.paths import triton_cache_dir
+from parity.record.provenance import stamp_replay
 from parity.results import (
     MERGED_NAME,
     ResultWriter,
@@ -82,8 +83,7 @@ class ParitySession:
             timing["case_wall_s"], timing["wait_s"] = now - self.mark, self.wait_s
             self.mark, self.wait_s = now, 0.0
             record["worker"] = self.worker
-        if self.replay is not None:
-            record.setdefault("replay", dict(self.replay, kernel_from=self.replay["kernel_from"].get(record["kernel"])))
+        stamp_replay(record, self.replay)
         if self.backend.mode == "run" and not self.unavailable:
             record.setdefault("device", self.backend.device)  # which of a multi-device host's devices ran it
         if self.writer is None:

@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import parity.triage.precision as precision
 import parity.triage.source_facts as source_facts
 from parity.backends import backend_class
-from parity.triage import precision
 from parity.triage.limit_fits import is_numeric, tf32_bound
 from parity.triage.owner import Owner, make_owner
 
