@@ -64,3 +64,18 @@ def test_a_replay_of_a_gpu_recording_with_tf32_dots_is_the_precision_mode():
     # without cuda-compile's TTIR it is said provisionally; an interpreter recording (ieee dots) is no precision mode
     assert decide(record, {}, "")["provisional"]
     assert decide(_reduced(6e-4, ["tl.dot"]), {}, "").get("limit") != "cuda-tf32-dot"
+
+
+def test_a_provisional_precision_mode_is_settled_at_report_time_by_cuda_compiles_ttir():
+    # interpret replayed before cuda-compile did: its verdict was provisional; the report holds the evidence
+    from parity.triage.merged import retriage
+
+    record = _reduced(6e-4, ["tl.dot"], recorded_on="cuda", out="fp32")
+    record.update(backend="interpret", mode="interpret", suite="accuracy", params={**record["params"], "K": 512})
+    record["owner"] = decide(record, {}, "")
+    assert record["owner"]["provisional"]
+    compiled = {"backend": "cuda-compile", "kernel": "k", "case": "launch=0", "suite": "compile", "status": "passed",
+                "tf32_dots": {"tf32": 1, "fp32_dots": 1}, "replay": {"recorded_on": "cuda"}}
+    assert retriage([record]) == 0  # control: alone, nothing settles it
+    assert retriage([record, compiled]) == 1
+    assert record["owner"]["limit"] == "cuda-tf32-dot" and not record["owner"]["provisional"]

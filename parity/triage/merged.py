@@ -57,6 +57,10 @@ def retriage(records: Iterable[dict[str, Any]], tagged: list[Tagged] | None = No
         if before.get("limit"):  # found with the kernel's source at run time, which the merged dirs lack
             same = same_way_elsewhere(record, others) if before.get("who") == "tier" else []
             if not same:
+                settled = _settled(record, before, others, facts)
+                if settled is not None:
+                    record["owner"] = settled
+                    changed += 1
                 continue
             why = (f"{record.get('backend')} and {', '.join(same)} fail the same way; the kernel is wrong beyond "
                    f"the tier's own limit ({before['limit']})")
@@ -73,6 +77,16 @@ def retriage(records: Iterable[dict[str, Any]], tagged: list[Tagged] | None = No
             record["owner"] = verdict
             changed += 1
     return changed
+
+
+def _settled(record: dict[str, Any], before: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]],
+             facts: MergedEvidence) -> Owner | None:
+    """A provisional limit the merged dirs now settle: the same limit, decided again with their evidence (the
+    record's source facts stand for its source), no longer provisional; else None (the run's verdict stands)."""
+    if not before.get("provisional"):
+        return None
+    again = decide(record, others, "", None, version=facts.version(record), versions=facts.versions(record))
+    return again if again is not None and again.get("limit") == before["limit"] and not again["provisional"] else None
 
 
 def annotate(records: Mapping[str, list[dict[str, Any]]], where: Mapping[str, Path]) -> int:
