@@ -70,3 +70,12 @@ def test_the_verdict_notes_tf32_dots_across_backends_and_only_where_the_ttir_sho
     assert f"- `attn`: {NOTE}" in text and "`gemm`:" not in text
     assert "inputPrecision = tf32" in NOTE and "input_precision='ieee'" in NOTE
     assert "### Cross-backend notes" not in divergence_md.render([column], {"cuda-compile": [ieee]}, [], None)
+
+
+def test_a_tf32_finding_reads_as_a_precision_mode_not_a_kernel_fix():
+    from parity.report.findings import owner_words
+
+    tf32 = {"who": "author", "name": "kernel author", "limit": "cuda-tf32-dot", "provisional": False}
+    assert owner_words(tf32).startswith("precision mode the kernel chose")
+    # control: another author finding keeps its words
+    assert owner_words({**tf32, "limit": None}) == "needs a change in the kernel"

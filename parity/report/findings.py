@@ -81,6 +81,8 @@ OWNER_WORDS = {
     "bundle": "damaged replay bundle, not the kernel's: re-record it",
 }
 SPEC_WORDS = "needs a change in the spec's reference, not the kernel"  # the author owner named SPEC_AUTHOR
+# the author owner of a TF32 dot (the limit cuda-tf32-dot): a choice the kernel makes, not a fault in it
+PRECISION_WORDS = "precision mode the kernel chose (fp32 dots as TF32 on NVIDIA)"
 DRAFTS = {"author": "AUTHOR.md", "library": "ISSUE.md", "triton": "ISSUE.md", "triton-ascend": "ISSUE.md",
           "tier": "TIER.md", "environment": "TIER.md", "tolerance": "TIER.md", "random": "TIER.md",
           "bundle": "BUNDLE.md"}
@@ -107,8 +109,8 @@ def owner_words(owner: Mapping[str, Any]) -> str:
     who = owner.get("who")
     if who is None:
         return "owner undecided"
-    words = SPEC_WORDS if owner.get("name") == SPEC_AUTHOR else \
-        OWNER_WORDS.get(who, str(who)).format(name=owner.get("name") or who)
+    words = SPEC_WORDS if owner.get("name") == SPEC_AUTHOR else PRECISION_WORDS if owner.get("limit") == \
+        "cuda-tf32-dot" else OWNER_WORDS.get(who, str(who)).format(name=owner.get("name") or who)
     if fixed_in(owner):
         words += f", fixed in {fixed_in(owner)}; upgrade"
     if owner.get("line"):
