@@ -580,7 +580,7 @@ def test_a_replay_on_the_tier_that_recorded_it_is_no_evidence_for_triage():
     independent = {**self_replay, "backend": "cuda-compile"}  # the clean twin: another tier's replay counts
     others = others_in(failing, [self_replay, independent])
     # it stands only as a run to its end ("ran"): no rule takes it for a pass of the values
-    assert others == {"cuda-compile": independent, "interpret": {**self_replay, "status": "ran", "self_replay": True}}
+    assert others == {"cuda-compile": independent, "interpret": {**self_replay, "status": "ran"}}
     owner = decide({**failing, "metrics": {"err_ratio": 0.5}, "reason": "output 'o': wrong"}, others, "")
     assert owner is not None and owner["who"] == "author" and owner["provisional"]  # as without it: no pass counted
     assert "interpret pass" not in owner["evidence"]
