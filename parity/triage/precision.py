@@ -12,17 +12,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from parity.backends import backend_class
+
 LIMIT = "cuda-tf32-dot"
-COMPILE_TIERS = ("cuda-compile",)
 NOTE = ("fp32 tl.dot runs as TF32 on NVIDIA (cuda-compile TTIR: inputPrecision = tf32), IEEE on Ascend: results "
         "differ by ~1e-3 relative by design; pass input_precision='ieee' for bit-comparable fp32")
 
 
 def compiled_tf32(others: Mapping[str, Mapping[str, Any]]) -> Mapping[str, Any] | None:
-    """The compile tier's `tf32_dots` of the same case where it saw an fp32 dot compiled as TF32."""
-    for tier in COMPILE_TIERS:
-        found = (others.get(tier) or {}).get("tf32_dots") or {}
-        if found.get("tf32"):
+    """The `tf32_dots` of the same case on an upstream compile tier (cuda-compile), where it saw an fp32 dot
+    compiled as TF32. Tiers are told by what their Backend declares, never by name."""
+    for tier, record in others.items():
+        cls = backend_class(tier)
+        found = record.get("tf32_dots") or {}
+        if cls.mode == "compile" and cls.tracker == "triton" and found.get("tf32"):
             return found
     return None
 
