@@ -34,7 +34,15 @@ from parity.run import distribution
 from parity.run.compile_judge import compile_records
 from parity.run.faults import is_timeout
 from parity.run.fit_proof import attach as prove_fits
-from parity.run.runner import build_inputs, mark_declined, memory_skip, reference_outputs, run_case, skip_reason
+from parity.run.runner import (
+    build_inputs,
+    mark_declined,
+    memory_skip,
+    reference_outputs,
+    reference_raised,
+    run_case,
+    skip_reason,
+)
 from parity.run.sanitize import sanitized_case
 from parity.spec import Case, KernelSpec
 from parity.triage import interrupt, stage
@@ -191,9 +199,7 @@ def compile_case(session: Session, spec: KernelSpec, case: Case) -> list[Record]
         return [conclude(session, record, spec)]
     try:
         cpu_inputs = build_inputs(spec, case, session.seed)
-    except Exception as exc:
-        if input_error(exc) is None:
-            raise
+    except Exception as exc:  # a damaged bundle, or the spec's own make_inputs: nothing to compile with
         return [bad_input(session, spec, case, exc)]
     try:
         compiles = backend.compile_case(spec, case, cpu_inputs)  # run, compare
@@ -229,10 +235,14 @@ def compile_case(session: Session, spec: KernelSpec, case: Case) -> list[Record]
 def bad_input(session: Session, spec: KernelSpec, case: Case, exc: BaseException) -> Record:
     """A compile tier's case whose inputs could not be made (a damaged replay bundle: parity.errors.input_error):
     an `error` owned by that input, with its note (no draft against the kernel); nothing is compiled."""
-    bad = input_error(exc) or exc
+    bad = input_error(exc)
     record = empty_record(session.backend.name, "compile", spec.name, case.id, dict(case.params))
-    record.update(suite="compile", status="error", error_kind=getattr(bad, "parity_error_kind", None),
-                  reason=error_text(bad))
+    if bad is None:  # the spec's make_inputs raised: its author's, as a raising reference is
+        record.update(suite="compile", status="error", error_kind="inputs",
+                      reason=reference_raised(spec, exc, "make_inputs"))
+    else:
+        record.update(suite="compile", status="error", error_kind=getattr(bad, "parity_error_kind", None),
+                      reason=error_text(bad))
     triage(session, record, case_code(spec))
     run_repro.input_note_dir(record, spec, case, session.backend, session.results_dir)
     write(session, record)

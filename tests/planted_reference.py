@@ -1,4 +1,5 @@
-"""A spec whose fp64 reference raises, beside a good twin: the case is an `error` owned by the spec's author."""
+"""A spec whose fp64 reference raises, and one whose make_inputs raises, beside a good twin: each case is an
+`error` owned by the spec's author."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from parity import KernelSpec
 from parity.spec import Case
 
 RAISING_LINE = 'raise KeyError("scale")  # planted: the reference reads a key its inputs lack'
+INPUTS_LINE = 'raise ValueError("N must be even")  # planted: make_inputs refuses its own case'
 
 
 @triton.jit
@@ -34,10 +36,18 @@ def _raising_reference(inputs, p):
     raise KeyError("scale")  # planted: the reference reads a key its inputs lack
 
 
-def _spec(name, reference):
+def _inputs(p, g):
+    return {"x": torch.rand(p["N"], generator=g)}
+
+
+def _raising_inputs(p, g):
+    raise ValueError("N must be even")  # planted: make_inputs refuses its own case
+
+
+def _spec(name, reference, make_inputs=_inputs):
     return KernelSpec(name=name, family="planted", kernel=scale_kernel, launch=_launch, reference=reference,
-                      cases=lambda level: [Case({"N": 100, "dtype": "fp32"})],
-                      make_inputs=lambda p, g: {"x": torch.rand(p["N"], generator=g)})
+                      cases=lambda level: [Case({"N": 100, "dtype": "fp32"})], make_inputs=make_inputs)
 
 
-SPECS = [_spec("planted_reference_good", _good_reference), _spec("planted_reference_raises", _raising_reference)]
+SPECS = [_spec("planted_reference_good", _good_reference), _spec("planted_reference_raises", _raising_reference),
+         _spec("planted_inputs_raise", _good_reference, _raising_inputs)]

@@ -19,8 +19,9 @@ from parity.triage.owner import SPEC_AUTHOR
 from tests import planted_reference
 
 ROOT = Path(__file__).resolve().parents[1]
-RAISES_AT = next(n for n, line in enumerate(Path(planted_reference.__file__).read_text().splitlines(), 1)
-                 if line.strip() == planted_reference.RAISING_LINE)
+RAISES_AT, INPUTS_AT = (next(n for n, line in enumerate(Path(planted_reference.__file__).read_text().splitlines(), 1)
+                             if line.strip() == wanted)
+                        for wanted in (planted_reference.RAISING_LINE, planted_reference.INPUTS_LINE))
 
 
 def _run(name: str) -> dict:
@@ -77,4 +78,22 @@ def test_a_run_with_a_raising_reference_writes_its_record_and_exits_nonzero(tmp_
     bad = records["planted_reference_raises"]
     assert bad["status"] == "error" and bad["owner"]["name"] == SPEC_AUTHOR
     assert (out / bad["repro"] / "AUTHOR.md").is_file() and not (out / bad["repro"] / "repro.py").exists()
-    assert "interp ✗ spec fix #1" in proc.stdout and "✗ kernel fix" not in proc.stdout
+    assert "interp ✗ spec fix" in proc.stdout and "✗ kernel fix" not in proc.stdout
+    inputs = records["planted_inputs_raise"]  # make_inputs raised: the same, never a missing record
+    assert inputs["status"] == "error" and inputs["error_kind"] == "inputs" and inputs["owner"]["name"] == SPEC_AUTHOR
+    assert inputs["reason"].startswith(f"the spec's make_inputs raised at tests/planted_reference.py:{INPUTS_AT}")
+    assert "the spec's make_inputs raised" in (out / inputs["repro"] / "AUTHOR.md").read_text()
+
+
+def test_a_raising_make_inputs_on_a_compile_tier_is_an_error_record_too(tmp_path):
+    out = tmp_path / "cuda-compile"
+    proc = subprocess.run([sys.executable, "-m", "pytest", "suites", "-q", "-p", "no:cacheprovider", "-n", "0",
+                           "--backend=cuda-compile", "--kernels=tests.planted_reference", f"--results-dir={out}"],
+                          cwd=ROOT, env={**os.environ, "TRITON_INTERPRET": "0"}, capture_output=True, text=True,
+                          timeout=600)
+    records = {r["kernel"]: r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())
+               if r.get("suite") == "compile"}
+    assert proc.returncode == 1, proc.stdout[-2000:]
+    assert records["planted_reference_good"]["status"] == "passed"  # control: the same kernel builds
+    bad = records["planted_inputs_raise"]
+    assert bad["status"] == "error" and bad["error_kind"] == "inputs" and bad["owner"]["name"] == SPEC_AUTHOR

@@ -163,7 +163,7 @@ class Record(TypedDict, total=False):
     autotune_skipped: list[Any]  # autotuned kernels that could not be pinned, and why
     compiled_kernels: list[dict[str, Any]]  # each kernel the launch compiled: name, id, defining file, compiles
     second_reference: dict[str, Any]  # a library's own reference against parity's fp64 one
-    error_kind: str  # "launch_option" (refused before any compile), "reference" (the reference raised), "bundle"
+    error_kind: str  # "launch_option" (refused before compiling), "reference" or "inputs" (spec code raised), "bundle"
     expected_compile_error: str | None  # the pattern of the spec's expected compile error here
     diagnosis: dict[str, str]  # a classic kernel mistake behind the error (parity.run.mistakes)
     known_divergence: KnownDivergence  # the spec's known divergence that made it xfailed/xpassed

@@ -42,13 +42,15 @@ def reference_outputs(spec: KernelSpec, case: Case, cpu_inputs: Mapping[str, Any
     return ref
 
 
-def reference_raised(spec: KernelSpec, exc: BaseException) -> str:
-    """The reason of a case whose reference raised: where (the innermost frame outside parity, torch and triton,
-    else the reference's own definition) and what, and that no launch was judged."""
+def reference_raised(spec: KernelSpec, exc: BaseException, part: str = "reference") -> str:
+    """The reason of a case whose spec code raised (`part`: its "reference" or its "make_inputs"): where (the
+    innermost frame outside parity, torch and triton, else that function's own definition) and what, and that no
+    launch was judged."""
     what = "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()[-1][:400]
-    where = raised_at(exc) or _defined_at(spec.reference)
-    return (f"the spec's reference raised at {where}: {what}; the kernel was not launched or judged: fix the "
-            f"reference of {spec.name} (it runs in fp64 on the CPU) and run the case again")
+    where = raised_at(exc) or _defined_at(getattr(spec, part))
+    runs = "it runs in fp64 on the CPU" if part == "reference" else "it builds the case's inputs on the CPU"
+    return (f"the spec's {part} raised at {where}: {what}; the kernel was not launched or judged: fix the "
+            f"{part} of {spec.name} ({runs}) and run the case again")
 
 
 def _defined_at(fn: Any) -> str:
@@ -143,9 +145,10 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
     t0 = time.perf_counter()
     try:
         cpu_inputs = build_inputs(spec, case, seed)
-    except Exception as exc:
+    except Exception as exc:  # a damaged bundle, or the spec's own make_inputs: an `error`, never a missing record
         if (bad := input_error(exc)) is None:
-            raise
+            record.update(status="error", error_kind="inputs", reason=reference_raised(spec, exc, "make_inputs"))
+            return record, None
         record.update(status="error", error_kind=bad.parity_error_kind, reason=error_text(bad))  # type: ignore[attr-defined]
         return record, None
     record["input_digest"] = input_digest(cpu_inputs)  # proves inputs match across backends

@@ -114,9 +114,10 @@ def input_note(record: Mapping[str, Any], backend: str) -> tuple[str, str] | Non
             "or truncated since `parity record` wrote them. Record the workload again (`parity record --out DIR -- "
             "CMD`) and replay the new bundle; do not file this with anyone.")
     elif owner.get("who") == "author" and owner.get("name") == SPEC_AUTHOR:
-        name, head, act = "AUTHOR.md", "the spec's reference raised", (
-            "The kernel was not launched: the spec's fp64 reference raised first, so this is a fix to the spec's "
-            "reference (where it raised is below), not to the kernel. Fix it and run the case again.")
+        part = "make_inputs" if record.get("error_kind") == "inputs" else "reference"
+        name, head, act = "AUTHOR.md", f"the spec's {part} raised", (
+            f"The kernel was not launched: the spec's {part} raised first, so this is a fix to the spec's "
+            f"{part} (where it raised is below), not to the kernel. Fix it and run the case again.")
     else:
         return None
     return name, "\n".join([f"# `{record['kernel']}` [{record['case']}] on {backend}: {head}", "", act, "",

@@ -15,13 +15,15 @@ from parity.triage.owner import SPEC_AUTHOR, Owner, make_owner
 
 
 def input_owner(record: Mapping[str, Any]) -> Owner | None:
-    """The owner of a case whose input failed before the kernel was judged: the spec's reference raised (its
-    author's: never the kernel's, nor a library's whose kernel it checks), or a replay bundle is damaged."""
+    """The owner of a case whose input failed before the kernel was judged: the spec's reference or make_inputs
+    raised (its author's: never the kernel's, nor a library's whose kernel it checks), or a replay bundle is
+    damaged."""
     kind = record.get("error_kind")
-    if kind == "reference":
+    if kind in ("reference", "inputs"):
+        part = "reference" if kind == "reference" else "make_inputs"
         said = key_line(failure_text(record))[:160]
-        return make_owner("author", SPEC_AUTHOR, said if said.startswith("the spec's reference raised") else
-                          f"the spec's reference raised, not the kernel: {said}")
+        return make_owner("author", SPEC_AUTHOR, said if said.startswith(f"the spec's {part} raised") else
+                          f"the spec's {part} raised, not the kernel: {said}")
     if kind == "bundle":
         return make_owner("bundle", "replay bundle", key_line(failure_text(record))[:160])  # the file, and what changed
     return None
