@@ -66,13 +66,19 @@ def test_the_verdict_cell_is_a_cross_with_spec_fix_never_a_check():
     assert result("interp", [good], "NVIDIA (Triton)", "", {}).mark == "✓"  # control
 
 
+def _tier_run(tier: str, out: Path) -> tuple[subprocess.CompletedProcess[str], dict[str, dict]]:
+    """tests.planted_reference through one tier in a fresh process: its output and its accuracy/compile records."""
+    proc = subprocess.run([sys.executable, "-m", "pytest", "suites", "-q", "-p", "no:cacheprovider", "-n", "0",
+                           f"--backend={tier}", "--kernels=tests.planted_reference", f"--results-dir={out}"],
+                          cwd=ROOT, env={**os.environ, "TRITON_INTERPRET": "1" if tier == "interpret" else "0"},
+                          capture_output=True, text=True, timeout=600)
+    lines = (out / "results.jsonl").read_text().splitlines()
+    return proc, {r["kernel"]: r for r in map(json.loads, lines) if r.get("suite") in ("accuracy", "compile")}
+
+
 def test_a_run_with_a_raising_reference_writes_its_record_and_exits_nonzero(tmp_path):
     out = tmp_path / "interpret"
-    proc = subprocess.run([sys.executable, "-m", "pytest", "suites", "-q", "-p", "no:cacheprovider", "-n", "0",
-                           "--backend=interpret", "--kernels=tests.planted_reference", f"--results-dir={out}"],
-                          cwd=ROOT, env={**os.environ, "TRITON_INTERPRET": "1"}, capture_output=True, text=True,
-                          timeout=600)
-    records = {r["kernel"]: r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
+    proc, records = _tier_run("interpret", out)
     assert proc.returncode == 1, proc.stdout[-2000:]
     assert records["planted_reference_good"]["status"] == "passed"
     bad = records["planted_reference_raises"]
@@ -86,13 +92,7 @@ def test_a_run_with_a_raising_reference_writes_its_record_and_exits_nonzero(tmp_
 
 
 def test_a_raising_make_inputs_on_a_compile_tier_is_an_error_record_too(tmp_path):
-    out = tmp_path / "cuda-compile"
-    proc = subprocess.run([sys.executable, "-m", "pytest", "suites", "-q", "-p", "no:cacheprovider", "-n", "0",
-                           "--backend=cuda-compile", "--kernels=tests.planted_reference", f"--results-dir={out}"],
-                          cwd=ROOT, env={**os.environ, "TRITON_INTERPRET": "0"}, capture_output=True, text=True,
-                          timeout=600)
-    records = {r["kernel"]: r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())
-               if r.get("suite") == "compile"}
+    proc, records = _tier_run("cuda-compile", tmp_path / "cuda-compile")
     assert proc.returncode == 1, proc.stdout[-2000:]
     assert records["planted_reference_good"]["status"] == "passed"  # control: the same kernel builds
     bad = records["planted_inputs_raise"]

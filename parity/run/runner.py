@@ -72,11 +72,16 @@ def compare_outputs(spec: KernelSpec, case: Case, outputs: Mapping[str, torch.Te
         raise ValueError(f"{spec.name}: launch returned {sorted(outputs)}, the reference also has {missing}")
     results = []
     for name, ref_t in ref.items():
-        valid = spec.valid(name, case.params, ref_t.shape) if spec.valid else None
+        valid = valid_mask(spec, case, name, ref_t)
         device = where(ref_t.numel())
         out = device_outputs[name] if device_outputs is not None and device != "cpu" else outputs[name]
         results.append(compare(out, ref_t, tol, spec.out_dims.get(name), valid, name, device))
     return results
+
+
+def valid_mask(spec: KernelSpec, case: Case, name: str, ref_t: torch.Tensor) -> torch.Tensor | None:
+    """The elements of output `name` the spec compares (KernelSpec.valid), or None for all of them."""
+    return spec.valid(name, case.params, ref_t.shape) if spec.valid else None
 
 
 def _as_outputs(spec: KernelSpec, value: Any) -> dict[str, torch.Tensor]:
@@ -236,12 +241,10 @@ def _judge_rounding(spec: KernelSpec, case: Case, cpu_inputs: Mapping[str, Any],
     """The failure as the accumulation error model sees it (parity.run.rounding): None (a pass) where the spec chose
     no tolerance and every mismatch lies within a correct kernel's rounding; else the failure, with what the model
     found (a failure within it, under a tolerance the spec chose, is the tolerance's: parity.triage)."""
-    def valid(name: str, ref_t: torch.Tensor) -> torch.Tensor | None:
-        return spec.valid(name, case.params, ref_t.shape) if spec.valid else None
-
     judged = not spec.tolerance_chosen(case.params)
     model = rounding.judge_case(spec.reference, cpu_inputs, case.params, outputs, ref, tol,
-                                [m.output for m in per_output if not m.passed], valid, judged)
+                                [m.output for m in per_output if not m.passed],
+                                lambda name, ref_t: valid_mask(spec, case, name, ref_t), judged)
     if model is None:
         return failure
     record["rounding"] = model

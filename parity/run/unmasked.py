@@ -205,8 +205,7 @@ def unmasked_with_args(kernel: Any, op: str) -> list[Access]:
     if found is None:
         return []
     lines, first, path = found
-    return [Access(op, f"{path.rsplit('/', 1)[-1]}:{first + n - 1}: {lines[n - 1].strip()}", args)
-            for n, args in pointer_args("".join(lines), op)]
+    return [Access(op, _where(lines, first, path, n), args) for n, args in pointer_args("".join(lines), op)]
 
 
 def touching(accesses: Sequence[Access], tensor: str) -> list[Access]:
@@ -222,5 +221,9 @@ def unmasked_accesses(kernel: Any, op: str) -> list[str]:
     if found is None:
         return []
     lines, first, path = found
-    return [f"{path.rsplit('/', 1)[-1]}:{first + n - 1}: {lines[n - 1].strip()}"
-            for n in unmasked_calls("".join(lines), op)]
+    return [_where(lines, first, path, n) for n in unmasked_calls("".join(lines), op)]
+
+
+def _where(lines: Sequence[str], first: int, path: str, n: int) -> str:
+    """'file:line: code' of line `n` (1-based) of a kernel's source lines that start at line `first` of `path`."""
+    return f"{path.rsplit('/', 1)[-1]}:{first + n - 1}: {lines[n - 1].strip()}"
