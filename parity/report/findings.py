@@ -14,6 +14,7 @@ from typing import Any
 
 from parity.reasons import key_line
 from parity.triage.owner import SPEC_AUTHOR, fixed_in, vendor_note
+from parity.triage.precision import LIMIT as PRECISION_LIMIT
 
 BAD = ("failed", "error", "crashed", "xpassed")
 UNSCORED = "fails the fp64 check, as declared (not scored)"
@@ -110,7 +111,7 @@ def owner_words(owner: Mapping[str, Any]) -> str:
     if who is None:
         return "owner undecided"
     words = SPEC_WORDS if owner.get("name") == SPEC_AUTHOR else PRECISION_WORDS if owner.get("limit") == \
-        "cuda-tf32-dot" else OWNER_WORDS.get(who, str(who)).format(name=owner.get("name") or who)
+        PRECISION_LIMIT else OWNER_WORDS.get(who, str(who)).format(name=owner.get("name") or who)
     if fixed_in(owner):
         words += f", fixed in {fixed_in(owner)}; upgrade"
     if owner.get("line"):
