@@ -28,6 +28,7 @@ import triton.language as tl
 
 from parity import KernelSpec, Tolerance, nan_empty, randn
 from parity.cases import by_level, product
+from tests.planted_rowsum import row_sum_looped_kernel as row_sum_kernel  # walks a row in BLOCKs, sums in fp32
 
 
 @triton.jit
@@ -36,16 +37,6 @@ def atomic_sum_kernel(x, out, N, BLOCK: tl.constexpr):
     o = i * BLOCK + tl.arange(0, BLOCK)
     b_x = tl.load(x + o, mask=o < N, other=0.0)
     tl.atomic_add(out, tl.sum(b_x, axis=0))
-
-
-@triton.jit
-def row_sum_kernel(x, out, N, BLOCK: tl.constexpr):
-    i_m = tl.program_id(0)
-    b_acc = tl.zeros([BLOCK], dtype=tl.float32)
-    for start in range(0, N, BLOCK):
-        o = start + tl.arange(0, BLOCK)
-        b_acc += tl.load(x + i_m * N + o, mask=o < N, other=0.0)
-    tl.store(out + i_m, tl.sum(b_acc, axis=0))
 
 
 @triton.jit
