@@ -270,7 +270,7 @@ def tests(session: nox.Session) -> None:
     for packages in library_installs(["flag_gems"]):
         install(session, *packages)
     session.run("ruff", "check", ".")
-    session.run("mypy")  # the engine's types; strict on the pipeline and triage
+    session.run("mypy")  # the engine's types, strict (pyproject's [tool.mypy])
     # the slowest tests are named in every log, so the suite's time has a place to look (`.ci/run` runs it)
     run_pytest(session, "python", "-m", "pytest", "tests", "-n", "2", "--durations=20", *session.posargs)
 

@@ -12,14 +12,17 @@ from parity.results.files import (
     read_records,
     write_results,
 )
+from parity.results.kinds import OwnerKind, Status
+from parity.results.owner import Owner
 from parity.results.record import (
     MODES,
     REQUIRED_KEYS,
     SCHEMA,
     STATUSES,
-    OwnerKind,
+    Fit,
+    KnownDivergence,
     Record,
-    Status,
+    Where,
     empty_record,
     record_problem,
 )
@@ -31,11 +34,15 @@ __all__ = [
     "REQUIRED_KEYS",
     "SCHEMA",
     "STATUSES",
+    "Fit",
+    "KnownDivergence",
+    "Owner",
     "OwnerKind",
     "Record",
     "ResultWriter",
     "SchemaError",
     "Status",
+    "Where",
     "atomic_write_text",
     "empty_record",
     "load_results",

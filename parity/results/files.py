@@ -10,9 +10,11 @@ import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from enum import Enum
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
-from parity.results.record import SCHEMA, record_problem
+from parity.results.kinds import Status
+from parity.results.owner import Owner
+from parity.results.record import SCHEMA, Record, record_problem
 
 MERGED_NAME = "results.jsonl"
 PART_GLOB = "results-*.jsonl"
@@ -56,7 +58,7 @@ class ResultWriter:
         self._fh: TextIO = self.path.open("a", encoding="utf-8")
         self._synced = 0.0
 
-    def write(self, record: Mapping[str, Any]) -> None:
+    def write(self, record: Record) -> None:
         self._fh.write(json.dumps(plain(record), sort_keys=False) + "\n")
         self._fh.flush()
         now = time.monotonic()
@@ -70,7 +72,7 @@ class ResultWriter:
         self._fh.close()
 
 
-def parse_line(raw: bytes, is_last: bool) -> tuple[dict[str, Any] | None, str | None]:
+def parse_line(raw: bytes, is_last: bool) -> tuple[Record | None, str | None]:
     """One results line: (record, None), or (None, why it was skipped)."""
     try:
         record = json.loads(raw.decode("utf-8"))
@@ -81,12 +83,26 @@ def parse_line(raw: bytes, is_last: bool) -> tuple[dict[str, Any] | None, str | 
         why = "the run that wrote it was probably interrupted" if is_last else "the file is corrupt here"
         return None, f"not valid JSON ({exc.msg}); {why}"
     if isinstance(record, dict) and record.get("schema", SCHEMA) != SCHEMA:
-        return record, None  # another parity version wrote it: read_records says so for the whole file
+        return cast(Record, record), None  # another parity version wrote it: read_records says so for the whole file
     problem = record_problem(record)
-    return (None, problem) if problem else (record, None)
+    if problem:
+        return None, problem
+    try:
+        return typed(record), None
+    except (KeyError, TypeError, ValueError) as exc:
+        return None, f"its owner is not an owner object ({type(exc).__name__}: {exc})"
 
 
-def read_records(path: Path) -> Iterator[dict[str, Any]]:
+def typed(data: dict[str, Any]) -> Record:
+    """A results line as the record the engine holds in memory: its status a `Status`, its owner an `Owner`
+    (the one place JSON becomes typed values; `plain` is the way back)."""
+    data["status"] = Status(data["status"])
+    if isinstance(data.get("owner"), Mapping):
+        data["owner"] = Owner.from_json(data["owner"])
+    return cast(Record, data)  # its keys were checked by record_problem
+
+
+def read_records(path: Path) -> Iterator[Record]:
     """Records of one file; a truncated, corrupt or malformed line is skipped with a warning naming it."""
     lines = path.read_bytes().splitlines()
     last = max((i for i, raw in enumerate(lines, 1) if raw.strip()), default=0)
@@ -111,32 +127,32 @@ def atomic_write_text(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def merge_parts(results_dir: Path) -> list[dict[str, Any]]:
+def merge_parts(results_dir: Path) -> list[Record]:
     """Merge every worker part into results.jsonl (atomically) and return the records."""
     parts = sorted(results_dir.glob(PART_GLOB))
-    records: list[dict[str, Any]] = []
+    records: list[Record] = []
     for part in parts:
         records.extend(read_records(part))
-    records.sort(key=lambda r: (r["kernel"], r["case"], r.get("suite", "")))
+    records.sort(key=lambda r: (r["kernel"], r["case"], r.get("suite") or ""))
     write_results(results_dir, records)
     for part in parts:
         part.unlink()
     return records
 
 
-def write_results(results_dir: Path, records: Iterable[dict[str, Any]]) -> None:
+def write_results(results_dir: Path, records: Iterable[Record]) -> None:
     """results.jsonl, replaced atomically."""
     atomic_write_text(results_dir / MERGED_NAME, "".join(json.dumps(plain(r)) + "\n" for r in records))
 
 
-def load_results(results_dir: Path) -> list[dict[str, Any]]:
+def load_results(results_dir: Path) -> list[Record]:
     """The merged records of one results dir, with unmerged parts (from a crash) included."""
     files = [results_dir / MERGED_NAME] if (results_dir / MERGED_NAME).exists() else []
     files += sorted(results_dir.glob(PART_GLOB))
     if not files:
         raise FileNotFoundError(f"{results_dir}: no {MERGED_NAME} here; run a tier first "
                                 "(e.g. `nox -s interpret`) or pass the directory it wrote")
-    records: list[dict[str, Any]] = []
+    records: list[Record] = []
     for f in files:
         records.extend(read_records(f))
     return records

@@ -1,57 +1,20 @@
 """The results record: the one place a key is added (tests/test_record_keys.py fails on any other).
 
-A record is a plain dict in memory and one JSON object per line on disk; `Record` declares every key
-the engine writes, with its type and meaning. `empty_record` writes the required ones, so readers
-index them without guessing; the rest are present only where they apply.
+`Record` declares every key the engine writes, with its type and meaning; in memory its status is a `Status`
+and its owner an `Owner`, and JSON exists only in parity.results.files, which reads and writes one object per
+line. `empty_record` writes the required keys, so readers index them without guessing; the rest are present
+only where they apply.
 """
 
 from __future__ import annotations
 
 import re
-from enum import Enum
 from typing import Any, Literal, TypedDict
 
+from parity.results.kinds import Status
+from parity.results.owner import Owner
+
 SCHEMA = 1
-
-
-class Status(str, Enum):
-    """A record's status. str-valued: it equals, and is written to results.jsonl as, its plain word."""
-
-    PASSED = "passed"
-    FAILED = "failed"
-    ERROR = "error"
-    CRASHED = "crashed"
-    SKIPPED = "skipped"
-    XFAILED = "xfailed"
-    XPASSED = "xpassed"
-    INTERRUPTED = "interrupted"
-
-    def __str__(self) -> str:  # f-strings print the word on every Python (3.12 changed Enum.__format__)
-        return str(self.value)
-
-    __hash__ = str.__hash__  # Enum hashes the member's name: a set of words must find its members
-
-
-class OwnerKind(str, Enum):
-    """Who must act on a failing case (`owner.who`). str-valued, as Status."""
-
-    AUTHOR = "author"
-    LIBRARY = "library"
-    TRITON = "triton"
-    TRITON_ASCEND = "triton-ascend"
-    TIER = "tier"
-    ENVIRONMENT = "environment"
-    # the spec's tolerance is tighter than a correct kernel's rounding allows (parity.run.rounding): no draft
-    TOLERANCE = "tolerance"
-    # a replay bundle that is missing, truncated or altered: nothing in it says anything about the kernel
-    BUNDLE = "bundle"
-    # a random kernel's stream differs by compiler while its distribution agrees (parity.triage.random_stream): no draft
-    RANDOM = "random"
-
-    def __str__(self) -> str:
-        return str(self.value)
-
-    __hash__ = str.__hash__
 
 
 STATUSES = tuple(s.value for s in Status)
@@ -86,16 +49,14 @@ class KnownDivergence(TypedDict):
     expected_by: str | None  # the kernel's own author documents it (not the compiler): no draft
 
 
-class Owner(TypedDict):
-    """Who must act on a failing case (built by parity.triage, read by reports and drafts)."""
+class Where(TypedDict, total=False):
+    """Where in the output a wrong result sits (parity.repro.where.locate)."""
 
-    who: Literal["author", "library", "triton", "triton-ascend", "tier", "environment", "tolerance", "bundle", "random"]
-    name: str  # e.g. "FlagGems", "Triton interpreter", "ascend-lowered host toolchain"
-    evidence: str  # one line
-    provisional: bool
-    settle: str | None  # the run that would settle a provisional owner
-    limit: str | None  # the tier-limit id
-    also: list[str]  # other trackers that must get a draft (usually empty)
+    error: str  # why it could not be located (the other keys are then absent)
+    region: str | None  # the comparison's region of the worst element (parity.run.compare)
+    grid: list[int]  # the launch's grid
+    program: dict[str, Any]  # the worst element's program: its ids, last_program
+    likely_missing_mask: list[str]  # "file:line: text" of each unmasked tl.load, for a tail failure
 
 
 class ProvenConfig(TypedDict):
@@ -142,7 +103,7 @@ class Record(TypedDict, total=False):
     kernel: str  # the spec's name
     case: str  # stable case id, e.g. "T=1000,H=4,dtype=bf16" (";kernel=..." per compile on a compile tier)
     params: dict[str, Any]  # the case's parameters
-    status: str  # passed failed error crashed skipped xfailed xpassed interrupted (STATUSES)
+    status: Status  # passed failed error crashed skipped xfailed xpassed interrupted (STATUSES)
     reason: str | None  # why it is not a plain pass, its key line first
     metrics: dict[str, Any] | None  # the worst output's max_abs_err, err_ratio, mismatch_frac, ...; per_output
     tolerance: dict[str, Any] | None  # the tolerance the case was judged with
@@ -175,7 +136,7 @@ class Record(TypedDict, total=False):
     carried_over: bool  # kept from the previous run of this results dir (kernels not re-run)
     shrink: dict[str, Any]  # how the case was shrunk before the repro was written
     rounding: dict[str, Any]  # the accumulation error model at the mismatches (parity.run.rounding): within, judged
-    where: dict[str, Any]  # where in the output the failure sits (program, grid, missing mask)
+    where: Where  # where in the output the failure sits (program, grid, missing mask)
     library: dict[str, Any]  # the library that ships the kernel: name, version, repo
     finding_of: dict[str, Any]  # the library's own finding: name, why
     owner: Owner  # who must act (parity.triage)
@@ -198,12 +159,12 @@ REQUIRED_KEYS = ("schema", "backend", "mode", "kernel", "case", "params", "statu
                  "tolerance", "compiles", "compile", "perf", "repro")
 
 
-def empty_record(backend: str, mode: str, kernel: str, case: str, params: dict[str, Any]) -> dict[str, Any]:
-    """A record with every required key present, so readers never guess (a plain dict: the stages add the
-    keys `Record` declares as they judge the case)."""
+def empty_record(backend: str, mode: str, kernel: str, case: str, params: dict[str, Any]) -> Record:
+    """A record with every required key present, so readers never guess (the stages add the keys `Record`
+    declares as they judge the case)."""
     return {
         "schema": SCHEMA, "backend": backend, "mode": mode, "kernel": kernel, "case": case,
-        "params": params, "status": "error", "reason": None, "metrics": None, "tolerance": None,
+        "params": params, "status": Status.ERROR, "reason": None, "metrics": None, "tolerance": None,
         "compiles": None, "compile": None, "perf": None,
         "timing": {"compile_s": None, "ref_s": None, "run_s": None, "compare_s": None},
         "repro": None,

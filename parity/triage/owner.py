@@ -2,56 +2,21 @@
 and the report ask.
 
 Every owner rule lives in parity.triage; the repro stage and the report only read `record["owner"]` and ask
-these predicates, never restate them. In the run's memory the owner is an `Owner`; results.jsonl holds its
-`as_json()` (parity.results.files serialises it), which reads the same way (a Mapping of the same keys).
+these predicates, never restate them. The owner is a `parity.results.Owner` in memory and in every record read back (parity.results.files
+builds it from results.jsonl's object); `make_owner` builds one with its evidence cut to one line.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from parity.results import OwnerKind
+from parity.results import Owner, OwnerKind
 
 VENDORS = (OwnerKind.TRITON, OwnerKind.TRITON_ASCEND)
 
 
-@dataclass(frozen=True, eq=False)
-class Owner(Mapping[str, Any]):
-    """Who must act on a failing case, and on what evidence. Reads as the Mapping results.jsonl holds
-    (`owner["who"]`, `owner.get("limit")`), so a reader never asks which of the two it has."""
-
-    who: OwnerKind
-    name: str  # e.g. "FlagGems", "Triton interpreter", "ascend-lowered host toolchain"
-    evidence: str  # one line
-    provisional: bool = False
-    settle: str | None = None  # the run that would settle a provisional owner
-    limit: str | None = None  # the tier-limit id (parity.triage.limits)
-    also: tuple[str, ...] = ()  # other trackers that must get a draft (usually none)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "who", OwnerKind(self.who))  # a plain word is checked: ValueError names it
-        object.__setattr__(self, "also", tuple(self.also))
-
-    def as_json(self) -> dict[str, Any]:
-        return {**asdict(self), "who": self.who.value, "also": list(self.also)}
-
-    def __getitem__(self, key: str) -> Any:
-        if key not in self._names():
-            raise KeyError(key)
-        return list(self.also) if key == "also" else getattr(self, key)  # as results.jsonl reads
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._names())
-
-    def __len__(self) -> int:
-        return len(self._names())
-
-    @classmethod
-    def _names(cls) -> tuple[str, ...]:
-        return tuple(f.name for f in fields(cls))
 # the author owner's name where the spec's reference raised: the spec's code, not the kernel, needs the change
 def make_owner(who: str, name: str, evidence: str, *, provisional: bool = False, settle: str | None = None,
                limit: str | None = None, also: Sequence[str] | None = None) -> Owner:

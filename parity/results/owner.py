@@ -1,0 +1,51 @@
+"""Who must act on a failing case: the typed owner a record carries in memory (results.jsonl holds `as_json()`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from parity.results.kinds import OwnerKind
+
+
+@dataclass(frozen=True, eq=False)
+class Owner(Mapping[str, Any]):
+    """Who must act on a failing case, and on what evidence. Reads as the Mapping results.jsonl holds
+    (`owner["who"]`, `owner.get("limit")`), so a reader never asks which of the two it has."""
+
+    who: OwnerKind
+    name: str  # e.g. "FlagGems", "Triton interpreter", "ascend-lowered host toolchain"
+    evidence: str  # one line
+    provisional: bool = False
+    settle: str | None = None  # the run that would settle a provisional owner
+    limit: str | None = None  # the tier-limit id (parity.triage.limits)
+    also: tuple[str, ...] = ()  # other trackers that must get a draft (usually none)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "who", OwnerKind(self.who))  # a plain word is checked: ValueError names it
+        object.__setattr__(self, "also", tuple(self.also))
+
+    def as_json(self) -> dict[str, Any]:
+        return {**asdict(self), "who": self.who.value, "also": list(self.also)}
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._names():
+            raise KeyError(key)
+        return list(self.also) if key == "also" else getattr(self, key)  # as results.jsonl reads
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    @classmethod
+    def _names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Owner:
+        """The owner a results line holds (parity.results.files reads it so); a missing optional key is its default."""
+        return cls(OwnerKind(data["who"]), str(data["name"]), str(data["evidence"]), bool(data.get("provisional")),
+                   data.get("settle"), data.get("limit"), tuple(data.get("also") or ()))
