@@ -59,7 +59,7 @@ TERMINATE_TIMEOUT_S = 60.0
 # triton's interpreter (3.2 through 3.9) calls int() on 1-element arrays, which numpy 2.4 rejects
 NUMPY = "numpy<2.4"
 # safetensors: parity record's bundles (tensors without pickle)
-# tqdm: the tiers' live status line (parity.progress)
+# tqdm: the tiers' live status line (parity.driver.progress)
 RUNNER = [NUMPY, "tabulate", "pytest>=8", "pytest-xdist", "pytest-timeout", "safetensors", "tqdm"]
 ASCEND_TOOLCHAIN = ["triton-ascend==3.2.0", "ascendnpu-ir", "pybind11"]
 # the tests session's view checks: playwright drives the system chromium through reports/index.html
@@ -482,8 +482,8 @@ def report(session: nox.Session) -> None:
 @nox.session(python=False, default=False)
 def clean(session: nox.Session) -> None:
     """Remove parity's venvs (.nox/) and caches, after saying how much they hold; `-- --reports` also reports/."""
-    # parity.clean imports no torch: nox's own python runs it, with the clone importable
-    session.run(sys.executable, "-m", "parity.clean", *session.posargs,
+    # parity.cli.clean imports no torch: nox's own python runs it, with the clone importable
+    session.run(sys.executable, "-m", "parity.cli.clean", *session.posargs,
                 env={"PYTHONPATH": os.path.dirname(os.path.abspath(__file__))})
 
 
@@ -494,5 +494,5 @@ CHECK_STACKS = ["venv-upstream", *(["venv-ascend"] if sys.version_info < (3, 12)
 @nox.session(python=False, requires=CHECK_STACKS)
 def check(session: nox.Session) -> None:
     """`-- --kernels NAMES`: every hardware-free tier here, into reports/check-<name>/<tier>, then the verdict."""
-    python = stack_python(session, "venv-upstream")  # parity.check runs each tier with that tier's venv's python
-    session.run(python, "-m", "parity.check", *session.posargs, env=stack_env(python))
+    python = stack_python(session, "venv-upstream")  # parity.cli.check runs each tier with that tier's venv's python
+    session.run(python, "-m", "parity.cli.check", *session.posargs, env=stack_env(python))

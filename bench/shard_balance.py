@@ -2,7 +2,7 @@
 
     python bench/shard_balance.py [--shards 3] [--level quick] [--kernels NAMES]
 
-The weight `--shard` balances is a kernel's case count at the level (parity.shard): accuracy cases on the run
+The weight `--shard` balances is a kernel's case count at the level (parity.driver.shard): accuracy cases on the run
 and interpreter tiers, compile cases (configs x signatures) on the compile tiers. Prints, per tier kind and
 shard, the kernels and cases it gets and the largest shard over the mean (1.00 is a perfect split). Prints,
 never asserts. Needs upstream triton (the shared kernels import it), e.g. the tests session's venv.
@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from parity import shard
+from parity.driver import shard
 from parity.spec import LEVELS, SpecError, registry, validate_cases, validate_compile_cases
 
 

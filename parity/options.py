@@ -8,7 +8,7 @@ import argparse
 import pytest
 
 from parity.backends import BACKENDS
-from parity.shard import parse_shard
+from parity.driver.shard import parse_shard
 from parity.spec import LEVELS
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from parity import progress, shard
+from parity.driver import progress, shard
 from parity.backends import Backend, get_backend
 from parity.options import pytest_addoption  # noqa: F401  (a pytest hook: pytest finds it here)
 from parity.paths import triton_cache_dir
@@ -92,7 +92,7 @@ class ParitySession:
 
     def write(self, record: dict[str, Any]) -> None:
         """A record that gets no repro (a skip, a suite's check, a dead worker's case): triage, then store."""
-        from parity import pipeline
+        from parity.driver import pipeline
 
         pipeline.conclude(self, record, next((s for s in self.specs if s.name == record.get("kernel")), None))
 
@@ -187,7 +187,7 @@ def pytest_configure(config: pytest.Config) -> None:
                           unavailable=reason, selected=bool(config.getoption("--kernels").strip()),
                           ref_cache=ReferenceCache(enabled=not config.getoption("--no-ref-cache")))
     state.replay = replayed
-    if config.getoption("--shard"):  # this run's share of the kernels, every case of each (parity.shard)
+    if config.getoption("--shard"):  # this run's share of the kernels, every case of each (parity.driver.shard)
         state.specs = shard.apply(config, state.specs, lambda s: len(state.cases(s)))
     perf_option = config.getoption("perf")
     if perf_option is None:
@@ -310,7 +310,7 @@ def pytest_handlecrashitem(crashitem: str, report: Any, sched: Any) -> None:
     state = session_of(config) if config is not None else None
     if state is None:
         return
-    from parity import pipeline
+    from parity.driver import pipeline
     from parity.repro import crash_repro
     from parity.run import faults
 

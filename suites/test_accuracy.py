@@ -1,4 +1,4 @@
-"""Every kernel, every case: the result against the fp64 reference (the phases: parity.pipeline)."""
+"""Every kernel, every case: the result against the fp64 reference (the phases: parity.driver.pipeline)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from parity import pipeline
+from parity.driver import pipeline
 
 
 @pytest.mark.parity_modes("run", "interpret")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from parity import pipeline
+from parity.driver import pipeline
 from parity.compile.tools import declared_variants, reached_variants
 from parity.results import empty_record
 from parity.run.runner import build_inputs

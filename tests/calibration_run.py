@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from parity import pipeline
+from parity.driver import pipeline
 
 
 def run(out: Path, tier: str, source: str = "tests.calibration_kernels") -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from parity import pipeline
+from parity.driver import pipeline
 from parity.spec import Case, KernelSpec
 from tests.compile_repro_controls import index_by_tensor_kernel
 from tests.cuda_compile_fixture import cuda_compile_backend  # noqa: F401  (the `backend` fixture)

@@ -15,7 +15,7 @@ import torch
 import triton
 import triton.language as tl
 
-from parity import pipeline
+from parity.driver import pipeline
 from parity.results.files import plain
 from parity.spec import Case, KernelSpec
 

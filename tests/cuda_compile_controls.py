@@ -14,7 +14,7 @@ import time
 import pytest
 import torch
 
-from parity import pipeline
+from parity.driver import pipeline
 from parity.backends.cuda.compile import CompileFailed
 from parity.compile.tools import declared_variants, reached_variants
 from parity.run.compile_judge import judge

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from parity import pipeline
+from parity.driver import pipeline
 from parity.backends.ascend import cpu_build, cpu_library
 from parity.backends.ascend.cpu_abi import Arg, parse_signature, user_values
 from parity.backends.ascend.cpu_build import LoweringUnsupported, first_error, library_calls

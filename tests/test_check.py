@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from parity import check
+from parity.cli import check
 from parity.backends import backend_class
 from parity.spec import SpecError, registry
 

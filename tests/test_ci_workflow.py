@@ -85,9 +85,9 @@ def test_the_sessions_the_workflow_names_exist_and_the_tests_session_installs_it
 
 def test_every_shard_job_of_the_workflow_passes_with_a_single_kernel():
     """A user who adds `--kernels one.module` (one kernel) to the workflow: each of its SHARDS jobs gets a share,
-    every one but one of them empty (parity.shard.select raises nothing), and the kernel runs exactly once."""
+    every one but one of them empty (parity.driver.shard.select raises nothing), and the kernel runs exactly once."""
     yaml = pytest.importorskip("yaml", reason="PyYAML reads the workflow: `pip install pyyaml`")
-    from parity import shard
+    from parity.driver import shard
     from parity.spec import KernelSpec
 
     count = yaml.safe_load(WORKFLOW.read_text())["env"]["SHARDS"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from parity import clean
+from parity.cli import clean
 
 
 def tree(tmp_path: Path) -> tuple[Path, Path]:

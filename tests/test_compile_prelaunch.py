@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from parity import pipeline
+from parity.driver import pipeline
 from parity.backends import get_backend
 from parity.results import empty_record
 from parity.run.runner import build_inputs

@@ -1,5 +1,5 @@
 """A dead worker's case gets AUTHOR.md and rerun.py only where triage gives the crash to the kernel's author
-(parity.pipeline.conclude_dead_worker): a spin lock that the red-zone tier computed right is the tier's limit."""
+(parity.driver.pipeline.conclude_dead_worker): a spin lock that the red-zone tier computed right is the tier's limit."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from parity import pipeline
+from parity.driver import pipeline
 from parity.results import empty_record
 
 

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from parity import pipeline
+from parity.driver import pipeline
 from parity.triage import interrupt
 from tests.tier_python import ROOT
 

@@ -315,13 +315,12 @@ def test_the_engine_names_no_library():
 # the owner from the evidence it is handed, below the report and the repros that only read it; the pipeline
 # names a case's phases over all of them.
 FLOORS = ("spec", "results", "seams", "compile", "fit", "backends", "run", "perf", "triage", "report", "repro",
-          "pipeline", "plugin")
+          "driver", "plugin")
 # root modules and packages that share a floor (other root modules, cases, settings, ..., are the spec
 # floor): record captures launches as repros do. The fit advisor sits below the backends that call it: it
 # compiles through the driver object it is handed, never by importing a backend. The shared known divergences
 # ask the backends which tiers build with triton-ascend
-ROOT_FLOOR = {"plugin": "plugin", "options": "plugin", "cli": "plugin", "__main__": "plugin", "check": "plugin",
-              "progress": "plugin", "shard": "plugin",
+ROOT_FLOOR = {"plugin": "plugin", "options": "plugin", "cli": "plugin", "__main__": "plugin",
               "record": "repro",
               "known": "backends"}
 # upward imports the engine still has, each a debt with its why (a lower floor that needs an upper one takes a

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from parity import pipeline
+from parity.driver import pipeline
 from parity.backends import get_backend
 from parity.report.backend_md import render_report
 from parity.report.portability import cell

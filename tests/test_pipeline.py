@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from parity import pipeline
+from parity.driver import pipeline
 from parity.results import MERGED_NAME, empty_record, write_results
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from parity import pipeline
+from parity.driver import pipeline
 from parity.backends import get_backend
 from parity.repro import prelaunch
 from parity.repro import run_repro as repro

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from parity import progress
+from parity.driver import progress
 
 
 def test_the_kernel_of_an_item_is_read_from_its_id():

@@ -735,7 +735,7 @@ def test_a_compile_tier_launch_that_cannot_replay_here_is_skipped_never_owned(tm
     skip with the reason, never an `error` a triage hands to an owner. Control: any other raise stays an error."""
     from types import SimpleNamespace
 
-    from parity import pipeline
+    from parity.driver import pipeline
     from parity.record.replay import NotReplayable
 
     record(tmp_path / "b", copy_launches(kernels))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from parity import pipeline
+from parity.driver import pipeline
 from parity.backends import get_backend
 from parity.repro import run_repro as repro
 from parity.repro.source import SourceError, extract_kernel, literal

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from parity import pipeline
+from parity.driver import pipeline
 from parity.backends import get_backend
 from parity.repro import verify
 from parity.repro.capture import LaunchRecorder

@@ -1,4 +1,4 @@
-"""`--shard K/N` (parity.shard) and `parity merge` (parity.report.shards): a tier split over 3 shards and merged
+"""`--shard K/N` (parity.driver.shard) and `parity merge` (parity.report.shards): a tier split over 3 shards and merged
 reports what one run reports, case for case, and an incomplete or mixed set of shards is refused."""
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from parity import cli, shard
+from parity import cli
+from parity.driver import shard
 from parity.report.shards import MergeError, merge
 from parity.spec import KernelSpec
 from tests.synthetic_records import rec

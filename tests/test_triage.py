@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from parity import pipeline
+from parity.driver import pipeline
 from parity.reasons import key_line
 from parity.triage import decide, plan_drafts
 from parity.triage import limits as lim

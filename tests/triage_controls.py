@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from parity import pipeline
+from parity.driver import pipeline
 
 
 class MLIRCompilationError(Exception):

@@ -24,7 +24,7 @@ from parity.backends import backend_class
 from parity.run.redzone import applies as has_red_zones
 from parity.triage.limits import LIMITS, TierLimit
 
-TIMEOUT = "timeout"  # the reason pytest-timeout's cut gets (parity.pipeline)
+TIMEOUT = "timeout"  # the reason pytest-timeout's cut gets (parity.driver.pipeline)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from parity import settings
 from parity.backends import Backend, registered
 from parity.reasons import key_line
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CREATE_HINT = "create the tiers' venvs with `nox -s venv-upstream venv-ascend` (or `nox -s check -- --kernels ...`)"
 
 

@@ -2,7 +2,7 @@
 `parity record [--out DIR] -- CMD ...` records a command's Triton launches into a bundle (parity.record);
 `parity replay-summary BUNDLE [DIR ...]` says per kernel what the bundle holds and how each tier replayed it;
 `parity merge OUT DIR...` joins the results dirs of one tier's `--shard K/N` runs (parity.report.shards).
-`parity check NAMES` runs them through every hardware-free tier here (parity.check).
+`parity check NAMES` runs them through every hardware-free tier here (parity.cli.check).
 
 The dirs may come from different machines; each needs its results.jsonl (and env.json).
 Without DIRs every reports/*/ holding results is taken.
@@ -153,7 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The `parity` console script (pyproject's [project.scripts]) and `python -m parity.cli`."""
     args_in = list(sys.argv[1:] if argv is None else argv)
     if args_in[:1] == ["check"]:  # its unknown options go to each tier's pytest, so it parses its own
-        from parity.check import main as check_main  # lazy: it imports every backend class, the report needs none
+        from parity.cli.check import main as check_main  # lazy: it imports every backend class, the report needs none
 
         return check_main(args_in[1:])
     parser = argparse.ArgumentParser(prog="parity", description="parity's command line (also `nox -s report -- "

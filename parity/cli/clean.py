@@ -14,7 +14,7 @@ from pathlib import Path
 
 from parity.paths import cache_root
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 KEEP_IN_REPORTS = ("README.md",)  # tracked: reports/ is otherwise generated output
 
 
