@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from parity.driver import progress, shard
 from parity.backends import Backend, get_backend
+from parity.driver import progress, shard
 from parity.options import pytest_addoption  # noqa: F401  (a pytest hook: pytest finds it here)
 from parity.paths import triton_cache_dir
 from parity.record.provenance import stamp_replay

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from parity.driver import pipeline
 from parity.compile.tools import declared_variants, reached_variants
+from parity.driver import pipeline
 from parity.results import empty_record
 from parity.run.runner import build_inputs
 

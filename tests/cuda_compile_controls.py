@@ -14,9 +14,9 @@ import time
 import pytest
 import torch
 
-from parity.driver import pipeline
 from parity.backends.cuda.compile import CompileFailed
 from parity.compile.tools import declared_variants, reached_variants
+from parity.driver import pipeline
 from parity.run.compile_judge import judge
 from parity.spec import Case, KernelSpec
 from tests.cuda_compile_fixture import cuda_compile_backend  # noqa: F401  (the `backend` fixture)

@@ -21,11 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from parity.driver import pipeline
 from parity.backends.ascend import cpu_build, cpu_library
 from parity.backends.ascend.cpu_abi import Arg, parse_signature, user_values
 from parity.backends.ascend.cpu_build import LoweringUnsupported, first_error, library_calls
 from parity.backends.ascend.cpu_library import define_library_calls
+from parity.driver import pipeline
 from parity.run.refcache import ReferenceCache
 from parity.run.runner import skip_reason
 from parity.spec.context import backend_scope

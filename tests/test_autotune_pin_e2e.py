@@ -3,8 +3,8 @@ passes, and the repro of a failure replays the broken config standalone."""
 
 from __future__ import annotations
 
-from parity.driver import pipeline
 from parity.backends import get_backend
+from parity.driver import pipeline
 from parity.run.autotune_pin import autotuners
 from parity.run.refcache import ReferenceCache
 from parity.run.runner import run_case

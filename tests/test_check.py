@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from parity.cli import check
 from parity.backends import backend_class
+from parity.cli import check
 from parity.spec import SpecError, registry
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from parity.driver import pipeline
 from parity.backends import get_backend
+from parity.driver import pipeline
 from parity.results import empty_record
 from parity.run.runner import build_inputs
 from tests import planted_prelaunch as planted

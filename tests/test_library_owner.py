@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from parity.driver import pipeline
 from parity.backends import get_backend
+from parity.driver import pipeline
 from parity.report.backend_md import render_report
 from parity.report.portability import cell
 from parity.repro import compile_repro

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from parity.driver import pipeline
 from parity.backends import get_backend
+from parity.driver import pipeline
 from parity.repro import prelaunch
 from parity.repro import run_repro as repro
 from parity.run.refcache import ReferenceCache

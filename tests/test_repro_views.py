@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from parity.driver import pipeline
 from parity.backends import get_backend
+from parity.driver import pipeline
 from parity.repro import verify
 from parity.repro.capture import LaunchRecorder
 from parity.run.refcache import ReferenceCache

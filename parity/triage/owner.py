@@ -2,8 +2,8 @@
 and the report ask.
 
 Every owner rule lives in parity.triage; the repro stage and the report only read `record["owner"]` and ask
-these predicates, never restate them. The owner is a `parity.results.Owner` in memory and in every record read back (parity.results.files
-builds it from results.jsonl's object); `make_owner` builds one with its evidence cut to one line.
+these predicates, never restate them. The owner is a `parity.results.Owner` in memory and in every record read back
+(parity.results.files builds it from results.jsonl's object); `make_owner` cuts its evidence to one line.
 """
 
 from __future__ import annotations
