@@ -32,8 +32,16 @@ def backend_class(name: str) -> type[Backend]:
     `Backend` itself, with the defaults, for a name no backend has."""
     if name not in BACKENDS:
         return Backend
+    return _imported(name)
+
+
+def _imported(name: str) -> type[Backend]:
+    """The class BACKENDS names for `name`, imported; an entry naming anything else says which."""
     module_name, cls_name = BACKENDS[name].split(":")
-    return getattr(importlib.import_module(module_name), cls_name)
+    found = getattr(importlib.import_module(module_name), cls_name)
+    if not (isinstance(found, type) and issubclass(found, Backend)):
+        raise TypeError(f"BACKENDS[{name!r}] = {BACKENDS[name]!r} is not a parity Backend class")
+    return found
 
 
 register_facets(backend_class)  # parity.current_target() and library adapters ask the backend in scope
@@ -56,8 +64,7 @@ def device_tier(column: str) -> type[Backend] | None:
 
 
 def get_backend(name: str) -> Backend:
-    module_name, cls_name = BACKENDS[parse_backend(name)].split(":")
-    return getattr(importlib.import_module(module_name), cls_name)()
+    return _imported(parse_backend(name))()
 
 
 __all__ = ["BACKENDS", "Backend", "backend_class", "device_tier", "get_backend", "parse_backend", "registered",

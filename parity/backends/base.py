@@ -88,6 +88,8 @@ class Backend:
     # runs it (tiers on one stack share one: upstream triton and triton-ascend both install `triton`), and what its
     # pytest process needs in its environment. None: a hardware tier, run in its own session
     venv: ClassVar[str | None] = None
+    # what building that venv asks of the python that runs nox, where it asks more than parity does
+    venv_note: ClassVar[str] = ""
     process_env: ClassVar[dict[str, str]] = {}
 
     @classmethod

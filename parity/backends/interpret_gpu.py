@@ -105,7 +105,10 @@ def interpreted_jit_class() -> type | None:
     except ImportError:
         return None
 
+    # triton ships no type information: both bases are Any to mypy
     class InterpretedJIT(InterpretedFunction, JITFunction):  # type: ignore[misc]
+        parity_interpreted_jit = True  # install_interpreted_jit installs it once
+
         def __init__(self, fn: Any, **kwargs: Any) -> None:
             try:
                 JITFunction.__init__(self, fn, **kwargs)
@@ -122,7 +125,8 @@ def interpreted_jit_class() -> type | None:
 
         @property
         def __name__(self) -> str:  # JITFunction assigns it, InterpretedFunction derives it: derive, ignore
-            return self.fn.__name__
+            name: str = self.fn.__name__
+            return name
 
         @__name__.setter
         def __name__(self, value: str) -> None:
@@ -146,7 +150,9 @@ def interpreted_jit_class() -> type | None:
             InterpretedFunction.run(self, *args, grid=grid, warmup=warmup, **kwargs)
             return InterpretedLaunch(self)
 
-    InterpretedJIT.__name__ = InterpretedJIT.__qualname__ = "InterpretedFunction"  # repro source matches by name
+    # repro source matches by name; setattr, as mypy takes the instances' `__name__` property for the class's own
+    for attr in ("__name__", "__qualname__"):
+        setattr(InterpretedJIT, attr, "InterpretedFunction")
     return InterpretedJIT
 
 
@@ -162,7 +168,6 @@ def install_interpreted_jit() -> Callable[[], None]:
         return lambda: None
     from parity.seams.device import present_interpreted_function
 
-    cls.parity_interpreted_jit = True  # type: ignore[attr-defined]
     return present_interpreted_function(cls)  # jit() imports the name from this module at each decoration
 
 

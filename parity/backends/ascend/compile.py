@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from parity import settings
+from parity.backends.ascend import VENV_NOTE
 from parity.backends.ascend.arch import ASCEND_ARCHS, DEFAULT_ASCEND_ARCH
 from parity.backends.base import Backend, Check
 from parity.fit.hook import FitTier
@@ -81,6 +82,7 @@ class AscendCompileBackend(Backend):
     language = "triton-ascend"
     gpu_target = ("npu", "Ascend910B3", 0)
     venv = "venv-ascend"
+    venv_note = VENV_NOTE
     # the plugin copies this pytest option's value into `arch` before prepare()
     arch_option: ClassVar[str] = "--ascend-arch"
     # triton-ascend's own lowering computes a fit where LLVM 19's tools are; else triton-ascend's interpreter
@@ -178,7 +180,8 @@ class AscendCompileBackend(Backend):
             result = run_isolated(lambda: self._compile_here(spec, case, cpu_inputs, progress),
                                   timeout_s=self.timeout_s)
             if result.ok:
-                return result.value
+                compiles: list[dict[str, Any]] = result.value
+                return compiles
             saved = progress.read_text() if progress.exists() else "[]"
         return self._after_failure(spec, result, saved)
 

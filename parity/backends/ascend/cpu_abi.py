@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from parity.backends.ascend.cpu_build import LoweringUnsupported
+from parity.backends.ascend.cpu_build_errors import LoweringUnsupported
 
 GRID_ARGS = 6
 SCALARS: dict[str, Any] = {"i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16,

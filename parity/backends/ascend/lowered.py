@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from parity.backends.ascend import VENV_NOTE
 from parity.backends.ascend.arch import DEFAULT_ASCEND_ARCH
 from parity.backends.base import Backend, Check
 from parity.seams.env import set_triton_env
@@ -72,6 +73,7 @@ class AscendLoweredBackend(Backend):
                   "lowered-spin-lock")
     gpu_target = ("npu", "Ascend910B3", 0)
     venv = "venv-ascend"
+    venv_note = VENV_NOTE
     arch_option: ClassVar[str] = "--ascend-arch"
     # the perf pass times devices; an x86 build of NPU code has no speed worth reporting
     times_kernels: ClassVar[bool] = False
@@ -212,7 +214,8 @@ def _install_cpu_path(backend: AscendLoweredBackend, driver: Any) -> None:
         def ttadapter_as_binary(src: str, metadata: dict[str, Any]) -> bytes:
             text, _ = parse_metadata(src, metadata)  # mix_mode, kernel name, tensor kinds, as the NPU path
             metadata["parity_stage"] = "ttadapter"
-            return text.encode()
+            binary: bytes = text.encode()
+            return binary
 
         stages["npubin"] = ttadapter_as_binary
 

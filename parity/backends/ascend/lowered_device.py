@@ -94,7 +94,7 @@ def install(arch_name: str) -> Callable[[], None]:
     from parity.compile.device_tensors import ensure_device_type
 
     undo = install_npu(ASCEND_ARCHS[arch_name])
-    npu: types.ModuleType = torch.npu  # type: ignore[attr-defined]
+    npu: types.ModuleType = torch.npu  # type: ignore[attr-defined]  # torch's stubs cannot declare the stand-in
     for key, value in run_functions().items():
         setattr(npu, key, value)
     ensure_device_type(DEVICE_TYPE)  # torch.device("npu") parses, as with torch_npu

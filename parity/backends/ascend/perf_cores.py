@@ -50,9 +50,10 @@ def hard_coded_loops(ev: Evidence) -> list[StridedLoop]:
             continue
         pids = pid_names(tree)
         for node in ast.walk(tree):
-            if not isinstance(node, ast.For) or call_name(node.iter) not in ("range", "static_range"):
+            if not (isinstance(node, ast.For) and isinstance(node.iter, ast.Call)) \
+                    or call_name(node.iter) not in ("range", "static_range"):
                 continue
-            args = node.iter.args  # type: ignore[attr-defined]
+            args = node.iter.args
             if len(args) != 3:
                 continue
             start, step = args[0], args[2]

@@ -11,7 +11,7 @@ import ast
 import builtins
 import math
 import textwrap
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -170,8 +170,9 @@ def evaluate(node: ast.AST, values: Mapping[str, Any]) -> int | None:
         left, right = evaluate(node.left, values), evaluate(node.right, values)
         if left is None or right is None:
             return None
-        ops = {ast.Add: lambda: left + right, ast.Sub: lambda: left - right, ast.Mult: lambda: left * right,
-               ast.FloorDiv: lambda: left // right if right else None, ast.Mod: lambda: left % right if right else None}
+        ops: dict[type[ast.operator], Callable[[], int | None]] = {
+            ast.Add: lambda: left + right, ast.Sub: lambda: left - right, ast.Mult: lambda: left * right,
+            ast.FloorDiv: lambda: left // right if right else None, ast.Mod: lambda: left % right if right else None}
         op = ops.get(type(node.op))
         return op() if op else None
     return None
@@ -244,8 +245,9 @@ def block_sizes(ev: Evidence) -> dict[str, int]:
 
 # --- the code this launch compiles: constexpr branches ruled out are not evidence ---------------------------
 
-_COMPARE = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
-            ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b}
+_COMPARE: dict[type[ast.cmpop], Callable[[int, int], bool]] = {
+    ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b}
 
 
 def static_truth(test: ast.AST, constants: Mapping[str, Any]) -> bool | None:

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from parity.backends.ascend.perf_cores import grid_findings
-from parity.backends.ascend.perf_evidence import Evidence, block_sizes
+from parity.backends.ascend.perf_evidence import Evidence, block_sizes, call_name
 from parity.fit import cache, candidates, search
 from parity.fit.hook import FitTier, autotune_configs
 from parity.fit.probe import kernel_text, named_constants
@@ -50,11 +50,9 @@ def extents(source: str) -> set[str]:
                 found.add(node.comparators[0].id)
             elif isinstance(node.ops[0], ast.Gt) and isinstance(node.left, ast.Name):
                 found.add(node.left.id)
-        func = node.func if isinstance(node, ast.Call) else None
-        if isinstance(func, (ast.Attribute, ast.Name)) and (getattr(func, "attr", None) or getattr(func, "id", None)) \
-                == "make_block_ptr":
-            shape = node.args[1] if len(node.args) > 1 else next(  # type: ignore[attr-defined]
-                (k.value for k in node.keywords if k.arg == "shape"), None)  # type: ignore[attr-defined]
+        if isinstance(node, ast.Call) and call_name(node) == "make_block_ptr":
+            shape = node.args[1] if len(node.args) > 1 else next(
+                (k.value for k in node.keywords if k.arg == "shape"), None)
             if isinstance(shape, (ast.Tuple, ast.List)):
                 found |= {e.id for e in shape.elts if isinstance(e, ast.Name)}
     return found

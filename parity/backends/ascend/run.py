@@ -24,6 +24,12 @@ def _torch_npu() -> Any:
     return importlib.import_module("torch_npu")
 
 
+def _npu() -> Any:
+    """torch.npu, which importing torch_npu attaches to torch."""
+    npu: Any = torch.npu  # type: ignore[attr-defined]  # torch's stubs cannot declare torch_npu's extension
+    return npu
+
+
 # What one unit of do_bench_npu's answer is, in ms, by triton-ascend release. 3.2.0 returns the profiler's
 # op_statistic.csv "Avg Time(us)" as it is (collect_single in its python/triton/testing.py), and that column
 # is in microseconds (https://www.hiascend.com/document/detail/en/canncommercial/800/devaids/profiling/
@@ -87,25 +93,25 @@ class AscendBackend(Backend):
                     "then `pip install torch_npu triton-ascend` matching torch "
                     f"{torch.__version__.split('+')[0]} and source CANN's set_env.sh")
         del torch_npu
-        if not torch.npu.is_available():  # type: ignore[attr-defined]
+        if not _npu().is_available():
             return "torch_npu is installed but sees no Ascend NPU (torch.npu.is_available() is False)"
         return None
 
     def select_device(self, worker_index: int) -> None:
-        count = max(torch.npu.device_count(), 1)  # type: ignore[attr-defined]
+        count = max(_npu().device_count(), 1)
         self.device_index = worker_index % count
-        torch.npu.set_device(self.device_index)  # type: ignore[attr-defined]
+        _npu().set_device(self.device_index)
 
     def synchronize(self) -> None:
-        torch.npu.synchronize()  # type: ignore[attr-defined]
+        _npu().synchronize()
 
     def release_memory(self) -> None:
-        torch.npu.empty_cache()  # type: ignore[attr-defined]
+        _npu().empty_cache()
 
     def time_ms(self, fn: Callable[[], Any]) -> float:
         """Milliseconds per call: triton-ascend's profiler-based do_bench_npu where it works, else NPU events."""
         try:
-            from triton.testing import do_bench_npu  # type: ignore[attr-defined]
+            from triton.testing import do_bench_npu
         except ImportError:
             do_bench_npu = None
         if do_bench_npu is not None:
@@ -121,8 +127,8 @@ class AscendBackend(Backend):
         return self._event_ms(fn)
 
     def _event_ms(self, fn: Callable[[], Any]) -> float:
-        start = torch.npu.Event(enable_timing=True)  # type: ignore[attr-defined]
-        end = torch.npu.Event(enable_timing=True)  # type: ignore[attr-defined]
+        start = _npu().Event(enable_timing=True)
+        end = _npu().Event(enable_timing=True)
         for _ in range(5):
             fn()
         self.synchronize()
@@ -134,17 +140,19 @@ class AscendBackend(Backend):
         return float(start.elapsed_time(end)) / 20
 
     def memory_gib(self) -> float | None:
-        props = torch.npu.get_device_properties(self.device_index)  # type: ignore[attr-defined]
-        return props.total_memory / 2**30
+        props = _npu().get_device_properties(self.device_index)
+        gib: float = props.total_memory / 2**30
+        return gib
 
     def device_name(self) -> str | None:
-        return torch.npu.get_device_name(self.device_index)  # type: ignore[attr-defined]
+        name: str = _npu().get_device_name(self.device_index)
+        return name
 
     def env(self) -> dict[str, Any]:
         torch_npu = _torch_npu()
         info: dict[str, Any] = {
-            "device_name": torch.npu.get_device_name(self.device_index),  # type: ignore[attr-defined]
-            "device_count": torch.npu.device_count(),  # type: ignore[attr-defined]
+            "device_name": _npu().get_device_name(self.device_index),
+            "device_count": _npu().device_count(),
             "torch_npu": getattr(torch_npu, "__version__", None),
             "cann": cann_version(),
         }

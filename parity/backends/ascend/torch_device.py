@@ -23,7 +23,6 @@ def install(arch: AscendArch) -> Callable[[], None]:
                        vector_core_num=arch.aiv_cores, multi_processor_count=arch.aic_cores,
                        ub_size_bits=arch.ub_bits)
     npu = types.ModuleType("torch.npu", "parity's compile-only stand-in for torch_npu's torch.npu")
-    for key, value in device_functions(arch.name, props).items():
+    for key, value in {**device_functions(arch.name, props), "is_bf16_supported": lambda: True}.items():
         setattr(npu, key, value)
-    npu.is_bf16_supported = lambda: True  # type: ignore[attr-defined]
     return present_torch_module("npu", npu)

@@ -363,7 +363,9 @@ class CudaCompileBackend(Backend):
         A spec whose launcher calls a library runs its case in a forked child (parity.compile.fork):
         the library's own caches would otherwise carry compiled kernels over to the next case."""
         if wants_fork(spec):
-            return run_forked(lambda: self._compile_here(spec, case, cpu_inputs), what=f"{spec.name}[{case.id}]")
+            forked: list[dict[str, Any]] = run_forked(lambda: self._compile_here(spec, case, cpu_inputs),
+                                                      what=f"{spec.name}[{case.id}]")
+            return forked
         return self._compile_here(spec, case, cpu_inputs)
 
     def _compile_here(self, spec: Any, case: Any, cpu_inputs: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 import subprocess
 import tempfile
-from typing import Any
 
+from parity.backends.cuda.arch import CudaArch
 from parity.seams.versions import nvidia_binary
 
 
@@ -29,7 +29,7 @@ def resource_usage(cubin: bytes, kernel: str) -> tuple[int | None, int | None]:
     return (int(regs.group(1)) if regs else None, sum(local) // 4 if local else None)
 
 
-def max_threads(arch: Any, n_regs: int | None) -> int:
+def max_threads(arch: CudaArch, n_regs: int | None) -> int:
     """Threads per block the register file allows (registers are allocated per warp, by 256)."""
     if not n_regs:
         return arch.max_threads_per_block

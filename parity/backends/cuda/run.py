@@ -110,7 +110,9 @@ def slow_aware_ms(fn: Callable[[], Any], event_ms: Callable[[Callable[[], Any]],
 
 
 def _event_ms(fn: Callable[[], Any]) -> float:
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    # torch leaves Event.__init__ unannotated
+    start = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
+    end = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
     start.record()
     fn()
     end.record()
