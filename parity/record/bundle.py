@@ -31,7 +31,7 @@ import os
 import re
 import struct
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -152,10 +152,10 @@ class Bundle:
     counts: list[dict[str, Any]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # lines skipped, each naming its file
 
-    def tensors(self, launch: dict[str, Any], prefix: str) -> dict[str, torch.Tensor]:
+    def tensors(self, launch: Mapping[str, Any], prefix: str) -> dict[str, torch.Tensor]:
         return read_tensors(self.root / launch["tensors"], prefix, launch)
 
-    def before_after(self, launch: dict[str, Any]) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+    def before_after(self, launch: Mapping[str, Any]) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
         """The launch's buffers as it found them and as it left them, from one read of its file."""
         found = read_tensors(self.root / launch["tensors"], "", launch)
         return by_prefix(found, "before."), by_prefix(found, "after.")
@@ -224,12 +224,13 @@ def load_bundle(root: Path | str) -> Bundle:
         raise BundleError(f"{root}: no {MANIFEST_GLOB} (the index of the recorded launches): the bundle is incomplete "
                           f"(its manifest was removed, or left out of a copy), or its command made no Triton launch "
                           f"under the recorder; copy the manifest back or {RE_RECORD}")
+    lists = {"launch": bundle.launches, "unrecorded": bundle.unrecorded, "process": bundle.processes,
+             "counts": bundle.counts}
     for path in manifests:
         for n, entry in _lines(path, bundle.problems):
             _check_schema(f"{path}:{n}", entry.get("schema"))
             kind = entry.get("type")
-            target = {"launch": bundle.launches, "unrecorded": bundle.unrecorded, "process": bundle.processes,
-                      "counts": bundle.counts}.get(kind)
+            target = lists.get(kind) if isinstance(kind, str) else None
             if target is None:
                 bundle.problems.append(f"{path}:{n}: unknown entry type {kind!r}, skipped")
                 continue
@@ -271,7 +272,7 @@ def _lines(path: Path, problems: list[str]) -> Iterator[tuple[int, dict[str, Any
             problems.append(f"{path}:{n}: not a JSON object; skipped")
 
 
-def read_tensors(path: Path, prefix: str, launch: dict[str, Any] | None = None) -> dict[str, torch.Tensor]:
+def read_tensors(path: Path, prefix: str, launch: Mapping[str, Any] | None = None) -> dict[str, torch.Tensor]:
     """The tensors of one launch file whose names start with `prefix` ("before." or "after."), by buffer. Each is
     a tensor of its own, in memory allocated as any tensor's (so aligned as Triton's pointer specialization sees
     a recorded launch's), which a replay may write, and which outlives the file. Where the launch line carries
@@ -293,7 +294,7 @@ def read_tensors(path: Path, prefix: str, launch: dict[str, Any] | None = None) 
     return by_prefix(found, prefix)
 
 
-def check_digests(path: Path, launch: dict[str, Any]) -> None:
+def check_digests(path: Path, launch: Mapping[str, Any]) -> None:
     """A BundleError naming the file and what changed where it is not the file the recording wrote: its size,
     then its sha256 (and which tensors' bytes differ). A launch line without digests (an older bundle) passes
     unchecked: `Bundle.verified` says so."""

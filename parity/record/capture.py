@@ -68,7 +68,7 @@ def process_env() -> dict[str, Any]:
         found = _version(name)
         if found:
             env[name] = found
-    if torch.cuda.is_initialized():
+    if torch.cuda.is_initialized():  # type: ignore[no-untyped-call]  # torch leaves it unannotated
         env["device"] = torch.cuda.get_device_name(torch.cuda.current_device())
         env["cuda"] = torch.version.cuda
         env["device_count"] = torch.cuda.device_count()
@@ -186,7 +186,7 @@ class WorkloadRecorder:
         self.order = 0
         self.written = fmt.size_on_disk(self.root)
         self.stopped: str | None = None
-        self.manifest = fmt.ManifestWriter(self.root)
+        self.manifest: fmt.ManifestWriter | None = fmt.ManifestWriter(self.root)  # None once closed
         self.described = False  # the process line waits for the first kept launch (see _describe)
 
     # ------------------------------------------------------------ seam layers
@@ -243,7 +243,8 @@ class WorkloadRecorder:
             pending.pop()
 
     def _launch(self, inner: Any, self_: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
-        if warmup or getattr(self.local, "paused", 0) or getattr(self.local, "busy", False):
+        paused: int = getattr(self.local, "paused", 0)  # timing runs of an autotuner (_paused)
+        if warmup or paused or getattr(self.local, "busy", False):
             return inner(self_, *args, grid=grid, warmup=warmup, **kwargs)
         self.local.busy = True  # a launch made while recording one (none should be) is not recorded twice
         try:
@@ -357,7 +358,7 @@ class WorkloadRecorder:
                     return
                 self.written += size
                 entry.update(tensors=rel, bytes=size, **digests)  # checked on replay (bundle.check_digests)
-                self.manifest.write(entry)
+                self._write(entry)
             except OSError as exc:  # a full disk: stop keeping launches, never stop the command
                 self._stop(f"writing the bundle failed ({exc}); free space under {self.root} and record again")
                 self.kept[key] -= 1
@@ -367,7 +368,7 @@ class WorkloadRecorder:
         naming it initializes nothing (CUDA initialized at import would break a workload that forks later)."""
         if not self.described:
             self.described = True
-            self.manifest.write({"type": "process", "pid": self.pid, "argv": sys.argv[:20], "env": process_env()})
+            self._write({"type": "process", "pid": self.pid, "argv": sys.argv[:20], "env": process_env()})
 
     def _tuned(self, kwargs: dict[str, Any]) -> dict[str, Any] | None:
         stack = getattr(self.local, "tuners", None)
@@ -387,10 +388,15 @@ class WorkloadRecorder:
         with self.lock:
             ident = self.kernels.get(id(kernel), {})
             try:
-                self.manifest.write({"type": "unrecorded", "kernel": {k: v for k, v in ident.items()
-                                                                      if not k.startswith("_")}, "reason": reason})
+                self._write({"type": "unrecorded", "kernel": {k: v for k, v in ident.items()
+                                                         if not k.startswith("_")}, "reason": reason})
             except (OSError, ValueError):
                 pass
+
+    def _write(self, entry: dict[str, Any]) -> None:
+        if self.manifest is None:  # as a closed file refuses a write
+            raise ValueError(f"the manifest of {self.root} is closed")
+        self.manifest.write(entry)
 
     def _stop(self, reason: str) -> None:
         self.stopped = reason
@@ -409,4 +415,4 @@ class WorkloadRecorder:
                 self.manifest.close()
             except (OSError, ValueError):
                 pass
-            self.manifest = None  # type: ignore[assignment]
+            self.manifest = None

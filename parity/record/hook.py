@@ -13,10 +13,12 @@ import importlib.util
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from parity import settings
+from parity.seams.core import present
 
+TRITON: Final = "triton"  # the package whose first import installs the recorder
 _installed: Any = None
 
 
@@ -43,7 +45,7 @@ class _AfterTriton(importlib.abc.MetaPathFinder):
     """Finds nothing itself: on the first `import triton` it wraps that spec's loader to install afterwards."""
 
     def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-        if name != "triton":
+        if name != TRITON:
             return None
         sys.meta_path.remove(self)  # once, and so find_spec below does not come back here
         spec = importlib.util.find_spec(name)
@@ -56,7 +58,7 @@ class _AfterTriton(importlib.abc.MetaPathFinder):
             load(module)
             _install_reporting()
 
-        loader.exec_module = exec_module  # type: ignore[method-assign]
+        present(loader, "exec_module", exec_module)  # this one loader's, for this one import (never undone)
         return spec
 
 
@@ -71,7 +73,7 @@ def _install_reporting() -> None:
 def arm() -> None:
     if settings.current().record_dir is None:
         return
-    if "triton" in sys.modules:
+    if TRITON in sys.modules:
         _install_reporting()
     else:
         sys.meta_path.insert(0, _AfterTriton())

@@ -292,7 +292,8 @@ def kernel_spec(bundle: Bundle, entries: list[dict[str, Any]], name: str) -> Ker
         return recorded[entry["id"]]
 
     def entry_of(p: Mapping[str, Any]) -> dict[str, Any]:
-        return entries[p["launch"]]
+        entry: dict[str, Any] = entries[p["launch"]]
+        return entry
 
     def make_inputs(p: Mapping[str, Any], gen: torch.Generator) -> dict[str, Any]:
         entry = entry_of(p)
@@ -305,7 +306,9 @@ def kernel_spec(bundle: Bundle, entries: list[dict[str, Any]], name: str) -> Ker
         h = hashlib.sha256()
         for k in sorted(after):
             h.update(k.encode())
-            h.update(after[k].numpy())  # the bytes in place: the same digest as of a copy of them
+            # the bytes in place: the same digest as of a copy of them (numpy's stubs declare the buffer
+            # protocol ndarray has on every Python only for 3.12+, as __buffer__)
+            h.update(after[k].numpy())  # type: ignore[arg-type]
         return {**found, "recorded_outputs": h.hexdigest()}
 
     def reference(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, torch.Tensor]:
