@@ -23,7 +23,12 @@ def by_level(quick: Iterable[Case], full: Iterable[Case] = ()) -> Callable[[str]
         if level == "quick":
             return quick_list
         seen = {c.id for c in quick_list}
-        return quick_list + [c for c in full if c.id not in seen and not seen.add(c.id)]  # type: ignore[func-returns-value]
+        added = []
+        for c in full:
+            if c.id not in seen:
+                seen.add(c.id)
+                added.append(c)
+        return quick_list + added
 
     return cases
 

@@ -89,7 +89,7 @@ def is_machinery_file(path: str) -> bool:
 def raised_at(exc: BaseException) -> str | None:
     """file:line of the innermost frame in the kernel's or library's own code: a launcher error such
     as "'str' object cannot be interpreted as an integer" says nothing without it."""
-    child = getattr(exc, "raised_at", None)  # a forked child's location (parity.compile.fork)
+    child: str | None = getattr(exc, "raised_at", None)  # a forked child's location (parity.compile.fork)
     if child:
         return child
     last, tb = None, exc.__traceback__

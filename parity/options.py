@@ -35,7 +35,7 @@ def parse_seed(value: str) -> int:
 
 
 def parse_cuda_arch(value: str) -> int:
-    from parity.backends.cuda.compile import parse_cuda_arch as parse
+    from parity.backends.cuda.arch import parse_cuda_arch as parse
 
     return parse(value)
 

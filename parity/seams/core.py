@@ -40,8 +40,8 @@ class Seam:
             now = tuple(layers)  # a call keeps the layers it started with, as nested patches did
             return _call(now, len(now) - 1, original, args, kwargs)
 
-        wrapper.__wrapped__ = original  # type: ignore[attr-defined]
-        wrapper.parity_seam = self  # type: ignore[attr-defined]
+        # attributes of the function object (a def has no declared ones to assign to)
+        vars(wrapper).update({"__wrapped__": original, "parity_seam": self})
         self._wrapper = wrapper
         setattr(self.owner, self.attr, wrapper)
 

@@ -49,13 +49,15 @@ def nvidia_binary(name: str) -> str | None:
     try:
         from triton import knobs
 
-        return getattr(knobs.nvidia, name).path
+        path: str | None = getattr(knobs.nvidia, name).path
+        return path
     except (ImportError, AttributeError):
         pass
     from triton.backends.nvidia.compiler import _path_to_binary
 
     try:
-        return _path_to_binary(name)[0]
+        found: str = _path_to_binary(name)[0]
+        return found
     except RuntimeError:
         return None
 

@@ -12,15 +12,18 @@ import importlib
 import os
 import pkgutil
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
+from typing import TypeVar, overload
 
 from parity.spec import KernelSpec, SpecError
 
 ENTRY_POINT_GROUP = "parity.kernels"
 SHARED_PACKAGE = "kernels"
+
+_Loaded = TypeVar("_Loaded")
 
 
 class Registry:
@@ -53,7 +56,7 @@ class Registry:
             register(library)
         return list(specs)
 
-    def __iter__(self) -> Iterable[KernelSpec]:
+    def __iter__(self) -> Iterator[KernelSpec]:
         return iter(self._specs.values())
 
     def __len__(self) -> int:
@@ -147,7 +150,7 @@ def shared_modules(families: Iterable[str] | None = None) -> list[ModuleType]:
     else:
         roots = [(package.__path__, f"{SHARED_PACKAGE}.")]
     infos = [info for path, prefix in roots for info in pkgutil.walk_packages(path, prefix)]
-    modules = []
+    modules: list[ModuleType] = []
     for info in sorted(infos, key=lambda i: i.name):
         module = load(info.name, f"kernel module {info.name}")
         if hasattr(module, "SPECS"):
@@ -213,6 +216,14 @@ def _is_part_of(missing: str, name: str) -> bool:
     return name == missing or name.startswith(missing + ".")
 
 
+@overload
+def load(name: str, origin: str, loader: None = None) -> ModuleType: ...
+
+
+@overload
+def load(name: str, origin: str, loader: Callable[[], _Loaded]) -> _Loaded: ...
+
+
 def load(name: str, origin: str, loader: Callable[[], object] | None = None) -> object:
     """Import a spec module; any failure is a SpecError naming `origin` and the fix, never a traceback."""
     try:
@@ -244,7 +255,7 @@ def module_name(item: str) -> str:
 
 def import_user_module(path: str) -> ModuleType:
     name = module_name(path)
-    return load(name, f"--kernels {path}")  # type: ignore[return-value]
+    return load(name, f"--kernels {path}")
 
 
 def build(requested: Iterable[str] = (), include_shared: bool = True) -> tuple[Registry, list[KernelSpec]]:
