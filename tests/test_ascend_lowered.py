@@ -26,6 +26,7 @@ from parity.backends.ascend.cpu_abi import Arg, parse_signature, user_values
 from parity.backends.ascend.cpu_build import LoweringUnsupported, first_error, library_calls
 from parity.backends.ascend.cpu_library import define_library_calls
 from parity.driver import pipeline
+from parity.results import OwnerKind
 from parity.run.refcache import ReferenceCache
 from parity.run.runner import skip_reason
 from parity.spec.context import backend_scope
@@ -598,4 +599,4 @@ def test_a_zero_block_pointer_stride_fails_named_and_owned_not_a_sigfpe(lowered,
     row, _ = run_case(spec, Case({"b": "row"}), lowered, seed=0, cache=cache)
     assert row["status"] == "error" and "divides by sbm" in row["reason"], row["reason"]
     owner = decide(row, {}, inspect.getsource(block_ptr_add_kernel.fn))
-    assert (owner["who"], owner["limit"]) == ("triton-ascend", "ascend-block-ptr-zero-stride"), owner
+    assert (owner.who, owner.limit) == (OwnerKind.TRITON_ASCEND, "ascend-block-ptr-zero-stride"), owner

@@ -9,6 +9,7 @@ kernel's own division by a zero argument are not it. The end-to-end control is i
 from __future__ import annotations
 
 from parity.backends.ascend.cpu_divzero import ZeroDivisionInModule, top_level_divisions, zero_divisions
+from parity.results import OwnerKind
 from parity.triage import decide, plan_drafts
 
 # the shape of triton-adapter 3.2.0's module for a broadcast operand's block pointer (boundary_check=(0, 1))
@@ -60,8 +61,8 @@ BLOCK_PTR = ("b = tl.make_block_ptr(b_ptr, (M, N), (stride_b0, 1), (pid * 16, 0)
 def test_a_zero_block_pointer_stride_is_triton_ascends_known_bug_with_a_note():
     hits = zero_divisions(IR, 2, ["x", "M", "stride_b0"], [object(), 19, 0])
     owner = decide(record(str(ZeroDivisionInModule("k", hits))), {}, BLOCK_PTR)
-    assert (owner["who"], owner["limit"]) == ("triton-ascend", "ascend-block-ptr-zero-stride"), owner
-    assert not owner["provisional"] and "triton-ascend/pull/1838" in owner["evidence"]
+    assert (owner.who, owner.limit) == (OwnerKind.TRITON_ASCEND, "ascend-block-ptr-zero-stride"), owner
+    assert not owner.provisional and "triton-ascend/pull/1838" in owner.evidence
     assert plan_drafts({"owner": owner}).kind == "tier"  # a note with the link, no fresh vendor draft
 
 
@@ -69,4 +70,4 @@ def test_a_kernels_own_division_by_a_zero_argument_is_not_that_bug():
     hits = zero_divisions(IR, 2, ["x", "M", "n"], [object(), 19, 0])
     own = BLOCK_PTR + "\nq = pid // n"  # n is no block pointer's stride
     owner = decide(record(str(ZeroDivisionInModule("k", hits))), {}, own)
-    assert owner["limit"] != "ascend-block-ptr-zero-stride" and owner["who"] != "triton-ascend", owner
+    assert owner.limit != "ascend-block-ptr-zero-stride" and owner.who is not OwnerKind.TRITON_ASCEND, owner

@@ -21,11 +21,13 @@ from parity.record.capture import WorkloadRecorder
 from parity.record.replay import selected, specs_from_bundle
 from parity.report.findings import owner_words
 from parity.report.verdict import owner_tag
+from parity.results import OwnerKind, Status, read_records
 from parity.run.refcache import ReferenceCache
 from parity.run.runner import run_case
 from parity.spec import SpecError
 from parity.triage import drafts
 from parity.triage.decide import decide
+from parity.triage.owner import make_owner
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNEL_SOURCE = '''
@@ -103,7 +105,7 @@ def test_one_flipped_byte_is_the_bundles_error_and_the_other_launch_still_replay
     assert second["status"] == "error" and second["error_kind"] == "bundle"
     assert str(broken) in second["reason"] and "changed: after.b1" in second["reason"]
     owner = decide(second, {}, "")
-    assert owner is not None and owner["who"] == "bundle" and not owner["provisional"]
+    assert owner is not None and owner.who is OwnerKind.BUNDLE and not owner.provisional
     assert owner_tag(owner) == "bundle: re-record" and "re-record" in owner_words(owner)
     assert "kernel" not in owner_tag(owner)
     name, text = drafts.input_note({**second, "owner": owner}, "interpret") or ("", "")
@@ -117,7 +119,8 @@ def test_a_truncated_tensor_file_is_the_bundles_error(bundle_dir):
     first, second = replay(bundle_dir)
     assert first["status"] == "passed"
     assert second["status"] == "error" and second["error_kind"] == "bundle" and "truncated" in second["reason"]
-    assert decide(second, {}, "")["who"] == "bundle"
+    owner = decide(second, {}, "")
+    assert owner is not None and owner.who is OwnerKind.BUNDLE
 
 
 def test_a_changed_output_with_matching_digests_is_still_the_comparisons_failure(bundle_dir):
@@ -180,9 +183,9 @@ def test_a_run_over_a_damaged_bundle_exits_nonzero_with_the_bundle_as_owner(bund
     flip_output_byte(second_file(bundle_dir))
     proc = _run(tier, bundle_dir, tmp_path / "flip")
     assert proc.returncode == 1 and "✗ bundle: re-record #1" in proc.stdout, proc.stdout[-2000:]
-    records = [json.loads(line) for line in (tmp_path / "flip" / "results.jsonl").read_text().splitlines()]
-    assert [r["status"] for r in records] == ["passed", "error"]
-    assert records[1]["owner"]["who"] == "bundle"
+    records = list(read_records(tmp_path / "flip" / "results.jsonl"))  # typed: each owner an Owner
+    assert [r["status"] for r in records] == [Status.PASSED, Status.ERROR]
+    assert records[1]["owner"].who is OwnerKind.BUNDLE
     repro = tmp_path / "flip" / records[1]["repro"]
     assert sorted(p.name for p in repro.iterdir()) == ["BUNDLE.md"]  # no AUTHOR.md, no ISSUE.md, no repro.py
     next(bundle_dir.glob(fmt.MANIFEST_GLOB)).unlink()
@@ -194,8 +197,9 @@ def test_a_run_over_a_damaged_bundle_exits_nonzero_with_the_bundle_as_owner(bund
 def test_the_summary_counts_a_damaged_launch_as_not_replayed_never_as_a_disagreement():
     from parity.record.summary import tier_cell
 
-    ok = {"status": "passed", "mode": "interpret"}
-    damaged = {"status": "error", "mode": "interpret", "error_kind": "bundle", "owner": {"who": "bundle"}}
-    wrong = {"status": "failed", "mode": "interpret", "owner": {"who": "author"}}
+    ok = {"status": Status.PASSED, "mode": "interpret"}
+    damaged = {"status": Status.ERROR, "mode": "interpret", "error_kind": fmt.BundleError.parity_error_kind,
+               "owner": make_owner(OwnerKind.BUNDLE, "replay bundle", "e")}
+    wrong = {"status": Status.FAILED, "mode": "interpret", "owner": make_owner(OwnerKind.AUTHOR, "A", "e")}
     assert tier_cell([ok, damaged]) == "1 replayed, 1 agree, 1 not replayed: bundle file damaged, re-record"
     assert tier_cell([ok, wrong]) == "2 replayed, 1 agree, 1 disagree (1× author)"  # control

@@ -15,8 +15,10 @@ from parity.backends import get_backend
 from parity.record import bundle as fmt
 from parity.record.capture import WorkloadRecorder
 from parity.record.replay import specs_from_bundle
+from parity.results import OwnerKind, Status
 from parity.run.refcache import ReferenceCache
 from parity.run.runner import run_case
+from parity.triage.owner import make_owner
 
 KERNEL_SOURCE = '''
 import triton
@@ -582,8 +584,8 @@ def test_a_replay_on_the_tier_that_recorded_it_is_no_evidence_for_triage():
     # it stands only as a run to its end ("ran"): no rule takes it for a pass of the values
     assert others == {"cuda-compile": independent, "interpret": {**self_replay, "status": "ran"}}
     owner = decide({**failing, "metrics": {"err_ratio": 0.5}, "reason": "output 'o': wrong"}, others, "")
-    assert owner is not None and owner["who"] == "author" and owner["provisional"]  # as without it: no pass counted
-    assert "interpret pass" not in owner["evidence"]
+    assert owner is not None and owner.who is OwnerKind.AUTHOR and owner.provisional  # as without it: no pass counted
+    assert "interpret pass" not in owner.evidence
     assert others_in(failing, [{**self_replay, "status": "failed"}]) == {}  # a failing self-replay says nothing
 
 
@@ -638,14 +640,16 @@ def test_replay_imports_the_kernel_from_its_module_or_says_it_rebuilt_it(tmp_pat
 def test_the_summary_names_each_disagreements_owner_and_each_skips_reason():
     from parity.record.summary import tier_cell
 
-    clean = [{"status": "passed", "mode": "run"}] * 2
+    clean = [{"status": Status.PASSED, "mode": "run"}] * 2
     assert tier_cell(clean) == "2 replayed, 2 agree"
-    mixed = [*clean, {"status": "failed", "mode": "run", "owner": {"who": "library", "provisional": True}},
-             {"status": "skipped", "mode": "run", "reason": "not checked: nothing changed"}]
+    mixed = [*clean, {"status": Status.FAILED, "mode": "run",
+                      "owner": make_owner(OwnerKind.LIBRARY, "L", "e", provisional=True)},
+             {"status": Status.SKIPPED, "mode": "run", "reason": "not checked: nothing changed"}]
     cell = tier_cell(mixed)
     assert "1 disagree (1× library (provisional))" in cell and "1 not replayable (not checked" in cell
     # a known limit met is said with its id (it used to leave "0 agree" and nothing else); the control: none met
-    known = [{"status": "xfailed", "mode": "run", "owner": {"who": "tier", "limit": "interpret-float-arg"}}] * 2
+    known = [{"status": Status.XFAILED, "mode": "run",
+              "owner": make_owner(OwnerKind.TIER, "T", "e", limit="interpret-float-arg")}] * 2
     assert tier_cell(known) == "2 replayed, 0 agree, 2 known limit (2× interpret-float-arg)"
     assert "known limit" not in tier_cell(clean)
 
@@ -656,9 +660,9 @@ def test_a_replays_report_speaks_per_kernel_and_module_with_compiles_on_the_arch
 
     record(tmp_path / "b", copy_launches(kernels, shapes=(100, 100, 100, 40)))  # one launch dropped by dedupe
     (spec,), _ = selected(str(tmp_path / "b"), [])
-    records = [{"kernel": spec.name, "suite": "compile", "status": "passed", "mode": "compile", "compiles": 2},
-               {"kernel": spec.name, "suite": "compile", "status": "failed", "mode": "compile", "compiles": 1,
-                "owner": {"who": "triton-ascend"}}]
+    records = [{"kernel": spec.name, "suite": "compile", "status": Status.PASSED, "mode": "compile", "compiles": 2},
+               {"kernel": spec.name, "suite": "compile", "status": Status.FAILED, "mode": "compile", "compiles": 1,
+                "owner": make_owner(OwnerKind.TRITON_ASCEND, "triton-ascend", "e")}]
     env = {"backend": "ascend-compile", "target_arch": "Ascend910B3"}
     ((title, body),) = report_sections(records, env, str(tmp_path / "b"))
     assert title == "Recorded workload" and "Recorded under the interpreter" in body, body

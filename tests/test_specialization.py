@@ -2,24 +2,24 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from parity.results import OwnerKind, Record, read_records
+
 ROOT = Path(__file__).resolve().parents[1]
 pytest.importorskip("triton.backends.nvidia", reason="needs upstream triton (`pip install triton`) for cuda-compile")
 
 
-def sweep(tmp_path: Path, kernels: str) -> tuple[subprocess.CompletedProcess, dict[str, dict]]:
+def sweep(tmp_path: Path, kernels: str) -> tuple[subprocess.CompletedProcess, dict[str, Record]]:
     env = {k: v for k, v in __import__("os").environ.items() if k != "TRITON_INTERPRET"}
     proc = subprocess.run([sys.executable, "-m", "pytest", "suites/test_specialization.py", "-q", "-p", "no:xdist",
                            "--backend=cuda-compile", f"--kernels={kernels}", f"--results-dir={tmp_path}"],
                           cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
-    records = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
-    return proc, {r["kernel"]: r for r in records}
+    return proc, {r["kernel"]: r for r in read_records(tmp_path / "results.jsonl")}  # typed: each owner an Owner
 
 
 def test_storm_twin_and_false_ir_claim_fail_while_the_shared_kernels_pass(tmp_path):
@@ -39,7 +39,7 @@ def test_storm_twin_and_false_ir_claim_fail_while_the_shared_kernels_pass(tmp_pa
     report = (tmp_path / "REPORT.md").read_text()
     assert "Recompile storms: 1 of the " in report
     # the verdict says it too, with whose change it is: never "build ✓, every case that ran passed"
-    assert twin["owner"]["who"] == "author" and "do_not_specialize" in twin["owner"]["evidence"]
+    assert twin["owner"].who is OwnerKind.AUTHOR and "do_not_specialize" in twin["owner"].evidence
     def verdict_row(kernel: str) -> str:  # the first table of REPORT.md is the verdict
         escaped = kernel.replace("_", "\\_")
         return next(ln for ln in report.splitlines() if ln.startswith(f"| {escaped} "))
@@ -64,7 +64,7 @@ def test_a_sweep_that_raises_is_recorded_not_only_failed_in_pytest(tmp_path):
     assert record["repro"], record.get("repro_error")
     # the compile suite's record the folder was verified against: a compile failure, not a wrong result
     assert record["specialization"]["repro_from"]["compile"]["ok"] is False, record["specialization"]
-    assert record["owner"]["who"] == "author", record.get("owner")  # a planted kernel of no library: its author
+    assert record["owner"].who is OwnerKind.AUTHOR, record.get("owner")  # a planted kernel of no library: its author
     script = tmp_path / record["repro"] / "repro.py"
     env = {k: v for k, v in __import__("os").environ.items() if k not in ("TRITON_INTERPRET", "PYTHONPATH")}
     alone = subprocess.run([sys.executable, "-I", script.name], cwd=script.parent, capture_output=True, text=True,
@@ -97,4 +97,4 @@ def test_a_misnamed_dynamic_arg_is_a_spec_error_and_its_twin_finds_the_storm(tmp
     proc, by_kernel = sweep(tmp_path / "fixed", "tests.planted_dynamic_fixed")
     record = by_kernel["scale_dynamic_n"]
     assert record["specialization"]["bases"] == 1 and record["specialization"]["verdict"] == "storm", record
-    assert record["owner"]["who"] == "author"
+    assert record["owner"].who is OwnerKind.AUTHOR

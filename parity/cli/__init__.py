@@ -15,13 +15,22 @@ import json
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from parity.report import divergence, heatmap, index_page, perf_cross, perf_plot, versions
 from parity.report import divergence_md as divergence_report
-from parity.results import MERGED_NAME, PART_GLOB, SchemaError, atomic_write_text, load_results, outputs_store
+from parity.results import (
+    MERGED_NAME,
+    PART_GLOB,
+    Record,
+    SchemaError,
+    Status,
+    atomic_write_text,
+    load_results,
+    outputs_store,
+)
 
 
 class CliError(RuntimeError):
@@ -53,7 +62,7 @@ def read_env(d: Path) -> dict[str, Any]:
     return env if isinstance(env, dict) else {}
 
 
-def load_dir(d: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def load_dir(d: Path) -> tuple[dict[str, Any], list[Record]]:
     """env.json and the records of one results dir, with errors that name the dir and the fix."""
     if d.is_file():
         raise CliError(f"{d}: is a file; pass the results dir that holds it, e.g. {d.parent}")
@@ -69,7 +78,7 @@ def load_dir(d: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     return env, records
 
 
-def load_dirs(dirs: Sequence[Path]) -> list[tuple[Path, dict[str, Any], list[dict[str, Any]]]]:
+def load_dirs(dirs: Sequence[Path]) -> list[tuple[Path, dict[str, Any], list[Record]]]:
     """The dirs that hold records; one without any, or from another schema, is skipped with a warning."""
     loaded = []
     for d in dirs:
@@ -89,11 +98,13 @@ def load_dirs(dirs: Sequence[Path]) -> list[tuple[Path, dict[str, Any], list[dic
     return loaded
 
 
-def build_columns(dirs: Sequence[Path], out_dir: Path) -> tuple[list[divergence.Column], dict[str, list[Any]],
+def build_columns(dirs: Sequence[Path], out_dir: Path) -> tuple[list[divergence.Column], dict[str, list[Record]],
                                                                 dict[str, Path]]:
     loaded = load_dirs(dirs)
     labels = divergence.column_labels([(env["backend"], d.name) for d, env, _ in loaded])
-    columns, records, where = [], {}, {}
+    columns: list[divergence.Column] = []
+    records: dict[str, list[Record]] = {}
+    where: dict[str, Path] = {}
     for label, (d, env, recs) in zip(labels, loaded, strict=True):
         prefix = os.path.relpath(d, out_dir).replace(os.sep, "/") + "/"
         columns.append(divergence.Column(label, env["backend"], recs[0].get("mode", ""), env, prefix))
@@ -102,13 +113,13 @@ def build_columns(dirs: Sequence[Path], out_dir: Path) -> tuple[list[divergence.
     return sorted(columns, key=divergence.order_key), records, where
 
 
-def load_stored(records: dict[str, list[Any]], where: dict[str, Path]) -> dict[tuple[str, str, str], Any]:
+def load_stored(records: Mapping[str, Sequence[Record]], where: dict[str, Path]) -> dict[tuple[str, str, str], Any]:
     """Stored outputs of the passing cases, keyed by (column label, kernel, case)."""
     stored = {}
     for label, recs in records.items():
         for r in recs:
             path = outputs_store.path_for(where[label], r["kernel"], r["case"])
-            if r["status"] == "passed" and path.exists():
+            if r["status"] == Status.PASSED and path.exists():
                 stored[(label, r["kernel"], r["case"])] = outputs_store.load(path)
     return stored
 

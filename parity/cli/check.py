@@ -17,6 +17,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final, Literal
 
 from parity import settings
 from parity.backends import Backend, registered
@@ -45,8 +46,7 @@ def python_for(tier: type[Backend], repo: Path) -> tuple[str | None, str]:
         python = venv_python(repo, venv)
         if python.exists():
             return str(python), ""
-    needs = " (triton-ascend has wheels for CPython 3.10 and 3.11 only: `python3.11 -m nox ...`)" \
-        if tier.language == "triton-ascend" else ""
+    needs = f" ({tier.venv_note})" if tier.venv_note else ""
     return None, f"{NO_VENV} {repo / '.nox' / stack}; create it with `nox -s {stack}`{needs}"
 
 
@@ -117,10 +117,17 @@ def pytest_command(python: str, tier: str, names: Sequence[str], results_dir: Pa
             f"--results-dir={results_dir}", "--timeout=900", "-n", "2", *extra]
 
 
+# what became of one tier's check
+State = Literal["ran", "skipped", "broke"]
+RAN: Final = "ran"  # its pytest gave a verdict (some cases may have failed: the detail says)
+SKIPPED: Final = "skipped"  # not run here (no venv, a host tool missing): the detail says why
+BROKE: Final = "broke"  # its pytest ran but gave no verdict
+
+
 @dataclass
 class Outcome:
     tier: str
-    state: str  # ran | failed | skipped | broke
+    state: State
     detail: str
     seconds: float = 0.0
     usage: bool = False  # pytest refused the arguments (a misspelt name): every tier would refuse them alike
@@ -143,13 +150,13 @@ def run_tier(tier: type[Backend], python: str, targets: Sequence[Target], out: P
     tier_name = tier.name
     seconds = time.monotonic() - started
     if code in PYTEST_DONE:
-        return Outcome(tier_name, "ran", "all passed" if code == 0 else "some cases failed (see the verdict)", seconds)
+        return Outcome(tier_name, RAN, "all passed" if code == 0 else "some cases failed (see the verdict)", seconds)
     cause = first_error(collect_output(python, tier.name, targets, out, extra, env))
     if code == PYTEST_USAGE:
-        return Outcome(tier_name, "broke", f"{cause or 'pytest refused its arguments (above)'}; fix the names and "
+        return Outcome(tier_name, BROKE, f"{cause or 'pytest refused its arguments (above)'}; fix the names and "
                        "run again", seconds, usage=True)
     said = f": {cause}" if cause else " (see its output above; collecting its cases alone raised nothing)"
-    return Outcome(tier_name, "broke", f"pytest exited {code}{said}", seconds)
+    return Outcome(tier_name, BROKE, f"pytest exited {code}{said}", seconds)
 
 
 def collect_output(python: str, tier: str, targets: Sequence[Target], out: Path, extra: Sequence[str],
@@ -224,7 +231,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in args.tiers.split(","):
         python, why = python_for(tiers[name], REPO)
         if python is None:
-            outcomes.append(Outcome(name, "skipped", why))
+            outcomes.append(Outcome(name, SKIPPED, why))
             print(f"\nparity check: {name} skipped: {why}", flush=True)
             continue
         tier = tiers[name]
@@ -233,26 +240,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         if outcome.usage:
             break  # the same names fail the same way on every tier
     print("\n" + summary(outcomes), flush=True)
-    ran = [o.tier for o in outcomes if o.state == "ran"]
+    ran = [o.tier for o in outcomes if o.state == RAN]
     if not ran:
         print(f"parity check: no tier ran, so no verdict: {closing(outcomes)}", file=sys.stderr)
         return 2
     code, text = report(sys.executable, out, ran)
     print(text)  # the verdict
-    broke = [o for o in outcomes if o.state == "broke"]
+    broke = [o for o in outcomes if o.state == BROKE]
     if broke:  # the last line names what broke, so the verdict above is not read as covering it
         print(f"parity check: the verdict covers {', '.join(ran)} only: {closing(broke)}", file=sys.stderr)
-    failed = any(o.state == "ran" and o.detail != "all passed" for o in outcomes)
+    failed = any(o.state == RAN and o.detail != "all passed" for o in outcomes)
     return 2 if broke or code else 1 if failed else 0
 
 
 def closing(outcomes: Sequence[Outcome]) -> str:
     """Why tiers gave no verdict, as the last line says it: the tier that broke and its first error line, else
     every skip's reason; building the venvs is suggested only where a venv is what is missing."""
-    broke = [o for o in outcomes if o.state == "broke"]
+    broke = [o for o in outcomes if o.state == BROKE]
     if broke:
         return "; ".join(f"{o.tier} broke: {o.detail}" for o in broke)
-    skipped = [o for o in outcomes if o.state == "skipped"]
+    skipped = [o for o in outcomes if o.state == SKIPPED]
     no_venv = [o.tier for o in skipped if o.detail.startswith(NO_VENV)]
     other = [f"{o.tier}: {o.detail}" for o in skipped if o.tier not in no_venv]
     if no_venv:

@@ -7,8 +7,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from parity.results import Record
 
-def stamp_replay(record: dict[str, Any], replay: Mapping[str, Any] | None) -> None:
+
+def stamp_replay(record: Record, replay: Mapping[str, Any] | None) -> None:
     """Put the run's replay provenance on the record, once (a no-op outside a --replay run)."""
     if replay is not None:
         record.setdefault("replay", dict(replay, kernel_from=(replay.get("kernel_from") or {}).get(record["kernel"])))

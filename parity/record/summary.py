@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import sys
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from parity.record.bundle import Bundle, BundleError, load_bundle
+from parity.results import Owner, Record, Status
+
+DISAGREE = (Status.FAILED, Status.ERROR, Status.CRASHED)
 
 
 def kernel_rows(bundle: Bundle, spec_names: dict[str, str]) -> list[dict[str, Any]]:
@@ -27,11 +31,11 @@ def kernel_rows(bundle: Bundle, spec_names: dict[str, str]) -> list[dict[str, An
         row["specs"].add(e["specialization"])
     for c in bundle.counts:
         for info in c.get("keys", {}).values():
-            row = rows.get(info.get("kernel_id", ""))
-            if row is not None:
-                row["seen"] += info["seen"]
-                row["specs"].add(info.get("specialization"))
-                row["counted"] = True
+            counted = rows.get(info.get("kernel_id", ""))
+            if counted is not None:
+                counted["seen"] += info["seen"]
+                counted["specs"].add(info.get("specialization"))
+                counted["counted"] = True
     for row in rows.values():
         row["seen"] = row["seen"] if row["counted"] else row["kept"]  # a process cut before its counts line
         row["specializations"] = len(row.pop("specs") - {None})
@@ -43,27 +47,35 @@ def _short(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
 
 
-def tier_cell(records: list[dict[str, Any]]) -> str:
+def _owner_word(record: Record) -> str:
+    """Who owns a disagreeing case; a provisional owner (triage still waits for a tier's evidence) is marked,
+    never stated as settled."""
+    owner = record.get("owner")
+    if owner is None:
+        return "?"
+    return str(owner.who) + (" (provisional)" if owner.provisional else "")
+
+
+def tier_cell(records: Sequence[Record]) -> str:
     if not records:
         return "not run"
     status = Counter(r["status"] for r in records)
-    damaged = [r for r in records if r.get("error_kind") == "bundle"]  # never replayed: no agreement either way
-    parts = [f"{len(records) - len(damaged)} replayed", f"{status['passed']} agree"]
-    bad = [r for r in records if r["status"] in ("failed", "error", "crashed") and r not in damaged]
+    # never replayed (the bundle's own error kind): no agreement either way
+    damaged = [r for r in records if r.get("error_kind") == BundleError.parity_error_kind]
+    parts = [f"{len(records) - len(damaged)} replayed", f"{status[Status.PASSED]} agree"]
+    bad = [r for r in records if r["status"] in DISAGREE and r not in damaged]
     if bad:
-        # a provisional owner (triage still waits for a tier's evidence) is marked, never stated as settled
-        owners = Counter(str((r.get("owner") or {}).get("who", "?")) + (" (provisional)" if (r.get("owner") or {})
-                         .get("provisional") else "") for r in bad)
+        owners = Counter(_owner_word(r) for r in bad)
         parts.append(f"{len(bad)} disagree ({', '.join(f'{n}× {o}' for o, n in owners.items())})")
     if damaged:
         parts.append(f"{len(damaged)} not replayed: bundle file damaged, re-record")
     # a known limit (a tier's own, or a vendor bug already reported) that the replay met: counted with its id, so a
     # cell never reads "0 agree" with nothing said of the rest
-    known = [r for r in records if r["status"] == "xfailed"]
+    known = [r for r in records if r["status"] == Status.XFAILED]
     if known:
-        limits = Counter(str((r.get("owner") or {}).get("limit") or "known divergence") for r in known)
+        limits = Counter(str(_limit(r.get("owner")) or "known divergence") for r in known)
         parts.append(f"{len(known)} known limit ({', '.join(f'{n}× {lim}' for lim, n in limits.items())})")
-    skipped = [r for r in records if r["status"] == "skipped"]
+    skipped = [r for r in records if r["status"] == Status.SKIPPED]
     if skipped:
         reasons = Counter(_short(str(r.get("reason"))) for r in skipped)
         parts.append(f"{len(skipped)} not replayable ({'; '.join(reasons)})")
@@ -91,11 +103,15 @@ def recorded_under(bundle: Bundle) -> str:
     return f"Recorded without the interpreter{on} ({len(envs)} recording process(es))."
 
 
-def _tier_records(records: list[dict[str, Any]], kernels: set[str]) -> list[dict[str, Any]]:
+def _limit(owner: Owner | None) -> str | None:
+    return owner.limit if owner is not None else None
+
+
+def _tier_records(records: Sequence[Record], kernels: set[str]) -> list[Record]:
     return [r for r in records if r["kernel"] in kernels and r.get("suite") in ("accuracy", "compile")]
 
 
-def report_sections(records: list[dict[str, Any]], env: dict[str, Any], bundle_path: str) -> list[tuple[str, str]]:
+def report_sections(records: Sequence[Record], env: dict[str, Any], bundle_path: str) -> list[tuple[str, str]]:
     """The section a --replay run adds to its REPORT.md: per kernel and per library module, launches, distinct
     specializations, compiles on this tier's arch and this tier's agreement (replay-summary sets tiers side by
     side)."""
@@ -131,7 +147,7 @@ def report_sections(records: list[dict[str, Any]], env: dict[str, Any], bundle_p
     return [("Recorded workload", "\n".join(lines))]
 
 
-def render(bundle: Bundle, tiers: dict[str, list[dict[str, Any]]], spec_names: dict[str, str]) -> str:
+def render(bundle: Bundle, tiers: dict[str, list[Record]], spec_names: dict[str, str]) -> str:
     rows = kernel_rows(bundle, spec_names)
     head = ["kernel", "module", "launches seen", "kept", "distinct specializations", *tiers]
     lines = [recorded_under(bundle), f"Tensor files {bundle.verified()}.", "", "| " + " | ".join(head) + " |",
@@ -168,7 +184,7 @@ def main(bundle_path: Path, dirs: list[Path]) -> int:
         print(f"parity replay-summary: {exc}", file=sys.stderr)
         return 2
     names = {kernel_id: name for kernel_id, (name, _) in kernel_groups(bundle).items()}
-    tiers = {}
+    tiers: dict[str, list[Record]] = {}
     for d in dirs:
         try:
             records = load_results(d) if d.is_dir() else []
