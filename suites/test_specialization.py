@@ -22,5 +22,5 @@ def test_specialization(parity, kernel_spec):
     done = sweep.specialization_case(parity, kernel_spec)
     if done.problems:
         pytest.fail("\n".join(done.problems), pytrace=False)
-    if done.unchecked and all(r["status"] is Status.SKIPPED for r in done.records):
+    if done.unchecked and all(r["status"] == Status.SKIPPED for r in done.records):
         pytest.skip("; ".join(dict.fromkeys(done.unchecked)))  # the terminal says it too: nothing was checked

@@ -8,7 +8,7 @@ compiles counted per kernel); each kernel it launched is one record through the 
 - triage: the owner, by the sweep's rule (parity.triage.specialization), then the stage every record takes;
 - repro: a sweep that raised stopped at one case, which runs again through the pipeline as its tier's own
   suite runs it (parity.driver.pipeline.rerun); a count gets no script (parity.repro.sweep_repro says why);
-- write: as every record (parity.driver.pipeline.write).
+- write: as every record (parity.driver.case.write).
 """
 
 from __future__ import annotations
@@ -31,6 +31,9 @@ from parity.compile.specialize import (
     verdict,
 )
 from parity.driver import pipeline
+from parity.driver.case import Session
+from parity.driver.case import triage as triage_record
+from parity.driver.case import write as write_record
 from parity.driver.phases import Phase, run_phases
 from parity.repro import sweep_repro
 from parity.repro.source import case_code
@@ -45,7 +48,7 @@ from parity.triage import specialization, stage
 class SweepRun:
     """One kernel of one dynamic arg's sweep on its way through SPECIALIZATION."""
 
-    session: pipeline.Session
+    session: Session
     spec: KernelSpec
     result: SweepResult
     expected: int  # compilations one base case may need across the sweep
@@ -130,7 +133,7 @@ def triage(run: SweepRun) -> None:
             run.problems.insert(0, specialization.storm_text(record, run.result, run.expected, owner))
             record["reason"] = "; ".join(run.problems)
         record["owner"] = owner
-    pipeline.triage(run.session, record, run.code)
+    triage_record(run.session, record, run.code)
 
 
 def repro(run: SweepRun) -> None:
@@ -141,7 +144,7 @@ def repro(run: SweepRun) -> None:
 
 
 def write(run: SweepRun) -> None:
-    pipeline.write(run.session, run.records[0])
+    write_record(run.session, run.records[0])
 
 
 SPECIALIZATION: tuple[Phase[SweepRun], ...] = (
@@ -152,7 +155,7 @@ SPECIALIZATION: tuple[Phase[SweepRun], ...] = (
 )
 
 
-def launcher(session: pipeline.Session, spec: KernelSpec) -> Callable[[Case], None]:
+def launcher(session: Session, spec: KernelSpec) -> Callable[[Case], None]:
     """How the sweep launches one case on this tier."""
     backend = session.backend
 
@@ -177,7 +180,7 @@ def skip_reason(spec: KernelSpec) -> str | None:
     return spec.unavailable() if spec.unavailable is not None else None
 
 
-def specialization_case(session: pipeline.Session, spec: KernelSpec) -> Sweeps:
+def specialization_case(session: Session, spec: KernelSpec) -> Sweeps:
     """Every dynamic arg's sweep (the run), then each kernel it launched through SPECIALIZATION."""
     out, reruns = Sweeps(), dict[str, dict[str, Any]]()
     expected = expected_per_base(spec, session.backend.name)
@@ -188,6 +191,6 @@ def specialization_case(session: pipeline.Session, spec: KernelSpec) -> Sweeps:
             record = done.records[0]
             out.records.append(record)
             out.problems += done.problems
-            if record["status"] is Status.SKIPPED:
+            if record["status"] == Status.SKIPPED:
                 out.unchecked.append(str(record["reason"]))
     return out
