@@ -29,6 +29,9 @@ def test_the_phases_are_tables_in_their_order():
                            (finish, (finish.RUN_END,))):
         doc = module.__doc__ or ""
         assert all(" -> ".join(names(t)) in doc for t in tables), f"{module.__name__}'s docstring draws its tables"
+    architecture = (ROOT / "docs" / "architecture.md").read_text()
+    for t in (pipeline.ACCURACY, pipeline.COMPILE, sweep.SPECIALIZATION, finish.RUN_END):
+        assert " -> ".join(names(t)) in architecture, "docs/architecture.md draws the tables as the code runs them"
 
 
 def test_the_table_is_what_runs_a_planted_phase_runs_in_its_place(monkeypatch):
