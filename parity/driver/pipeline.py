@@ -47,7 +47,7 @@ from parity.repro import run_repro
 from parity.repro.compile_prelaunch import attach_compile_tier
 from parity.repro.compile_repro import attach_all
 from parity.repro.source import case_code
-from parity.results import Record, Status, outputs_store
+from parity.results import OwnerKind, Record, Status, outputs_store
 from parity.run import distribution
 from parity.run.compile_judge import compile_records
 from parity.run.faults import is_timeout
@@ -67,7 +67,9 @@ from parity.triage import stage
 from parity.triage.drafts import plan_drafts
 from parity.triage.source_facts import random_calls
 
+# compared with == and in: records parity.run judged may still hold the plain word, which a Status (a str-enum) equals
 FAILING = (Status.FAILED, Status.ERROR, Status.XPASSED)
+AUTHOR_DRAFT = OwnerKind.AUTHOR.value  # parity.triage.drafts.DraftPlan.kind of AUTHOR.md, the kernel author's
 WARMED = (Status.PASSED, Status.FAILED, Status.XFAILED, Status.XPASSED)  # one that raised would raise again
 
 
@@ -268,7 +270,7 @@ def conclude_dead_worker(session: Session, record: Record, spec: KernelSpec | No
     """triage -> the crash repro -> write, for the case a dead worker was running: AUTHOR.md and rerun.py only
     where triage gives the crash to the kernel's author (a tier's limit or a vendor's crash gets none)."""
     triage(session, record, case_code(spec))
-    if attach_repro is not None and plan_drafts(record).kind == "author":
+    if attach_repro is not None and plan_drafts(record).kind == AUTHOR_DRAFT:
         attach_repro(record)
     write(session, record)
     return record

@@ -19,6 +19,7 @@ from parity.results import Owner, OwnerKind, Record
 
 STORM = "storm"  # parity.compile.specialize.verdict's word for compiles that grow with the swept values
 SWEEP_ERROR = "error"  # its word for a sweep a launch or compile stopped
+AUTHOR = "kernel author"  # the author owner's name
 
 
 def storm_fix(arg: str) -> str:
@@ -34,11 +35,11 @@ def decide(record: Record, result: SweepResult, code: stage.CaseCode, claims: Se
         finding = library_rule.mark(record, code.family, code.kernels,
                                     why=f"its kernel recompiles as {result.arg} changes (a recompile storm)")
         if finding is None:  # our kernel or a user's: the fix is in the spec or the kernel
-            return owners.make_owner("author", "kernel author", f"the kernel recompiles as {result.arg} changes "
+            return owners.make_owner(OwnerKind.AUTHOR, AUTHOR, f"the kernel recompiles as {result.arg} changes "
                                      f"(a recompile storm): {storm_fix(result.arg)}")
-        return owners.make_owner("library", finding["name"], finding["why"])
+        return owners.make_owner(OwnerKind.LIBRARY, finding["name"], finding["why"])
     if claims:
-        return owners.make_owner("author", "kernel author", "the spec's claim about the kernel's variants or IR "
+        return owners.make_owner(OwnerKind.AUTHOR, AUTHOR, "the spec's claim about the kernel's variants or IR "
                                  f"does not hold: {'; '.join(claims)}")
     return None
 
