@@ -68,7 +68,10 @@ def _move(src: Path, dst: Path) -> None:
 def carried_records(previous: Sequence[Record], selected: Iterable[str]) -> list[Record]:
     """The previous run's records of kernels this run did not select, marked as carried over."""
     chosen = set(selected)
-    return [Record(**r, carried_over=True) for r in previous if r.get("kernel") not in chosen]
+    carried = [Record(**r) for r in previous if r.get("kernel") not in chosen]  # copies: the previous run's stay
+    for record in carried:
+        record["carried_over"] = True  # a record carried before is carried again, once marked
+    return carried
 
 
 def carry_files(results_dir: Path, records: Sequence[Mapping[str, Any]], outputs: Iterable[Path]) -> None:
