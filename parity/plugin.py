@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from dataclasses import dataclass, field
@@ -16,15 +15,7 @@ from parity.driver import progress, shard
 from parity.options import pytest_addoption  # noqa: F401  (a pytest hook: pytest finds it here)
 from parity.paths import triton_cache_dir
 from parity.record.provenance import stamp_replay
-from parity.results import (
-    MERGED_NAME,
-    ResultWriter,
-    atomic_write_text,
-    merge_parts,
-    outputs_store,
-    read_records,
-    write_results,
-)
+from parity.results import Record, ResultsDir, ResultWriter
 from parity.run import crash_log, heap, rundir, watchdog
 from parity.run.refcache import ReferenceCache
 from parity.run.wallclock import ItemSpans, SessionClock, process_start
@@ -33,7 +24,6 @@ from parity.spec import Case, KernelSpec, SpecError, check_sweeps, registry, val
 from parity.spec.context import set_current_backend
 
 STATE_KEY = pytest.StashKey["ParitySession"]()
-WORKER_STOP_S = 15.0  # how long an interrupted run's controller waits for its workers' last records
 
 
 @dataclass
@@ -55,7 +45,7 @@ class ParitySession:
     kernels_option: str = ""  # --kernels as given: what a sanitized child rebuilds its spec from
     workers: int = 0  # xdist workers, so a report can say when timings shared a device
     writer: ResultWriter | None = None
-    records: list[dict[str, Any]] = field(default_factory=list)
+    records: list[Record] = field(default_factory=list)
     # worker clock (perf_counter) for the timeline stamps: where the last stamped stretch ended,
     # and the wait before the current test item (pytest, xdist, and worker start-up for the first)
     mark: float = field(default_factory=time.perf_counter)
@@ -73,7 +63,7 @@ class ParitySession:
         now = time.perf_counter()
         self.wait_s, self.mark = self.wait_s + now - self.mark, now
 
-    def store(self, record: dict[str, Any]) -> None:
+    def store(self, record: Record) -> None:
         """The pipeline's write phase: append a record, stamped with the worker time it accounts for.
         timing.case_wall_s (since the previous record) and timing.wait_s (before this item) partition each
         worker's time; `worker` names the process (bench/suite_speed.py reports all three)."""
@@ -90,7 +80,7 @@ class ParitySession:
             self.writer = ResultWriter(self.results_dir, self.worker)
         self.writer.write(record)
 
-    def write(self, record: dict[str, Any]) -> None:
+    def write(self, record: Record) -> None:
         """A record that gets no repro (a skip, a suite's check, a dead worker's case): triage, then store."""
         from parity.driver import pipeline
 
@@ -308,7 +298,7 @@ def pytest_handlecrashitem(crashitem: str, report: Any, sched: Any) -> None:
     gives it to the kernel's author, AUTHOR.md and rerun.py (parity.repro.crash_repro)."""
     config = getattr(sched, "config", None)  # xdist's schedulers keep the controller's config
     state = session_of(config) if config is not None else None
-    if state is None:
+    if config is None or state is None:
         return
     from parity.driver import pipeline
     from parity.repro import crash_repro
@@ -318,12 +308,15 @@ def pytest_handlecrashitem(crashitem: str, report: Any, sched: Any) -> None:
     timed_out = watchdog.kill_record(config, crashitem, node, state.backend, state.results_dir)
     record = timed_out or faults.dead_worker_record(state.results_dir, crashitem, node, state.backend)
     if record is not None:  # a hang is no crash: no out-of-bounds hint, no rerun.py
-        attach = None if timed_out else lambda r: crash_repro.attach(r, crashitem, state, root=Path(config.rootpath))
+        root = Path(config.rootpath)
+        attach = None if timed_out else lambda r: crash_repro.attach(r, crashitem, state, root=root)
         spec = next((s for s in state.specs if s.name == record.get("kernel")), None)
         pipeline.conclude_dead_worker(state, record, spec, attach)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The run's end: each worker closes its part file; the controller runs the driver's RUN_END table
+    (parity.driver.finish) with the pytest facts it needs handed in."""
     state = session_of(session.config)
     if state is None:
         return
@@ -331,62 +324,15 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         state.writer.close()
     if not state.is_controller:
         return
-    state.clock.stamp("finish")
-    if exitstatus == pytest.ExitCode.INTERRUPTED:  # the workers were told to stop: take what they write last
-        from parity.triage import interrupt
+    from parity.driver import finish  # the report and the perf pass: only a parity session's controller loads them
 
-        interrupt.wait_for_children(WORKER_STOP_S)
-    from parity.report import backend_md as report
-    from parity.report import envinfo
-    records = merge_parts(state.results_dir)
-    final = state.final_dir
-    carried = _carry_over(state, final, records)
-    records = sorted([*records, *carried], key=lambda r: (r["kernel"], r["case"], r.get("suite", "")))
-    interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
-    if state.perf != "off" and not state.unavailable and state.backend.mode != "compile" and not interrupted:
-        _perf_pass(state, records)
-    state.clock.stamp("perf_done")
-    write_results(state.results_dir, records)
-    crash_log.tidy(state.results_dir)
-    watchdog.tidy(state.results_dir)
-    had_previous = rundir.promote(final)
-    state.results_dir = final
-    state.records = records
-    try:
-        backend_env = state.backend.env() if not state.unavailable else {}
-    except Exception as exc:  # env probing must never lose the results
-        backend_env = {"env_error": str(exc)[:300]}
-    env = envinfo.collect(state.backend.name, backend_env)
-    env["level"] = state.level
-    env["seed"] = state.seed
-    if state.replay:  # the verdict then says what the run tiers compared with, and an unverified (old) bundle
-        env["replay"], env["replay_verified"] = state.replay["bundle"], state.replay.get("verified")
-    env["xdist_workers"] = state.workers
-    env.update(watchdog.env_fields(session.config))  # workers killed for a bound (a start-up's names no case)
-    env["interrupted"] = interrupted
-    env.update(shard.env_fields(session.config.getoption("--shard", None), state.specs))
-    state.clock.stamp("report")
-    env["wall_phases"] = state.clock.phases()  # REPORT.md: where the session's wall time went
-    atomic_write_text(final / "env.json", json.dumps(env, indent=2, sort_keys=True) + "\n")
-    head = rundir.banner(interrupted, _items_done(session.config), session.testscollected, carried, had_previous)
-    extra = []
-    if state.replay:  # the recorded workload per kernel and module: launches, specializations, compiles, agreement
-        from parity.record.summary import report_sections  # only a --replay run: the bundle reader, safetensors
-        extra = report_sections(records, env, state.replay["bundle"])
-    atomic_write_text(final / "REPORT.md", head + report.render_report(records, env, extra))
-    if head:
-        print(head.replace("> ", "parity: ").replace("**", "").strip(), file=sys.stderr)
-
-
-def _carry_over(state: ParitySession, final: Path, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A selection run keeps the previous records (and their files) of the kernels it did not select."""
-    previous_path = final / MERGED_NAME
-    if not state.selected or not previous_path.exists():
-        return []
-    ran = {spec.name for spec in state.specs} | {r["kernel"] for r in records}
-    carried = rundir.carried_records(list(read_records(previous_path)), ran)
-    rundir.carry_files(final, carried, (outputs_store.path_for(final, r["kernel"], r["case"]) for r in carried))
-    return carried
+    config = session.config
+    fields = {**watchdog.env_fields(config), **shard.env_fields(config.getoption("--shard", None), state.specs)}
+    end = finish.finish(finish.RunEnd(state, interrupted=exitstatus == pytest.ExitCode.INTERRUPTED,
+                                      items_done=_items_done(config), items_total=session.testscollected,
+                                      env_fields=fields))
+    if end.head:
+        print(end.head.replace("> ", "parity: ").replace("**", "").strip(), file=sys.stderr)
 
 
 def _items_done(config: pytest.Config) -> int:
@@ -397,17 +343,6 @@ def _items_done(config: pytest.Config) -> int:
                 for r in reps if getattr(r, "nodeid", None)})
 
 
-def _perf_pass(state: ParitySession, records: list[dict[str, Any]]) -> None:
-    from parity.perf import stage as perf_pass
-
-    state.backend.select_device(0)
-    cases = {(spec.name, case.id): (spec, case) for spec in state.specs for case in state.cases(spec)}
-    # perf sizes only where a device times them; an explicit --perf on interpret times accuracy cases
-    at_perf_sizes = state.backend.mode == "run" and state.backend.times_kernels
-    perf_pass.run(cases, records, state.backend, seed=state.seed, mode=state.perf, specs=state.specs,
-                  use_perf_cases=at_perf_sizes, retune=state.retune)
-
-
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     state = session_of(config)
     if state is None or not state.is_controller or not state.records:
@@ -415,4 +350,4 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     from parity.report import terminal
     terminalreporter.section(f"parity: {state.backend.name} ({state.level})")
     terminalreporter.write_line(terminal.text(state.records, state.results_dir, state.backend.name, state.specs))
-    terminalreporter.write_line(f"report: {state.results_dir / 'REPORT.md'}")
+    terminalreporter.write_line(f"report: {ResultsDir(state.results_dir).report}")

@@ -7,6 +7,7 @@ import os
 import pytest
 
 from parity.driver import pipeline
+from parity.results import Status
 
 
 @pytest.mark.parity_modes("run", "interpret")
@@ -14,15 +15,15 @@ def test_accuracy(parity, kernel_case):
     spec, case = kernel_case
     record = pipeline.accuracy_case(parity, spec, case)
     status, reason = record["status"], record["reason"]
-    if status == "crashed":
+    if status == Status.CRASHED:
         if parity.worker != "main":
             os._exit(70)  # the device context is poisoned: xdist replaces this worker with a clean one
         pytest.fail(f"{spec.name}[{case.id}] crashed the device context: {reason}", pytrace=False)
-    if status == "skipped":
+    if status == Status.SKIPPED:
         pytest.skip(reason)
-    if status == "xfailed":  # unscored: pytest's line says why it is expected, never the error it showed
+    if status == Status.XFAILED:  # unscored: pytest's line says why it is expected, never the error it showed
         pytest.xfail(str(reason).partition("; observed: ")[0])
-    if status == "error":
+    if status == Status.ERROR:
         pytest.fail(f"{spec.name}[{case.id}] raised: {reason}", pytrace=False)
-    if status == "failed":
+    if status == Status.FAILED:
         pytest.fail(f"{spec.name}[{case.id}] differs from the fp64 reference: {reason}", pytrace=False)

@@ -10,7 +10,7 @@ import pytest
 
 from parity.compile.tools import declared_variants, reached_variants
 from parity.driver import pipeline
-from parity.results import empty_record
+from parity.results import Status, empty_record
 from parity.run.runner import build_inputs
 
 
@@ -20,16 +20,16 @@ def test_compile(parity, kernel_case):
     records = pipeline.compile_case(parity, spec, case)
     first = records[0] if records else None
     if first is not None and first["compile"] is None:  # no compile ran: a skip, or the launcher's own raise
-        if first["status"] == "skipped":
+        if first["status"] == Status.SKIPPED:
             pytest.skip(first["reason"])
         pytest.fail(f"{spec.name}[{case.id}] raised outside the compiler: {first['reason']}", pytrace=False)
     bad = pipeline.failures(records)
     if bad:
         pytest.fail("\n".join(f"{r['kernel']}[{r['case']}] {r['status']}: {r['reason']}" for r in bad),
                     pytrace=False)
-    if records and all(r["status"] == "xfailed" for r in records):
+    if records and all(r["status"] == Status.XFAILED for r in records):
         pytest.xfail(records[0]["reason"])
-    if all(r["status"] == "skipped" for r in records):
+    if all(r["status"] == Status.SKIPPED for r in records):
         pytest.skip(records[0]["reason"])
 
 
@@ -50,7 +50,7 @@ def test_compile_variants(parity, kernel_spec):
     record = empty_record(parity.backend.name, "compile", spec.name, "variant-coverage",
                           {"declared": len(declared), "reached": len(declared & reached)})
     record["suite"] = "compile-variants"
-    record["status"] = "failed" if missing else "passed"
+    record["status"] = Status.FAILED if missing else Status.PASSED
     if missing:
         listed = "; ".join(",".join(f"{k}={v}" for k, v in combo) for combo in missing)
         record["reason"] = (f"no compile case reaches {len(missing)} of {len(declared)} declared variant(s): "

@@ -17,10 +17,75 @@ from parity.results import MERGED_NAME, empty_record, write_results
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_the_phases_are_named_in_their_order():
-    assert pipeline.PHASES == ("run", "compare", "store", "triage", "shrink", "capture", "repro", "verify", "write")
-    doc = pipeline.__doc__ or ""
-    assert all(phase in doc for phase in pipeline.PHASES)
+def test_the_phases_are_tables_in_their_order():
+    from parity.driver import finish, sweep
+    from parity.driver.phases import names
+
+    assert names(pipeline.ACCURACY) == ("skip", "run", "store", "compare", "triage", "repro", "warm", "write")
+    assert names(pipeline.COMPILE) == ("skip", "inputs", "run", "compare", "fit", "triage", "repro", "write")
+    assert names(sweep.SPECIALIZATION) == ("compare", "triage", "repro", "write")
+    assert names(finish.RUN_END) == ("wait", "merge", "carry", "perf", "write", "promote", "env", "report")
+    for module, tables in ((pipeline, (pipeline.ACCURACY, pipeline.COMPILE)), (sweep, (sweep.SPECIALIZATION,)),
+                           (finish, (finish.RUN_END,))):
+        doc = module.__doc__ or ""
+        assert all(" -> ".join(names(t)) in doc for t in tables), f"{module.__name__}'s docstring draws its tables"
+    architecture = (ROOT / "docs" / "architecture.md").read_text()
+    for t in (pipeline.ACCURACY, pipeline.COMPILE, sweep.SPECIALIZATION, finish.RUN_END):
+        assert " -> ".join(names(t)) in architecture, "docs/architecture.md draws the tables as the code runs them"
+
+
+def test_the_table_is_what_runs_a_planted_phase_runs_in_its_place(monkeypatch):
+    """The loop runs the table, not a fixed sequence: a phase planted in the table runs, in order, and a phase
+    that settles the case leaves only the settled ones (triage, write) to run."""
+    from dataclasses import dataclass, field
+
+    from parity.driver.phases import Phase, run_phases
+
+    @dataclass
+    class Value:
+        settled: bool = False
+        seen: list[str] = field(default_factory=list)
+
+    def step(name: str, settles: bool = False):
+        def run(value: Value) -> None:
+            value.seen.append(name)
+            value.settled = value.settled or settles
+        return run
+
+    table = (Phase("run", step("run")), Phase("planted", step("planted")), Phase("repro", step("repro")),
+             Phase("write", step("write"), settled=True))
+    assert run_phases(Value(), table).seen == ["run", "planted", "repro", "write"]
+    settling = (Phase("skip", step("skip", settles=True)), *table)
+    assert run_phases(Value(), settling).seen == ["skip", "write"]
+    assert run_phases(Value(), table, skip=("repro",)).seen == ["run", "planted", "write"]
+    interrupted: list[str] = []
+
+    def cut(value: Value) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_phases(Value(), (Phase("run", cut, interrupted=lambda v: interrupted.append("written")),
+                             Phase("write", step("write"), settled=True)))
+    assert interrupted == ["written"], "a phase's interruption handler runs before the re-raise"
+
+
+def test_the_pipeline_runs_its_own_table(monkeypatch, tmp_path):
+    """accuracy_case runs pipeline.ACCURACY: a planted phase in that table runs between its neighbours."""
+    from parity.driver.phases import Phase
+
+    order: list[str] = []
+
+    def spy(name: str):
+        def run(value) -> None:
+            order.append(name)
+            value.records.append({"phase": name})
+        return run
+
+    planted = tuple(Phase(p.name, spy(p.name), p.settled) for p in pipeline.ACCURACY)
+    planted = (*planted[:4], Phase("planted", spy("planted")), *planted[4:])
+    monkeypatch.setattr(pipeline, "ACCURACY", planted)
+    pipeline.accuracy_case(None, None, None)  # type: ignore[arg-type]  (the spies read nothing)
+    assert order == ["skip", "run", "store", "compare", "planted", "triage", "repro", "warm", "write"]
 
 
 def _counts(tmp_path: Path, backend: str, kernels: str) -> dict[str, list]:

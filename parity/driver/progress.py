@@ -24,8 +24,9 @@ from typing import Any
 import pytest
 
 from parity.paths import cache_root
-from parity.results import atomic_write_text
-from parity.run.rundir import PREVIOUS, complete, run_env
+from parity.results import ResultsDir, atomic_write_text
+from parity.results.dirs import PREVIOUS
+from parity.run.rundir import complete, run_env
 
 LOG_EVERY_S = 30.0
 
@@ -187,7 +188,7 @@ def previous_records(results_dir: Path) -> list[dict[str, Any]]:
     """The records of results.jsonl in a dir; a line that does not parse is skipped: this only feeds an estimate."""
     records = []
     try:
-        lines = (results_dir / "results.jsonl").read_text(encoding="utf-8").splitlines()
+        lines = ResultsDir(results_dir).results.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
         return []
     for line in lines:

@@ -1,27 +1,26 @@
 """Repros for the specialization sweep's failures, through the path the other suites take.
 
 A sweep that raised stopped at one case (`SweepResult.error_case`). That case runs once more the way
-its tier's own suite runs it: on a compile tier through `compile_case` and the compile repros
-(parity.repro.compile_repro, or parity.repro.compile_prelaunch for a launcher that raised before
-compiling), on a run tier through `run_case` and parity.repro.run_repro. Those write the folder,
-verify it in a fresh process (parity.repro.verify) and name it in their record; the sweep record
-names the same folder (and, in its `specialization` block, `repro_from`: the re-run's record the folder
-was verified against), or says why there is none. A storm, a variant count or an IR finding is a
+its tier's own suite runs it: the driver hands in `rerun`, its pipeline's phases for one case without the
+writes (parity.driver.pipeline.rerun), which write the folder, verify it in a fresh process
+(parity.repro.verify) and name it in their record; the sweep record names the same folder (and, in its
+`specialization` block, `repro_from`: the re-run's record the folder was verified against), or says why
+there is none. A storm, a variant count or an IR finding is a
 count over many launches, not one launch that fails, so it gets no script: its `repro_error` says so
 and names the command that re-runs the sweep.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
 
-from parity.repro.source import case_code
+from parity.repro.prelaunch import spec_module
+from parity.results import Record, Status
 from parity.spec import Case, KernelSpec
-from parity.triage.stage import RunEvidence, triage
 
-FAILING = ("failed", "error", "xfailed")
+FAILING = (Status.FAILED, Status.ERROR, Status.XFAILED)
+REPRODUCED = (Status.FAILED, Status.ERROR)  # a sweep record that may name a folder
 
 
 def sweep_command(spec: KernelSpec, backend: str, module: str) -> str:
@@ -37,48 +36,13 @@ def no_script_reason(record: Mapping[str, Any], command: str) -> str:
             f"the record's `specialization` block holds the counts. Re-run the sweep: {command}")
 
 
-def rerun_case(spec: KernelSpec, case: Case, backend: Any, *, seed: int, cache: Any,
-               results_dir: Path) -> list[dict[str, Any]]:
-    """The case's records as its tier's own suite makes them, repros attached and verified."""
-    from parity.errors import error_text
-    from parity.results import empty_record
-    from parity.run.runner import build_inputs
-
-    if backend.mode != "compile":
-        from parity.repro import run_repro
-        from parity.run.runner import run_case
-
-        record, _ = run_case(spec, case, backend, seed=seed, cache=cache)
-        triage(record, RunEvidence(results_dir), case_code(spec))  # the re-run's own record, triaged once
-        run_repro.attach(record, spec, case, backend, seed=seed, cache=cache, results_dir=results_dir)
-        return [record]
-    from parity.repro.compile_prelaunch import attach_compile_tier
-    from parity.repro.compile_repro import attach_all
-    from parity.run.compile_judge import compile_records
-
-    cpu = build_inputs(spec, case, seed)
-    try:
-        compiles = backend.compile_case(spec, case, cpu)
-    except Exception as exc:  # the launcher raised outside any compile, as test_compile records it
-        record = empty_record(backend.name, "compile", spec.name, case.id, dict(case.params))
-        record.update(suite="compile", status="error", reason=error_text(exc))
-        triage(record, RunEvidence(results_dir), case_code(spec))
-        attach_compile_tier(record, spec, case, backend, cpu, results_dir, seed, exc)
-        return [record]
-    records = compile_records(backend.name, spec, case, compiles)
-    for record in records:
-        triage(record, RunEvidence(results_dir), case_code(spec))
-    attach_all(records, spec, case, backend, cpu, results_dir, seed)
-    return records
-
-
-def pick(records: list[dict[str, Any]], case: Case) -> dict[str, Any]:
+def pick(records: Sequence[Record], case: Case) -> dict[str, Any]:
     """What the sweep record takes from the re-run: the first kept folder, else the first why-not."""
     failing = [r for r in records if r.get("status") in FAILING]
     kept = next((r for r in failing if r.get("repro")), None)
     if kept is not None:  # what the folder reproduces: the re-run's record, kept in the sweep's own block
         written_for = {k: kept.get(k) for k in ("kernel", "case", "suite", "status", "reason", "compile")}
-        found = {"repro": kept["repro"], "repro_from": written_for}
+        found: dict[str, Any] = {"repro": kept["repro"], "repro_from": written_for}
         if kept.get("owner"):  # the same failure: triage's owner of it, whose tracker the folder's draft names
             found["owner"] = kept["owner"]
         return found
@@ -89,27 +53,25 @@ def pick(records: list[dict[str, Any]], case: Case) -> dict[str, Any]:
     return {"repro_error": f"{case.id} re-run as its suite runs it: {why}"[:1000]}
 
 
-def attach(record: dict[str, Any], spec: KernelSpec, error_case: Case | None, backend: Any, *, seed: int,
-           cache: Any, results_dir: Path, reruns: dict[str, dict[str, Any]] | None = None) -> None:
+def attach(record: Record, spec: KernelSpec, error_case: Case | None, backend: str, *,
+           rerun: Callable[[Case], Sequence[Record]], reruns: dict[str, dict[str, Any]] | None = None) -> None:
     """Name a repro folder for a failed or errored sweep record, or say why there is none. Never raises:
-    the record keeps its verdict, with `repro_error`. `reruns` (case id -> what it gave) spares the
-    re-run to the other kernels of one sweep that stopped at the same case."""
-    if record.get("status") not in ("failed", "error"):
+    the record keeps its verdict, with `repro_error`. `rerun` gives the case's records as its tier's suite
+    makes them; `reruns` (case id -> what it gave) spares the re-run to the other kernels of one sweep that
+    stopped at the same case."""
+    if record.get("status") not in REPRODUCED:
         return
     if error_case is None:
-        from parity.repro.prelaunch import spec_module
-
-        record["repro_error"] = no_script_reason(record, sweep_command(spec, backend.name, spec_module(spec)))
+        record["repro_error"] = no_script_reason(record, sweep_command(spec, backend, spec_module(spec)))
         return
     reruns = {} if reruns is None else reruns
     try:
         if error_case.id not in reruns:
-            reruns[error_case.id] = pick(rerun_case(spec, error_case, backend, seed=seed, cache=cache,
-                                                    results_dir=results_dir), error_case)
+            reruns[error_case.id] = pick(rerun(error_case), error_case)
         found = dict(reruns[error_case.id])
         if "repro_from" in found:
             record.setdefault("specialization", {})["repro_from"] = found.pop("repro_from")
-        record.update(found)
+        record.update(cast(Record, found))  # repro, owner or repro_error: keys Record declares
     except KeyboardInterrupt:
         raise
     except Exception as exc:  # a repro must never cost the sweep its record

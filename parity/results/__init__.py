@@ -1,8 +1,8 @@
 """The results: the typed record (the one place a key is added), its files, and the outputs kept beside them."""
 
+from parity.results.dirs import PART_GLOB, ResultsDir
 from parity.results.files import (
     MERGED_NAME,
-    PART_GLOB,
     ResultWriter,
     SchemaError,
     atomic_write_text,
@@ -22,6 +22,7 @@ from parity.results.record import (
     Fit,
     KnownDivergence,
     Record,
+    TriageEvidence,
     Where,
     empty_record,
     record_problem,
@@ -40,8 +41,10 @@ __all__ = [
     "OwnerKind",
     "Record",
     "ResultWriter",
+    "ResultsDir",
     "SchemaError",
     "Status",
+    "TriageEvidence",
     "Where",
     "atomic_write_text",
     "empty_record",

@@ -12,12 +12,12 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, TextIO, cast
 
+from parity.results.dirs import RESULTS, ResultsDir
 from parity.results.kinds import Status
 from parity.results.owner import Owner
 from parity.results.record import SCHEMA, Record, record_problem
 
-MERGED_NAME = "results.jsonl"
-PART_GLOB = "results-*.jsonl"
+MERGED_NAME = RESULTS  # the merged records' name (parity.results.dirs owns every name in a results dir)
 
 
 class SchemaError(RuntimeError):
@@ -54,7 +54,7 @@ class ResultWriter:
 
     def __init__(self, results_dir: Path, worker: str) -> None:
         results_dir.mkdir(parents=True, exist_ok=True)
-        self.path = results_dir / f"results-{worker}.jsonl"
+        self.path = ResultsDir(results_dir).part(worker)
         self._fh: TextIO = self.path.open("a", encoding="utf-8")
         self._synced = 0.0
 
@@ -129,7 +129,7 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 def merge_parts(results_dir: Path) -> list[Record]:
     """Merge every worker part into results.jsonl (atomically) and return the records."""
-    parts = sorted(results_dir.glob(PART_GLOB))
+    parts = ResultsDir(results_dir).parts()
     records: list[Record] = []
     for part in parts:
         records.extend(read_records(part))
@@ -142,13 +142,14 @@ def merge_parts(results_dir: Path) -> list[Record]:
 
 def write_results(results_dir: Path, records: Iterable[Record]) -> None:
     """results.jsonl, replaced atomically."""
-    atomic_write_text(results_dir / MERGED_NAME, "".join(json.dumps(plain(r)) + "\n" for r in records))
+    atomic_write_text(ResultsDir(results_dir).results, "".join(json.dumps(plain(r)) + "\n" for r in records))
 
 
 def load_results(results_dir: Path) -> list[Record]:
     """The merged records of one results dir, with unmerged parts (from a crash) included."""
-    files = [results_dir / MERGED_NAME] if (results_dir / MERGED_NAME).exists() else []
-    files += sorted(results_dir.glob(PART_GLOB))
+    where = ResultsDir(results_dir)
+    files = [where.results] if where.results.exists() else []
+    files += where.parts()
     if not files:
         raise FileNotFoundError(f"{results_dir}: no {MERGED_NAME} here; run a tier first "
                                 "(e.g. `nox -s interpret`) or pass the directory it wrote")

@@ -19,7 +19,9 @@ from typing import Any
 import numpy as np
 import torch
 
-OUTPUTS_DIR = "outputs"
+from parity.results.dirs import OUTPUTS
+
+OUTPUTS_DIR = OUTPUTS  # the results dir's outputs/ (parity.results.dirs owns the names)
 FULL_MAX_NUMEL = 1 << 14  # outputs up to 16384 elements are stored whole
 N_SAMPLES = 2048
 STORE_VERSION = 1

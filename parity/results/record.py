@@ -93,6 +93,15 @@ class Fit(TypedDict, total=False):
     proof: Proof  # the fitting configs run against fp64 (parity.run.fit_proof), before any report calls one a fix
 
 
+class TriageEvidence(TypedDict, total=False):
+    """What triage read beyond the record when it decided the owner (parity.driver.evidence)."""
+
+    release: str | None  # this process's compiler release, as env.json records it
+    dirs: list[str]  # the results dirs beside the run's own that were read (reports/<tier>/, <tier>@<release>/)
+    tiers: dict[str, str]  # tier -> the status of its record of the same case, on the same inputs
+    releases: dict[str, str]  # another release of the same compiler -> this tier's status of the case there
+
+
 class Record(TypedDict, total=False):
     """One case (one compile, on a compile tier) on one backend: every key the engine writes."""
 
@@ -152,6 +161,7 @@ class Record(TypedDict, total=False):
     tf32_dots: dict[str, Any]  # cuda-compile: fp32 tl.dot compiled as TF32 (TTIR inputPrecision = tf32): counts, line
     random_stream: dict[str, Any]  # a random kernel's failed outputs judged as distributions (parity.run.distribution)
     source_facts: dict[str, list[str]]  # a failing case's kernel source as triage read it: spin_lock, random lines
+    triage_evidence: TriageEvidence  # the sibling results triage read to decide the owner (parity.driver.evidence)
 
 
 # every record carries these (empty_record writes them all), so readers index them without guessing

@@ -18,11 +18,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-STAGING = ".running"
-PREVIOUS = "previous"
-UNFINISHED = "unfinished"
-# what a finished run owns in its results dir; everything else there (user files) is left alone
-RUN_FILES = ("results.jsonl", "env.json", "REPORT.md", "repros", "outputs", "crash-stacks")
+from parity.results import Record, ResultsDir
+from parity.results.dirs import PREVIOUS, RUN_FILES
 
 
 def unusable(results_dir: Path) -> str | None:
@@ -43,14 +40,14 @@ def unusable(results_dir: Path) -> str | None:
 
 
 def staging_dir(results_dir: Path) -> Path:
-    return results_dir / STAGING
+    return ResultsDir(results_dir).staging.path
 
 
 def begin(results_dir: Path) -> Path:
     """The controller's start: a fresh staging dir; a dead run's staged files go to unfinished/."""
     staging = staging_dir(results_dir)
     if staging.exists():
-        aside = results_dir / UNFINISHED
+        aside = ResultsDir(results_dir).unfinished.path
         shutil.rmtree(aside, ignore_errors=True)
         staging.rename(aside)
         warnings.warn(f"{results_dir}: an earlier run stopped before it finished; its records are kept in "
@@ -68,10 +65,13 @@ def _move(src: Path, dst: Path) -> None:
     src.rename(dst)
 
 
-def carried_records(previous: Sequence[Mapping[str, Any]], selected: Iterable[str]) -> list[dict[str, Any]]:
+def carried_records(previous: Sequence[Record], selected: Iterable[str]) -> list[Record]:
     """The previous run's records of kernels this run did not select, marked as carried over."""
     chosen = set(selected)
-    return [{**r, "carried_over": True} for r in previous if r.get("kernel") not in chosen]
+    carried = [Record(**r) for r in previous if r.get("kernel") not in chosen]  # copies: the previous run's stay
+    for record in carried:
+        record["carried_over"] = True  # a record carried before is carried again, once marked
+    return carried
 
 
 def carry_files(results_dir: Path, records: Sequence[Mapping[str, Any]], outputs: Iterable[Path]) -> None:
@@ -88,7 +88,7 @@ def carry_files(results_dir: Path, records: Sequence[Mapping[str, Any]], outputs
 def run_env(results_dir: Path) -> dict[str, Any]:
     """The env.json of the results in a dir; {} when there is none or it does not parse."""
     try:
-        env = json.loads((results_dir / "env.json").read_text(encoding="utf-8"))
+        env = json.loads(ResultsDir(results_dir).env.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return env if isinstance(env, dict) else {}
@@ -98,7 +98,7 @@ def complete(results_dir: Path) -> bool:
     """Whether a dir holds a finished run's results: its env.json says the run was not interrupted (a dir whose
     env.json is missing or unreadable is not known to be complete)."""
     env = run_env(results_dir)
-    return (results_dir / "results.jsonl").exists() and env.get("interrupted") is False
+    return ResultsDir(results_dir).results.exists() and env.get("interrupted") is False
 
 
 def promote(results_dir: Path) -> bool:
@@ -107,14 +107,15 @@ def promote(results_dir: Path) -> bool:
     staging = staging_dir(results_dir)
     old = [name for name in RUN_FILES if (results_dir / name).exists()]
     if old:
-        aside = results_dir / (PREVIOUS if complete(results_dir) else UNFINISHED)
+        where = ResultsDir(results_dir)
+        aside = (where.previous if complete(results_dir) else where.unfinished).path
         shutil.rmtree(aside, ignore_errors=True)
         for name in old:
             _move(results_dir / name, aside / name)
     for item in staging.iterdir():
         _move(item, results_dir / item.name)
     staging.rmdir()
-    return complete(results_dir / PREVIOUS)
+    return complete(ResultsDir(results_dir).previous.path)
 
 
 def banner(interrupted: bool, items_done: int, items_total: int, carried: Sequence[Mapping[str, Any]],
