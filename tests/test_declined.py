@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 import torch
 
-from parity import DeclinedEnvironment, KernelSpec, SpecError, pipeline
+from parity import DeclinedEnvironment, KernelSpec, SpecError
 from parity.backends import get_backend
 from parity.cases import by_level, product
+from parity.driver import pipeline
 from parity.perf import stage as perf_pass
 from parity.report.backend_md import render_report
 from parity.report.portability import cell

@@ -60,7 +60,7 @@ def engine_counts() -> dict[str, int]:
 KNOWN: dict[str, int] = {
     "backends/ascend/compile.py": 11, "backends/ascend/cpu_build.py": 1, "backends/ascend/driver.py": 3,
     "backends/ascend/lowered.py": 1, "backends/ascend/lowered_device.py": 3, "backends/interpret.py": 1,
-    "backends/interpret_gpu.py": 1, "cli.py": 4, "compile/counter.py": 2, "compile/fork.py": 1,
+    "backends/interpret_gpu.py": 1, "cli/__init__.py": 4, "compile/counter.py": 2, "compile/fork.py": 1,
     "compile/keep_going.py": 2, "compile/once.py": 1, "compile/sandbox.py": 1, "compile/tools.py": 4,
     "compile/torch_device.py": 1, "errors.py": 1, "fit/hook.py": 2, "fit/probe.py": 4, "spec/library.py": 1,
     "options.py": 2, "plugin.py": 15, "record/capture.py": 6, "record/replay.py": 7, "record/summary.py": 1,
