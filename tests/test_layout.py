@@ -312,10 +312,11 @@ def test_the_engine_names_no_library():
 
 # The floors, lowest first: a package imports only from its own floor and the ones below it. results (the typed
 # record and its files) sits just above spec: every stage that judges a case writes a record. triage decides
-# the owner from the evidence it is handed, below the report and the repros that only read it; the pipeline
-# names a case's phases over all of them.
-FLOORS = ("spec", "results", "seams", "compile", "fit", "backends", "run", "perf", "triage", "report", "repro",
-          "driver", "plugin")
+# the owner from the evidence it is handed, below the report and the repros that only read it; findings (what a
+# failing record asks of whom, and the markdown both render it with) sits between them, so drafts never borrow
+# the report's helpers; the pipeline names a case's phases over all of them.
+FLOORS = ("spec", "results", "seams", "compile", "fit", "backends", "run", "perf", "triage", "findings", "report",
+          "repro", "driver", "plugin")
 # root modules and packages that share a floor (other root modules, cases, settings, ..., are the spec
 # floor): record captures launches as repros do. The fit advisor sits below the backends that call it: it
 # compiles through the driver object it is handed, never by importing a backend. The shared known divergences

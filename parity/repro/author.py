@@ -14,18 +14,22 @@ from collections.abc import Mapping
 from typing import Any
 
 from parity.backends import backend_class
+from parity.backends.trackers import ASCEND
+from parity.findings.fit_text import author_lines
+from parity.results import Status
+from parity.triage.drafts import owner_in
 
 CRASH_KINDS = ("crash", "timeout")
 
 
 def is_compiler_crash(record: Mapping[str, Any]) -> bool:
     comp = record.get("compile") or {}
-    return record.get("status") == "crashed" or comp.get("error_kind") in CRASH_KINDS
+    return record.get("status") == Status.CRASHED or comp.get("error_kind") in CRASH_KINDS
 
 
 def author_reason(record: Mapping[str, Any], backend: str) -> str | None:
     """Why this failure is the kernel author's to fix, or None where a vendor draft fits."""
-    if is_compiler_crash(record) or record.get("status") == "xfailed":
+    if is_compiler_crash(record) or record.get("status") == Status.XFAILED:
         return None  # a compiler that dies, or a divergence already linked to a vendor
     if record.get("diagnosis"):
         return (f"parity recognises a kernel mistake in its source ({record['diagnosis']['what']}): the change is "
@@ -35,8 +39,8 @@ def author_reason(record: Mapping[str, Any], backend: str) -> str | None:
     reason = record.get("reason") or ""
     if "NameError" in reason and "is not defined" in reason:
         return "the kernel reads a name it never assigned on this path (a NameError in the code generator)"
-    upstream = backend_class(backend).tracker != "triton-ascend"
-    if upstream and ("triton-ascend" in reason or "must be a power of 2" in reason):
+    upstream = backend_class(backend).tracker.owner is not ASCEND.owner  # a tier of a compiler triton-ascend builds on
+    if upstream and (ASCEND.dist in reason or "must be a power of 2" in reason):
         # an Ascend-first kernel on upstream Triton: a documented upstream rule, not an upstream bug
         return ("it relies on what only triton-ascend accepts (an NPU launch option, a language extension, or "
                 "non-power-of-2 tile shapes, which upstream Triton documents as unsupported)")
@@ -60,7 +64,7 @@ def oob_lines(record: Mapping[str, Any]) -> list[str]:
 
 def oob_section(record: Mapping[str, Any]) -> list[str]:
     """AUTHOR.md's out-of-bounds section, for a record with out-of-bounds evidence or a dead process."""
-    if not (record.get("oob") or record.get("status") == "crashed"):
+    if not (record.get("oob") or record.get("status") == Status.CRASHED):
         return []
     parts = ["## Out-of-bounds access", "", OOB_HINT, ""]
     oob = record.get("oob") or {}
@@ -108,7 +112,8 @@ def render_author(record: Mapping[str, Any], backend: str, why: str, command: st
     """AUTHOR.md: what fails, where, how to re-run it, and the diagnosis where there is one."""
     d = record.get("diagnosis")
     # a limit entry the author owns (a language rule, TF32 rounding) is the kernel's to handle, not a bug in it
-    what = ("the kernel's to handle, not a compiler bug" if (record.get("owner") or {}).get("limit")
+    owner = owner_in(record)
+    what = ("the kernel's to handle, not a compiler bug" if owner is not None and owner.limit
             else "a bug in the kernel, not in a compiler")
     parts = [f"# `{record['kernel']}` [{record['case']}]: {what}", "",
              f"Backend `{backend}`: status `{record['status']}`. This is not a vendor issue: {why}.", ""]
@@ -116,8 +121,6 @@ def render_author(record: Mapping[str, Any], backend: str, why: str, command: st
         parts += ["## What to change", "", f"{d['what']} at `{d['line']}`:", "", "```python", d["code"], "```", "",
                   f"Write instead: {d['fix']}.", ""]
     parts += oob_section(record)
-    from parity.report.fit_md import author_lines
-
     parts += author_lines(record)  # an overflow: what fits, whether it computes, the change to make
     where = record.get("where") or {}
     oob = record.get("oob") or {}

@@ -18,9 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from parity.backends import backend_class
+from parity.backends.trackers import Tracker
 from parity.compile.tools import trim_message
+from parity.findings.finding import Finding, finding_of
 from parity.repro import template
 from parity.repro.source import SourceError, extract_kernel, literal
+from parity.results import Record
 
 # options that name paths on the generating machine: the compiler fills them in itself
 MACHINE_OPTIONS = ("extern_libs", "backend_name")
@@ -222,27 +225,30 @@ def render_script(backend: str, arch: Any, entry: Mapping[str, Any], record: Map
 # ---------------------------------------------------------------- ISSUE.md
 
 
-def render_issue(tracker: str, record: Mapping[str, Any], env: Mapping[str, Any], backend: str) -> str:
-    from parity.repro.issue import ENV_FIELDS, NEW_ISSUE_URLS, evidence_lines, provenance, title_text
+def render_issue(tracker: Tracker, record: Record | Mapping[str, Any], env: Mapping[str, Any], backend: str,
+                 finding: Finding | None = None) -> str:
+    """ISSUE.md for a failing compile, shaped for the tracker's bug template, from the record's Finding."""
+    from parity.repro.issue import environment_text, provenance, title_text
 
+    finding = finding or finding_of(record)
     comp = record.get("compile") or {}
     kind, stage = comp.get("error_kind") or "compile error", comp.get("stage_reached") or "none (frontend)"
     message = trim_message(comp.get("message") or record.get("reason") or "")
     first = title_text(message)
     title = f"`{comp.get('kernel') or record['kernel']}` fails to compile ({kind}): {first}"
-    env_text = "\n".join(f"{label}: {env.get(key) or 'n/a'}" for label, key in ENV_FIELDS[tracker])
+    env_text = environment_text(tracker, env)
     needs = ("triton-ascend and ascendnpu-ir (bishengir-compile); no NPU and no CANN"
              if backend_class(backend).target == "ascend" else "upstream triton (its bundled ptxas); no GPU")
     ub = (f"UB: requires {comp['ub_bits']} bits while {comp['ub_limit_bits']} bits are available.\n\n"
           if comp.get("ub_bits") and comp.get("ub_limit_bits") else "")
     return "\n".join([
-        f"# {'[Bug]: ' if tracker == 'triton-ascend' else ''}{title}", "",
-        f"File at: {NEW_ISSUE_URLS[tracker]}", "",
+        f"# {tracker.form.title_prefix}{title}", "",
+        f"File at: {tracker.new_issue}", "",
         "### Describe the bug", "",
         f"Kernel `{comp.get('kernel') or record['kernel']}` (parity kernel `{record['kernel']}`, case "
         f"`{record['case']}`), compile-only tier `{backend}`.", "",
         *provenance(record),
-        *evidence_lines(record),
+        *finding.evidence,
         f"**Expected:** the kernel compiles for {env.get('target_arch') or 'the target'}.", "",
         f"**Actual:** `{kind}`; last stage reached: `{stage}`.", "",
         f"{ub}```text", message, "```", "",
@@ -268,13 +274,14 @@ def _limits(backend: Any) -> dict[str, Any]:
     return {"max_shared_bytes": CUDA_ARCHS[backend.arch].max_shared_bytes}
 
 
-def write_repro(out_dir: Path, script: str, record: Mapping[str, Any], env: Mapping[str, Any], backend: str) -> None:
+def write_repro(out_dir: Path, script: str, record: Record, env: Mapping[str, Any], backend: str) -> None:
     from parity.repro.run_repro import write_drafts
 
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "repro.py").write_text(script, encoding="utf-8")
+    finding = finding_of(record)  # once: the drafts below all render it
     write_drafts(out_dir, record, backend, "python repro.py",
-                 lambda tracker: render_issue(tracker, record, env, backend), env)
+                 lambda tracker: render_issue(tracker, record, env, backend, finding), env, finding)
 
 
 def attach_all(records: Sequence[dict[str, Any]], spec: Any, case: Any, backend: Any,

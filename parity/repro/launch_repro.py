@@ -15,6 +15,8 @@ from typing import Any
 from parity.backends import backend_class
 from parity.repro import template
 from parity.repro.source import SourceError, extract_kernel, literal
+from parity.results import OwnerKind
+from parity.triage.drafts import owner_in
 
 
 def _arg_source(value: Any) -> str:
@@ -75,7 +77,8 @@ def write_repro(out_dir: Path, script: str, record: Mapping[str, Any], backend: 
 
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "repro.py").write_text(script, encoding="utf-8")
-    if (record.get("owner") or {}).get("who") == "library":  # the library's launcher: its tracker's draft
+    owner = owner_in(record)
+    if owner is not None and owner.who is OwnerKind.LIBRARY:  # the library's launcher: its tracker's draft
         from parity.repro.run_repro import write_drafts
 
         if write_drafts(out_dir, record, backend, "python repro.py", None, {}):

@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from parity.report.fit_md import issue_paragraph
-from parity.report.tables import fmt_num, md_escape, table
+from parity.findings.fit_text import issue_paragraph
+from parity.findings.markdown import fmt_num, md_escape, table
+from parity.results import Status
 from parity.spec.library import RULE
 
 ENV_FIELDS = (("torch", "torch"), ("Triton", "triton"), ("Triton-Ascend", "triton_ascend"), ("CANN", "cann"),
@@ -22,7 +23,7 @@ METRICS = ("max_abs_err", "err_ratio", "mismatch_frac", "nan_count", "worst_inde
 def library_issue_title(finding: Mapping[str, Any], record: Mapping[str, Any], backend: str) -> str:
     comp = record.get("compile") or {}
     kernel = comp.get("kernel") or record["kernel"]
-    if record.get("status") == "failed" and not comp:
+    if record.get("status") == Status.FAILED and not comp:
         what = f"wrong result ({(record.get('metrics') or {}).get('region') or 'see the mismatch'})"
     else:
         from parity.repro.issue import title_text
@@ -50,7 +51,7 @@ def render_library_issue(finding: Mapping[str, Any], record: Mapping[str, Any], 
                   f"config `{comp.get('config') or {}}`, variant `{comp.get('variant') or {}}`.", ""]
     parts += issue_paragraph(record)  # the configs that fit (parity.fit)
     m = record.get("metrics") or {}
-    if record.get("status") == "failed" and m:
+    if record.get("status") == Status.FAILED and m:
         rows = [[name, md_escape(fmt_num(m.get(name)))] for name in METRICS]
         parts += ["Compared with a float64 reference computed on the CPU:", "", table(rows, ["metric", "value"]), ""]
     parts += ["### To reproduce", ""]

@@ -25,6 +25,9 @@ import numpy as np
 import torch
 
 from parity.backends import backend_class
+from parity.backends.trackers import Tracker
+from parity.findings import envinfo
+from parity.findings.finding import Finding, finding_of, library_finding
 from parity.repro import by_limit, lowered_repro, prelaunch, template, verify
 from parity.repro.author import author_reason, render_author
 from parity.repro.capture import Captured, Launch, LaunchRecorder, NoLaunch, ReproError, capture_case
@@ -32,9 +35,10 @@ from parity.repro.issue import render_issue
 from parity.repro.library_issue import render_library_issue
 from parity.repro.shrink import ShrinkResult, shrink
 from parity.repro.source import Extracted, SourceError, extract_function, extract_kernel, literal, python_function
+from parity.results import OwnerKind, Record
 from parity.results.outputs_store import case_filename
 from parity.spec import Case, KernelSpec
-from parity.triage.drafts import input_note
+from parity.triage.drafts import Draft, author_why, input_note, render_tier
 
 REPRO_STATUSES = ("failed", "error")
 REPROS_DIR = "repros"
@@ -158,41 +162,31 @@ def write_repro(out_dir: Path, cap: Captured, record: Mapping[str, Any], shrunk:
     if arrays:
         np.savez_compressed(out_dir / "inputs.npz", **arrays)  # type: ignore[arg-type]  # numpy's stub types **kwds as its allow_pickle
     command = backend_class(backend).repro_prefix + "python repro.py"
+    finding = finding_of(record)  # once: the drafts below all render it
     write_drafts(out_dir, record, backend, command, lambda tracker: render_issue(
-        tracker, cap_summary(cap), record, shrunk.as_dict(), env, backend), env)
+        tracker, cap_summary(cap), record, shrunk.as_dict(), env, backend, finding), env, finding)
     return out_dir
 
 
-def library_finding(record: Mapping[str, Any]) -> dict[str, Any] | None:
-    """finding_of for a record whose owner is its library by the cross-tier evidence, not today's rule."""
-    owner_, lib = record.get("owner") or {}, record.get("library") or {}
-    if owner_.get("who") != "library" or not lib:
-        return None
-    return {**lib, "why": owner_.get("evidence")}
-
-
-def write_drafts(out_dir: Path, record: Mapping[str, Any], backend: str, command: str | None,
-                 vendor_text: Any, env: Mapping[str, Any]) -> list[str]:
-    """The drafts the record's owner calls for (parity.triage.drafts); returns the files written.
-    A vendor draft needs evidence that the vendor's tool is the odd one out; without an owner (triage
-    raised) no draft is written at all."""
-    from parity.triage.drafts import author_why, plan_drafts, render_tier
-
-    plan = plan_drafts(record)
-    finding = record.get("finding_of") or library_finding(record)
-    if plan.kind == "library" and finding:  # the library's bug (parity.triage.library_rule): one draft, to its tracker
-        files = {"ISSUE.md": render_library_issue(finding, record, env, backend, command)}
-    elif plan.kind == "vendor":
-        files = {("ISSUE.md" if i == 0 else f"ISSUE-{t}.md"): vendor_text(t) for i, t in enumerate(plan.trackers)}
-    elif plan.kind == "tier":
-        files = {"TIER.md": render_tier(record, backend, command)}
-    elif plan.kind in ("author", "library"):
-        owner_ = record.get("owner") or {}
-        why = (author_reason(record, backend) if owner_.get("who") == "author" and not owner_.get("provisional")
-               else None) or author_why(record)
-        files = {"AUTHOR.md": render_author(record, backend, why, command or "python repro.py")}
-    else:
-        files = {}
+def write_drafts(out_dir: Path, record: Record | Mapping[str, Any], backend: str, command: str | None,
+                 vendor_text: Callable[[Tracker], str] | None, env: Mapping[str, Any],
+                 finding: Finding | None = None) -> list[str]:
+    """The drafts the record's Finding calls for (parity.findings, from the owner parity.triage decided); returns
+    the files written. A vendor draft needs evidence that the vendor's tool is the odd one out; without an owner
+    (triage raised) no draft is written at all. `vendor_text` renders ISSUE.md for one tracker."""
+    finding = finding or finding_of(record)
+    files: dict[str, str] = {}
+    if finding.draft is Draft.LIBRARY:  # the library's bug (parity.triage.library_rule): one draft, to its tracker
+        files["ISSUE.md"] = render_library_issue(library_finding(record) or {}, record, env, backend, command)
+    elif finding.draft is Draft.VENDOR and vendor_text is not None:
+        files.update(zip(finding.files, map(vendor_text, finding.trackers), strict=True))
+    elif finding.draft is Draft.TIER:
+        files["TIER.md"] = render_tier(record, backend, command)
+    elif finding.draft is Draft.AUTHOR:
+        owner = finding.owner
+        why = (author_reason(record, backend) if owner is not None and owner.who is OwnerKind.AUTHOR
+               and not owner.provisional else None) or author_why(record)
+        files["AUTHOR.md"] = render_author(record, backend, why, command or "python repro.py")
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         (out_dir / name).write_text(text, encoding="utf-8")
@@ -210,7 +204,6 @@ def cap_summary(cap: Captured) -> dict[str, Any]:
 @functools.lru_cache(maxsize=4)
 def session_env(backend: Any) -> dict[str, Any]:
     """env.json's facts for ISSUE.md, probed once per backend per process."""
-    from parity.report import envinfo
     try:
         probed = backend.env()
     except Exception as exc:  # env probing must never stop a repro
@@ -289,8 +282,6 @@ def input_note_dir(record: dict[str, Any], spec: KernelSpec, case: Case, backend
 
 def _tier_note(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, results_dir: Path) -> None:
     """TIER.md for a failure triage found expected on this tier (parity.triage.stage.expect): no draft."""
-    from parity.triage.drafts import render_tier
-
     out_dir = results_dir / REPROS_DIR / case_filename(spec.name, case.id)
     out_dir.mkdir(parents=True, exist_ok=True)
     command = backend.repro_prefix + \
