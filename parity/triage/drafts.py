@@ -53,11 +53,13 @@ class DraftPlan:
 
 
 def owner_in(record: Record | Mapping[str, Any]) -> Owner | None:
-    """The record's owner, typed (a mapping read from an older caller is converted)."""
+    """The record's owner, typed (a mapping from an older caller is converted, a key it lacks read as before: a
+    missing name as "None", missing evidence as none)."""
     owner = record.get("owner")
     if isinstance(owner, Owner) or not owner:
         return owner or None
-    return Owner.from_json(owner)
+    return Owner(OwnerKind(owner["who"]), str(owner.get("name")), str(owner.get("evidence") or ""),
+                 bool(owner.get("provisional")), owner.get("settle"), owner.get("limit"), tuple(owner.get("also") or ()))
 
 
 def plan_drafts(record: Record | Mapping[str, Any]) -> DraftPlan:
