@@ -44,11 +44,11 @@ class Tracker:
             found = found.base
         return found
 
-    # Triage still compares `Backend.tracker` with its owner's word (`cls.tracker == "triton"`) and one tier's
-    # family with another's: a tracker reads as its owner's word until those read `.owner`
+    # One tracker is one compiler family (a tier's family is its tracker). Triage still compares `Backend.tracker`
+    # with its owner's word (`cls.tracker == "triton"`): a tracker equals that word too until triage reads `.owner`
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Tracker):
-            return other.owner is self.owner
+            return other is self
         return isinstance(other, str) and other == self.owner.value
 
     def __hash__(self) -> int:
