@@ -12,6 +12,7 @@ import torch
 
 from parity.backends.trackers import UPSTREAM, Tracker
 
+
 @dataclass(frozen=True)
 class Check:
     """What one tier checks, as the verdict names it."""

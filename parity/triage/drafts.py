@@ -59,7 +59,8 @@ def owner_in(record: Record | Mapping[str, Any]) -> Owner | None:
     if isinstance(owner, Owner) or not owner:
         return owner or None
     return Owner(OwnerKind(owner["who"]), str(owner.get("name")), str(owner.get("evidence") or ""),
-                 bool(owner.get("provisional")), owner.get("settle"), owner.get("limit"), tuple(owner.get("also") or ()))
+                 bool(owner.get("provisional")), owner.get("settle"), owner.get("limit"),
+                 tuple(owner.get("also") or ()))
 
 
 def plan_drafts(record: Record | Mapping[str, Any]) -> DraftPlan:
