@@ -13,10 +13,10 @@ import pytest
 
 from parity import backends
 from parity.backends.trackers import ASCEND, UPSTREAM
-from parity.findings.finding import finding_of, tracker_for
 from parity.repro import compile_repro
 from parity.results import OwnerKind
 from parity.triage.decide import decide
+from parity.triage.drafts import finding_of, tracker_for
 from parity.triage.owner import make_owner
 from tests import synthetic_records, third_vendor_tier
 from tests.third_vendor_tier import TRACKER

@@ -8,6 +8,8 @@ from typing import Any
 
 from tabulate import tabulate
 
+from parity.reasons import key_line
+
 
 def md_escape(value: Any, limit: int = 160) -> str:
     """Make compiler or user text safe inside a GFM table cell."""
@@ -59,3 +61,11 @@ def clip(text: str, limit: int) -> str:
         if cut > limit // 3 and not _NAMES_ONLY.search(kept):  # "raised TypeError …" would drop what it says
             return kept + " …"
     return head + "…"
+
+
+def title_text(text: str | None, limit: int = 90) -> str:
+    """What a draft's title says of an error: its key line (the compiler's own verdict, never a bare "[Pass]
+    encounters error:" when more follows), cut at a word."""
+    text = str(text or "")
+    key = key_line(text) or next((line for line in text.splitlines() if line.strip()), "")
+    return clip(key, limit) or "an error"

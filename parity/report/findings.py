@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from parity.findings import finding as one
-from parity.findings.finding import OWNER_WORDS, owner_of, owner_words
 from parity.findings.markdown import clip
 from parity.reasons import key_line
 from parity.results import Record, Status
+from parity.triage.drafts import OWNER_WORDS, finding_of, owner_of, owner_words
 
 BAD = (Status.FAILED, Status.ERROR, Status.CRASHED, Status.XPASSED)
 UNSCORED = "fails the fp64 check, as declared (not scored)"
@@ -116,7 +116,7 @@ def group(records: Iterable[Mapping[str, Any]], column: str, link_prefix: str = 
         ident = (r["kernel"], outcome, owner.get("who"), owner.get("name"), key, (known or {}).get("link"))
         f = out.get(ident)
         if f is None:
-            f = out[ident] = Finding(r["kernel"], column, outcome, owner, key, known=known, finding=one.finding_of(r))
+            f = out[ident] = Finding(r["kernel"], column, outcome, owner, key, known=known, finding=finding_of(r))
         f.cases.append(str(r["case"]))
         if f.repro is None and r.get("repro"):
             f.repro = f"{link_prefix}{r['repro']}"

@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from parity.backends import backend_class
-from parity.findings.fit_text import SHOWN, author_lines, config_text, fit_answer, fit_line, issue_paragraph, need_text
 from parity.findings.markdown import md_escape, table
 from parity.fit import proof
+from parity.fit.words import SHOWN, author_lines, config_text, fit_answer, fit_line, issue_paragraph, need_text
 
 LAUNCH_KEYS = ("num_warps", "num_stages")
 

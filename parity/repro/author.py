@@ -15,8 +15,9 @@ from typing import Any
 
 from parity.backends import backend_class
 from parity.backends.trackers import ASCEND
-from parity.findings.fit_text import author_lines
-from parity.results import Status
+from parity.findings.finding import Finding
+from parity.fit.words import author_lines
+from parity.results import Record, Status
 from parity.triage.drafts import owner_in
 
 CRASH_KINDS = ("crash", "timeout")
@@ -108,11 +109,13 @@ def joined_lines(found: Mapping[str, Any], op: str) -> list[str]:
     return lines
 
 
-def render_author(record: Mapping[str, Any], backend: str, why: str, command: str) -> str:
-    """AUTHOR.md: what fails, where, how to re-run it, and the diagnosis where there is one."""
+def render_author(record: Record | Mapping[str, Any], backend: str, why: str, command: str,
+                  finding: Finding | None = None) -> str:
+    """AUTHOR.md: what fails, where, how to re-run it, and the diagnosis where there is one; from the record's
+    Finding where the caller has it (parity.triage.drafts.finding_of)."""
     d = record.get("diagnosis")
     # a limit entry the author owns (a language rule, TF32 rounding) is the kernel's to handle, not a bug in it
-    owner = owner_in(record)
+    owner = finding.owner if finding is not None else owner_in(record)
     what = ("the kernel's to handle, not a compiler bug" if owner is not None and owner.limit
             else "a bug in the kernel, not in a compiler")
     parts = [f"# `{record['kernel']}` [{record['case']}]: {what}", "",
@@ -121,7 +124,8 @@ def render_author(record: Mapping[str, Any], backend: str, why: str, command: st
         parts += ["## What to change", "", f"{d['what']} at `{d['line']}`:", "", "```python", d["code"], "```", "",
                   f"Write instead: {d['fix']}.", ""]
     parts += oob_section(record)
-    parts += author_lines(record)  # an overflow: what fits, whether it computes, the change to make
+    # an overflow: what fits, whether it computes, the change to make
+    parts += finding.fit if finding is not None else author_lines(record)
     where = record.get("where") or {}
     oob = record.get("oob") or {}
     if where.get("class") and not (oob.get("writes") or oob.get("tool")):  # writes may leave the values right

@@ -20,10 +20,11 @@ from typing import Any
 from parity.backends import backend_class
 from parity.backends.trackers import Tracker
 from parity.compile.tools import trim_message
-from parity.findings.finding import Finding, finding_of
+from parity.findings.finding import Finding
 from parity.repro import template
 from parity.repro.source import SourceError, extract_kernel, literal
 from parity.results import Record
+from parity.triage.drafts import finding_of
 
 # options that name paths on the generating machine: the compiler fills them in itself
 MACHINE_OPTIONS = ("extern_libs", "backend_name")
@@ -228,14 +229,13 @@ def render_script(backend: str, arch: Any, entry: Mapping[str, Any], record: Map
 def render_issue(tracker: Tracker, record: Record | Mapping[str, Any], env: Mapping[str, Any], backend: str,
                  finding: Finding | None = None) -> str:
     """ISSUE.md for a failing compile, shaped for the tracker's bug template, from the record's Finding."""
-    from parity.repro.issue import environment_text, provenance, title_text
+    from parity.repro.issue import environment_text, provenance
 
     finding = finding or finding_of(record)
     comp = record.get("compile") or {}
     kind, stage = comp.get("error_kind") or "compile error", comp.get("stage_reached") or "none (frontend)"
     message = trim_message(comp.get("message") or record.get("reason") or "")
-    first = title_text(message)
-    title = f"`{comp.get('kernel') or record['kernel']}` fails to compile ({kind}): {first}"
+    title = f"`{comp.get('kernel') or record['kernel']}` fails to compile ({kind}): {finding.title}"
     env_text = environment_text(tracker, env)
     needs = ("triton-ascend and ascendnpu-ir (bishengir-compile); no NPU and no CANN"
              if backend_class(backend).target == "ascend" else "upstream triton (its bundled ptxas); no GPU")

@@ -6,22 +6,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from parity.backends.trackers import Tracker
-from parity.findings.finding import Finding, finding_of
-from parity.findings.markdown import clip, fmt_num, md_escape, table
-from parity.reasons import key_line
+from parity.findings.finding import Finding
+from parity.findings.markdown import fmt_num, md_escape, table, title_text
 from parity.results import Record, Status
 from parity.spec import Case
 from parity.spec.library import RULE
+from parity.triage.drafts import finding_of
 
 METRIC_ROWS = ("max_abs_err", "max_rel_err", "err_ratio", "mismatch_frac", "nan_count", "worst_index", "region")
-
-
-def title_text(text: str | None, limit: int = 90) -> str:
-    """What a draft's title says of an error: its key line (the compiler's own verdict, never a bare "[Pass]
-    encounters error:" when more follows), cut at a word."""
-    text = str(text or "")
-    key = key_line(text) or next((line for line in text.splitlines() if line.strip()), "")
-    return clip(key, limit) or "an error"
 
 
 def shrink_none(shrunk: Mapping[str, Any]) -> str:
@@ -107,3 +99,6 @@ def provenance(record: Record | Mapping[str, Any]) -> list[str]:
     version = f" {lib['version']}" if lib.get("version") else ""
     return [f"The kernel ships in {lib['name']}{version} ({lib['repo']}), unchanged; by parity's rule the failure "
             f"is the compiler's ({RULE}).", ""]
+
+
+__all__ = ["METRIC_ROWS", "environment_text", "issue_title", "provenance", "render_issue", "shrink_none", "title_text"]

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from parity.findings.fit_text import issue_paragraph
 from parity.findings.markdown import fmt_num, md_escape, table
+from parity.fit.words import issue_paragraph
 from parity.results import Status
 from parity.spec.library import RULE
 

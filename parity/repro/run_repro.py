@@ -27,7 +27,7 @@ import torch
 from parity.backends import backend_class
 from parity.backends.trackers import Tracker
 from parity.findings import envinfo
-from parity.findings.finding import Finding, finding_of, library_finding
+from parity.findings.finding import Draft, Finding
 from parity.repro import by_limit, lowered_repro, prelaunch, template, verify
 from parity.repro.author import author_reason, render_author
 from parity.repro.capture import Captured, Launch, LaunchRecorder, NoLaunch, ReproError, capture_case
@@ -38,7 +38,7 @@ from parity.repro.source import Extracted, SourceError, extract_function, extrac
 from parity.results import OwnerKind, Record
 from parity.results.outputs_store import case_filename
 from parity.spec import Case, KernelSpec
-from parity.triage.drafts import Draft, author_why, input_note, render_tier
+from parity.triage.drafts import finding_of, input_note, library_finding, render_tier
 
 REPRO_STATUSES = ("failed", "error")
 REPROS_DIR = "repros"
@@ -185,8 +185,8 @@ def write_drafts(out_dir: Path, record: Record | Mapping[str, Any], backend: str
     elif finding.draft is Draft.AUTHOR:
         owner = finding.owner
         why = (author_reason(record, backend) if owner is not None and owner.who is OwnerKind.AUTHOR
-               and not owner.provisional else None) or author_why(record)
-        files["AUTHOR.md"] = render_author(record, backend, why, command or "python repro.py")
+               and not owner.provisional else None) or finding.why
+        files["AUTHOR.md"] = render_author(record, backend, why, command or "python repro.py", finding)
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         (out_dir / name).write_text(text, encoding="utf-8")

@@ -12,38 +12,31 @@
 - bad input, before the kernel was judged (`input_note`): the spec's reference raised (AUTHOR.md to the spec's
   author, saying so) or a replay bundle is damaged (BUNDLE.md: re-record it); no repro of the kernel, no draft.
 
-The trackers a vendor draft goes to, and the words every draft and report row shares, are parity.findings'.
+`finding_of` computes a failing record's Finding once (parity.findings.finding): these drafts, the trackers a vendor
+draft goes to, the owner in words; the repro's drafts and the reports render it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
 
+from parity.backends import backend_class, registered
+from parity.compile.tools import trim_message
+from parity.findings.finding import Draft, Finding
+from parity.findings.markdown import title_text
+from parity.findings.tracker import Tracker
+from parity.fit.words import author_lines, issue_paragraph
 from parity.results import Owner, OwnerKind, Record, Status
 from parity.triage.limits import LIMITS
 from parity.triage.owner import SPEC_AUTHOR, VENDORS, fixed_in, linked_known, reported_upstream, vendor_note
+from parity.triage.precision import LIMIT as PRECISION_LIMIT
 
 # owners whose failure is nobody's code: a note ("tolerance": the values lie within rounding; "random": a stream that
 # differs by design)
 NOTE_OWNERS = (OwnerKind.TIER, OwnerKind.ENVIRONMENT, OwnerKind.TOLERANCE, OwnerKind.RANDOM)
 INPUT_KINDS = ("inputs",)  # the error_kind of a spec's make_inputs that raised (else its reference did)
-
-
-class Draft(str, Enum):
-    """What a failing case's folder gets beside its repro (str-valued: each equals its word)."""
-
-    VENDOR = "vendor"  # ISSUE.md to the compiler's tracker, ISSUE-<owner>.md to each further one
-    LIBRARY = "library"  # ISSUE.md to the library's tracker
-    AUTHOR = "author"  # AUTHOR.md: the kernel's (or the spec's) to change
-    TIER = "tier"  # TIER.md: a note, never a bug report
-    BUNDLE = "bundle"  # BUNDLE.md: the replay bundle is damaged, re-record it
-    NONE = "none"  # nothing beyond the repro
-
-    def __str__(self) -> str:
-        return str(self.value)
 
 
 @dataclass(frozen=True)
@@ -176,3 +169,95 @@ def input_note(record: Record | Mapping[str, Any], backend: str) -> tuple[str, s
         return None
     return name, "\n".join([f"# `{record['kernel']}` [{record['case']}] on {backend}: {head}", "", act, "",
                             "## What failed", "", "```text", str(record.get("reason") or "").strip(), "```", ""])
+
+
+# ---------------------------------------------------------------- the Finding
+
+# the owner in a report row's words, for the owners that are no compiler's (a compiler's: its tracker's name)
+OWNER_WORDS = {
+    OwnerKind.AUTHOR: "needs a change in the kernel",
+    OwnerKind.LIBRARY: "{name} finding",
+    OwnerKind.TIER: "limit of this tier ({name}), not the kernel's",
+    OwnerKind.ENVIRONMENT: "environment ({name}), not the kernel's",
+    OwnerKind.TOLERANCE: "tolerance tighter than a correct kernel's rounding, not the kernel's",
+    OwnerKind.RANDOM: "a different random stream, by design: not a bug, not the kernel's",
+    OwnerKind.BUNDLE: "damaged replay bundle, not the kernel's: re-record it",
+}
+SPEC_WORDS = "needs a change in the spec's reference, not the kernel"  # the author owner named SPEC_AUTHOR
+# the author owner of a TF32 dot (the limit cuda-tf32-dot): a choice the kernel makes, not a fault in it
+PRECISION_WORDS = "precision mode the kernel chose (fp32 dots as TF32 on NVIDIA)"
+
+
+def tracker_for(who: OwnerKind, tier: str | None = None) -> Tracker | None:
+    """The tracker a draft for `who` goes to from `tier`: its family's own, else the one its family builds on,
+    else the first registered tier's that takes `who`'s bugs."""
+    found: Tracker | None = backend_class(tier).tracker if tier else None
+    while found is not None and found.owner is not who:  # read here, not asked: one walk, no call per step
+        found = found.base
+    return found or next((cls.tracker for cls in registered() if cls.tracker.owner is who), None)
+
+
+def library_finding(record: Record | Mapping[str, Any]) -> dict[str, Any] | None:
+    """The library's finding a draft goes to: today's library rule's (`finding_of`), or the record's library
+    where the cross-tier evidence made the library its owner."""
+    found = record.get("finding_of")
+    if found:
+        return dict(found)
+    owner, lib = owner_in(record), record.get("library") or {}
+    if owner is None or owner.who is not OwnerKind.LIBRARY or not lib:
+        return None
+    return {**lib, "why": owner.evidence}
+
+
+def owner_of(record: Record | Mapping[str, Any]) -> dict[str, Any]:
+    """The record's owner as a mapping; without one, what parity.triage.library_rule and the record say today: the
+    library's finding, a diagnosed kernel mistake, else undecided."""
+    owner = record.get("owner")
+    if owner:
+        return dict(owner)
+    lib = record.get("finding_of")
+    if lib:
+        return {"who": OwnerKind.LIBRARY, "name": lib.get("name", "the library"), "evidence": lib.get("why", ""),
+                "provisional": False, "settle": None}
+    diagnosis = record.get("diagnosis")
+    if diagnosis:
+        return {"who": OwnerKind.AUTHOR, "name": "kernel author", "evidence": diagnosis.get("what", ""),
+                "provisional": False, "settle": None, "line": diagnosis.get("line")}
+    return {"who": None, "name": "", "evidence": "", "provisional": True, "settle": None}
+
+
+def owner_words(owner: Mapping[str, Any], tier: str | None = None) -> str:
+    """The owner in a report row's words (a compiler's bug named after the tracker it goes to from `tier`)."""
+    who = owner.get("who")
+    if who is None:
+        return "owner undecided"
+    kind = OwnerKind(who)
+    tracker = tracker_for(kind, tier) if kind not in OWNER_WORDS else None
+    words = SPEC_WORDS if owner.get("name") == SPEC_AUTHOR else PRECISION_WORDS if owner.get("limit") == \
+        PRECISION_LIMIT else f"{tracker.name} bug" if tracker else OWNER_WORDS.get(kind, str(kind)).format(
+            name=owner.get("name") or kind)
+    if fixed_in(owner):
+        words += f", fixed in {fixed_in(owner)}; upgrade"
+    if owner.get("line"):
+        words += f", {owner['line']}"
+    if owner.get("also"):
+        words += f" (drafts also for {', '.join(owner['also'])})"
+    if owner.get("provisional"):
+        words += " (provisional" + (f"; settled by {owner['settle']}" if owner.get("settle") else "") + ")"
+    return words
+
+
+def finding_of(record: Record | Mapping[str, Any]) -> Finding:
+    """The record's Finding: its draft as its owner calls for, to which trackers, with which title, words and
+    evidence. Computed once per record; every draft and report row renders it."""
+    owner, plan = owner_in(record), plan_drafts(record)
+    tier = str(record.get("backend") or "") or None
+    draft, trackers = plan.kind, tuple(t for who in plan.trackers if (t := tracker_for(who, tier)) is not None)
+    if draft is Draft.LIBRARY and library_finding(record) is None:  # no library to address: the author's
+        draft = Draft.AUTHOR
+    comp = record.get("compile") or {}
+    failed = trim_message(str(comp.get("message") or record.get("reason") or ""))
+    evidence = (f"**Why it is {owner.name}'s:** {owner.evidence}", "") if owner and owner.evidence else ()
+    fit = author_lines(record) if draft is Draft.AUTHOR else issue_paragraph(record) if draft is Draft.LIBRARY else []
+    return Finding(owner, draft, trackers, input_note_kind(record), title_text(failed),
+                   owner_words(owner_of(record), tier), evidence, author_why(record), tuple(fit))
