@@ -126,7 +126,7 @@ def render_author(record: Record | Mapping[str, Any], backend: str, why: str, co
     parts += oob_section(record)
     # an overflow: what fits, whether it computes, the change to make
     parts += finding.fit if finding is not None else author_lines(record)
-    where = record.get("where") or {}
+    where: Mapping[str, Any] = record.get("where") or {}  # parity.repro.where.locate's, its "class" among them
     oob = record.get("oob") or {}
     if where.get("class") and not (oob.get("writes") or oob.get("tool")):  # writes may leave the values right
         program = where.get("program") or {}

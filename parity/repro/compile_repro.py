@@ -23,7 +23,7 @@ from parity.compile.tools import trim_message
 from parity.findings.finding import Finding
 from parity.repro import template
 from parity.repro.source import SourceError, extract_kernel, literal
-from parity.results import Record
+from parity.results import Record, Status
 from parity.triage.drafts import finding_of
 
 # options that name paths on the generating machine: the compiler fills them in itself
@@ -32,6 +32,10 @@ CAPTURE_TIMEOUT_S = 600.0
 
 
 # ---------------------------------------------------------------- describing one compile
+
+
+# the key a compile's description holds instead of its source when it could not be described (its why)
+ENTRY_ERROR = "error"
 
 
 def value_source(value: Any) -> str:
@@ -125,7 +129,7 @@ def describe(src: Any, target: Any, options: Mapping[str, Any] | None) -> dict[s
         defaults = make_backend(target).parse_options({}).__dict__
         entry["options"] = option_sources(dict(options or {}), defaults)
     except (SourceError, TypeError, ValueError, AttributeError) as exc:
-        entry["error"] = f"{type(exc).__name__}: {exc}"
+        entry[ENTRY_ERROR] = f"{type(exc).__name__}: {exc}"
     return entry
 
 
@@ -193,7 +197,8 @@ def describe_compiles(spec: Any, case: Any, cpu_inputs: Mapping[str, Any], devic
     if not result.ok:
         raise RuntimeError(f"re-running {spec.name}[{case.id}] to describe its compiles failed: "
                            f"{result.error or result.crashed or 'timed out'}")
-    return result.value
+    described: dict[str, Any] = result.value
+    return described
 
 
 # ---------------------------------------------------------------- the script
@@ -202,8 +207,8 @@ def describe_compiles(spec: Any, case: Any, cpu_inputs: Mapping[str, Any], devic
 def render_script(backend: str, arch: Any, entry: Mapping[str, Any], record: Mapping[str, Any],
                   limits: Mapping[str, Any]) -> str:
     """repro.py for one compile: cuda-compile or ascend-compile."""
-    if "error" in entry:
-        raise SourceError(entry["error"])
+    if ENTRY_ERROR in entry:
+        raise SourceError(entry[ENTRY_ERROR])
     comp = record.get("compile") or {}
     title = f"{record['kernel']} [{record['case']}] on {backend}"
     fields = dict(
@@ -269,7 +274,7 @@ def _limits(backend: Any) -> dict[str, Any]:
         from parity.backends.ascend.diagnostics import HIVMC_MISSING
 
         return {"hivmc_missing": HIVMC_MISSING}
-    from parity.backends.cuda.compile import CUDA_ARCHS
+    from parity.backends.cuda.arch import CUDA_ARCHS
 
     return {"max_shared_bytes": CUDA_ARCHS[backend.arch].max_shared_bytes}
 
@@ -284,14 +289,14 @@ def write_repro(out_dir: Path, script: str, record: Record, env: Mapping[str, An
                  lambda tracker: render_issue(tracker, record, env, backend, finding), env, finding)
 
 
-def attach_all(records: Sequence[dict[str, Any]], spec: Any, case: Any, backend: Any,
+def attach_all(records: Sequence[Record], spec: Any, case: Any, backend: Any,
                cpu_inputs: Mapping[str, Any], results_dir: Path, seed: int = 0) -> None:
     """Write a repro for every failed compile record of one case (the records of its compiles, in order),
     as each one's owner (parity.triage, already decided) calls for. Never raises for a repro: the records
     stay, with `repro_error`."""
     from parity.triage import interrupt
 
-    if any(r.get("status") == "interrupted" for r in records):
+    if any(r.get("status") == Status.INTERRUPTED for r in records):
         return  # the run was cut: nothing it left half-done is a finding
     try:
         _attach_all(records, spec, case, backend, cpu_inputs, results_dir, seed)
@@ -302,16 +307,16 @@ def attach_all(records: Sequence[dict[str, Any]], spec: Any, case: Any, backend:
         raise
     except Exception as exc:  # whatever raised, every record keeps its verdict
         for record in records:
-            if record.get("status") in ("failed", "xfailed", "error") and not record.get("repro"):
+            if record.get("status") in (Status.FAILED, Status.XFAILED, Status.ERROR) and not record.get("repro"):
                 record.setdefault("repro_error", f"{type(exc).__name__}: {exc}"[:600])
 
 
-def _attach_all(records: Sequence[dict[str, Any]], spec: Any, case: Any, backend: Any,
+def _attach_all(records: Sequence[Record], spec: Any, case: Any, backend: Any,
                 cpu_inputs: Mapping[str, Any], results_dir: Path, seed: int) -> None:
     from parity.repro import compile_match
 
     # known divergences too: a compiler bug someone already linked still needs a repro for its vendor
-    failing = [r for r in records if r.get("status") in ("failed", "xfailed") and r.get("compile")
+    failing = [r for r in records if r.get("status") in (Status.FAILED, Status.XFAILED) and r.get("compile")
                and r["compile"].get("ok") is False]
     from parity.repro import by_limit, compile_prelaunch
 

@@ -18,6 +18,9 @@ from parity.repro.source import SourceError, extract_kernel, literal
 from parity.results import OwnerKind
 from parity.triage.drafts import owner_in
 
+# the key a launch's description holds instead of its source when it could not be described (its why)
+ENTRY_ERROR = "error"
+
 
 def _arg_source(value: Any) -> str:
     import torch
@@ -46,7 +49,7 @@ def describe_rejected(jit: Any, option: str, exc: BaseException, args: tuple[Any
                      launch_options="{" + ", ".join(f"{k!r}: {_arg_source(v)}" for k, v in extra.items()) + "}",
                      message=f"{type(exc).__name__}: {exc}")
     except (SourceError, TypeError, ValueError, AttributeError) as exc2:
-        entry["error"] = f"{type(exc2).__name__}: {exc2}"
+        entry[ENTRY_ERROR] = f"{type(exc2).__name__}: {exc2}"
     return entry
 
 
@@ -62,8 +65,8 @@ def target_of(backend: str, arch: Any) -> tuple[Any, ...]:
 
 
 def render_script(entry: Mapping[str, Any], record: Mapping[str, Any], arch: Any, backend: str) -> str:
-    if "error" in entry:
-        raise SourceError(entry["error"])
+    if ENTRY_ERROR in entry:
+        raise SourceError(entry[ENTRY_ERROR])
     title = f"{record['kernel']} [{record['case']}]: launch option {entry['launch_option']!r} rejected"
     return template.render("launch_option_script", title,
                            source=entry["source"].replace("import triton\nimport triton.language as tl\n", "").strip(),

@@ -30,6 +30,7 @@ from parity.triage import library_rule as owner
 
 OWN_PACKAGES = ("kernels", "libraries", "suites")  # parity's kernels and specs: a raise there is parity's
 SOURCE_SCAN = "LeftoverDebug"  # libraries._debug_lint's finding: raised by parity, about the library's source
+TRITON_PACKAGE = "triton"  # the top-level package of a frame raised inside Triton
 
 
 def _top(frame: FrameType) -> str:
@@ -72,7 +73,8 @@ def _info_for(top: str, spec: KernelSpec) -> owner.LibraryInfo:
         dist = next(iter(importlib.metadata.packages_distributions().get(top, [])), top)
         meta = importlib.metadata.metadata(dist)
         urls = [u.split(",", 1)[-1].strip() for u in meta.get_all("Project-URL") or []]
-        repo = next((u for u in urls if "github" in u), meta.get("Home-page") or (urls[0] if urls else ""))
+        home = next(iter(meta.get_all("Home-page") or []), None)
+        repo = next((u for u in urls if "github" in u), home or (urls[0] if urls else ""))
     except importlib.metadata.PackageNotFoundError:
         pass
     return owner.LibraryInfo(top, dist, repo.rstrip("/") or f"(the {top} repository)", (top,), ())
@@ -105,7 +107,7 @@ def _raised_in_triton(exc: BaseException) -> bool:
     tb = exc.__traceback__
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
-    return tb is not None and _top(tb.tb_frame) == "triton"
+    return tb is not None and _top(tb.tb_frame) == TRITON_PACKAGE
 
 
 # ---------------------------------------------------------------- the standalone call

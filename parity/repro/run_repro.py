@@ -35,12 +35,12 @@ from parity.repro.issue import render_issue
 from parity.repro.library_issue import render_library_issue
 from parity.repro.shrink import ShrinkResult, shrink
 from parity.repro.source import Extracted, SourceError, extract_function, extract_kernel, literal, python_function
-from parity.results import OwnerKind, Record
+from parity.results import OwnerKind, Record, Status
 from parity.results.outputs_store import case_filename
 from parity.spec import Case, KernelSpec
-from parity.triage.drafts import finding_of, input_note, library_finding, render_tier
+from parity.triage.drafts import finding_of, input_note, library_finding, owner_in, render_tier
 
-REPRO_STATUSES = ("failed", "error")
+REPRO_STATUSES = (Status.FAILED, Status.ERROR)
 REPROS_DIR = "repros"
 NUMPY_DTYPES = (torch.float16, torch.float32, torch.float64, torch.int8, torch.int16, torch.int32, torch.int64,
                 torch.uint8, torch.bool)
@@ -128,7 +128,7 @@ def failure_signature(record: Mapping[str, Any]) -> tuple[str, str]:
     """What must stay the same while shrinking: the status, and for errors the exception type."""
     status = record.get("status") or ""
     reason = record.get("reason") or ""
-    return status, (reason.split(":", 1)[0].strip() if status == "error" else "")
+    return status, (reason.split(":", 1)[0].strip() if status == Status.ERROR else "")
 
 
 # seconds of shrinking per case: a wrong result (failed) is worth a smaller repro; an error is usually
@@ -220,7 +220,7 @@ def attach(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, *
     from parity.triage import interrupt
     from parity.triage.stage import limit_owned
 
-    if record.get("status") == "interrupted":
+    if record.get("status") == Status.INTERRUPTED:
         return
     t0 = time.perf_counter()
     try:
@@ -243,7 +243,7 @@ def attach(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, *
     except Exception as exc:  # whatever raised, the record stays, with its verdict
         record["repro_error"] = f"{type(exc).__name__}: {exc}"[:600]
     finally:
-        if record.get("status") in (*REPRO_STATUSES, "crashed", "xfailed", "interrupted"):
+        if record.get("status") in (*REPRO_STATUSES, Status.CRASHED, Status.XFAILED, Status.INTERRUPTED):
             record.setdefault("timing", {})["repro_s"] = time.perf_counter() - t0
 
 
@@ -256,7 +256,7 @@ def _recapture(spec: KernelSpec, case: Case, backend: Any, seed: int, cache: Any
 
 def _locate(record: dict[str, Any], cap: Captured | None) -> None:
     """record["where"] for a wrong result, from the captured launch of the case (parity.repro.where)."""
-    if record.get("status") != "failed" or cap is None or not cap.launches:
+    if record.get("status") != Status.FAILED or cap is None or not cap.launches:
         return
     from parity.repro.where import locate
 
@@ -328,7 +328,8 @@ def _attach(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, 
 def _attach_prelaunch(record: dict[str, Any], spec: KernelSpec, shrunk: Case, exc: NoLaunch, backend: Any, *,
                       seed: int, results_dir: Path) -> bool:
     """A library's raise before any launch: its ISSUE.md and standalone call (parity.repro.prelaunch)."""
-    if (record.get("owner") or {}).get("who") in ("environment", "tier"):  # no one's code to draft against
+    owner = owner_in(record)
+    if owner is not None and owner.who in (OwnerKind.ENVIRONMENT, OwnerKind.TIER):  # no one's code to draft against
         return False
     owned = None if record.get("finding_of") else prelaunch.owning_library(spec, exc.raised)
     if owned is None or exc.raised is None:  # an import failure keeps its `python -c "import X"` draft

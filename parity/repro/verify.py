@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from parity import settings
+from parity.results import Status
 
 # the script a folder stands on: the first of these it holds (ascend-lowered's rebuild of the lowered
 # modules reproduces on the host; its repro.py replays the Triton launch, which only fails on an NPU)
@@ -109,9 +110,9 @@ def why_not(record: Mapping[str, Any], outcome: Outcome, timeout_s: float | None
         how = f"signal {-outcome.returncode}" if outcome.returncode < 0 else f"exit {outcome.returncode}"
         return f"crashes ({how}) instead of printing its FAIL line: {tail}"
     compile_failed = (record.get("compile") or {}).get("ok") is False
-    if not compile_failed and record.get("status") == "failed" and _launch_raised(fail):
+    if not compile_failed and record.get("status") == Status.FAILED and _launch_raised(fail):
         return f"raises where the record has a wrong result: {tail}"
-    if not compile_failed and record.get("status") == "error":
+    if not compile_failed and record.get("status") == Status.ERROR:
         if not _launch_raised(fail):
             return f"gives a wrong result where the record raised ({record.get('reason')}): {tail}"
         kinds = raised_kinds(record)
