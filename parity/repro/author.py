@@ -23,12 +23,12 @@ from parity.triage.drafts import owner_in
 CRASH_KINDS = ("crash", "timeout")
 
 
-def is_compiler_crash(record: Mapping[str, Any]) -> bool:
+def is_compiler_crash(record: Record) -> bool:
     comp = record.get("compile") or {}
     return record.get("status") == Status.CRASHED or comp.get("error_kind") in CRASH_KINDS
 
 
-def author_reason(record: Mapping[str, Any], backend: str) -> str | None:
+def author_reason(record: Record, backend: str) -> str | None:
     """Why this failure is the kernel author's to fix, or None where a vendor draft fits."""
     if is_compiler_crash(record) or record.get("status") == Status.XFAILED:
         return None  # a compiler that dies, or a divergence already linked to a vendor
@@ -55,7 +55,7 @@ OOB_HINT = ("A process that dies under the interpreter or a CPU lowering, a writ
             "`tl.load(x + o, mask=o < N, other=0.0)` and `tl.store(out + o, v, mask=o < N)`.")
 
 
-def oob_lines(record: Mapping[str, Any]) -> list[str]:
+def oob_lines(record: Record) -> list[str]:
     """The unmasked tl.load/tl.store lines parity saw behind an out-of-bounds finding or a crash."""
     oob, crash = record.get("oob") or {}, record.get("crash") or {}
     lines = [line for w in oob.get("writes") or [] for line in w.get("unmasked_stores") or []]
@@ -63,7 +63,7 @@ def oob_lines(record: Mapping[str, Any]) -> list[str]:
     return list(dict.fromkeys(lines))
 
 
-def oob_section(record: Mapping[str, Any]) -> list[str]:
+def oob_section(record: Record) -> list[str]:
     """AUTHOR.md's out-of-bounds section, for a record with out-of-bounds evidence or a dead process."""
     if not (record.get("oob") or record.get("status") == Status.CRASHED):
         return []
@@ -109,7 +109,7 @@ def joined_lines(found: Mapping[str, Any], op: str) -> list[str]:
     return lines
 
 
-def render_author(record: Record | Mapping[str, Any], backend: str, why: str, command: str,
+def render_author(record: Record, backend: str, why: str, command: str,
                   finding: Finding | None = None) -> str:
     """AUTHOR.md: what fails, where, how to re-run it, and the diagnosis where there is one; from the record's
     Finding where the caller has it (parity.triage.drafts.finding_of)."""

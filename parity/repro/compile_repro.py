@@ -204,7 +204,7 @@ def describe_compiles(spec: Any, case: Any, cpu_inputs: Mapping[str, Any], devic
 # ---------------------------------------------------------------- the script
 
 
-def render_script(backend: str, arch: Any, entry: Mapping[str, Any], record: Mapping[str, Any],
+def render_script(backend: str, arch: Any, entry: Mapping[str, Any], record: Record,
                   limits: Mapping[str, Any]) -> str:
     """repro.py for one compile: cuda-compile or ascend-compile."""
     if ENTRY_ERROR in entry:
@@ -231,7 +231,7 @@ def render_script(backend: str, arch: Any, entry: Mapping[str, Any], record: Map
 # ---------------------------------------------------------------- ISSUE.md
 
 
-def render_issue(tracker: Tracker, record: Record | Mapping[str, Any], env: Mapping[str, Any], backend: str,
+def render_issue(tracker: Tracker, record: Record, env: Mapping[str, Any], backend: str,
                  finding: Finding | None = None) -> str:
     """ISSUE.md for a failing compile, shaped for the tracker's bug template, from the record's Finding."""
     from parity.repro.issue import environment_text, provenance
@@ -316,8 +316,8 @@ def _attach_all(records: Sequence[Record], spec: Any, case: Any, backend: Any,
     from parity.repro import compile_match
 
     # known divergences too: a compiler bug someone already linked still needs a repro for its vendor
-    failing = [r for r in records if r.get("status") in (Status.FAILED, Status.XFAILED) and r.get("compile")
-               and r["compile"].get("ok") is False]
+    failing = [r for r in records if r.get("status") in (Status.FAILED, Status.XFAILED)
+               and (r.get("compile") or {}).get("ok") is False]
     from parity.repro import by_limit, compile_prelaunch
 
     failing = [r for r in failing if not by_limit.link(r, results_dir)]  # a limit's repro is made once per kernel
@@ -327,7 +327,8 @@ def _attach_all(records: Sequence[Record], spec: Any, case: Any, backend: Any,
     t0 = time.perf_counter()
     # a launcher that raised before compiling anything (a library's check, parity's source scan):
     # its library's draft and standalone call, made in the re-run's child, where the raise has its frames
-    unlaunched = [r for r in failing if not (r["compile"].get("stage_reached") or r["compile"].get("error_kind"))]
+    unlaunched = [r for r in failing if not ((r.get("compile") or {}).get("stage_reached")
+                                             or (r.get("compile") or {}).get("error_kind"))]
     on_no_compile = (compile_prelaunch.in_child(unlaunched[0], spec, case, backend, results_dir, seed)
                      if len(unlaunched) == 1 and len(records) == 1 else None)
     try:
@@ -349,7 +350,8 @@ def _attach_all(records: Sequence[Record], spec: Any, case: Any, backend: Any,
         try:
             if found[index] is None:
                 raise RuntimeError(f"none of the {len(entries)} compile(s) of the re-run is this record's "
-                                   f"({record['compile']['kernel']}); the compile cannot be matched to its record")
+                                   f"({(record.get('compile') or {}).get('kernel')}); the compile cannot be matched "
+                                   "to its record")
             _write_one(record, entries[found[index]], spec, backend, results_dir, "" if nth == 1 else f"-{nth}")
         except Exception as exc:  # any stage of one repro: the record keeps its verdict
             record["repro_error"] = f"{type(exc).__name__}: {exc}"[:600]
@@ -363,7 +365,7 @@ def _attach_all(records: Sequence[Record], spec: Any, case: Any, backend: Any,
         record.setdefault("timing", {})["repro_s"] = round(seconds, 3)
 
 
-def _write_one(record: dict[str, Any], entry: Mapping[str, Any], spec: Any, backend: Any, results_dir: Path,
+def _write_one(record: Record, entry: Mapping[str, Any], spec: Any, backend: Any, results_dir: Path,
                suffix: str) -> None:
     from parity.repro.run_repro import REPROS_DIR, session_env
     from parity.results.outputs_store import case_filename

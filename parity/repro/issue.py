@@ -24,7 +24,7 @@ def shrink_none(shrunk: Mapping[str, Any]) -> str:
     return f"none: the {trials} smaller case(s) tried did not fail the same way"
 
 
-def issue_title(tracker: Tracker, summary: Mapping[str, Any], record: Record | Mapping[str, Any]) -> str:
+def issue_title(tracker: Tracker, summary: Mapping[str, Any], record: Record) -> str:
     kernels = ", ".join(summary["kernels"])
     if record.get("status") == Status.ERROR:
         first = title_text(summary.get("error") or record.get("reason") or "an error")
@@ -46,7 +46,7 @@ def environment_text(tracker: Tracker, env: Mapping[str, Any]) -> str:
     return "\n".join(f"{label}: {env.get(key) or 'n/a'}" for label, key in tracker.form.environment)
 
 
-def render_issue(tracker: Tracker, summary: Mapping[str, Any], record: Record | Mapping[str, Any],
+def render_issue(tracker: Tracker, summary: Mapping[str, Any], record: Record,
                  shrunk: Mapping[str, Any], env: Mapping[str, Any], backend: str,
                  finding: Finding | None = None) -> str:
     """ISSUE.md, shaped for one tracker's bug template (title, bug, repro steps, environment), from the record's
@@ -91,7 +91,7 @@ def render_issue(tracker: Tracker, summary: Mapping[str, Any], record: Record | 
     return "\n".join(parts)
 
 
-def provenance(record: Record | Mapping[str, Any]) -> list[str]:
+def provenance(record: Record) -> list[str]:
     """Lines for a vendor draft whose kernel ships in a library: which one, and why the draft is not its."""
     lib = record.get("library")
     if not lib:

@@ -15,7 +15,7 @@ from typing import Any
 from parity.backends import backend_class
 from parity.repro import template
 from parity.repro.source import SourceError, extract_kernel, literal
-from parity.results import OwnerKind
+from parity.results import OwnerKind, Record
 from parity.triage.drafts import owner_in
 
 # the key a launch's description holds instead of its source when it could not be described (its why)
@@ -64,7 +64,7 @@ def target_of(backend: str, arch: Any) -> tuple[Any, ...]:
     return (kind, arch if isinstance(arch, type(default)) else default, warp)
 
 
-def render_script(entry: Mapping[str, Any], record: Mapping[str, Any], arch: Any, backend: str) -> str:
+def render_script(entry: Mapping[str, Any], record: Record, arch: Any, backend: str) -> str:
     if ENTRY_ERROR in entry:
         raise SourceError(entry[ENTRY_ERROR])
     title = f"{record['kernel']} [{record['case']}]: launch option {entry['launch_option']!r} rejected"
@@ -75,7 +75,7 @@ def render_script(entry: Mapping[str, Any], record: Mapping[str, Any], arch: Any
                            target=literal(target_of(backend, arch)))
 
 
-def write_repro(out_dir: Path, script: str, record: Mapping[str, Any], backend: str) -> None:
+def write_repro(out_dir: Path, script: str, record: Record, backend: str) -> None:
     from parity.repro.author import render_author
 
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,7 @@ from typing import Any
 
 from parity.findings.markdown import fmt_num, md_escape, table
 from parity.fit.words import issue_paragraph
-from parity.results import Status
+from parity.results import Record, Status
 from parity.spec.library import RULE
 
 ENV_FIELDS = (("torch", "torch"), ("Triton", "triton"), ("Triton-Ascend", "triton_ascend"), ("CANN", "cann"),
@@ -20,7 +20,7 @@ ENV_FIELDS = (("torch", "torch"), ("Triton", "triton"), ("Triton-Ascend", "trito
 METRICS = ("max_abs_err", "err_ratio", "mismatch_frac", "nan_count", "worst_index", "region")
 
 
-def library_issue_title(finding: Mapping[str, Any], record: Mapping[str, Any], backend: str) -> str:
+def library_issue_title(finding: Mapping[str, Any], record: Record, backend: str) -> str:
     comp = record.get("compile") or {}
     kernel = comp.get("kernel") or record["kernel"]
     if record.get("status") == Status.FAILED and not comp:
@@ -32,7 +32,7 @@ def library_issue_title(finding: Mapping[str, Any], record: Mapping[str, Any], b
     return f"`{kernel}` on {backend}: {what}"
 
 
-def render_library_issue(finding: Mapping[str, Any], record: Mapping[str, Any], env: Mapping[str, Any],
+def render_library_issue(finding: Mapping[str, Any], record: Record, env: Mapping[str, Any],
                          backend: str, command: str | None) -> str:
     """ISSUE.md for the library's tracker; `command` re-runs the failure (None: only the parity command)."""
     version = finding.get("version") or "unknown version"

@@ -25,6 +25,7 @@ from parity.backends import backend_class
 from parity.repro import template
 from parity.repro.library_issue import render_library_issue
 from parity.repro.source import SourceError, literal
+from parity.results import Record
 from parity.spec import Case, KernelSpec
 from parity.triage import library_rule as owner
 
@@ -184,7 +185,7 @@ def spec_module(spec: KernelSpec) -> str:
     return spec.name
 
 
-def parity_command(spec: KernelSpec, record: Mapping[str, Any], backend: str) -> str:
+def parity_command(spec: KernelSpec, record: Record, backend: str) -> str:
     """Re-runs the one case through parity (pytest's -k cannot take '=' or ',', so the node id)."""
     env = backend_class(backend).repro_prefix
     test = "test_compile" if backend_class(backend).mode == "compile" else "test_accuracy"  # a compile tier's suite
@@ -208,7 +209,7 @@ def _where(exc: BaseException) -> list[str]:
 
 
 def write(out_dir: Path, spec: KernelSpec, shrunk: Case, exc: BaseException, info: owner.LibraryInfo, why: str,
-          record: dict[str, Any], env: Mapping[str, Any], backend: str, seed: int) -> Path:
+          record: Record, env: Mapping[str, Any], backend: str, seed: int) -> Path:
     """ISSUE.md to the library and, where the call stands alone, repro.py; marks the record as its finding."""
     out_dir.mkdir(parents=True, exist_ok=True)
     finding = {"name": info.name, "version": owner.library_version(info), "repo": info.repo, "why": why}

@@ -124,7 +124,7 @@ def render_script(cap: Captured, title: str) -> tuple[str, dict[str, np.ndarray]
 # ---------------------------------------------------------------- the repro directory
 
 
-def failure_signature(record: Mapping[str, Any]) -> tuple[str, str]:
+def failure_signature(record: Record | Mapping[str, Any]) -> tuple[str, str]:
     """What must stay the same while shrinking: the status, and for errors the exception type."""
     status = record.get("status") or ""
     reason = record.get("reason") or ""
@@ -136,7 +136,7 @@ def failure_signature(record: Mapping[str, Any]) -> tuple[str, str]:
 SHRINK_SECONDS = {"failed": 120.0, "error": 20.0}
 
 
-def shrink_case(spec: KernelSpec, case: Case, backend: Any, record: Mapping[str, Any], *, seed: int,
+def shrink_case(spec: KernelSpec, case: Case, backend: Any, record: Record, *, seed: int,
                 cache: Any, max_trials: int = 32, max_seconds: float | None = None) -> ShrinkResult:
     from parity.run.runner import run_case
 
@@ -151,7 +151,7 @@ def shrink_case(spec: KernelSpec, case: Case, backend: Any, record: Mapping[str,
     return shrink(dict(case.params), still_fails, max_trials=max_trials, max_seconds=max_seconds)
 
 
-def write_repro(out_dir: Path, cap: Captured, record: Mapping[str, Any], shrunk: ShrinkResult,
+def write_repro(out_dir: Path, cap: Captured, record: Record, shrunk: ShrinkResult,
                 env: Mapping[str, Any], backend: str) -> Path:
     """Write repro.py, inputs.npz and both ISSUE variants into out_dir."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -168,7 +168,7 @@ def write_repro(out_dir: Path, cap: Captured, record: Mapping[str, Any], shrunk:
     return out_dir
 
 
-def write_drafts(out_dir: Path, record: Record | Mapping[str, Any], backend: str, command: str | None,
+def write_drafts(out_dir: Path, record: Record, backend: str, command: str | None,
                  vendor_text: Callable[[Tracker], str] | None, env: Mapping[str, Any],
                  finding: Finding | None = None) -> list[str]:
     """The drafts the record's Finding calls for (parity.findings, from the owner parity.triage decided); returns
@@ -211,7 +211,7 @@ def session_env(backend: Any) -> dict[str, Any]:
     return envinfo.collect(backend.name, probed)
 
 
-def attach(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, *, seed: int, cache: Any,
+def attach(record: Record, spec: KernelSpec, case: Case, backend: Any, *, seed: int, cache: Any,
            results_dir: Path) -> None:
     """Shrink, capture and write the repro of a failed/errored case, as its owner (parity.triage, already
     decided) calls for, and record where it went (or why not). Never raises for what goes wrong in any of
@@ -254,7 +254,7 @@ def _recapture(spec: KernelSpec, case: Case, backend: Any, seed: int, cache: Any
         return None
 
 
-def _locate(record: dict[str, Any], cap: Captured | None) -> None:
+def _locate(record: Record, cap: Captured | None) -> None:
     """record["where"] for a wrong result, from the captured launch of the case (parity.repro.where)."""
     if record.get("status") != Status.FAILED or cap is None or not cap.launches:
         return
@@ -263,12 +263,13 @@ def _locate(record: dict[str, Any], cap: Captured | None) -> None:
     output = (record.get("metrics") or {}).get("output")
     shape = cap.outputs[output].shape if output in cap.outputs else None
     try:
-        record["where"] = locate(record, cap.launches[-1], shape)
+        # Where declares no "class" key (a keyword: parity.results.record's class syntax cannot name it)
+        record["where"] = locate(record, cap.launches[-1], shape)  # type: ignore[typeddict-item]
     except Exception as exc:  # where it fails is a hint; the verdict stands without it
         record["where"] = {"error": f"{type(exc).__name__}: {exc}"[:200]}
 
 
-def input_note_dir(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, results_dir: Path) -> bool:
+def input_note_dir(record: Record, spec: KernelSpec, case: Case, backend: Any, results_dir: Path) -> bool:
     """The note of a case whose input failed before the kernel was judged (parity.triage.drafts.input_note)."""
     note = input_note(record, backend.name)
     if note is None:
@@ -280,7 +281,7 @@ def input_note_dir(record: dict[str, Any], spec: KernelSpec, case: Case, backend
     return True
 
 
-def _tier_note(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, results_dir: Path) -> None:
+def _tier_note(record: Record, spec: KernelSpec, case: Case, backend: Any, results_dir: Path) -> None:
     """TIER.md for a failure triage found expected on this tier (parity.triage.stage.expect): no draft."""
     out_dir = results_dir / REPROS_DIR / case_filename(spec.name, case.id)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -300,7 +301,7 @@ def write_extras(out_dir: Path, backend: Any, spec: KernelSpec, case: Case, *, s
     return writer(out_dir, backend, spec, case, seed=seed, cache=cache) if writer else None
 
 
-def _attach(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, finding: Any, *, seed: int,
+def _attach(record: Record, spec: KernelSpec, case: Case, backend: Any, finding: Any, *, seed: int,
             cache: Any, results_dir: Path) -> None:
     shrunk: ShrinkResult | None = None
     try:
@@ -325,7 +326,7 @@ def _attach(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, 
     verify.finalize(record, results_dir, results_dir / REPROS_DIR / case_filename(spec.name, case.id))
 
 
-def _attach_prelaunch(record: dict[str, Any], spec: KernelSpec, shrunk: Case, exc: NoLaunch, backend: Any, *,
+def _attach_prelaunch(record: Record, spec: KernelSpec, shrunk: Case, exc: NoLaunch, backend: Any, *,
                       seed: int, results_dir: Path) -> bool:
     """A library's raise before any launch: its ISSUE.md and standalone call (parity.repro.prelaunch)."""
     owner = owner_in(record)
@@ -340,7 +341,7 @@ def _attach_prelaunch(record: dict[str, Any], spec: KernelSpec, shrunk: Case, ex
     return True
 
 
-def _no_repro(record: dict[str, Any], exc: BaseException, finding: Mapping[str, Any] | None, spec: KernelSpec,
+def _no_repro(record: Record, exc: BaseException, finding: Mapping[str, Any] | None, spec: KernelSpec,
               case: Case, backend: Any, results_dir: Path) -> None:
     kind = "ReproError" if isinstance(exc, NoLaunch) else type(exc).__name__  # as before NoLaunch existed
     record["repro_error"] = f"{kind}: {exc}"[:600]
@@ -352,7 +353,7 @@ def _no_repro(record: dict[str, Any], exc: BaseException, finding: Mapping[str, 
         record["repro"] = out_dir.relative_to(results_dir).as_posix()
 
 
-def import_command(record: Mapping[str, Any]) -> str | None:
+def import_command(record: Record) -> str | None:
     """The one-liner that shows a library's import failure ("importing X raised ..."), or None."""
     found = re.search(r"importing ([\w.]+) raised", str(record.get("reason") or ""))
     if not found:
