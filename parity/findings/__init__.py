@@ -1,2 +1,3 @@
-"""Findings: what a failing record asks of whom (its owner's draft, tracker and words), computed once per record
-and read by the repro's drafts and the reports alike; with the markdown and fit-advice text both render."""
+"""Findings' floor: what a failing record's Finding is made of (Finding, Draft, Tracker) and the markdown and env.json
+facts every draft and report renders it with; below fit, triage, report and repro, so drafts never borrow the report's
+helpers (parity.triage.drafts.finding_of computes each Finding once)."""

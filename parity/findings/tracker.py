@@ -38,13 +38,6 @@ class Tracker:
     dist: str
     base: Tracker | None = None  # the compiler this one builds on: a bug of that one goes to its tracker
 
-    def for_owner(self, who: OwnerKind) -> Tracker | None:
-        """The tracker a draft for `who` goes to from a tier of this family: this one, else the one it builds on."""
-        found: Tracker | None = self
-        while found is not None and found.owner is not who:
-            found = found.base
-        return found
-
     # One tracker is one compiler family (a tier's family is its tracker). Triage still compares `Backend.tracker`
     # with its owner's word (`cls.tracker == "triton"`): a tracker equals that word too until triage reads `.owner`
     def __eq__(self, other: object) -> bool:
