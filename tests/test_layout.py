@@ -312,10 +312,12 @@ def test_the_engine_names_no_library():
 
 # The floors, lowest first: a package imports only from its own floor and the ones below it. results (the typed
 # record and its files) sits just above spec: every stage that judges a case writes a record. triage decides
-# the owner from the evidence it is handed, below the report and the repros that only read it; the pipeline
-# names a case's phases over all of them.
-FLOORS = ("spec", "results", "seams", "compile", "fit", "backends", "run", "perf", "triage", "report", "repro",
-          "driver", "plugin")
+# the owner from the evidence it is handed, below the report and the repros that only read it. findings (the
+# types a failing record's Finding is made of, its tracker's among them, and the markdown every draft and report
+# renders it with) sits low, so drafts never borrow the report's helpers; the pipeline names a case's phases over
+# all of them.
+FLOORS = ("spec", "results", "seams", "compile", "findings", "fit", "backends", "run", "perf", "triage", "report",
+          "repro", "driver", "plugin")
 # root modules and packages that share a floor (other root modules, cases, settings, ..., are the spec
 # floor): record captures launches as repros do. The fit advisor sits below the backends that call it: it
 # compiles through the driver object it is handed, never by importing a backend. The shared known divergences

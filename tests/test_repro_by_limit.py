@@ -11,11 +11,12 @@ import pytest
 
 from parity.repro import by_limit, run_repro
 from parity.spec import Case
+from parity.triage.owner import make_owner
 
 
 def record(case: str, *, kernel: str = "k", limit: str | None = "upstream-block-ptr-removed",
            status: str = "error") -> dict[str, Any]:
-    owner = {"who": "author", "limit": limit} if limit else {"who": "author", "limit": None}
+    owner = make_owner("author", "kernel author", "fails on every tier", limit=limit)
     return {"kernel": kernel, "case": case, "status": status, "owner": owner, "repro": None, "timing": {}}
 
 

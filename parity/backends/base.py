@@ -10,6 +10,8 @@ from typing import Any, ClassVar
 
 import torch
 
+from parity.backends.trackers import UPSTREAM, Tracker
+
 
 @dataclass(frozen=True)
 class Check:
@@ -44,8 +46,8 @@ class Backend:
     # what a pass here checks: "numerics" (outputs vs fp64), "vendor-compiler" (the vendor's compiler
     # accepts the kernel), "lowering" (the vendor's lowering, run elsewhere)
     verifies: ClassVar[frozenset[str]] = frozenset({"numerics"})
-    # the compiler whose tracker a vendor draft from here goes to first ("triton" or "triton-ascend")
-    tracker: ClassVar[str] = "triton"
+    # the compiler family whose tracker a vendor draft from here goes to first (parity.backends.trackers)
+    tracker: ClassVar[Tracker] = UPSTREAM
     # the torch device module libraries find here at import ("cuda": torch.cuda names a GPU, "npu"); a
     # library's adapter prepares for it (parity.spec.library)
     presents: ClassVar[str | None] = None

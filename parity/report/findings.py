@@ -12,31 +12,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from parity.findings import finding as one
+from parity.findings.markdown import clip
 from parity.reasons import key_line
-from parity.triage.owner import SPEC_AUTHOR, fixed_in, vendor_note
-from parity.triage.precision import LIMIT as PRECISION_LIMIT
+from parity.results import Record, Status
+from parity.triage.drafts import OWNER_WORDS, finding_of, owner_of, owner_words
 
-BAD = ("failed", "error", "crashed", "xpassed")
+BAD = (Status.FAILED, Status.ERROR, Status.CRASHED, Status.XPASSED)
 UNSCORED = "fails the fp64 check, as declared (not scored)"
 _KNOWN_IN_REASON = re.compile(r"known divergence: (?P<reason>.+?) \((?P<link>https?://[^\s)]+)\)")
-
-
-# a cut that ends at an exception's name keeps its name and loses its text
-_NAMES_ONLY = re.compile(r"\b\w*(?:Error|Exception)$")
-
-
-def clip(text: str, limit: int) -> str:
-    """At most `limit` characters, cut after a sentence (or a clause, or a word), never mid-word."""
-    text = " ".join(str(text).split())
-    if len(text) <= limit:
-        return text
-    head = text[: limit - 1]
-    for stop in (". ", "; ", " / ", ": ", ", ", " ", ","):  # "," last: between a case id's parameters
-        cut = head.rfind(stop)
-        kept = head[: cut + (1 if stop.strip() in (".", ";") else 0)].rstrip(" ,:")
-        if cut > limit // 3 and not _NAMES_ONLY.search(kept):  # "raised TypeError …" would drop what it says
-            return kept + " …"
-    return head + "…"
 
 
 # what differs between two occurrences of one failure: the xdist worker that ran it, a memory address
@@ -70,59 +54,6 @@ def message_of(record: Mapping[str, Any]) -> str:
     return str(compile_.get("message") or compile_.get("launch_error") or observed(record))
 
 
-OWNER_WORDS = {
-    "author": "needs a change in the kernel",
-    "library": "{name} finding",
-    "triton": "Triton bug",
-    "triton-ascend": "triton-ascend bug",
-    "tier": "limit of this tier ({name}), not the kernel's",
-    "environment": "environment ({name}), not the kernel's",
-    "tolerance": "tolerance tighter than a correct kernel's rounding, not the kernel's",
-    "random": "a different random stream, by design: not a bug, not the kernel's",
-    "bundle": "damaged replay bundle, not the kernel's: re-record it",
-}
-SPEC_WORDS = "needs a change in the spec's reference, not the kernel"  # the author owner named SPEC_AUTHOR
-# the author owner of a TF32 dot (the limit cuda-tf32-dot): a choice the kernel makes, not a fault in it
-PRECISION_WORDS = "precision mode the kernel chose (fp32 dots as TF32 on NVIDIA)"
-DRAFTS = {"author": "AUTHOR.md", "library": "ISSUE.md", "triton": "ISSUE.md", "triton-ascend": "ISSUE.md",
-          "tier": "TIER.md", "environment": "TIER.md", "tolerance": "TIER.md", "random": "TIER.md",
-          "bundle": "BUNDLE.md"}
-
-
-def owner_of(record: Mapping[str, Any]) -> dict[str, Any]:
-    """The record's owner (parity.triage's `owner` field); without one, what parity.triage.library_rule and the
-    record say today: the library's finding, a diagnosed kernel mistake, else undecided."""
-    owner = record.get("owner")
-    if owner:
-        return dict(owner)
-    lib = record.get("finding_of")
-    if lib:
-        return {"who": "library", "name": lib.get("name", "the library"), "evidence": lib.get("why", ""),
-                "provisional": False, "settle": None}
-    diagnosis = record.get("diagnosis")
-    if diagnosis:
-        return {"who": "author", "name": "kernel author", "evidence": diagnosis.get("what", ""),
-                "provisional": False, "settle": None, "line": diagnosis.get("line")}
-    return {"who": None, "name": "", "evidence": "", "provisional": True, "settle": None}
-
-
-def owner_words(owner: Mapping[str, Any]) -> str:
-    who = owner.get("who")
-    if who is None:
-        return "owner undecided"
-    words = SPEC_WORDS if owner.get("name") == SPEC_AUTHOR else PRECISION_WORDS if owner.get("limit") == \
-        PRECISION_LIMIT else OWNER_WORDS.get(who, str(who)).format(name=owner.get("name") or who)
-    if fixed_in(owner):
-        words += f", fixed in {fixed_in(owner)}; upgrade"
-    if owner.get("line"):
-        words += f", {owner['line']}"
-    if owner.get("also"):
-        words += f" (drafts also for {', '.join(owner['also'])})"
-    if owner.get("provisional"):
-        words += " (provisional" + (f"; settled by {owner['settle']}" if owner.get("settle") else "") + ")"
-    return words
-
-
 @dataclass
 class Finding:
     """Identical outcomes of one kernel on one results dir."""
@@ -137,6 +68,7 @@ class Finding:
     known: dict[str, str] | None = None
     total: int = 0  # cases of the kernel on this column
     fit: dict[str, Any] | None = None  # an overflow's configs that fit (parity.fit), from its first record with one
+    finding: one.Finding | None = None  # its first record's Finding (parity.findings): the draft its row links
 
     @property
     def ident(self) -> tuple[Any, ...]:
@@ -144,11 +76,12 @@ class Finding:
 
     @property
     def draft(self) -> str | None:
-        name = "TIER.md" if vendor_note(self.owner) else DRAFTS.get(self.owner.get("who") or "")
+        name = self.finding.link if self.finding else None
         return f"{self.repro}/{name}" if self.repro and name else None  # undecided: the repro dir only
 
 
 SCORED_SUITES = (None, "accuracy", "compile")
+SPECIALIZATION = "specialization"
 
 
 def scored(record: Mapping[str, Any]) -> bool:
@@ -156,14 +89,14 @@ def scored(record: Mapping[str, Any]) -> bool:
     and a specialization sweep that failed (a recompile storm is the kernel's or its library's finding;
     a sweep that passed adds no case, one that raised repeats what the compile suite says)."""
     suite = record.get("suite")
-    return suite in SCORED_SUITES or (suite == "specialization" and record.get("status") == "failed")
+    return suite in SCORED_SUITES or (suite == SPECIALIZATION and record.get("status") == Status.FAILED)
 
 
-def _outcome(record: Mapping[str, Any]) -> str | None:
+def _outcome(record: Record | Mapping[str, Any]) -> str | None:
     status = record["status"]
-    if status == "xfailed":
+    if status == Status.XFAILED:
         return "expected"
-    return status if status in BAD else None
+    return str(status) if status in BAD else None
 
 
 def group(records: Iterable[Mapping[str, Any]], column: str, link_prefix: str = "") -> list[Finding]:
@@ -171,7 +104,7 @@ def group(records: Iterable[Mapping[str, Any]], column: str, link_prefix: str = 
     out: dict[tuple[Any, ...], Finding] = {}
     totals: dict[str, int] = {}
     for r in records:
-        if not scored(r) or r["status"] == "skipped":
+        if not scored(r) or r["status"] == Status.SKIPPED:
             continue
         totals[r["kernel"]] = totals.get(r["kernel"], 0) + 1
         outcome = _outcome(r)
@@ -183,7 +116,7 @@ def group(records: Iterable[Mapping[str, Any]], column: str, link_prefix: str = 
         ident = (r["kernel"], outcome, owner.get("who"), owner.get("name"), key, (known or {}).get("link"))
         f = out.get(ident)
         if f is None:
-            f = out[ident] = Finding(r["kernel"], column, outcome, owner, key, known=known)
+            f = out[ident] = Finding(r["kernel"], column, outcome, owner, key, known=known, finding=finding_of(r))
         f.cases.append(str(r["case"]))
         if f.repro is None and r.get("repro"):
             f.repro = f"{link_prefix}{r['repro']}"
@@ -201,3 +134,8 @@ def cases_text(f: Finding, limit: int = 70) -> str:
         return f"all {f.total}"
     shown = clip(", ".join(sorted(f.cases)), limit)
     return f"{head}: {shown}"
+
+
+# the words and helpers the report's modules read here, from the floor the drafts share (parity.findings)
+__all__ = ["BAD", "OWNER_WORDS", "UNSCORED", "Finding", "cases_text", "clip", "group", "grouping_key", "key_line",
+           "known_of", "message_of", "observed", "owner_of", "owner_words", "scored"]

@@ -14,18 +14,23 @@ from collections.abc import Mapping
 from typing import Any
 
 from parity.backends import backend_class
+from parity.backends.trackers import ASCEND
+from parity.findings.finding import Finding
+from parity.fit.words import author_lines
+from parity.results import Record, Status
+from parity.triage.drafts import owner_in
 
 CRASH_KINDS = ("crash", "timeout")
 
 
-def is_compiler_crash(record: Mapping[str, Any]) -> bool:
+def is_compiler_crash(record: Record) -> bool:
     comp = record.get("compile") or {}
-    return record.get("status") == "crashed" or comp.get("error_kind") in CRASH_KINDS
+    return record.get("status") == Status.CRASHED or comp.get("error_kind") in CRASH_KINDS
 
 
-def author_reason(record: Mapping[str, Any], backend: str) -> str | None:
+def author_reason(record: Record, backend: str) -> str | None:
     """Why this failure is the kernel author's to fix, or None where a vendor draft fits."""
-    if is_compiler_crash(record) or record.get("status") == "xfailed":
+    if is_compiler_crash(record) or record.get("status") == Status.XFAILED:
         return None  # a compiler that dies, or a divergence already linked to a vendor
     if record.get("diagnosis"):
         return (f"parity recognises a kernel mistake in its source ({record['diagnosis']['what']}): the change is "
@@ -35,8 +40,8 @@ def author_reason(record: Mapping[str, Any], backend: str) -> str | None:
     reason = record.get("reason") or ""
     if "NameError" in reason and "is not defined" in reason:
         return "the kernel reads a name it never assigned on this path (a NameError in the code generator)"
-    upstream = backend_class(backend).tracker != "triton-ascend"
-    if upstream and ("triton-ascend" in reason or "must be a power of 2" in reason):
+    upstream = backend_class(backend).tracker.owner is not ASCEND.owner  # a tier of a compiler triton-ascend builds on
+    if upstream and (ASCEND.dist in reason or "must be a power of 2" in reason):
         # an Ascend-first kernel on upstream Triton: a documented upstream rule, not an upstream bug
         return ("it relies on what only triton-ascend accepts (an NPU launch option, a language extension, or "
                 "non-power-of-2 tile shapes, which upstream Triton documents as unsupported)")
@@ -50,7 +55,7 @@ OOB_HINT = ("A process that dies under the interpreter or a CPU lowering, a writ
             "`tl.load(x + o, mask=o < N, other=0.0)` and `tl.store(out + o, v, mask=o < N)`.")
 
 
-def oob_lines(record: Mapping[str, Any]) -> list[str]:
+def oob_lines(record: Record) -> list[str]:
     """The unmasked tl.load/tl.store lines parity saw behind an out-of-bounds finding or a crash."""
     oob, crash = record.get("oob") or {}, record.get("crash") or {}
     lines = [line for w in oob.get("writes") or [] for line in w.get("unmasked_stores") or []]
@@ -58,9 +63,9 @@ def oob_lines(record: Mapping[str, Any]) -> list[str]:
     return list(dict.fromkeys(lines))
 
 
-def oob_section(record: Mapping[str, Any]) -> list[str]:
+def oob_section(record: Record) -> list[str]:
     """AUTHOR.md's out-of-bounds section, for a record with out-of-bounds evidence or a dead process."""
-    if not (record.get("oob") or record.get("status") == "crashed"):
+    if not (record.get("oob") or record.get("status") == Status.CRASHED):
         return []
     parts = ["## Out-of-bounds access", "", OOB_HINT, ""]
     oob = record.get("oob") or {}
@@ -104,11 +109,14 @@ def joined_lines(found: Mapping[str, Any], op: str) -> list[str]:
     return lines
 
 
-def render_author(record: Mapping[str, Any], backend: str, why: str, command: str) -> str:
-    """AUTHOR.md: what fails, where, how to re-run it, and the diagnosis where there is one."""
+def render_author(record: Record, backend: str, why: str, command: str,
+                  finding: Finding | None = None) -> str:
+    """AUTHOR.md: what fails, where, how to re-run it, and the diagnosis where there is one; from the record's
+    Finding where the caller has it (parity.triage.drafts.finding_of)."""
     d = record.get("diagnosis")
     # a limit entry the author owns (a language rule, TF32 rounding) is the kernel's to handle, not a bug in it
-    what = ("the kernel's to handle, not a compiler bug" if (record.get("owner") or {}).get("limit")
+    owner = finding.owner if finding is not None else owner_in(record)
+    what = ("the kernel's to handle, not a compiler bug" if owner is not None and owner.limit
             else "a bug in the kernel, not in a compiler")
     parts = [f"# `{record['kernel']}` [{record['case']}]: {what}", "",
              f"Backend `{backend}`: status `{record['status']}`. This is not a vendor issue: {why}.", ""]
@@ -116,10 +124,9 @@ def render_author(record: Mapping[str, Any], backend: str, why: str, command: st
         parts += ["## What to change", "", f"{d['what']} at `{d['line']}`:", "", "```python", d["code"], "```", "",
                   f"Write instead: {d['fix']}.", ""]
     parts += oob_section(record)
-    from parity.report.fit_md import author_lines
-
-    parts += author_lines(record)  # an overflow: what fits, whether it computes, the change to make
-    where = record.get("where") or {}
+    # an overflow: what fits, whether it computes, the change to make
+    parts += finding.fit if finding is not None else author_lines(record)
+    where: Mapping[str, Any] = record.get("where") or {}  # parity.repro.where.locate's, its "class" among them
     oob = record.get("oob") or {}
     if where.get("class") and not (oob.get("writes") or oob.get("tool")):  # writes may leave the values right
         program = where.get("program") or {}

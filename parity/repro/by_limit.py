@@ -15,29 +15,29 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
+from parity.results import Record
 from parity.results.outputs_store import case_filename
+from parity.triage.drafts import owner_in
 
 MARKS = Path("repros") / ".by-limit"
 SHARED_STATUSES = ("failed", "error")
 
 
-def limit_of(record: Mapping[str, Any]) -> str | None:
+def limit_of(record: Record) -> str | None:
     """The named limit that owns this failure, or None where none does (or the case did not fail)."""
     if record.get("status") not in SHARED_STATUSES:
         return None
-    limit = (record.get("owner") or {}).get("limit")
-    return str(limit) if limit else None
+    owner = owner_in(record)
+    return str(owner.limit) if owner is not None and owner.limit else None
 
 
 def _mark(results_dir: Path, kernel: str, limit: str) -> Path:
     return results_dir / MARKS / f"{case_filename(kernel, limit)}.json"
 
 
-def link(record: dict[str, Any], results_dir: Path) -> bool:
+def link(record: Record, results_dir: Path) -> bool:
     """Point the record at the repro an earlier case of its kernel got for the same limit; False where none
     exists yet (the caller writes one)."""
     limit = limit_of(record)
@@ -56,7 +56,7 @@ def link(record: dict[str, Any], results_dir: Path) -> bool:
     return True
 
 
-def remember(record: Mapping[str, Any], results_dir: Path) -> None:
+def remember(record: Record, results_dir: Path) -> None:
     """After a repro was written and kept: the later cases of this kernel and limit link it."""
     limit = limit_of(record)
     if limit is None or not record.get("repro") or record.get("repro_of"):

@@ -145,10 +145,10 @@ def storage_snapshot(t: torch.Tensor) -> torch.Tensor:
 def _byte_reach(t: torch.Tensor) -> tuple[int, int]:
     """Bytes of its storage that t's elements cover (start inclusive, end exclusive)."""
     size = t.element_size()
-    start = t.storage_offset() * size
+    start = int(t.storage_offset()) * size
     if t.numel() == 0:
         return start, start
-    last = sum((s - 1) * st for s, st in zip(t.shape, t.stride(), strict=True))
+    last = int(sum((s - 1) * st for s, st in zip(t.shape, t.stride(), strict=True)))
     return start, start + (last + 1) * size
 
 
@@ -207,7 +207,7 @@ class LaunchRecorder:
         buf = self.buffer(t)
         buf.extend(*_byte_reach(t))
         dtype = str(t.dtype).split(".")[-1]
-        ident = (buf.key, dtype, tuple(t.shape), tuple(t.stride()), t.storage_offset())
+        ident = (buf.key, dtype, tuple(t.shape), tuple(t.stride()), int(t.storage_offset()))
         slot = self.views.get(ident)
         if slot is None:
             slot = TensorSlot(f"t{len(self.views)}", buf, dtype, ident[2], ident[3], ident[4])
@@ -306,7 +306,7 @@ class LaunchRecorder:
             return None
         buf.extend(*_byte_reach(t))
         return TensorSlot(name, buf, str(t.dtype).split(".")[-1], tuple(t.shape), tuple(t.stride()),
-                          t.storage_offset())
+                          int(t.storage_offset()))
 
 
 # ---------------------------------------------------------------- one captured case

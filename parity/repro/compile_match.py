@@ -20,11 +20,13 @@ def rejected_option(comp: Mapping[str, Any]) -> str | None:
 
     cuda-compile records it as error_kind `launch_option`; ascend-compile keeps the launcher's
     KeyError as a launch error of a record that reached no stage."""
-    from parity.compile.keep_going import unknown_option
+    from parity.compile.keep_going import UNKNOWN_OPTION_RE
 
     if comp.get("ok") is not False or (comp.get("stage_reached") and comp.get("error_kind") != "launch_option"):
         return None
-    return unknown_option(str(comp.get("launch_error") or "")) or unknown_option(str(comp.get("message") or ""))
+    found = UNKNOWN_OPTION_RE.search(str(comp.get("launch_error") or "")) or \
+        UNKNOWN_OPTION_RE.search(str(comp.get("message") or ""))  # what keep_going.unknown_option reads of a raise
+    return found.group(1) if found else None
 
 
 def _agrees(comp: Mapping[str, Any], entry: Mapping[str, Any], same_kernel: bool) -> bool:

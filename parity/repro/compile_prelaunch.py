@@ -10,11 +10,12 @@ from typing import Any
 from parity.repro import prelaunch
 from parity.repro.run_repro import REPROS_DIR, session_env
 from parity.repro.source import SourceError
+from parity.results import Record
 from parity.results.outputs_store import case_filename
 from parity.spec import Case, KernelSpec
 
 
-def attach_compile_tier(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any,
+def attach_compile_tier(record: Record, spec: KernelSpec, case: Case, backend: Any,
                         cpu_inputs: Mapping[str, Any], results_dir: Path, seed: int, exc: BaseException) -> None:
     """A launcher that raised outside any compile on a compile tier: the library's ISSUE.md and repro.py.
 
@@ -38,13 +39,13 @@ def attach_compile_tier(record: dict[str, Any], spec: KernelSpec, case: Case, ba
     if raised is None:
         record["repro_error"] = "the launcher did not raise again in-process"
         return
-    record.update(_draft(record, spec, case, raised, backend, results_dir, seed))
+    record.update(_draft(record, spec, case, raised, backend, results_dir, seed))  # type: ignore[typeddict-item]
     from parity.repro import verify
 
     verify.finalize(record, results_dir)  # kept only where repro.py fails standalone as the record did
 
 
-def in_child(record: Mapping[str, Any], spec: KernelSpec, case: Case, backend: Any, results_dir: Path,
+def in_child(record: Record, spec: KernelSpec, case: Case, backend: Any, results_dir: Path,
              seed: int) -> Callable[[BaseException], dict[str, Any]]:
     """For a compile tier that records a launcher's raise instead of raising (ascend-compile): what the
     describing re-run's child (parity.repro.compile_repro) calls with that raise, its frames intact, when
@@ -52,7 +53,8 @@ def in_child(record: Mapping[str, Any], spec: KernelSpec, case: Case, backend: A
     def answer(exc: BaseException) -> dict[str, Any]:
         # the child's copy (what prelaunch.write marks on it comes back in the answer), without its compile
         # dict: nothing compiled, so that names a guess (the spec's first kernel); the draft names the op
-        mine = {k: v for k, v in record.items() if k != "compile"}
+        mine = record.copy()
+        mine.pop("compile", None)
         drafted = _draft(mine, spec, case, exc, backend, results_dir, seed)
         if "repro" not in drafted:
             return drafted
@@ -60,7 +62,7 @@ def in_child(record: Mapping[str, Any], spec: KernelSpec, case: Case, backend: A
     return answer
 
 
-def _draft(record: dict[str, Any], spec: KernelSpec, case: Case, exc: BaseException, backend: Any,
+def _draft(record: Record, spec: KernelSpec, case: Case, exc: BaseException, backend: Any,
            results_dir: Path, seed: int) -> dict[str, Any]:
     """The library's ISSUE.md and repro.py for a raise before any compile: {"repro": its dir} or
     {"repro_error": why not}."""

@@ -18,9 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from parity.backends import backend_class
+from parity.backends.trackers import Tracker
 from parity.compile.tools import trim_message
+from parity.findings.finding import Finding
 from parity.repro import template
 from parity.repro.source import SourceError, extract_kernel, literal
+from parity.results import Record, Status
+from parity.triage.drafts import finding_of
 
 # options that name paths on the generating machine: the compiler fills them in itself
 MACHINE_OPTIONS = ("extern_libs", "backend_name")
@@ -28,6 +32,10 @@ CAPTURE_TIMEOUT_S = 600.0
 
 
 # ---------------------------------------------------------------- describing one compile
+
+
+# the key a compile's description holds instead of its source when it could not be described (its why)
+ENTRY_ERROR = "error"
 
 
 def value_source(value: Any) -> str:
@@ -121,7 +129,7 @@ def describe(src: Any, target: Any, options: Mapping[str, Any] | None) -> dict[s
         defaults = make_backend(target).parse_options({}).__dict__
         entry["options"] = option_sources(dict(options or {}), defaults)
     except (SourceError, TypeError, ValueError, AttributeError) as exc:
-        entry["error"] = f"{type(exc).__name__}: {exc}"
+        entry[ENTRY_ERROR] = f"{type(exc).__name__}: {exc}"
     return entry
 
 
@@ -189,17 +197,18 @@ def describe_compiles(spec: Any, case: Any, cpu_inputs: Mapping[str, Any], devic
     if not result.ok:
         raise RuntimeError(f"re-running {spec.name}[{case.id}] to describe its compiles failed: "
                            f"{result.error or result.crashed or 'timed out'}")
-    return result.value
+    described: dict[str, Any] = result.value
+    return described
 
 
 # ---------------------------------------------------------------- the script
 
 
-def render_script(backend: str, arch: Any, entry: Mapping[str, Any], record: Mapping[str, Any],
+def render_script(backend: str, arch: Any, entry: Mapping[str, Any], record: Record,
                   limits: Mapping[str, Any]) -> str:
     """repro.py for one compile: cuda-compile or ascend-compile."""
-    if "error" in entry:
-        raise SourceError(entry["error"])
+    if ENTRY_ERROR in entry:
+        raise SourceError(entry[ENTRY_ERROR])
     comp = record.get("compile") or {}
     title = f"{record['kernel']} [{record['case']}] on {backend}"
     fields = dict(
@@ -222,27 +231,29 @@ def render_script(backend: str, arch: Any, entry: Mapping[str, Any], record: Map
 # ---------------------------------------------------------------- ISSUE.md
 
 
-def render_issue(tracker: str, record: Mapping[str, Any], env: Mapping[str, Any], backend: str) -> str:
-    from parity.repro.issue import ENV_FIELDS, NEW_ISSUE_URLS, evidence_lines, provenance, title_text
+def render_issue(tracker: Tracker, record: Record, env: Mapping[str, Any], backend: str,
+                 finding: Finding | None = None) -> str:
+    """ISSUE.md for a failing compile, shaped for the tracker's bug template, from the record's Finding."""
+    from parity.repro.issue import environment_text, provenance
 
+    finding = finding or finding_of(record)
     comp = record.get("compile") or {}
     kind, stage = comp.get("error_kind") or "compile error", comp.get("stage_reached") or "none (frontend)"
     message = trim_message(comp.get("message") or record.get("reason") or "")
-    first = title_text(message)
-    title = f"`{comp.get('kernel') or record['kernel']}` fails to compile ({kind}): {first}"
-    env_text = "\n".join(f"{label}: {env.get(key) or 'n/a'}" for label, key in ENV_FIELDS[tracker])
+    title = f"`{comp.get('kernel') or record['kernel']}` fails to compile ({kind}): {finding.title}"
+    env_text = environment_text(tracker, env)
     needs = ("triton-ascend and ascendnpu-ir (bishengir-compile); no NPU and no CANN"
              if backend_class(backend).target == "ascend" else "upstream triton (its bundled ptxas); no GPU")
     ub = (f"UB: requires {comp['ub_bits']} bits while {comp['ub_limit_bits']} bits are available.\n\n"
           if comp.get("ub_bits") and comp.get("ub_limit_bits") else "")
     return "\n".join([
-        f"# {'[Bug]: ' if tracker == 'triton-ascend' else ''}{title}", "",
-        f"File at: {NEW_ISSUE_URLS[tracker]}", "",
+        f"# {tracker.form.title_prefix}{title}", "",
+        f"File at: {tracker.new_issue}", "",
         "### Describe the bug", "",
         f"Kernel `{comp.get('kernel') or record['kernel']}` (parity kernel `{record['kernel']}`, case "
         f"`{record['case']}`), compile-only tier `{backend}`.", "",
         *provenance(record),
-        *evidence_lines(record),
+        *finding.evidence,
         f"**Expected:** the kernel compiles for {env.get('target_arch') or 'the target'}.", "",
         f"**Actual:** `{kind}`; last stage reached: `{stage}`.", "",
         f"{ub}```text", message, "```", "",
@@ -263,28 +274,29 @@ def _limits(backend: Any) -> dict[str, Any]:
         from parity.backends.ascend.diagnostics import HIVMC_MISSING
 
         return {"hivmc_missing": HIVMC_MISSING}
-    from parity.backends.cuda.compile import CUDA_ARCHS
+    from parity.backends.cuda.arch import CUDA_ARCHS
 
     return {"max_shared_bytes": CUDA_ARCHS[backend.arch].max_shared_bytes}
 
 
-def write_repro(out_dir: Path, script: str, record: Mapping[str, Any], env: Mapping[str, Any], backend: str) -> None:
+def write_repro(out_dir: Path, script: str, record: Record, env: Mapping[str, Any], backend: str) -> None:
     from parity.repro.run_repro import write_drafts
 
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "repro.py").write_text(script, encoding="utf-8")
+    finding = finding_of(record)  # once: the drafts below all render it
     write_drafts(out_dir, record, backend, "python repro.py",
-                 lambda tracker: render_issue(tracker, record, env, backend), env)
+                 lambda tracker: render_issue(tracker, record, env, backend, finding), env, finding)
 
 
-def attach_all(records: Sequence[dict[str, Any]], spec: Any, case: Any, backend: Any,
+def attach_all(records: Sequence[Record], spec: Any, case: Any, backend: Any,
                cpu_inputs: Mapping[str, Any], results_dir: Path, seed: int = 0) -> None:
     """Write a repro for every failed compile record of one case (the records of its compiles, in order),
     as each one's owner (parity.triage, already decided) calls for. Never raises for a repro: the records
     stay, with `repro_error`."""
     from parity.triage import interrupt
 
-    if any(r.get("status") == "interrupted" for r in records):
+    if any(r.get("status") == Status.INTERRUPTED for r in records):
         return  # the run was cut: nothing it left half-done is a finding
     try:
         _attach_all(records, spec, case, backend, cpu_inputs, results_dir, seed)
@@ -295,17 +307,17 @@ def attach_all(records: Sequence[dict[str, Any]], spec: Any, case: Any, backend:
         raise
     except Exception as exc:  # whatever raised, every record keeps its verdict
         for record in records:
-            if record.get("status") in ("failed", "xfailed", "error") and not record.get("repro"):
+            if record.get("status") in (Status.FAILED, Status.XFAILED, Status.ERROR) and not record.get("repro"):
                 record.setdefault("repro_error", f"{type(exc).__name__}: {exc}"[:600])
 
 
-def _attach_all(records: Sequence[dict[str, Any]], spec: Any, case: Any, backend: Any,
+def _attach_all(records: Sequence[Record], spec: Any, case: Any, backend: Any,
                 cpu_inputs: Mapping[str, Any], results_dir: Path, seed: int) -> None:
     from parity.repro import compile_match
 
     # known divergences too: a compiler bug someone already linked still needs a repro for its vendor
-    failing = [r for r in records if r.get("status") in ("failed", "xfailed") and r.get("compile")
-               and r["compile"].get("ok") is False]
+    failing = [r for r in records if r.get("status") in (Status.FAILED, Status.XFAILED)
+               and (r.get("compile") or {}).get("ok") is False]
     from parity.repro import by_limit, compile_prelaunch
 
     failing = [r for r in failing if not by_limit.link(r, results_dir)]  # a limit's repro is made once per kernel
@@ -315,7 +327,8 @@ def _attach_all(records: Sequence[dict[str, Any]], spec: Any, case: Any, backend
     t0 = time.perf_counter()
     # a launcher that raised before compiling anything (a library's check, parity's source scan):
     # its library's draft and standalone call, made in the re-run's child, where the raise has its frames
-    unlaunched = [r for r in failing if not (r["compile"].get("stage_reached") or r["compile"].get("error_kind"))]
+    unlaunched = [r for r in failing if not ((r.get("compile") or {}).get("stage_reached")
+                                             or (r.get("compile") or {}).get("error_kind"))]
     on_no_compile = (compile_prelaunch.in_child(unlaunched[0], spec, case, backend, results_dir, seed)
                      if len(unlaunched) == 1 and len(records) == 1 else None)
     try:
@@ -337,7 +350,8 @@ def _attach_all(records: Sequence[dict[str, Any]], spec: Any, case: Any, backend
         try:
             if found[index] is None:
                 raise RuntimeError(f"none of the {len(entries)} compile(s) of the re-run is this record's "
-                                   f"({record['compile']['kernel']}); the compile cannot be matched to its record")
+                                   f"({(record.get('compile') or {}).get('kernel')}); the compile cannot be matched "
+                                   "to its record")
             _write_one(record, entries[found[index]], spec, backend, results_dir, "" if nth == 1 else f"-{nth}")
         except Exception as exc:  # any stage of one repro: the record keeps its verdict
             record["repro_error"] = f"{type(exc).__name__}: {exc}"[:600]
@@ -351,7 +365,7 @@ def _attach_all(records: Sequence[dict[str, Any]], spec: Any, case: Any, backend
         record.setdefault("timing", {})["repro_s"] = round(seconds, 3)
 
 
-def _write_one(record: dict[str, Any], entry: Mapping[str, Any], spec: Any, backend: Any, results_dir: Path,
+def _write_one(record: Record, entry: Mapping[str, Any], spec: Any, backend: Any, results_dir: Path,
                suffix: str) -> None:
     from parity.repro.run_repro import REPROS_DIR, session_env
     from parity.results.outputs_store import case_filename

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from parity.repro.author import render_author
+from parity.results import Record
 from parity.results.outputs_store import case_filename
 from parity.run.unmasked import unmasked_accesses
 
@@ -32,6 +33,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from parity.results import Record
 
 ROOT = {root!r}
 ARGS = {args!r}
@@ -58,7 +60,7 @@ def unmasked_lines(kernels: Iterable[Any]) -> list[str]:
     return [line for k in kernels for op in ("load", "store") for line in unmasked_accesses(k, op)]
 
 
-def write(record: dict[str, Any], nodeid: str, *, kernels: Iterable[Any], backend: Any, results_dir: Path,
+def write(record: Record, nodeid: str, *, kernels: Iterable[Any], backend: Any, results_dir: Path,
           kernels_option: str, seed: int, level: str, root: Path) -> Path:
     """Write AUTHOR.md and rerun.py for a crashed record; set its `repro`, `repro_note` and crash.unmasked."""
     record.setdefault("crash", {})["unmasked"] = unmasked_lines(kernels)
@@ -78,7 +80,7 @@ def write(record: dict[str, Any], nodeid: str, *, kernels: Iterable[Any], backen
     return out_dir
 
 
-def attach(record: dict[str, Any], nodeid: str, session: Any, *, root: Path) -> None:
+def attach(record: Record, nodeid: str, session: Any, *, root: Path) -> None:
     """The crash repro of an accuracy case whose spec the session has (`session`: the plugin's ParitySession);
     never raises: the record is what matters, its repro is a help (a raise goes to `repro_error`)."""
     spec = next((s for s in session.specs if s.name == record["kernel"]), None)

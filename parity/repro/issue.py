@@ -5,37 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from parity.report.tables import fmt_num, md_escape, table
+from parity.backends.trackers import Tracker
+from parity.findings.finding import Finding
+from parity.findings.markdown import fmt_num, md_escape, table, title_text
+from parity.results import Record, Status
 from parity.spec import Case
 from parity.spec.library import RULE
+from parity.triage.drafts import finding_of
 
-NEW_ISSUE_URLS = {"triton-ascend": "https://github.com/triton-lang/triton-ascend/issues/new/choose",
-                  "triton": "https://github.com/triton-lang/triton/issues/new/choose"}
-ENV_FIELDS = {
-    "triton-ascend": (("Triton-Ascend", "triton_ascend"), ("CANN", "cann"), ("torch_npu", "torch_npu"),
-                      ("ascendnpu-ir", "ascendnpu_ir"), ("torch", "torch"), ("Python", "python"),
-                      ("Device", "device_name"), ("Arch", "target_arch"), ("OS", "platform")),
-    "triton": (("Triton", "triton"), ("torch", "torch"), ("Python", "python"), ("GPU", "device_name"),
-               ("Arch", "target_arch"), ("Driver", "driver"), ("CUDA", "cuda"), ("OS", "platform")),
-}
 METRIC_ROWS = ("max_abs_err", "max_rel_err", "err_ratio", "mismatch_frac", "nan_count", "worst_index", "region")
-
-
-def evidence_lines(record: Mapping[str, Any]) -> list[str]:
-    """Why this tracker: the owner's evidence across tiers (parity.triage), one line."""
-    owner = record.get("owner") or {}
-    return [f"**Why it is {owner.get('name')}'s:** {owner['evidence']}", ""] if owner.get("evidence") else []
-
-
-def title_text(text: str | None, limit: int = 90) -> str:
-    """What a draft's title says of an error: its key line (the compiler's own verdict, never a bare "[Pass]
-    encounters error:" when more follows), cut at a word."""
-    from parity.reasons import key_line
-    from parity.report.findings import clip
-
-    text = str(text or "")
-    key = key_line(text) or next((line for line in text.splitlines() if line.strip()), "")
-    return clip(key, limit) or "an error"
 
 
 def shrink_none(shrunk: Mapping[str, Any]) -> str:
@@ -46,15 +24,15 @@ def shrink_none(shrunk: Mapping[str, Any]) -> str:
     return f"none: the {trials} smaller case(s) tried did not fail the same way"
 
 
-def issue_title(tracker: str, summary: Mapping[str, Any], record: Mapping[str, Any]) -> str:
+def issue_title(tracker: Tracker, summary: Mapping[str, Any], record: Record) -> str:
     kernels = ", ".join(summary["kernels"])
-    if record.get("status") == "error":
+    if record.get("status") == Status.ERROR:
         first = title_text(summary.get("error") or record.get("reason") or "an error")
         what = f"`{kernels}` fails to compile or launch: {first}"
     else:
         m = summary.get("metrics") or record.get("metrics") or {}
         what = f"`{kernels}` gives wrong results ({m.get('region') or 'see the mismatch'})"
-    return f"[Bug]: {what}" if tracker == "triton-ascend" else what
+    return f"{tracker.form.title_prefix}{what}"
 
 
 def _metric_table(original: Mapping[str, Any] | None, shrunk: Mapping[str, Any] | None) -> str:
@@ -63,25 +41,33 @@ def _metric_table(original: Mapping[str, Any] | None, shrunk: Mapping[str, Any] 
     return table(rows, ["metric", "original case", "shrunk case"])
 
 
-def render_issue(tracker: str, summary: Mapping[str, Any], record: Mapping[str, Any], shrunk: Mapping[str, Any],
-                 env: Mapping[str, Any], backend: str) -> str:
-    """ISSUE.md, shaped for one tracker's bug template (title, bug, repro steps, environment)."""
+def environment_text(tracker: Tracker, env: Mapping[str, Any]) -> str:
+    """The tracker's environment block, filled from env.json's facts."""
+    return "\n".join(f"{label}: {env.get(key) or 'n/a'}" for label, key in tracker.form.environment)
+
+
+def render_issue(tracker: Tracker, summary: Mapping[str, Any], record: Record,
+                 shrunk: Mapping[str, Any], env: Mapping[str, Any], backend: str,
+                 finding: Finding | None = None) -> str:
+    """ISSUE.md, shaped for one tracker's bug template (title, bug, repro steps, environment), from the record's
+    Finding (parity.findings)."""
+    finding = finding or finding_of(record)
     tol = summary["tolerance"]
     limit = f"rtol={tol['rtol']:g}, atol={tol['atol']:g}" + (
         f", err_ratio <= {tol['max_err_ratio']:g}" if tol.get("max_err_ratio") is not None else "")
-    error = record.get("status") == "error"
+    error = record.get("status") == Status.ERROR
     expected = ("the kernel compiles and launches." if error
                 else f"every output matches a float64 reference computed on the CPU within {limit}.")
     actual = summary.get("error") or record.get("reason") or ""
-    env_text = "\n".join(f"{label}: {env.get(key) or 'n/a'}" for label, key in ENV_FIELDS[tracker])
+    env_text = environment_text(tracker, env)
     steps = ", ".join(shrunk.get("steps") or []) or shrink_none(shrunk)
     parts = [
         f"# {issue_title(tracker, summary, record)}", "",
-        f"File at: {NEW_ISSUE_URLS[tracker]}", "",
+        f"File at: {tracker.new_issue}", "",
         "### Describe the bug", "",
         f"Kernel `{', '.join(summary['kernels'])}` (parity kernel `{summary['kernel']}`), backend `{backend}`.", "",
         *provenance(record),
-        *evidence_lines(record),
+        *finding.evidence,
         f"**Expected:** {expected}", "",
         "**Actual:**", "", "```text", actual.strip(), "```", "",
     ]
@@ -94,7 +80,7 @@ def render_issue(tracker: str, summary: Mapping[str, Any], record: Mapping[str, 
         "### To reproduce", "",
         "This folder is self-contained: `repro.py` (the kernel, its launch, the fp64 reference and the check) "
         "and `inputs.npz` (numpy arrays, no pickle). It needs torch, triton and numpy"
-        + (" (and torch_npu)." if tracker == "triton-ascend" else "."), "",
+        + f"{tracker.form.run_needs}.", "",
         "```bash",
         "python repro.py                      # exits 1 and prints the mismatch while the bug is present",
         "TRITON_INTERPRET=1 python repro.py   # the same kernel on Triton's CPU interpreter, for comparison",
@@ -105,7 +91,7 @@ def render_issue(tracker: str, summary: Mapping[str, Any], record: Mapping[str, 
     return "\n".join(parts)
 
 
-def provenance(record: Mapping[str, Any]) -> list[str]:
+def provenance(record: Record) -> list[str]:
     """Lines for a vendor draft whose kernel ships in a library: which one, and why the draft is not its."""
     lib = record.get("library")
     if not lib:
@@ -113,3 +99,6 @@ def provenance(record: Mapping[str, Any]) -> list[str]:
     version = f" {lib['version']}" if lib.get("version") else ""
     return [f"The kernel ships in {lib['name']}{version} ({lib['repo']}), unchanged; by parity's rule the failure "
             f"is the compiler's ({RULE}).", ""]
+
+
+__all__ = ["METRIC_ROWS", "environment_text", "issue_title", "provenance", "render_issue", "shrink_none", "title_text"]

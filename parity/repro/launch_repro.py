@@ -15,6 +15,11 @@ from typing import Any
 from parity.backends import backend_class
 from parity.repro import template
 from parity.repro.source import SourceError, extract_kernel, literal
+from parity.results import OwnerKind, Record
+from parity.triage.drafts import owner_in
+
+# the key a launch's description holds instead of its source when it could not be described (its why)
+ENTRY_ERROR = "error"
 
 
 def _arg_source(value: Any) -> str:
@@ -44,7 +49,7 @@ def describe_rejected(jit: Any, option: str, exc: BaseException, args: tuple[Any
                      launch_options="{" + ", ".join(f"{k!r}: {_arg_source(v)}" for k, v in extra.items()) + "}",
                      message=f"{type(exc).__name__}: {exc}")
     except (SourceError, TypeError, ValueError, AttributeError) as exc2:
-        entry["error"] = f"{type(exc2).__name__}: {exc2}"
+        entry[ENTRY_ERROR] = f"{type(exc2).__name__}: {exc2}"
     return entry
 
 
@@ -59,9 +64,9 @@ def target_of(backend: str, arch: Any) -> tuple[Any, ...]:
     return (kind, arch if isinstance(arch, type(default)) else default, warp)
 
 
-def render_script(entry: Mapping[str, Any], record: Mapping[str, Any], arch: Any, backend: str) -> str:
-    if "error" in entry:
-        raise SourceError(entry["error"])
+def render_script(entry: Mapping[str, Any], record: Record, arch: Any, backend: str) -> str:
+    if ENTRY_ERROR in entry:
+        raise SourceError(entry[ENTRY_ERROR])
     title = f"{record['kernel']} [{record['case']}]: launch option {entry['launch_option']!r} rejected"
     return template.render("launch_option_script", title,
                            source=entry["source"].replace("import triton\nimport triton.language as tl\n", "").strip(),
@@ -70,12 +75,13 @@ def render_script(entry: Mapping[str, Any], record: Mapping[str, Any], arch: Any
                            target=literal(target_of(backend, arch)))
 
 
-def write_repro(out_dir: Path, script: str, record: Mapping[str, Any], backend: str) -> None:
+def write_repro(out_dir: Path, script: str, record: Record, backend: str) -> None:
     from parity.repro.author import render_author
 
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "repro.py").write_text(script, encoding="utf-8")
-    if (record.get("owner") or {}).get("who") == "library":  # the library's launcher: its tracker's draft
+    owner = owner_in(record)
+    if owner is not None and owner.who is OwnerKind.LIBRARY:  # the library's launcher: its tracker's draft
         from parity.repro.run_repro import write_drafts
 
         if write_drafts(out_dir, record, backend, "python repro.py", None, {}):

@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from parity.report.fit_md import issue_paragraph
-from parity.report.tables import fmt_num, md_escape, table
+from parity.findings.markdown import fmt_num, md_escape, table
+from parity.fit.words import issue_paragraph
+from parity.results import Record, Status
 from parity.spec.library import RULE
 
 ENV_FIELDS = (("torch", "torch"), ("Triton", "triton"), ("Triton-Ascend", "triton_ascend"), ("CANN", "cann"),
@@ -19,10 +20,10 @@ ENV_FIELDS = (("torch", "torch"), ("Triton", "triton"), ("Triton-Ascend", "trito
 METRICS = ("max_abs_err", "err_ratio", "mismatch_frac", "nan_count", "worst_index", "region")
 
 
-def library_issue_title(finding: Mapping[str, Any], record: Mapping[str, Any], backend: str) -> str:
+def library_issue_title(finding: Mapping[str, Any], record: Record, backend: str) -> str:
     comp = record.get("compile") or {}
     kernel = comp.get("kernel") or record["kernel"]
-    if record.get("status") == "failed" and not comp:
+    if record.get("status") == Status.FAILED and not comp:
         what = f"wrong result ({(record.get('metrics') or {}).get('region') or 'see the mismatch'})"
     else:
         from parity.repro.issue import title_text
@@ -31,7 +32,7 @@ def library_issue_title(finding: Mapping[str, Any], record: Mapping[str, Any], b
     return f"`{kernel}` on {backend}: {what}"
 
 
-def render_library_issue(finding: Mapping[str, Any], record: Mapping[str, Any], env: Mapping[str, Any],
+def render_library_issue(finding: Mapping[str, Any], record: Record, env: Mapping[str, Any],
                          backend: str, command: str | None) -> str:
     """ISSUE.md for the library's tracker; `command` re-runs the failure (None: only the parity command)."""
     version = finding.get("version") or "unknown version"
@@ -50,7 +51,7 @@ def render_library_issue(finding: Mapping[str, Any], record: Mapping[str, Any], 
                   f"config `{comp.get('config') or {}}`, variant `{comp.get('variant') or {}}`.", ""]
     parts += issue_paragraph(record)  # the configs that fit (parity.fit)
     m = record.get("metrics") or {}
-    if record.get("status") == "failed" and m:
+    if record.get("status") == Status.FAILED and m:
         rows = [[name, md_escape(fmt_num(m.get(name)))] for name in METRICS]
         parts += ["Compared with a float64 reference computed on the CPU:", "", table(rows, ["metric", "value"]), ""]
     parts += ["### To reproduce", ""]

@@ -60,7 +60,7 @@ class BufferLog:
                 arguments.append(("tensor", self._key(value), arg.rank))
             else:
                 arguments.append(("scalar", CTYPE_NAMES[arg.type], value.item() if hasattr(value, "item") else value))
-        self.launches.append((name, signature.name, tuple(int(g) for g in grid), arguments))
+        self.launches.append((name, signature.name, (int(grid[0]), int(grid[1]), int(grid[2])), arguments))
 
     def _key(self, t: torch.Tensor) -> str:
         from parity.run.redzone import unguarded

@@ -25,11 +25,13 @@ from parity.backends import backend_class
 from parity.repro import template
 from parity.repro.library_issue import render_library_issue
 from parity.repro.source import SourceError, literal
+from parity.results import Record
 from parity.spec import Case, KernelSpec
 from parity.triage import library_rule as owner
 
 OWN_PACKAGES = ("kernels", "libraries", "suites")  # parity's kernels and specs: a raise there is parity's
 SOURCE_SCAN = "LeftoverDebug"  # libraries._debug_lint's finding: raised by parity, about the library's source
+TRITON_PACKAGE = "triton"  # the top-level package of a frame raised inside Triton
 
 
 def _top(frame: FrameType) -> str:
@@ -72,7 +74,8 @@ def _info_for(top: str, spec: KernelSpec) -> owner.LibraryInfo:
         dist = next(iter(importlib.metadata.packages_distributions().get(top, [])), top)
         meta = importlib.metadata.metadata(dist)
         urls = [u.split(",", 1)[-1].strip() for u in meta.get_all("Project-URL") or []]
-        repo = next((u for u in urls if "github" in u), meta.get("Home-page") or (urls[0] if urls else ""))
+        home = next(iter(meta.get_all("Home-page") or []), None)
+        repo = next((u for u in urls if "github" in u), home or (urls[0] if urls else ""))
     except importlib.metadata.PackageNotFoundError:
         pass
     return owner.LibraryInfo(top, dist, repo.rstrip("/") or f"(the {top} repository)", (top,), ())
@@ -105,7 +108,7 @@ def _raised_in_triton(exc: BaseException) -> bool:
     tb = exc.__traceback__
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
-    return tb is not None and _top(tb.tb_frame) == "triton"
+    return tb is not None and _top(tb.tb_frame) == TRITON_PACKAGE
 
 
 # ---------------------------------------------------------------- the standalone call
@@ -182,7 +185,7 @@ def spec_module(spec: KernelSpec) -> str:
     return spec.name
 
 
-def parity_command(spec: KernelSpec, record: Mapping[str, Any], backend: str) -> str:
+def parity_command(spec: KernelSpec, record: Record, backend: str) -> str:
     """Re-runs the one case through parity (pytest's -k cannot take '=' or ',', so the node id)."""
     env = backend_class(backend).repro_prefix
     test = "test_compile" if backend_class(backend).mode == "compile" else "test_accuracy"  # a compile tier's suite
@@ -206,7 +209,7 @@ def _where(exc: BaseException) -> list[str]:
 
 
 def write(out_dir: Path, spec: KernelSpec, shrunk: Case, exc: BaseException, info: owner.LibraryInfo, why: str,
-          record: dict[str, Any], env: Mapping[str, Any], backend: str, seed: int) -> Path:
+          record: Record, env: Mapping[str, Any], backend: str, seed: int) -> Path:
     """ISSUE.md to the library and, where the call stands alone, repro.py; marks the record as its finding."""
     out_dir.mkdir(parents=True, exist_ok=True)
     finding = {"name": info.name, "version": owner.library_version(info), "repo": info.repo, "why": why}

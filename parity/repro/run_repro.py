@@ -25,6 +25,9 @@ import numpy as np
 import torch
 
 from parity.backends import backend_class
+from parity.backends.trackers import Tracker
+from parity.findings import envinfo
+from parity.findings.finding import Draft, Finding
 from parity.repro import by_limit, lowered_repro, prelaunch, template, verify
 from parity.repro.author import author_reason, render_author
 from parity.repro.capture import Captured, Launch, LaunchRecorder, NoLaunch, ReproError, capture_case
@@ -32,11 +35,12 @@ from parity.repro.issue import render_issue
 from parity.repro.library_issue import render_library_issue
 from parity.repro.shrink import ShrinkResult, shrink
 from parity.repro.source import Extracted, SourceError, extract_function, extract_kernel, literal, python_function
+from parity.results import OwnerKind, Record, Status
 from parity.results.outputs_store import case_filename
 from parity.spec import Case, KernelSpec
-from parity.triage.drafts import input_note
+from parity.triage.drafts import finding_of, input_note, library_finding, owner_in, render_tier
 
-REPRO_STATUSES = ("failed", "error")
+REPRO_STATUSES = (Status.FAILED, Status.ERROR)
 REPROS_DIR = "repros"
 NUMPY_DTYPES = (torch.float16, torch.float32, torch.float64, torch.int8, torch.int16, torch.int32, torch.int64,
                 torch.uint8, torch.bool)
@@ -120,11 +124,11 @@ def render_script(cap: Captured, title: str) -> tuple[str, dict[str, np.ndarray]
 # ---------------------------------------------------------------- the repro directory
 
 
-def failure_signature(record: Mapping[str, Any]) -> tuple[str, str]:
+def failure_signature(record: Record | Mapping[str, Any]) -> tuple[str, str]:
     """What must stay the same while shrinking: the status, and for errors the exception type."""
     status = record.get("status") or ""
     reason = record.get("reason") or ""
-    return status, (reason.split(":", 1)[0].strip() if status == "error" else "")
+    return status, (reason.split(":", 1)[0].strip() if status == Status.ERROR else "")
 
 
 # seconds of shrinking per case: a wrong result (failed) is worth a smaller repro; an error is usually
@@ -132,7 +136,7 @@ def failure_signature(record: Mapping[str, Any]) -> tuple[str, str]:
 SHRINK_SECONDS = {"failed": 120.0, "error": 20.0}
 
 
-def shrink_case(spec: KernelSpec, case: Case, backend: Any, record: Mapping[str, Any], *, seed: int,
+def shrink_case(spec: KernelSpec, case: Case, backend: Any, record: Record, *, seed: int,
                 cache: Any, max_trials: int = 32, max_seconds: float | None = None) -> ShrinkResult:
     from parity.run.runner import run_case
 
@@ -147,7 +151,7 @@ def shrink_case(spec: KernelSpec, case: Case, backend: Any, record: Mapping[str,
     return shrink(dict(case.params), still_fails, max_trials=max_trials, max_seconds=max_seconds)
 
 
-def write_repro(out_dir: Path, cap: Captured, record: Mapping[str, Any], shrunk: ShrinkResult,
+def write_repro(out_dir: Path, cap: Captured, record: Record, shrunk: ShrinkResult,
                 env: Mapping[str, Any], backend: str) -> Path:
     """Write repro.py, inputs.npz and both ISSUE variants into out_dir."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -158,41 +162,31 @@ def write_repro(out_dir: Path, cap: Captured, record: Mapping[str, Any], shrunk:
     if arrays:
         np.savez_compressed(out_dir / "inputs.npz", **arrays)  # type: ignore[arg-type]  # numpy's stub types **kwds as its allow_pickle
     command = backend_class(backend).repro_prefix + "python repro.py"
+    finding = finding_of(record)  # once: the drafts below all render it
     write_drafts(out_dir, record, backend, command, lambda tracker: render_issue(
-        tracker, cap_summary(cap), record, shrunk.as_dict(), env, backend), env)
+        tracker, cap_summary(cap), record, shrunk.as_dict(), env, backend, finding), env, finding)
     return out_dir
 
 
-def library_finding(record: Mapping[str, Any]) -> dict[str, Any] | None:
-    """finding_of for a record whose owner is its library by the cross-tier evidence, not today's rule."""
-    owner_, lib = record.get("owner") or {}, record.get("library") or {}
-    if owner_.get("who") != "library" or not lib:
-        return None
-    return {**lib, "why": owner_.get("evidence")}
-
-
-def write_drafts(out_dir: Path, record: Mapping[str, Any], backend: str, command: str | None,
-                 vendor_text: Any, env: Mapping[str, Any]) -> list[str]:
-    """The drafts the record's owner calls for (parity.triage.drafts); returns the files written.
-    A vendor draft needs evidence that the vendor's tool is the odd one out; without an owner (triage
-    raised) no draft is written at all."""
-    from parity.triage.drafts import author_why, plan_drafts, render_tier
-
-    plan = plan_drafts(record)
-    finding = record.get("finding_of") or library_finding(record)
-    if plan.kind == "library" and finding:  # the library's bug (parity.triage.library_rule): one draft, to its tracker
-        files = {"ISSUE.md": render_library_issue(finding, record, env, backend, command)}
-    elif plan.kind == "vendor":
-        files = {("ISSUE.md" if i == 0 else f"ISSUE-{t}.md"): vendor_text(t) for i, t in enumerate(plan.trackers)}
-    elif plan.kind == "tier":
-        files = {"TIER.md": render_tier(record, backend, command)}
-    elif plan.kind in ("author", "library"):
-        owner_ = record.get("owner") or {}
-        why = (author_reason(record, backend) if owner_.get("who") == "author" and not owner_.get("provisional")
-               else None) or author_why(record)
-        files = {"AUTHOR.md": render_author(record, backend, why, command or "python repro.py")}
-    else:
-        files = {}
+def write_drafts(out_dir: Path, record: Record, backend: str, command: str | None,
+                 vendor_text: Callable[[Tracker], str] | None, env: Mapping[str, Any],
+                 finding: Finding | None = None) -> list[str]:
+    """The drafts the record's Finding calls for (parity.findings, from the owner parity.triage decided); returns
+    the files written. A vendor draft needs evidence that the vendor's tool is the odd one out; without an owner
+    (triage raised) no draft is written at all. `vendor_text` renders ISSUE.md for one tracker."""
+    finding = finding or finding_of(record)
+    files: dict[str, str] = {}
+    if finding.draft is Draft.LIBRARY:  # the library's bug (parity.triage.library_rule): one draft, to its tracker
+        files["ISSUE.md"] = render_library_issue(library_finding(record) or {}, record, env, backend, command)
+    elif finding.draft is Draft.VENDOR and vendor_text is not None:
+        files.update(zip(finding.files, map(vendor_text, finding.trackers), strict=True))
+    elif finding.draft is Draft.TIER:
+        files["TIER.md"] = render_tier(record, backend, command)
+    elif finding.draft is Draft.AUTHOR:
+        owner = finding.owner
+        why = (author_reason(record, backend) if owner is not None and owner.who is OwnerKind.AUTHOR
+               and not owner.provisional else None) or finding.why
+        files["AUTHOR.md"] = render_author(record, backend, why, command or "python repro.py", finding)
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         (out_dir / name).write_text(text, encoding="utf-8")
@@ -210,7 +204,6 @@ def cap_summary(cap: Captured) -> dict[str, Any]:
 @functools.lru_cache(maxsize=4)
 def session_env(backend: Any) -> dict[str, Any]:
     """env.json's facts for ISSUE.md, probed once per backend per process."""
-    from parity.report import envinfo
     try:
         probed = backend.env()
     except Exception as exc:  # env probing must never stop a repro
@@ -218,7 +211,7 @@ def session_env(backend: Any) -> dict[str, Any]:
     return envinfo.collect(backend.name, probed)
 
 
-def attach(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, *, seed: int, cache: Any,
+def attach(record: Record, spec: KernelSpec, case: Case, backend: Any, *, seed: int, cache: Any,
            results_dir: Path) -> None:
     """Shrink, capture and write the repro of a failed/errored case, as its owner (parity.triage, already
     decided) calls for, and record where it went (or why not). Never raises for what goes wrong in any of
@@ -227,7 +220,7 @@ def attach(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, *
     from parity.triage import interrupt
     from parity.triage.stage import limit_owned
 
-    if record.get("status") == "interrupted":
+    if record.get("status") == Status.INTERRUPTED:
         return
     t0 = time.perf_counter()
     try:
@@ -250,7 +243,7 @@ def attach(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, *
     except Exception as exc:  # whatever raised, the record stays, with its verdict
         record["repro_error"] = f"{type(exc).__name__}: {exc}"[:600]
     finally:
-        if record.get("status") in (*REPRO_STATUSES, "crashed", "xfailed", "interrupted"):
+        if record.get("status") in (*REPRO_STATUSES, Status.CRASHED, Status.XFAILED, Status.INTERRUPTED):
             record.setdefault("timing", {})["repro_s"] = time.perf_counter() - t0
 
 
@@ -261,21 +254,22 @@ def _recapture(spec: KernelSpec, case: Case, backend: Any, seed: int, cache: Any
         return None
 
 
-def _locate(record: dict[str, Any], cap: Captured | None) -> None:
+def _locate(record: Record, cap: Captured | None) -> None:
     """record["where"] for a wrong result, from the captured launch of the case (parity.repro.where)."""
-    if record.get("status") != "failed" or cap is None or not cap.launches:
+    if record.get("status") != Status.FAILED or cap is None or not cap.launches:
         return
     from parity.repro.where import locate
 
     output = (record.get("metrics") or {}).get("output")
     shape = cap.outputs[output].shape if output in cap.outputs else None
     try:
-        record["where"] = locate(record, cap.launches[-1], shape)
+        # Where declares no "class" key (a keyword: parity.results.record's class syntax cannot name it)
+        record["where"] = locate(record, cap.launches[-1], shape)  # type: ignore[typeddict-item]
     except Exception as exc:  # where it fails is a hint; the verdict stands without it
         record["where"] = {"error": f"{type(exc).__name__}: {exc}"[:200]}
 
 
-def input_note_dir(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, results_dir: Path) -> bool:
+def input_note_dir(record: Record, spec: KernelSpec, case: Case, backend: Any, results_dir: Path) -> bool:
     """The note of a case whose input failed before the kernel was judged (parity.triage.drafts.input_note)."""
     note = input_note(record, backend.name)
     if note is None:
@@ -287,10 +281,8 @@ def input_note_dir(record: dict[str, Any], spec: KernelSpec, case: Case, backend
     return True
 
 
-def _tier_note(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, results_dir: Path) -> None:
+def _tier_note(record: Record, spec: KernelSpec, case: Case, backend: Any, results_dir: Path) -> None:
     """TIER.md for a failure triage found expected on this tier (parity.triage.stage.expect): no draft."""
-    from parity.triage.drafts import render_tier
-
     out_dir = results_dir / REPROS_DIR / case_filename(spec.name, case.id)
     out_dir.mkdir(parents=True, exist_ok=True)
     command = backend.repro_prefix + \
@@ -309,7 +301,7 @@ def write_extras(out_dir: Path, backend: Any, spec: KernelSpec, case: Case, *, s
     return writer(out_dir, backend, spec, case, seed=seed, cache=cache) if writer else None
 
 
-def _attach(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, finding: Any, *, seed: int,
+def _attach(record: Record, spec: KernelSpec, case: Case, backend: Any, finding: Any, *, seed: int,
             cache: Any, results_dir: Path) -> None:
     shrunk: ShrinkResult | None = None
     try:
@@ -334,10 +326,11 @@ def _attach(record: dict[str, Any], spec: KernelSpec, case: Case, backend: Any, 
     verify.finalize(record, results_dir, results_dir / REPROS_DIR / case_filename(spec.name, case.id))
 
 
-def _attach_prelaunch(record: dict[str, Any], spec: KernelSpec, shrunk: Case, exc: NoLaunch, backend: Any, *,
+def _attach_prelaunch(record: Record, spec: KernelSpec, shrunk: Case, exc: NoLaunch, backend: Any, *,
                       seed: int, results_dir: Path) -> bool:
     """A library's raise before any launch: its ISSUE.md and standalone call (parity.repro.prelaunch)."""
-    if (record.get("owner") or {}).get("who") in ("environment", "tier"):  # no one's code to draft against
+    owner = owner_in(record)
+    if owner is not None and owner.who in (OwnerKind.ENVIRONMENT, OwnerKind.TIER):  # no one's code to draft against
         return False
     owned = None if record.get("finding_of") else prelaunch.owning_library(spec, exc.raised)
     if owned is None or exc.raised is None:  # an import failure keeps its `python -c "import X"` draft
@@ -348,7 +341,7 @@ def _attach_prelaunch(record: dict[str, Any], spec: KernelSpec, shrunk: Case, ex
     return True
 
 
-def _no_repro(record: dict[str, Any], exc: BaseException, finding: Mapping[str, Any] | None, spec: KernelSpec,
+def _no_repro(record: Record, exc: BaseException, finding: Mapping[str, Any] | None, spec: KernelSpec,
               case: Case, backend: Any, results_dir: Path) -> None:
     kind = "ReproError" if isinstance(exc, NoLaunch) else type(exc).__name__  # as before NoLaunch existed
     record["repro_error"] = f"{kind}: {exc}"[:600]
@@ -360,7 +353,7 @@ def _no_repro(record: dict[str, Any], exc: BaseException, finding: Mapping[str, 
         record["repro"] = out_dir.relative_to(results_dir).as_posix()
 
 
-def import_command(record: Mapping[str, Any]) -> str | None:
+def import_command(record: Record) -> str | None:
     """The one-liner that shows a library's import failure ("importing X raised ..."), or None."""
     found = re.search(r"importing ([\w.]+) raised", str(record.get("reason") or ""))
     if not found:

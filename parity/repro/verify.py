@@ -19,9 +19,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from parity import settings
+from parity.results import Record, Status
 
 # the script a folder stands on: the first of these it holds (ascend-lowered's rebuild of the lowered
 # modules reproduces on the host; its repro.py replays the Triton launch, which only fails on an NPU)
@@ -91,7 +91,7 @@ def _launch_raised(line: str) -> bool:
     return "raised" in line  # run_script: "FAIL: the kernel launch raised"; prelaunch: "... raised X"
 
 
-def why_not(record: Mapping[str, Any], outcome: Outcome, timeout_s: float | None = None) -> str | None:
+def why_not(record: Record, outcome: Outcome, timeout_s: float | None = None) -> str | None:
     """None when the outcome reproduces the record's failure, else what the fresh run did instead."""
     timeout_s = settings.current().repro_verify_s if timeout_s is None else timeout_s
     tail = " ".join(outcome.output.strip()[-OUTPUT_TAIL:].split())
@@ -109,9 +109,9 @@ def why_not(record: Mapping[str, Any], outcome: Outcome, timeout_s: float | None
         how = f"signal {-outcome.returncode}" if outcome.returncode < 0 else f"exit {outcome.returncode}"
         return f"crashes ({how}) instead of printing its FAIL line: {tail}"
     compile_failed = (record.get("compile") or {}).get("ok") is False
-    if not compile_failed and record.get("status") == "failed" and _launch_raised(fail):
+    if not compile_failed and record.get("status") == Status.FAILED and _launch_raised(fail):
         return f"raises where the record has a wrong result: {tail}"
-    if not compile_failed and record.get("status") == "error":
+    if not compile_failed and record.get("status") == Status.ERROR:
         if not _launch_raised(fail):
             return f"gives a wrong result where the record raised ({record.get('reason')}): {tail}"
         kinds = raised_kinds(record)
@@ -120,7 +120,7 @@ def why_not(record: Mapping[str, Any], outcome: Outcome, timeout_s: float | None
     return None
 
 
-def raised_kinds(record: Mapping[str, Any]) -> list[str]:
+def raised_kinds(record: Record) -> list[str]:
     """The exception classes a run record's reason leads with: "triton.compiler.errors.CompilationError: ..."
     gives [CompilationError], a forked child's "ForkedCaseError: TypeError: ..." both; [] where it names none."""
     kinds = []
@@ -132,12 +132,13 @@ def raised_kinds(record: Mapping[str, Any]) -> list[str]:
     return kinds
 
 
-def finalize(record: dict[str, Any], results_dir: Path, written: Path | None = None,
+def finalize(record: Record, results_dir: Path, written: Path | None = None,
              timeout_s: float | None = None) -> None:
     """Keep the folder the record names only if its script reproduces the record's failure; remove a
     folder at `written` that the record does not name. A folder with no script (a draft with the
     one-line command that shows a library's import failure) is kept as it is."""
-    named = results_dir / record["repro"] if record.get("repro") else None
+    repro = record.get("repro")
+    named = results_dir / repro if repro else None
     if written is not None and written.is_dir() and (named is None or written.resolve() != named.resolve()):
         shutil.rmtree(written, ignore_errors=True)  # half written: no record would link it
     if named is None or not named.is_dir():

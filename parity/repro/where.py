@@ -14,6 +14,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from parity.results import Record
+
 EPS = {"fp32": 2.0 ** -23, "fp16": 2.0 ** -10, "bf16": 2.0 ** -7, "fp64": 2.0 ** -52}
 FEW_ULPS = 8
 _BLOCK_NAME = re.compile(r"^(B[A-Z0-9_]*|[A-Z_]*BLOCK[A-Z0-9_]*)$")
@@ -113,7 +115,7 @@ def unmasked_loads(kernel: Any) -> list[str]:
     return found
 
 
-def locate(record: Mapping[str, Any], launch: Any, shape: Sequence[int] | None) -> dict[str, Any]:
+def locate(record: Record, launch: Any, shape: Sequence[int] | None) -> dict[str, Any]:
     """record["where"]: the class, the worst element's program, and for a tail a likely missing mask."""
     metrics = record.get("metrics") or {}
     params = record.get("params") or {}

@@ -27,6 +27,7 @@ from parity import settings
 from parity.backends.ascend import VENV_NOTE
 from parity.backends.ascend.arch import ASCEND_ARCHS, DEFAULT_ASCEND_ARCH
 from parity.backends.base import Backend, Check
+from parity.backends.trackers import ASCEND
 from parity.fit.hook import FitTier
 from parity.fit.probe import ascend_probe
 from parity.spec import Case, KernelSpec
@@ -73,7 +74,7 @@ class AscendCompileBackend(Backend):
     target = "ascend"
     presents = "npu"
     verifies = frozenset({"vendor-compiler"})
-    tracker = "triton-ascend"
+    tracker = ASCEND
     # the device type launches see (parity.compile.device_tensors): CPU memory that says "npu"
     launch_device_type: ClassVar[str] = "npu"
     fallback_hint = SESSION_HINT

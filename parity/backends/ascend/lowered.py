@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 from parity.backends.ascend import VENV_NOTE
 from parity.backends.ascend.arch import DEFAULT_ASCEND_ARCH
 from parity.backends.base import Backend, Check
+from parity.backends.trackers import ASCEND
 from parity.seams.env import set_triton_env
 
 SESSION_HINT = "nox -s ascend-lowered"
@@ -64,7 +65,7 @@ class AscendLoweredBackend(Backend):
     device_type = "cpu"
     target = "ascend"
     verifies = frozenset({"lowering", "numerics"})
-    tracker = "triton-ascend"
+    tracker = ASCEND
     fallback_hint = SESSION_HINT
     check = Check("Ascend (triton-ascend)", "the lowering computes the fp64 answer", 1, "lowered")
     report_rank = 5

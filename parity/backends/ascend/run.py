@@ -18,6 +18,7 @@ from typing import Any
 import torch
 
 from parity.backends.base import Backend, Check
+from parity.backends.trackers import ASCEND
 
 
 def _torch_npu() -> Any:
@@ -76,7 +77,7 @@ class AscendBackend(Backend):
     device_type = "npu"
     target = "ascend"
     presents = "npu"
-    tracker = "triton-ascend"
+    tracker = ASCEND
     hardware = True
     check = Check("Ascend (triton-ascend)", "NPU arithmetic on {device}", 2, "NPU")
     device_check = "NPU arithmetic"
