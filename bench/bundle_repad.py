@@ -35,7 +35,8 @@ def main(bundle: Path) -> int:
         new = repad(data)
         renamed[hashlib.sha256(data).hexdigest()] = hashlib.sha256(new).hexdigest()
         path.write_bytes(new)
-        print(f"re-padded {path.name}: header {struct.unpack('<Q', data[:8])[0]} -> {struct.unpack('<Q', new[:8])[0]} bytes")
+        before, after = struct.unpack("<Q", data[:8])[0], struct.unpack("<Q", new[:8])[0]
+        print(f"re-padded {path.name}: header {before} -> {after} bytes")
     for manifest in sorted(bundle.glob("manifest-*.jsonl")):
         text = manifest.read_text(encoding="utf-8")
         changed = text
