@@ -1,7 +1,9 @@
 """Command line: `python -m parity.cli report [DIR ...]` writes reports/DIVERGENCE.md, index.html and divergence.png;
 `parity record [--out DIR] -- CMD ...` records a command's Triton launches into a bundle (parity.record);
 `parity replay-summary BUNDLE [DIR ...]` says per kernel what the bundle holds and how each tier replayed it;
-`parity merge OUT DIR...` joins the results dirs of one tier's `--shard K/N` runs (parity.report.shards).
+`parity map BUNDLE DIR...` says per op and kernel of a recorded library whether it ports to Ascend
+(parity.record.library_map); `parity merge OUT DIR...` joins the results dirs of one tier's `--shard K/N` runs
+(parity.report.shards).
 `parity check NAMES` runs them through every hardware-free tier here (parity.cli.check).
 
 The dirs may come from different machines; each needs its results.jsonl (and env.json).
