@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from parity.report.tables import md_escape, table
+from parity.reasons import key_line
+from parity.report.tables import md_escape
 from parity.results import OwnerKind, Record, Status, load_results
 from parity.triage.owner import fixed_in
 
@@ -38,7 +39,8 @@ FAILING = (Status.FAILED, Status.ERROR, Status.CRASHED, Status.INTERRUPTED, Stat
 # owners whose failure says nothing of the kernel on Ascend: the tier's own limit, the machine, a damaged bundle
 NOT_THE_KERNEL = (OwnerKind.TIER, OwnerKind.ENVIRONMENT, OwnerKind.BUNDLE, OwnerKind.RANDOM)
 MODE_COMPILE = "compile"
-BUILD_WORDS = re.compile(r"compil|lower|MLIR|bishengir|ub overflow|triton-adapter|unsupported|not supported", re.I)
+BUILD_WORDS = re.compile(r"compil|MLIR|bishengir|ub overflow|triton-adapter|unsupported|not supported|has no attribute",
+                         re.I)
 FIXED_LATER = re.compile(r"\b(?:main|later release|newer)\b[^.;]*\bfixed\b|\bfixed\b[^.;]*\b(?:main|later|newer)\b",
                          re.I)
 TEST_FILE = re.compile(r"(?:^|/)(te?st_[\w.-]+\.py)$")
@@ -89,7 +91,14 @@ class Row:
 
 
 def _first_line(text: Any, limit: int = 150) -> str:
-    line = next((s.strip() for s in str(text or "").splitlines() if s.strip()), "")
+    """The line that says what failed (parity.reasons.key_line); triton-ascend's banner ('///---[ERROR][Triton][BEG]')
+    is no such line."""
+    text = str(text or "")
+    said = str(key_line(text))
+    if "-----" in said and "triton-adapter-opt+" in text:  # a banner, and the tool's own stack frames below it
+        said = f"{said.split(':')[0]}: triton-adapter-opt crashed (its stack frames; the message between is clipped)"
+    lines = [s.strip() for s in [said, *text.splitlines()] if s.strip() and "-----" not in s]
+    line = (lines or [""])[0]
     return line if len(line) <= limit else line[:limit].rsplit(" ", 1)[0] + " …"
 
 
@@ -119,7 +128,7 @@ def record_verdict(record: Record) -> str:
         return NEWER
     if record.get("mode") == MODE_COMPILE:
         return NO_BUILD
-    if status is Status.FAILED:
+    if status in (Status.FAILED, Status.CRASHED):  # wrong values, or a run the lowering's code killed
         return WRONG
     said = f"{record.get('reason') or ''} {owner.evidence}"
     return NO_BUILD if BUILD_WORDS.search(said) else WRONG
@@ -133,11 +142,13 @@ def tier_cell(records: Sequence[Record], results_dir: str) -> TierCell:
     rank, _, worst = min(judged)
     verdict = SEVERITY[rank]
     owner = worst.get("owner")
-    evidence = owner.evidence if owner is not None and verdict != PORTS else str(worst.get("reason") or "")
+    # what failed (the record's key line), then why that owner (its evidence): either alone can be uninformative
+    said = _first_line(worst.get("reason"), 140)
+    evidence = f"{said} — {owner.evidence}" if owner is not None and verdict != PORTS else said
     repro = f"{results_dir}/{worst['repro']}" if worst.get("repro") else ""
     launches = {r["params"].get("launch") for r in records}
     checked = {r["params"].get("launch") for r in records if record_verdict(r) == PORTS}
-    return TierCell(verdict, owner.name if owner is not None and verdict != PORTS else "", _first_line(evidence),
+    return TierCell(verdict, owner.name if owner is not None and verdict != PORTS else "", _first_line(evidence, 300),
                     repro, bool(owner is not None and owner.provisional), len(launches), len(checked),
                     str(worst.get("mode") or ""))
 
@@ -230,8 +241,9 @@ def render(rows: Sequence[Row], labels: Sequence[str], missing: Sequence[list[st
     body = [row_cells(r) for r in rows] + [m + [""] * len(labels) for m in missing]
     summary = ", ".join(f"{counts[v]} {v}" for v in SEVERITY if counts[v])
     op_summary = ", ".join(f"{op_counts[v]} {v}" for v in SEVERITY if op_counts[v])
+    lines = [f"| {' | '.join(head)} |", "|" + "---|" * len(head)] + [f"| {' | '.join(r)} |" for r in body]
     return (f"{intro}\n\nKernels: {len(rows)} ({summary}). Ops (test files; an op's verdict is its worst kernel's): "
-            f"{len(op_verdicts) + len(missing)} ({op_summary}).\n\n{table(body, head)}\n")
+            f"{len(op_verdicts) + len(missing)} ({op_summary}).\n\n" + "\n".join(lines) + "\n")
 
 
 def read_tests(path: Path | None) -> list[tuple[str, str]]:
