@@ -98,7 +98,7 @@ def _first_line(text: Any, limit: int = 150) -> str:
     if "-----" in said and "triton-adapter-opt+" in text:  # a banner, and the tool's own stack frames below it
         said = f"{said.split(':')[0]}: triton-adapter-opt crashed (its stack frames; the message between is clipped)"
     lines = [s.strip() for s in [said, *text.splitlines()] if s.strip() and "-----" not in s]
-    line = (lines or [""])[0]
+    line: str = (lines or [""])[0]
     return line if len(line) <= limit else line[:limit].rsplit(" ", 1)[0] + " …"
 
 
