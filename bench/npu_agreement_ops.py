@@ -72,6 +72,9 @@ def main() -> None:
     parser.add_argument("--map", type=Path, required=True, help="the markdown `parity map` printed")
     parser.add_argument("--triton-ascend", default="3.2.0", help="the triton-ascend of parity's Ascend tiers")
     parser.add_argument("--generation", default="A2", help="parity's Ascend target generation (910B3: A2)")
+    parser.add_argument("--alike", default="A2,A3", help="generations taken as one target for a Triton-level verdict "
+                        "(default A2,A3: triton-ascend builds one arch family for Atlas A2/A3, its release/3.2.x guide "
+                        "names them together); a source outside them is classed 'hardware'")
     args = parser.parse_args()
     source = na.parse_source(json.loads(args.data.read_text(encoding="utf-8")))
     ops = map_rows(args.map.read_text(encoding="utf-8"))
@@ -97,7 +100,25 @@ def main() -> None:
         owners = tuple(sorted({s.split(":")[0] or "?" for s in said})) if pv == "fails" else ()
         parity[op] = na.ParityVerdict(op, pv, owners, tuple(said), why="the map says not checked")
     joined = na.Source(source.name + " (per op of parity's map)", source.where, source.stack, None, tuple(entries))
-    print(na.render(na.join(joined, parity, na.Stack(args.triton_ascend, args.generation))))
+    alike = set(args.alike.split(","))
+    generation = source.stack.generation if {args.generation, source.stack.generation} <= alike else args.generation
+    agreement = na.join(joined, parity, na.Stack(args.triton_ascend, generation))
+    for i, row in enumerate(agreement.rows):
+        if row.cls is None or row.parity is None:
+            continue
+        if ops[row.test][0] == "needs a newer triton-ascend" and row.npu.verdict == "passes":
+            agreement.rows[i] = na.Row(row.test, row.npu, row.parity, row.outcome, "version",
+                                       "parity says a later triton-ascend fixes it; the NPU passed (its triton-ascend "
+                                       f"is {source.stack.triton_ascend or 'not stated'})")
+        elif row.npu.reason_kind == "runtime_error" and row.cls == "parity defect":
+            agreement.rows[i] = na.Row(row.test, row.npu, row.parity, row.outcome, "cause not stated",
+                                       "the source says 'runtime error' and no more: not classed")
+    print(na.render(agreement))
+    c = agreement.counts()
+    judged = sum(c[o] for o in (*na.OUTCOMES, "both fail, other reason"))
+    same = c["both port"] + c["both fail, same reason"] + c["both fail, other reason"]
+    print(f"\nOn the Triton-level verdict alone (ports / fails, whatever the reason): {same} of {judged} agree"
+          + (f" ({100 * same / judged:.0f} %)" if judged else ""))
     print(f"\nSource entries with no op of that name in the map (not joined): {len(unmatched)}"
           + (f" ({', '.join(unmatched[:30])}{' …' if len(unmatched) > 30 else ''})" if unmatched else ""))
 
