@@ -94,6 +94,12 @@ def test_record_verdicts() -> None:
     assert lm.record_verdict(crash) == lm.WRONG
     build = rec("ascend-lowered", "run", "k", Status.ERROR, ("triton-ascend", "triton-ascend", "MLIR pass failed"))
     assert lm.record_verdict(build) == lm.NO_BUILD
+    replay = rec("ascend-compile", "compile", "k", Status.ERROR, ("author", "kernel author", "provisional"))
+    replay["reason"] = "launch: parity.record.replay.NotReplayable: not replayable here: pointer table(s)"
+    assert lm.record_verdict(replay) == lm.UNCHECKED, "the replay's own limit is no verdict on the kernel"
+    empty = rec("ascend-compile", "compile", "k", Status.ERROR, ("author", "kernel author", "coreDim = 0"))
+    empty["reason"] = "launch: grid (0, 1, 1) has no blocks"
+    assert lm.record_verdict(empty) == lm.WRONG
 
 
 def test_op_of() -> None:

@@ -39,6 +39,8 @@ FAILING = (Status.FAILED, Status.ERROR, Status.CRASHED, Status.INTERRUPTED, Stat
 # owners whose failure says nothing of the kernel on Ascend: the tier's own limit, the machine, a damaged bundle
 NOT_THE_KERNEL = (OwnerKind.TIER, OwnerKind.ENVIRONMENT, OwnerKind.BUNDLE, OwnerKind.RANDOM)
 MODE_COMPILE = "compile"
+NOT_REPLAYABLE = "NotReplayable"  # parity.record.replay's exception: the replay, not the kernel
+LAUNCH_REFUSED = "launch:"  # a compile tier's refusal of the launch itself (parity.errors' launch-option kind)
 BUILD_WORDS = re.compile(r"compil|MLIR|bishengir|ub overflow|triton-adapter|unsupported|not supported|has no attribute",
                          re.I)
 FIXED_LATER = re.compile(r"\b(?:main|later release|newer)\b[^.;]*\bfixed\b|\bfixed\b[^.;]*\b(?:main|later|newer)\b",
@@ -120,14 +122,15 @@ def record_verdict(record: Record) -> str:
     if status not in FAILING:
         return UNCHECKED
     owner = record.get("owner")
-    if owner is None or owner.who in NOT_THE_KERNEL:
-        return UNCHECKED
+    reason = str(record.get("reason") or "")
+    if owner is None or owner.who in NOT_THE_KERNEL or NOT_REPLAYABLE in reason:
+        return UNCHECKED  # (a launch the replay cannot rebuild says nothing of the kernel, whoever triage named)
     if owner.who is OwnerKind.TOLERANCE:  # a correct kernel's rounding beyond the recorded tolerance
         return PORTS
     if owner.who is OwnerKind.TRITON_ASCEND and (fixed_in(owner) or fixed_by_limit(owner.limit)):
         return NEWER
-    if record.get("mode") == MODE_COMPILE:
-        return NO_BUILD
+    if record.get("mode") == MODE_COMPILE:  # a compile tier refuses some launches before compiling (an empty grid)
+        return WRONG if reason.startswith(LAUNCH_REFUSED) else NO_BUILD
     if status in (Status.FAILED, Status.CRASHED):  # wrong values, or a run the lowering's code killed
         return WRONG
     said = f"{record.get('reason') or ''} {owner.evidence}"
