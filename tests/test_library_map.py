@@ -104,4 +104,5 @@ def test_record_verdicts() -> None:
 
 def test_op_of() -> None:
     assert lm.op_of(["x", "--quick", "tests/test_FLA/test_fused.py"], "m") == "test_fused"
-    assert lm.op_of(["decode_loop.py"], "lightllm.k") == "lightllm.k"
+    assert lm.op_of(["pytest/__main__.py", "-q", "tests/tet_silu_and_mul.py"], "m") == "tet_silu_and_mul"
+    assert lm.op_of(["pytest/__main__.py", "-q"], "lightllm.k") == "lightllm.k"
