@@ -229,7 +229,9 @@ def not_recorded_rows(tests: Sequence[tuple[str, str]], ops: set[str]) -> list[l
     for path, why in tests:
         op = Path(path).stem
         if op not in ops:
-            out.append([op, "—", UNCHECKED, "", md_escape(_first_line(why) or "no launch kept"), ""])
+            said = _first_line(why)
+            out.append([op, "—", UNCHECKED, "", md_escape(f"no launch kept (its first launch past the per-file budget, "
+                                                          f"or none recorded); the recording's last line: {said}"), ""])
     return out
 
 
