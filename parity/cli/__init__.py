@@ -1,7 +1,9 @@
 """Command line: `python -m parity.cli report [DIR ...]` writes reports/DIVERGENCE.md, index.html and divergence.png;
 `parity record [--out DIR] -- CMD ...` records a command's Triton launches into a bundle (parity.record);
 `parity replay-summary BUNDLE [DIR ...]` says per kernel what the bundle holds and how each tier replayed it;
-`parity merge OUT DIR...` joins the results dirs of one tier's `--shard K/N` runs (parity.report.shards).
+`parity map BUNDLE DIR...` says per op and kernel of a recorded library whether it ports to Ascend
+(parity.record.library_map); `parity merge OUT DIR...` joins the results dirs of one tier's `--shard K/N` runs
+(parity.report.shards).
 `parity check NAMES` runs them through every hardware-free tier here (parity.cli.check).
 
 The dirs may come from different machines; each needs its results.jsonl (and env.json).
@@ -186,7 +188,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary.add_argument("bundle", type=Path)
     summary.add_argument("dirs", nargs="*", type=Path, help="results dirs of `--replay BUNDLE` runs")
     add_merge(sub)
+    lmap = sub.add_parser("map", help="per op and kernel of a recorded library: ports / does not build / wrong on "
+                          "Ascend / needs a newer triton-ascend / not checked (parity.record.library_map)")
+    lmap.add_argument("bundle", type=Path)
+    lmap.add_argument("dirs", nargs="*", type=Path, help="results dirs of `--replay BUNDLE` runs on Ascend tiers")
+    lmap.add_argument("--tests", type=Path, help="bench/record_library_ops.sh's <lib>-tests.tsv: ops with no launch")
     args = parser.parse_args(args_in)
+    if args.command == "map":
+        from parity.record.library_map import main as map_main
+
+        return map_main(args.bundle, args.dirs, args.tests)
     if args.command == "merge":
         return merge_main(args.out, args.dirs)
     if args.command == "record":
