@@ -451,6 +451,28 @@ def test_a_bundle_holding_a_pickle_is_refused(tmp_path, kernels):
         fmt.load_bundle(tmp_path / "b")
 
 
+def test_a_safetensors_file_whose_header_length_reads_as_pickle_magic_loads(tmp_path, kernels):
+    """A safetensors header 0x280 bytes long starts with 80 02, a pickle's magic (FlagGems' recording wrote 5 such
+    files of 1,158): it is a tensor file, not a pickle. A real pickle of the same first bytes is still refused."""
+    import pickle
+
+    import torch
+    from safetensors.torch import save_file
+
+    record(tmp_path / "b", copy_launches(kernels))
+    name = "t" * (0x280 - 80)  # pads the header's JSON to a length whose low bytes are 80 02
+    for pad in range(0, 200):
+        path = tmp_path / "b" / "tensors" / "extra.safetensors"
+        save_file({name + "x" * pad: torch.zeros(1)}, str(path))
+        if path.read_bytes()[:2] == b"\x80\x02":
+            break
+    assert path.read_bytes()[:2] == b"\x80\x02", "the planted header length was not reached"
+    fmt.refuse_foreign_files(tmp_path / "b")  # loads: a tensor file
+    path.write_bytes(pickle.dumps({"x": 1}, protocol=2))
+    with pytest.raises(fmt.BundleError, match="holds a pickle"):
+        fmt.refuse_foreign_files(tmp_path / "b")
+
+
 def test_a_newer_schema_is_a_clear_error(tmp_path, kernels):
     record(tmp_path / "b", copy_launches(kernels))
     header = json.loads((tmp_path / "b" / fmt.HEADER).read_text())

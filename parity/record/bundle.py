@@ -185,6 +185,16 @@ def _check_schema(what: str, schema: Any) -> None:
                           f"(schema {SCHEMA}); replay it with the parity release that recorded it, or upgrade parity")
 
 
+def safetensors_head(head: bytes, size: int) -> bool:
+    """The first 9 bytes of a safetensors file: a little-endian u64 header length that fits the file, then the
+    header's `{`. A header 0x280 to 0x580 bytes long starts with 80 02..80 05, a pickle's magic; this tells them
+    apart (a pickle's bytes 2 to 7 are opcodes and data, never a length of zeros then `{`)."""
+    if len(head) < 9:
+        return False
+    length = int.from_bytes(head[:8], "little")
+    return 0 < length <= size - 8 and head[8:9] == b"{"
+
+
 def refuse_foreign_files(root: Path) -> None:
     """Every file must be one a bundle holds; a pickle or a torch.save archive refuses the whole bundle."""
     for path in sorted(root.rglob("*")):
@@ -192,8 +202,8 @@ def refuse_foreign_files(root: Path) -> None:
             continue
         rel = path.relative_to(root)
         with open(path, "rb") as fh:
-            head = fh.read(4)
-        if head[:2] in PICKLE_MAGIC or head == ZIP_MAGIC:
+            head = fh.read(9)
+        if (head[:2] in PICKLE_MAGIC or head[:4] == ZIP_MAGIC) and not safetensors_head(head, path.stat().st_size):
             raise BundleError(f"{path}: holds a pickle (or a torch.save archive); a bundle holds tensors only "
                               "as safetensors, so this bundle is refused: loading a pickle would run code. "
                               "Record it again with `parity record`")
