@@ -82,6 +82,24 @@ def aliased_builtin_kernel(x, BLOCK: tl.constexpr):
     tl.store(x + o, fast_max(tl.load(x + o), 0.0))
 
 
+@triton.jit
+def scale_by_module(v):
+    return v * tle.SCALE  # a member the kernel itself never reads
+
+
+@triton.jit
+def helper_reads_another_member_kernel(x, out, n, BLOCK: tl.constexpr):
+    o = tle.offsets(BLOCK)
+    tl.store(out + o, scale_by_module(tl.load(x + o, mask=o < n, other=0.0)), mask=o < n)
+
+
+def test_the_module_holds_every_member_the_kernel_and_its_helpers_read():
+    """FlagGems' cummax reads tle.program_id, its helper tle.maximum_with_index_tie_break_right: the stand-in module
+    kept only the last function's member, and every replay failed on the other."""
+    text = extract_kernel(helper_reads_another_member_kernel).text()
+    assert "tle.offsets = offsets" in text and "tle.SCALE = tl.constexpr(3)" in text
+
+
 def test_a_module_of_jit_helpers_becomes_a_module_object_with_just_what_the_kernel_reads():
     text = extract_kernel(scaled_copy_kernel).text()
     assert "import types" in text and "tle = types.ModuleType('tle')" in text

@@ -255,6 +255,8 @@ class _Extractor:
         self.visiting: set[int] = set()
         self.defined: dict[str, int] = {}  # function name -> id of the function embedded under it
         self.jits: dict[int, Any] = {}  # id of a plain function -> the JITFunction over it, where known
+        # module alias -> every member path any embedded function reads: the stand-in module holds their union
+        self.module_paths: dict[str, list[tuple[str, ...]]] = {}
 
     def function(self, fn: types.FunctionType, triton_callable: bool, undecorated: bool = False) -> None:
         if self.defined.setdefault(fn.__name__, id(fn)) != id(fn):
@@ -333,7 +335,9 @@ class _Extractor:
         """`name = types.ModuleType(...)` with the members the kernel reads, each embedded as a helper,
         a literal or an import; a member that is itself such a module nests the same way."""
         self.out.imports.setdefault("types", "import types")
-        self.out.modules[name] = self.member(fn, name, module, list(paths))
+        known = self.module_paths.setdefault(name, [])
+        known.extend(p for p in paths if p not in known)  # a kernel and its helper read different members
+        self.out.modules[name] = self.member(fn, name, module, list(known))
 
     def member(self, fn: types.FunctionType, target: str, value: Any, paths: list[tuple[str, ...]]) -> str:
         """The line(s) that assign one module member onto `target`."""
