@@ -42,14 +42,17 @@ import parity.triage.unreproduced as unreproduced
 from parity.backends import backend_class
 from parity.compile.ascend_only import ASCEND_ONLY_OPTIONS, LATER_ASCEND_MODULES, language_finding, later_option
 from parity.reasons import key_line
-from parity.results import OwnerKind
+from parity.results import Owner, OwnerKind, Record, Status
+from parity.triage.evidence import PASSING
 from parity.triage.inputs import input_owner, recorded_reference_owner, rounding_owner
 from parity.triage.later_release import fixed_later
 from parity.triage.limit_fits import failure_text, is_numeric, tf32_bound
 from parity.triage.limits import matching_limit
-from parity.triage.owner import LINKED, Owner, make_owner
+from parity.triage.owner import LINKED, VENDORS, make_owner
 
-FAILING = ("failed", "error", "crashed", "xfailed")
+FAILING = (Status.FAILED, Status.ERROR, Status.CRASHED, Status.XFAILED)
+# owners whose verdict on another tier's record explains its failure by that tier's own tool (_explained)
+EXPLAINING = (OwnerKind.TIER, OwnerKind.ENVIRONMENT, OwnerKind.RANDOM)
 CONFIG_KINDS = ("ub_overflow", "cc_overflow", "out_of_resources")
 CRASH_KINDS = ("crash", "timeout")
 # an internal assertion of a compiler: its own bug whatever the kernel (an invalid kernel gets a diagnostic)
@@ -64,6 +67,7 @@ DEVICE_MEMORY = re.compile(r"\bout of memory\b|OutOfMemoryError", re.IGNORECASE)
 NONE_VALUE = re.compile(r"NoneType")
 # a block pointer whose order is not literal (a generated kernel's `order=(in1_stride_order0, ...)`)
 PERMUTED_ORDER = re.compile(r"make_block_ptr\([^#]*?order\s*=\s*\(\s*[A-Za-z_]")
+ASCEND_LINK = re.compile(r"triton-ascend|Ascend")  # a known divergence's link to triton-ascend's tracker or docs
 ENVIRONMENT = re.compile(r"No module named '(?!triton)|cannot open shared object file|No space left on device|"
                          r"command not found|is not installed", re.IGNORECASE)
 
@@ -80,32 +84,34 @@ def interpreted(tier: str) -> bool:
 def runs_upstream(tier: str) -> bool:
     """A tier where upstream Triton's compiled kernel computes on a device (the GPU)."""
     cls = backend_class(tier)
-    return cls.mode == "run" and cls.tracker == "triton"
+    return cls.mode == "run" and cls.tracker == OwnerKind.TRITON
 
 
-def vendor_of(tier: str) -> tuple[str, str]:
+def vendor_of(tier: str) -> tuple[OwnerKind, str]:
     if interpreted(tier):
-        return "triton", "Triton interpreter"
-    return ("triton-ascend", "triton-ascend") if family(tier) == "triton-ascend" else ("triton", "Triton")
+        return OwnerKind.TRITON, "Triton interpreter"
+    if family(tier) == OwnerKind.TRITON_ASCEND:
+        return OwnerKind.TRITON_ASCEND, "triton-ascend"
+    return OwnerKind.TRITON, "Triton"
 
 
-def is_failing(record: Mapping[str, Any]) -> bool:
+def is_failing(record: Record) -> bool:
     return record.get("status") in FAILING
 
 
-def _passes(record: Mapping[str, Any]) -> bool:
-    return record.get("status") in ("passed", "xpassed")
+def _passes(record: Record) -> bool:
+    return record.get("status") in PASSING
 
 
-def _where(record: Mapping[str, Any]) -> str:
+def _where(record: Record) -> str:
     m = record.get("metrics") or {}
     return f" (worst at {m['worst_index']})" if m.get("worst_index") is not None else ""
 
 
-def _same_way(mine: Mapping[str, Any], other: Mapping[str, Any]) -> bool:
+def _same_way(mine: Record, other: Record) -> bool:
     """Both give wrong values, or both fail before any value with the same error (error_signature): two
     different errors are two findings, and counting them as one blamed the kernel for two tools' bugs."""
-    if not is_failing(other) or other.get("status") == "xfailed":
+    if not is_failing(other) or other.get("status") == Status.XFAILED:
         return False
     if is_numeric(mine) or is_numeric(other):
         return is_numeric(mine) and is_numeric(other)
@@ -118,7 +124,7 @@ _EXC_PREFIX = re.compile(r"^(?:[\w.]+\.)?\w+(?:Error|Exception):\s*")
 _AT_LOC = re.compile(r"^at \d+:\d+:\s*")
 
 
-def error_signature(record: Mapping[str, Any]) -> str:
+def error_signature(record: Record) -> str:
     """What an error says, comparable across tiers: its key line without the exception's class (the interpreter
     raises the frontend's message bare, a compiler wraps it), source positions, numbers, case and spacing;
     '' where there is no message (a dead worker)."""
@@ -130,38 +136,38 @@ def error_signature(record: Mapping[str, Any]) -> str:
 
 
 def settle_run(tier: str) -> str:
-    if family(tier) == "triton-ascend":
+    if family(tier) == OwnerKind.TRITON_ASCEND:
         return "the same case on interpret (nox -s interpret) and cuda-compile, then `python -m parity.cli report`"
     return ("the same case on ascend-lowered or ascend-compile (nox -s ascend-lowered), then "
             "`python -m parity.cli report`")
 
 
-def decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], source: str = "",
-           library: Any = None, library_why: str | None = None, *, version: str | None = None,
-           versions: Mapping[str, Mapping[str, Any]] | None = None) -> Owner | None:
+def decide(record: Record, others: Mapping[str, Record], source: str = "", library: Any = None,
+           library_why: str | None = None, *, version: str | None = None,
+           versions: Mapping[str, Record] | None = None) -> Owner | None:
     """The owner of a failing record, or None for one that did not fail. `others` maps each other tier
     to its record of the same case; `library` is the library that ships the kernel (or None), and
     `library_why` today's library rule's reason for this record (parity.triage.library_rule), if any. `versions`
     maps another release of the record's own compiler (`version`) to this tier's record of the same case
     built with it: a vendor bug that a newer release passes is already fixed there."""
-    if not is_failing(record) or record.get("status") == "interrupted":
+    if not is_failing(record) or record.get("status") == Status.INTERRUPTED:
         return None
     bad_input = input_owner(record)
     if bad_input is not None:  # nothing ran that says anything about the kernel, or any tool: no rule below applies
         return bad_input
     verdict = _decide(record, others, source)
-    if verdict["who"] in ("triton", "triton-ascend") and record.get("status") != "xfailed":
+    if verdict.who in VENDORS and record.get("status") != Status.XFAILED:
         verdict = fixed_later(record, verdict, version, versions or {}) or verdict
     if library is not None:
-        if verdict["who"] == "author":
+        if verdict.who is OwnerKind.AUTHOR:
             verdict = replace(verdict, who=OwnerKind.LIBRARY, name=library.name)
-        elif verdict["provisional"] and library_why and verdict["who"] != "tier":
-            verdict = make_owner("library", library.name, f"{library_why} (parity's library rule)",
-                                 provisional=True, settle=verdict["settle"])
+        elif verdict.provisional and library_why and verdict.who is not OwnerKind.TIER:
+            verdict = make_owner(OwnerKind.LIBRARY, library.name, f"{library_why} (parity's library rule)",
+                                 provisional=True, settle=verdict.settle)
     return verdict
 
 
-def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], source: str) -> Owner:
+def _decide(record: Record, others: Mapping[str, Record], source: str) -> Owner:
     tier = str(record.get("backend"))
     comp = record.get("compile") or {}
     kind = comp.get("error_kind") or record.get("error_kind")
@@ -171,12 +177,13 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
     failing_same = same_way_elsewhere(record, others)
     passing = sorted(t for t, r in others.items() if _passes(r))
 
-    if record.get("status") == "xfailed" and record.get("known_divergence"):
-        known = record["known_divergence"]
+    known = record.get("known_divergence")
+    if record.get("status") == Status.XFAILED and known:
         link = known.get("link", "")
         if known.get("expected_by"):  # the kernel's own author documents it: theirs, and they already know
             finding = record.get("finding_of") or {}
-            who, name = ("library", finding["name"]) if finding.get("name") else ("author", "kernel author")
+            who, name = (OwnerKind.LIBRARY, finding["name"]) if finding.get("name") else \
+                (OwnerKind.AUTHOR, "kernel author")
             return make_owner(who, name, f"expected by {known['expected_by']}: {known.get('reason')} ({link})")
         who, name = _owner_of_link(link, tier)
         return make_owner(who, name, LINKED.format(link=link))
@@ -184,60 +191,62 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
     if by_values is not None:
         return by_values
     if record.get("diagnosis"):
-        return make_owner("author", "kernel author", f"a known kernel mistake: {record['diagnosis'].get('what')}")
+        return make_owner(OwnerKind.AUTHOR, "kernel author",
+                          f"a known kernel mistake: {record['diagnosis'].get('what')}")
     stores = oob_stores(record)
     if stores:  # the kernel's own unmasked store wrote into a red zone: wrong on any tier, whatever the values
         how = (f"{oob_tool} found invalid memory accesses" if (oob_tool := (record.get("oob") or {}).get("tool"))
                else "parity's red zones found an out-of-bounds write")
-        return make_owner("author", "kernel author", f"{how} on {tier}, with an unmasked tl.load/tl.store in the "
-                          f"kernel ({stores[0]})")
+        return make_owner(OwnerKind.AUTHOR, "kernel author",
+                          f"{how} on {tier}, with an unmasked tl.load/tl.store in the kernel ({stores[0]})")
     # this tier's own evidence, whatever another tier shows (a different error there is no "same way")
-    later = later_option(text) if family(tier) == "triton-ascend" else None
+    later = later_option(text) if family(tier) == OwnerKind.TRITON_ASCEND else None
     if later is not None:  # the library targets a triton-ascend newer than the one installed
         option, when, link = later
-        return make_owner("environment", "triton-ascend version",
+        return make_owner(OwnerKind.ENVIRONMENT, "triton-ascend version",
                           f"`{option}` is a launch option the installed triton-ascend does not have: it was {when} "
                           f"({link}); run the library with a triton-ascend built from a later commit")
-    missing = (record.get("library") or {}).get("missing") if family(tier) == "triton-ascend" else None
+    missing = (record.get("library") or {}).get("missing") if family(tier) == OwnerKind.TRITON_ASCEND else None
     if missing and NONE_VALUE.search(text):  # the library fell back from a module this triton-ascend lacks
         module = missing[0]
         when, link = LATER_ASCEND_MODULES.get(module, ("absent from the installed triton-ascend", ""))
-        return make_owner("environment", "triton-ascend version",
+        return make_owner(OwnerKind.ENVIRONMENT, "triton-ascend version",
                           f"{record['library'].get('name', 'the library')} asks for `{module}`, absent from the "
                           f"installed triton-ascend ({when}; {link}); its fallback compiles to no value (a "
                           "'NoneType' in the error): run it with a triton-ascend built from a later commit")
     if DEVICE_MEMORY.search(text) and not comp:
-        return make_owner("environment", "device memory",
+        return make_owner(OwnerKind.ENVIRONMENT, "device memory",
                           f"the device ran out of memory at run time: {_key(text)}; its memory is shared by the "
                           "run's workers and any other process, so re-run the case alone (fewer -n workers, or "
                           "-k on the case) before reading it as the kernel's")
     stream = random_stream.evidence(record, source)  # a random kernel's own stream, its distribution right
     if stream is not None:
-        return make_owner("random", random_stream.NAME, stream, limit=random_stream.LIMIT)
+        return make_owner(OwnerKind.RANDOM, random_stream.NAME, stream, limit=random_stream.LIMIT)
     ordered = replay_order.replay_owner(record, others, source)  # two correct fp32 answers, before "same way"
     if ordered is not None:
         return ordered
     limit = matching_limit(record, source)
     if limit is not None:
-        if limit.who != "author" and failing_same:  # a tool's own defect does not explain another tool's
-            beyond = f"{tier}'s own limit" if limit.who == "tier" else f"{limit.name}'s known bug"
-            return make_owner("author", "kernel author", f"{tier} and {', '.join(failing_same)} fail the same way"
-                              f"{_where(record)}; the kernel is wrong beyond {beyond} ({limit.id})")
+        if limit.who is not OwnerKind.AUTHOR and failing_same:  # a tool's own defect does not explain another's
+            beyond = f"{tier}'s own limit" if limit.who is OwnerKind.TIER else f"{limit.name}'s known bug"
+            return make_owner(OwnerKind.AUTHOR, "kernel author",
+                              f"{tier} and {', '.join(failing_same)} fail the same way{_where(record)}; the kernel "
+                              f"is wrong beyond {beyond} ({limit.id})")
         evidence = f"{limit.what} ({limit.link})"
-        if limit.who in ("triton", "triton-ascend"):  # already reported upstream: a note pointing there
+        if limit.who in VENDORS:  # already reported upstream: a note pointing there
             return make_owner(limit.who, limit.name, f"already reported: {evidence}", limit=limit.id)
-        if limit.who == "tier":
+        if limit.who is OwnerKind.TIER:
             sure = bool(passing) or limit.evident  # raised inside the tier's own code: proof enough
             settle = None if sure else settle_run(tier)
             proof = f"; {', '.join(passing)} pass{'es' if len(passing) == 1 else ''} it" if passing else \
                 "; raised inside the tier's own code" if limit.evident else ""
-            return make_owner("tier", limit.name, evidence + proof, provisional=not sure, settle=settle,
+            return make_owner(OwnerKind.TIER, limit.name, evidence + proof, provisional=not sure, settle=settle,
                               limit=limit.id)
         if limit.id == precision.LIMIT:  # TF32's rounding: the precision mode, its compile evidence and bound
             evidence = precision.explain(record, others, tf32_bound(record)[1])
-        return make_owner("author", "kernel author", evidence, limit=limit.id)
+        return make_owner(OwnerKind.AUTHOR, "kernel author", evidence, limit=limit.id)
     if _ascend_only(record, text, tier):
-        return make_owner("author", "kernel author",
+        return make_owner(OwnerKind.AUTHOR, "kernel author",
                           "the kernel uses what only triton-ascend accepts (an NPU launch option or language "
                           "extension); upstream Triton rejects it by design")
     if kind in CONFIG_KINDS or "ub overflow" in text.lower() or "exceeds CUDA's grid limits" in text \
@@ -246,24 +255,24 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
             # FlagGems' broadcast operand: a 1x16x8x2 fp32 tile with order=(0, 1, 2, 3) needs 8,454,144 bits on
             # triton-ascend 3.2.0, the same tile with order=(3, 2, 1, 0) fits: the permuted block's lowering, not
             # the tile, may be what overflows
-            return make_owner("author", "kernel author",
+            return make_owner(OwnerKind.AUTHOR, "kernel author",
                               "a config the target cannot hold (ub_overflow), and no smaller config was found; the "
                               "kernel's block pointers take their order from arguments, and triton-adapter lowers a "
                               "permuted order as a transpose of the tile, which may be what overflows",
                               provisional=True, settle="compile the launch with every block pointer's order=(n-1, "
                               "..., 1, 0): if it fits, the overflow is triton-ascend's lowering, not the tile")
-        return make_owner("author", "kernel author", f"a config the target cannot hold ({kind or 'grid/UB'})")
+        return make_owner(OwnerKind.AUTHOR, "kernel author", f"a config the target cannot hold ({kind or 'grid/UB'})")
     if failing_same:
-        return make_owner("author", "kernel author",
+        return make_owner(OwnerKind.AUTHOR, "kernel author",
                           f"{tier} and {', '.join(failing_same)} fail the same way{_where(record)}")
     if ENVIRONMENT.search(text) and "import error" not in text:
-        return make_owner("environment", "environment", f"a module or tool is missing: {_key(text)}")
+        return make_owner(OwnerKind.ENVIRONMENT, "environment", f"a module or tool is missing: {_key(text)}")
     settled = unreproduced.settle(record, others, source)  # a crash or hang the red-zone tier does not reproduce
     if settled is not None:
-        who, name = vendor_of(tier) if settled.who == "vendor" else (settled.who, settled.name)
+        who, name = vendor_of(tier) if settled.who is None else (settled.who, settled.name)
         return make_owner(who, name, settled.evidence, limit=settled.limit)
     if died_running(record):
-        return make_owner("author", "kernel author",
+        return make_owner(OwnerKind.AUTHOR, "kernel author",
                           f"the process died while the kernel ran on {tier} ({_key(text)}); a crash on a tier that "
                           "computes is usually the kernel's own out-of-bounds access (an unmasked tl.load or "
                           "tl.store), and no tool is blamed on the strength of a crash", provisional=True,
@@ -273,13 +282,13 @@ def _decide(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
     if odd is not None:
         return odd
     # a compiler that dies is its own evidence; a run tier's dead process may be the kernel's own stray access
-    if kind in CRASH_KINDS or (record.get("status") == "crashed" and comp) or ASSERTION.search(text):
+    if kind in CRASH_KINDS or (record.get("status") == Status.CRASHED and comp) or ASSERTION.search(text):
         who, name = vendor_of(tier)
         return make_owner(who, name, f"the compiler aborted or hung ({kind or 'crash'}): {_key(text)}")
     return _provisional(record, others, tier, kind)
 
 
-def oob_stores(record: Mapping[str, Any]) -> list[str]:
+def oob_stores(record: Record) -> list[str]:
     """The unmasked tl.store lines behind the red-zone writes a record found (parity.run.redzone); a write with no
     unmasked store in sight (a lowering that drops a mask) is left to the other rules."""
     oob = record.get("oob") or {}
@@ -294,18 +303,18 @@ def computes(tier: str) -> bool:
     return backend_class(tier).mode != "compile"
 
 
-def failed_at_run_time(record: Mapping[str, Any]) -> bool:
+def failed_at_run_time(record: Record) -> bool:
     """Wrong values, or a process that died running the kernel: a compile tier's pass is no evidence against it."""
     return is_numeric(record) or died_running(record)
 
 
-def died_running(record: Mapping[str, Any]) -> bool:
+def died_running(record: Record) -> bool:
     """A crash on a tier that runs the kernel, outside any compile (a compiler's own abort has compile evidence)."""
     comp = record.get("compile") or {}
-    return record.get("status") == "crashed" and computes(str(record.get("backend"))) and not comp.get("message")
+    return record.get("status") == Status.CRASHED and computes(str(record.get("backend"))) and not comp.get("message")
 
 
-def same_way_elsewhere(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]]) -> list[str]:
+def same_way_elsewhere(record: Record, others: Mapping[str, Record]) -> list[str]:
     """The tiers whose record fails as this one does and counts as evidence against the kernel: another
     compiler, or the reference tier (two tiers of one compiler failing alike share its frontend)."""
     tier = str(record.get("backend"))
@@ -313,16 +322,15 @@ def same_way_elsewhere(record: Mapping[str, Any], others: Mapping[str, Mapping[s
                   and (family(t) != family(tier) or (interpreted(t) or interpreted(tier))))
 
 
-def _explained(record: Mapping[str, Any]) -> bool:
+def _explained(record: Record) -> bool:
     """A record whose failure its own tool explains (a tier limit, a settled vendor verdict) says nothing
     about the kernel."""
-    owner = record.get("owner") or {}
-    return owner.get("who") in ("tier", "environment", "random") or (
-        owner.get("who") in ("triton", "triton-ascend") and not owner.get("provisional"))
+    owner = record.get("owner")
+    return owner is not None and (owner.who in EXPLAINING or (owner.who in VENDORS and not owner.provisional))
 
 
-def _ascend_only(record: Mapping[str, Any], text: str, tier: str) -> bool:
-    if family(tier) == "triton-ascend":
+def _ascend_only(record: Record, text: str, tier: str) -> bool:
+    if family(tier) == OwnerKind.TRITON_ASCEND:
         return False
     if language_finding(text) or "triton-ascend launch option" in text:
         return True
@@ -330,7 +338,7 @@ def _ascend_only(record: Mapping[str, Any], text: str, tier: str) -> bool:
     return bool(option and option.group(1) in ASCEND_ONLY_OPTIONS)
 
 
-def _odd_one_out(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], tier: str,
+def _odd_one_out(record: Record, others: Mapping[str, Record], tier: str,
                  kind: str | None) -> Owner | None:
     """A vendor verdict where this tier's tool alone fails: the other family passes, none of its own fails."""
     mine = family(tier)
@@ -340,20 +348,20 @@ def _odd_one_out(record: Mapping[str, Any], others: Mapping[str, Mapping[str, An
         if interpreted(tier):  # the interpreter against a compiled upstream tier of its own family
             compiled = sorted(t for t, r in others.items() if runs_upstream(t) and _passes(r))
             if compiled and is_numeric(record):
-                return make_owner("triton", "Triton interpreter",
+                return make_owner(OwnerKind.TRITON, "Triton interpreter",
                                   f"{', '.join(compiled)} gives the reference's values; only the interpreter differs"
                                   f"{_where(record)}")
         return None
     if interpreted(tier):
-        if not is_numeric(record) and not record.get("status") == "crashed":
+        if not is_numeric(record) and record.get("status") != Status.CRASHED:
             return None  # an interpreter error on code a compiler takes: the compilers check less than it does
-        return make_owner("triton", "Triton interpreter",
+        return make_owner(OwnerKind.TRITON, "Triton interpreter",
                           f"{', '.join(other_pass)} pass{'es' if len(other_pass) == 1 else ''}; only the interpreter "
                           f"differs{_where(record)}")
     who, name = vendor_of(tier)
-    if mine == "triton" and not is_numeric(record) and not (kind in CRASH_KINDS or comp_stage(record)):
+    if mine == OwnerKind.TRITON and not is_numeric(record) and not (kind in CRASH_KINDS or comp_stage(record)):
         # upstream's frontend rejecting what triton-ascend accepts is a language difference, not a bug
-        return make_owner("author", "kernel author",
+        return make_owner(OwnerKind.AUTHOR, "kernel author",
                           f"upstream Triton's frontend rejects the kernel ({_key(failure_text(record))}) while "
                           f"{', '.join(other_pass)} accept{'s' if len(other_pass) == 1 else ''} it: a portability "
                           "divergence the author must handle")
@@ -370,39 +378,40 @@ def _passing_words(tiers: list[str]) -> str:
     return " and ".join(said)
 
 
-def comp_stage(record: Mapping[str, Any]) -> str | None:
-    return (record.get("compile") or {}).get("stage_reached")
+def comp_stage(record: Record) -> str | None:
+    stage: str | None = (record.get("compile") or {}).get("stage_reached")
+    return stage
 
 
-def _provisional(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], tier: str,
+def _provisional(record: Record, others: Mapping[str, Record], tier: str,
                  kind: str | None) -> Owner:
     seen = f" (other tiers seen: {', '.join(sorted(others))})" if others else " (no other tier's record of this case)"
     if interpreted(tier):
-        return make_owner("author", "kernel author",
+        return make_owner(OwnerKind.AUTHOR, "kernel author",
                           "fails under Triton's interpreter, whose semantics are the reference" + seen,
                           provisional=True, settle=settle_run(tier))
     if not is_numeric(record) and kind in ("mlir_error",) and comp_stage(record):
         who, name = vendor_of(tier)
         return make_owner(who, name, f"the compiler fails past its frontend ({comp_stage(record)}): "
                           f"{_key(failure_text(record))}" + seen, provisional=True, settle=settle_run(tier))
-    failing = sorted(t for t, r in others.items() if is_failing(r) and r.get("status") != "xfailed")
+    failing = sorted(t for t, r in others.items() if is_failing(r) and r.get("status") != Status.XFAILED)
     # a tier of the same frontend failing alike is no evidence either way, but it is no "another error"
     alike = [t for t in failing if _same_way(record, others[t])]
     differently = [t for t in failing if t not in alike]
     where = f"fails on {tier}" + (f", the same way on {', '.join(alike)}" if alike else "") + \
         (f", and with another error on {', '.join(differently)}" if differently else "") + \
         ("" if failing else " alone")
-    return make_owner("author", "kernel author",
+    return make_owner(OwnerKind.AUTHOR, "kernel author",
                       f"{where}; no tier shows the vendor's tool as the odd one out" + seen,
                       provisional=True, settle=settle_run(tier))
 
 
-def _owner_of_link(link: str, tier: str) -> tuple[str, str]:
-    if "triton-ascend" in link or "Ascend" in link:
-        return "triton-ascend", "triton-ascend"
+def _owner_of_link(link: str, tier: str) -> tuple[OwnerKind, str]:
+    if ASCEND_LINK.search(link):
+        return OwnerKind.TRITON_ASCEND, "triton-ascend"
     if "triton-lang/triton/" in link:
-        return vendor_of(tier) if family(tier) == "triton" else ("triton", "Triton")
-    return "author", "kernel author"
+        return vendor_of(tier) if family(tier) == OwnerKind.TRITON else (OwnerKind.TRITON, "Triton")
+    return OwnerKind.AUTHOR, "kernel author"
 
 
 def _key(text: str) -> str:
