@@ -11,6 +11,7 @@ from typing import Any, cast
 
 from parity.results import Record, Status, read_records
 from parity.seams.versions import package_version
+from parity.triage.tiers import family
 
 RESULTS = "results.jsonl"
 STAGING = ".running"  # parity.run.rundir's staging dir: the final dir is its parent
@@ -115,8 +116,6 @@ def _same_release(record: Record, tier: str, version: str | None, other: str | N
     evidence, then the tier's default dir, then the version matrix's (a case compared across releases would
     blame the kernel for what a release changed). Only within one compiler family: triton-ascend 3.2.0 is
     not upstream Triton 3.2.0."""
-    from parity.triage.decide import family
-
     try:
         return bool(version) and version == other and family(tier) == family(str(record.get("backend")))
     except Exception:  # a tier this parity does not know: no preference

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import parity.triage.evidence as evidence
 from parity.results import Owner, OwnerKind, Record, Status
-from parity.triage.decide import decide, same_way_elsewhere
+from parity.triage.case import same_way_elsewhere
+from parity.triage.decide import decide
 from parity.triage.owner import make_owner
 
 Tagged = tuple[str, str | None, Record]  # (dir label, its compiler release, a record)

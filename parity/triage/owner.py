@@ -29,7 +29,7 @@ SPEC_AUTHOR = "spec author"
 # a vendor owner's evidence starts so when a newer release of the same tier passes the case (later_release.fixed_later)
 FIXED = "fixed in {fixed}; upgrade"
 _FIXED = re.compile(r"^fixed in (\S+); upgrade")
-# a vendor owner's evidence starts so when a spec's known divergence links the vendor's report (decide)
+# a vendor owner's evidence starts so when a spec's known divergence links the vendor's report (rules.known_divergence)
 LINKED = "a known divergence, linked: {link}"
 _LINKED = re.compile(r"^a known divergence, linked: (\S+)")
 

@@ -18,7 +18,8 @@ import parity.triage.interrupt as interrupt
 import parity.triage.library_rule as library_rule
 import parity.triage.source_facts as source_facts
 from parity.results import Owner, OwnerKind, Record, Status
-from parity.triage.decide import decide, is_failing
+from parity.triage.case import is_failing
+from parity.triage.decide import decide
 from parity.triage.limits import LIMITS
 
 # an owner found by a tier limit turns the run's failure into an expected one (as a spec's known divergence

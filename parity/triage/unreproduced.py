@@ -1,7 +1,7 @@
 """A crash or hang that the red-zone tier does not reproduce is not the kernel's.
 
 On a tier that computes, a process that died (or a case cut by the timeout) is first taken for the kernel's own
-stray access (parity.triage.decide: provisional, settled by a tier with red zones). The settling evidence is the
+stray access (parity.triage.rules: provisional, settled by a tier with red zones). The settling evidence is the
 same case, on the same inputs, computed right on a tier whose every tensor lies between red zones
 (parity.run.redzone: the interpreter, ascend-lowered) with no out-of-bounds access found. With it in hand:
 
@@ -30,8 +30,8 @@ TIMEOUT = "timeout"  # the reason pytest-timeout's cut gets (parity.driver.pipel
 
 @dataclass(frozen=True)
 class Settled:
-    """Whose the crash is, for decide's make_owner: who (None: the crashing tier's compiler, as decide names
-    it), name, evidence, limit id."""
+    """Whose the crash is, for the rule red_zone_settles (parity.triage.rules): who (None: the crashing tier's
+    compiler, as tiers.vendor_of names it), name, evidence, limit id."""
 
     who: OwnerKind | None
     name: str
@@ -43,7 +43,7 @@ def hung_or_died(record: Record) -> str | None:
     """How the case ended, in words, where the process died while the kernel ran or a hang was cut; else None."""
     tier = str(record.get("backend"))
     if backend_class(tier).mode == "compile" or (record.get("compile") or {}).get("message"):
-        return None  # a compiler's own abort is its evidence (decide)
+        return None  # a compiler's own abort is its evidence (parity.triage.rules.compiler_aborted)
     if record.get("status") == Status.CRASHED:
         code = (record.get("crash") or {}).get("returncode")
         return f"was killed by signal {-code}" if isinstance(code, int) and code < 0 else "died"
