@@ -36,7 +36,7 @@ def decide(record: Record, others: Mapping[str, Record], source: str = "", libra
     bad_input = input_owner(record)
     if bad_input is not None:  # nothing ran that says anything about the kernel, or any tool: no rule applies
         return bad_input
-    verdict = rules.first_answer(record, CaseEvidence.of(record, others, source))
+    verdict = first_answer(record, CaseEvidence.of(record, others, source))
     if verdict.who in VENDORS and record.get("status") != Status.XFAILED:
         verdict = fixed_later(record, verdict, version, versions or {}) or verdict
     if library is not None:
@@ -46,3 +46,12 @@ def decide(record: Record, others: Mapping[str, Record], source: str = "", libra
             verdict = make_owner(OwnerKind.LIBRARY, library.name, f"{library_why} (parity's library rule)",
                                  provisional=True, settle=verdict.settle)
     return verdict
+
+
+def first_answer(record: Record, seen: CaseEvidence) -> Owner:
+    """The owner the first rule of the table that answers gives (the last, `provisional`, always does)."""
+    for rule in rules.RULES:
+        owner = rule(record, seen)
+        if owner is not None:
+            return owner
+    raise AssertionError("RULES ends with a rule that always answers")

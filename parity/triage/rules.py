@@ -1,5 +1,6 @@
 """The owner rules as data: `RULES`, small named rules tried in order on a failing record; the first that answers
-(an Owner, not None) decides. Each takes the record and its `CaseEvidence` (parity.triage.case).
+(an Owner, not None) decides (parity.triage.decide.first_answer). Each takes the record and its `CaseEvidence`
+(parity.triage.case).
 
 The order (tests/test_triage_rules.py holds RULES to it):
 1. `known_divergence`: a spec's known divergence → its author where they document it, else the vendor it links;
@@ -329,15 +330,6 @@ RULES: tuple[Rule, ...] = (
     config_overflow, fails_the_same_way, missing_environment, red_zone_settles, died_while_running, odd_one_out,
     compiler_aborted, provisional,
 )
-
-
-def first_answer(record: Record, seen: CaseEvidence) -> Owner:
-    """The owner the first rule that answers gives (the last, `provisional`, always does)."""
-    for rule in RULES:
-        owner = rule(record, seen)
-        if owner is not None:
-            return owner
-    raise AssertionError("RULES ends with a rule that always answers")
 
 
 def _owner_of_link(link: str, tier: str) -> tuple[OwnerKind, str]:
