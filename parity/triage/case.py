@@ -12,7 +12,7 @@ from parity.reasons import key_line
 from parity.results import OwnerKind, Record, Status
 from parity.triage.evidence import PASSING
 from parity.triage.limit_fits import failure_text, is_numeric
-from parity.triage.owner import VENDORS
+from parity.triage.owner import VENDORS, owner_of
 from parity.triage.tiers import computes, family, interpreted
 
 FAILING = (Status.FAILED, Status.ERROR, Status.CRASHED, Status.XFAILED)
@@ -99,7 +99,7 @@ def same_way_elsewhere(record: Record, others: Mapping[str, Record]) -> list[str
 def explained(record: Record) -> bool:
     """A record whose failure its own tool explains (a tier limit, a settled vendor verdict) says nothing
     about the kernel."""
-    owner = record.get("owner")
+    owner = owner_of(record)
     return owner is not None and (owner.who in EXPLAINING or (owner.who in VENDORS and not owner.provisional))
 
 

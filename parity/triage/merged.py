@@ -14,7 +14,7 @@ import parity.triage.evidence as evidence
 from parity.results import Owner, OwnerKind, Record, Status
 from parity.triage.case import same_way_elsewhere
 from parity.triage.decide import decide
-from parity.triage.owner import make_owner
+from parity.triage.owner import make_owner, owner_of
 
 Tagged = tuple[str, str | None, Record]  # (dir label, its compiler release, a record)
 
@@ -48,7 +48,7 @@ def retriage(records: Iterable[Record], tagged: list[Tagged] | None = None) -> i
     facts = MergedEvidence(tagged if tagged is not None else [(str(r.get("backend")), None, r) for r in records])
     changed = 0
     for record in records:
-        before = record.get("owner")
+        before = owner_of(record)
         if before is None or record.get("status") == Status.INTERRUPTED:
             continue
         others, versions = facts.others(record), facts.versions(record)

@@ -9,9 +9,10 @@ these predicates, never restate them. The owner is a `parity.results.Owner` in m
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from parity.results import Owner, OwnerKind
+from parity.results import Owner, OwnerKind, Record
 
 VENDORS = (OwnerKind.TRITON, OwnerKind.TRITON_ASCEND)
 
@@ -34,10 +35,26 @@ LINKED = "a known divergence, linked: {link}"
 _LINKED = re.compile(r"^a known divergence, linked: (\S+)")
 
 
+def as_owner(owner: Owner | Mapping[str, Any] | None) -> Owner | None:
+    """The owner as an Owner: a caller's plain mapping (a record not read through parity.results.files, a report's
+    stand-in) is read as results.jsonl's object is, a missing name or evidence as empty; None, {} or an owner
+    whose `who` is None (undecided) is no owner."""
+    if isinstance(owner, Owner):
+        return owner
+    if not owner or owner.get("who") is None:
+        return None
+    return Owner.from_json({"name": "", "evidence": "", **owner})
+
+
+def owner_of(record: Record) -> Owner | None:
+    """The owner a record carries, as an Owner (as_owner), or None."""
+    return as_owner(record.get("owner"))
+
+
 def _vendor(owner: Owner | None) -> Owner | None:
     """The owner where it is a vendor's, else None."""
-    if owner is not None and not isinstance(owner, Owner):  # a caller's plain mapping: read as results.jsonl's
-        owner = Owner.from_json({"name": "", "evidence": "", **owner}) if owner.get("who") in VENDORS else None
+    if owner is not None and not isinstance(owner, Owner):  # a caller's plain mapping, of any owner kind
+        owner = as_owner(owner) if owner.get("who") in VENDORS else None
     return owner if owner is not None and owner.who in VENDORS else None
 
 

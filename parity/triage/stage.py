@@ -21,6 +21,7 @@ from parity.results import Owner, OwnerKind, Record, Status
 from parity.triage.case import is_failing
 from parity.triage.decide import decide
 from parity.triage.limits import LIMITS
+from parity.triage.owner import owner_of
 
 # an owner found by a tier limit turns the run's failure into an expected one (as a spec's known divergence
 # would): these owners, on these suites' statuses
@@ -130,7 +131,7 @@ def expect(record: Record, verdict: Owner) -> None:
 
 def limit_owned(record: Record) -> bool:
     """A record `expect` turned into an expected failure: its repro folder holds TIER.md alone."""
-    owner = record.get("owner")
+    owner = owner_of(record)
     known = record.get("known_divergence")
     return (record.get("status") == Status.XFAILED and owner is not None and owner.who in LIMIT_OWNERS
             and bool(owner.limit) and known is not None and known.get("expected_by", "") is None)
