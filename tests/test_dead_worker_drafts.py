@@ -37,14 +37,14 @@ def _conclude(tmp_path: Path, interpret_passed: bool) -> tuple[dict[str, Any], l
 
 def test_a_spin_lock_the_red_zone_tier_computed_gets_no_author_draft(tmp_path):
     record, attached = _conclude(tmp_path, interpret_passed=True)
-    assert record["owner"]["who"] == "tier" and record["owner"]["limit"] == "lowered-spin-lock"
+    assert record["owner"].who == "tier" and record["owner"].limit == "lowered-spin-lock"
     assert attached == []
 
 
 def test_a_crash_nothing_settles_keeps_its_author_draft(tmp_path):
     # control: with no red-zone tier's record the crash stays the author's (provisional), with AUTHOR.md
     record, attached = _conclude(tmp_path, interpret_passed=False)
-    assert record["owner"]["who"] == "author" and record["owner"]["provisional"]
+    assert record["owner"].who == "author" and record["owner"].provisional
     assert attached == ["launch=0"]
 
 
@@ -60,4 +60,4 @@ def test_the_interpreters_replay_of_its_own_recording_settles_the_spin_lock_too(
     crashed = {**_crashed(), "replay": {"recorded_on": "interpret"}}
     pipeline.conclude_dead_worker(session, crashed, None, None)  # type: ignore[arg-type]
     owner = stored[0]["owner"]
-    assert owner["limit"] == "lowered-spin-lock" and "interpret ran the same case to its end" in owner["evidence"]
+    assert owner.limit == "lowered-spin-lock" and "interpret ran the same case to its end" in owner.evidence

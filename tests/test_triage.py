@@ -34,8 +34,8 @@ def test_the_same_wrong_values_on_two_tiers_are_the_authors_on_both():
     interp, lowered = numeric("interpret"), numeric("ascend-lowered")
     for mine, other in ((interp, lowered), (lowered, interp)):
         owner = decide(mine, {other["backend"]: other})
-        assert owner["who"] == "author" and not owner["provisional"], owner
-        assert "fail the same way" in owner["evidence"] and "[3]" in owner["evidence"]
+        assert owner.who == "author" and not owner.provisional, owner
+        assert "fail the same way" in owner.evidence and "[3]" in owner.evidence
         assert plan_drafts({"owner": owner}).kind == "author"
 
 
@@ -48,48 +48,48 @@ def test_the_same_error_on_two_compilers_is_the_authors_and_two_different_errors
     upstream = errored("cuda-compile", f"triton.compiler.errors.CompilationError: at 4:12: {cause}")
     ascend = errored("ascend-compile", cause.replace("2", "4"))  # the numbers may differ, the message not
     owner = decide(upstream, {"ascend-compile": ascend})
-    assert owner["who"] == "author" and "fail the same way" in owner["evidence"], owner
+    assert owner.who == "author" and "fail the same way" in owner.evidence, owner
     # negative control: each compiler fails with its own error: no "same way", so no author verdict from it
     other = errored("ascend-compile", "RuntimeError: bishengir-compile failed: 'hivm.hir.vbrc' op operand #0 "
                                       "must be ub memref")
     owner = decide(upstream, {"ascend-compile": other})
-    assert "fail the same way" not in owner["evidence"] and owner["provisional"], owner
-    assert "with another error on ascend-compile" in owner["evidence"]
-    assert "fail the same way" not in decide(other, {"cuda-compile": upstream})["evidence"]
+    assert "fail the same way" not in owner.evidence and owner.provisional, owner
+    assert "with another error on ascend-compile" in owner.evidence
+    assert "fail the same way" not in decide(other, {"cuda-compile": upstream}).evidence
 
 
 def test_a_removed_upstream_api_is_the_authors_to_port_and_names_the_removal():
     text = ("triton.runtime.errors.InterpreterError: NotImplementedError('Block pointers have been removed in "
             "favor of the tensor descriptor API')")
     owner = decide(errored("interpret", text), {"cuda-compile": errored("cuda-compile", text)})
-    assert owner["who"] == "author" and not owner["provisional"] and owner["limit"] == "upstream-block-ptr-removed"
-    assert "tensor descriptor" in owner["evidence"] and "pull/6847" in owner["evidence"]
+    assert owner.who == "author" and not owner.provisional and owner.limit == "upstream-block-ptr-removed"
+    assert "tensor descriptor" in owner.evidence and "pull/6847" in owner.evidence
     assert plan_drafts({"owner": owner}).kind == "author"  # no vendor draft for a deliberate removal
     # negative controls: another error on the same tier, and the same text on a tier whose language keeps them
-    assert decide(errored("interpret", "TypeError: cannot add pointers together"), {}).get("limit") is None
-    assert decide(errored("ascend-lowered", text), {}).get("limit") != "upstream-block-ptr-removed"
+    assert decide(errored("interpret", "TypeError: cannot add pointers together"), {}).limit is None
+    assert decide(errored("ascend-lowered", text), {}).limit != "upstream-block-ptr-removed"
 
 
 def test_a_lowering_divergence_where_the_interpreter_agrees_with_the_reference_is_triton_ascends():
     owner = decide(numeric("ascend-lowered"), {"interpret": {**PASS, "backend": "interpret"}})
-    assert owner["who"] == "triton-ascend" and not owner["provisional"]
+    assert owner.who == "triton-ascend" and not owner.provisional
     plan = plan_drafts({"owner": owner})
     assert plan.kind == "vendor" and plan.trackers == ["triton-ascend"]  # no second draft without "also"
     # negative control: the interpreter fails too, so no vendor is the odd one out
-    assert decide(numeric("ascend-lowered"), {"interpret": numeric("interpret")})["who"] == "author"
+    assert decide(numeric("ascend-lowered"), {"interpret": numeric("interpret")}).who == "author"
 
 
 def test_only_the_interpreter_differing_from_a_gpu_is_the_interpreters():
     owner = decide(numeric("interpret"), {"cuda": {**PASS, "backend": "cuda"}})
-    assert (owner["who"], owner["name"]) == ("triton", "Triton interpreter")
+    assert (owner.who, owner.name) == ("triton", "Triton interpreter")
 
 
 def test_a_single_tier_verdict_is_provisional_and_names_the_run_that_settles_it():
     owner = decide(numeric("ascend-lowered"), {})
-    assert owner["provisional"] and "interpret" in owner["settle"]
+    assert owner.provisional and "interpret" in owner.settle
     assert plan_drafts({"owner": owner}).kind == "author"  # never a vendor draft without evidence
     vendor_guess = decide(compiled("ascend-compile", False, "error: x", "mlir_error", "ttir"), {})
-    assert vendor_guess["who"] == "triton-ascend" and vendor_guess["provisional"]
+    assert vendor_guess.who == "triton-ascend" and vendor_guess.provisional
     assert plan_drafts({"owner": vendor_guess}).kind == "author"
 
 
@@ -98,24 +98,24 @@ def test_a_compile_error_on_code_upstream_compiles_is_triton_ascends():
            "%5 = tt.load %4 : tensor<16x!tt.ptr<f32>> -> tensor<16xf32>\n" * 3)
     owner = decide(compiled("ascend-compile", False, msg, "mlir_error", "ttir"),
                    {"cuda-compile": compiled("cuda-compile", True)})
-    assert owner["who"] == "triton-ascend" and not owner["provisional"]
-    assert "expected offsets to be non-negative, but got -16" in owner["evidence"]
+    assert owner.who == "triton-ascend" and not owner.provisional
+    assert "expected offsets to be non-negative, but got -16" in owner.evidence
 
 
 def test_upstream_language_restrictions_are_the_authors_not_tritons():
     erf = compiled("cuda-compile", False, "at 3:20:\nExpected dtype ['fp32', 'fp64'] but got fp16", "unsupported")
     owner = decide(erf, {"ascend-compile": compiled("ascend-compile", True)}, "y = tl.erf(x)")
-    assert owner["who"] == "author" and owner["limit"] == "upstream-erf-fp32-only"
+    assert owner.who == "author" and owner.limit == "upstream-erf-fp32-only"
     tup = compiled("cuda-compile", False, "cannot convert [...] of type <class 'triton.language.core.tuple'> to "
                    "tensor", "unsupported")
     owner = decide(tup, {"ascend-compile": compiled("ascend-compile", True)}, "b = tl.broadcast(a, a)")
-    assert owner["who"] == "author" and owner["limit"] == "upstream-tuple-store"
+    assert owner.who == "author" and owner.limit == "upstream-tuple-store"
     # an upstream frontend error with no documented rule, where triton-ascend compiles it: still not Triton's
     other = compiled("cuda-compile", False, "some frontend complaint", "unsupported")
-    assert decide(other, {"ascend-compile": compiled("ascend-compile", True)})["who"] == "author"
+    assert decide(other, {"ascend-compile": compiled("ascend-compile", True)}).who == "author"
     # control: a backend crash past the frontend where Ascend compiles is Triton's
     crash = compiled("cuda-compile", False, "LLVM ERROR: bad", "mlir_error", "llir")
-    assert decide(crash, {"ascend-compile": compiled("ascend-compile", True)})["who"] == "triton"
+    assert decide(crash, {"ascend-compile": compiled("ascend-compile", True)}).who == "triton"
 
 
 def test_tier_limits_are_the_tiers_and_get_a_note_not_a_draft():
@@ -123,16 +123,16 @@ def test_tier_limits_are_the_tiers_and_get_a_note_not_a_draft():
                         "boolean (i1) tile")
     declined.update(status="error", compile=None)
     owner = decide(declined, {})
-    assert owner["who"] == "tier" and owner["limit"] == "lowered-cumsum-i1"
+    assert owner.who == "tier" and owner.limit == "lowered-cumsum-i1"
     assert plan_drafts({"owner": owner}).kind == "tier"
     # the tier now ships the bf16 builtins the host lacks: that limit has retired itself
     assert not next(x for x in lim.LIMITS if x.id == "lowered-truncsfbf2").holds()
     # a wrong cumsum on the lowered tier alone is no tier limit (its stand-in follows triton-ascend): provisional
     cumsum = numeric("ascend-lowered")
     owner = decide(cumsum, {}, "b = tl.cumsum(x, 0)")
-    assert owner["who"] != "tier" and owner["provisional"]
+    assert owner.who != "tier" and owner.provisional
     # negative control: the same wrong values under the interpreter make it the kernel's
-    assert decide(cumsum, {"interpret": numeric("interpret")}, "b = tl.cumsum(x, 0)")["who"] == "author"
+    assert decide(cumsum, {"interpret": numeric("interpret")}, "b = tl.cumsum(x, 0)").who == "author"
 
 
 def test_libdevice_under_the_interpreter_is_the_tiers_and_does_not_make_ascend_s_failure_the_authors():
@@ -145,27 +145,27 @@ def test_libdevice_under_the_interpreter_is_the_tiers_and_does_not_make_ascend_s
     lowered = {**compiled("ascend-lowered", False, text), "status": "error", "compile": None}
     built = {**compiled("cuda-compile", True), "backend": "cuda-compile"}
     owner = decide(interp, {"cuda-compile": built}, source)  # the interpreter's run, before the Ascend tier's
-    assert (owner["who"], owner["limit"]) == ("tier", "interpret-libdevice"), owner
+    assert (owner.who, owner.limit) == ("tier", "interpret-libdevice"), owner
     interp["owner"] = owner
     vendor = decide(lowered, {"interpret": interp, "cuda-compile": built}, source)
-    assert vendor["who"] == "triton-ascend" and "cuda-compile" in vendor["evidence"], vendor
+    assert vendor.who == "triton-ascend" and "cuda-compile" in vendor.evidence, vendor
     # with the module it came from (as parity's extracted source writes it), the bug is the one already reported:
     # the vendor's, and a note pointing at the report rather than a fresh draft
     imported = "import triton.language.extra.libdevice as libdevice\n" + source
     known = decide(lowered, {"interpret": interp, "cuda-compile": built}, imported)
-    assert (known["who"], known["limit"]) == ("triton-ascend", "ascend-generic-libdevice"), known
-    assert "triton-ascend/issues/2363" in known["evidence"] and plan_drafts({"owner": known}).kind == "tier"
+    assert (known.who, known.limit) == ("triton-ascend", "ascend-generic-libdevice"), known
+    assert "triton-ascend/issues/2363" in known.evidence and plan_drafts({"owner": known}).kind == "tier"
     # negative controls: triton-ascend's own libdevice is no such bug; the same None on an upstream tier too is
     # the kernel's
     own = imported.replace("triton.language.extra.libdevice", "triton.language.extra.ascend.libdevice")
-    assert decide(lowered, {"interpret": interp, "cuda-compile": built}, own).get("limit") is None
+    assert decide(lowered, {"interpret": interp, "cuda-compile": built}, own).limit is None
     upstream = {**built, "status": "failed", "reason": text, "compile": {"ok": False, "message": text}}
-    assert decide(lowered, {"cuda-compile": upstream}, imported)["who"] == "author"
+    assert decide(lowered, {"cuda-compile": upstream}, imported).who == "author"
     # negative controls: no libdevice in the source is no such limit; and without the limit's verdict on the
     # interpreter's record the two tiers fail the same way (the author's)
-    assert decide(interp, {}, "tl.store(y + o, 1.0 + tl.erf(tl.load(x + o)))").get("limit") != "interpret-libdevice"
+    assert decide(interp, {}, "tl.store(y + o, 1.0 + tl.erf(tl.load(x + o)))").limit != "interpret-libdevice"
     del interp["owner"]
-    assert decide(lowered, {"interpret": interp, "cuda-compile": built}, source)["who"] == "author"
+    assert decide(lowered, {"interpret": interp, "cuda-compile": built}, source).who == "author"
 
 
 def test_the_known_triton_ascend_libdevice_bug_retires_once_its_backend_maps_the_module(monkeypatch):
@@ -213,10 +213,10 @@ def test_a_library_kernel_hands_the_authors_verdict_to_its_library():
         name = "FlagGems"
 
     owner = decide(numeric("interpret"), {"ascend-lowered": numeric("ascend-lowered")}, library=Lib())
-    assert (owner["who"], owner["name"]) == ("library", "FlagGems")
+    assert (owner.who, owner.name) == ("library", "FlagGems")
     # the vendor's verdict stays the vendor's
     owner = decide(numeric("ascend-lowered"), {"interpret": {**PASS, "backend": "interpret"}}, library=Lib())
-    assert owner["who"] == "triton-ascend"
+    assert owner.who == "triton-ascend"
 
 
 def test_key_line_keeps_the_compilers_error_not_dumps():
@@ -247,12 +247,12 @@ def test_sibling_results_dirs_are_the_evidence_and_the_report_step_retriages(tmp
     dirs = sibling_dirs(tmp_path / "ascend-lowered" / ".running")
     assert [d.name for d in dirs] == ["interpret"]
     others = others_for(mine, dirs)
-    assert set(others) == {"interpret"} and decide(mine, others)["who"] == "author"
+    assert set(others) == {"interpret"} and decide(mine, others).who == "author"
     # the report step: a provisional vendor guess made alone becomes the author's once the dirs are merged
     alone = {**compiled("ascend-compile", False, "error: x", "mlir_error", "ttir")}
     alone["owner"] = decide(alone, {})
     upstream = compiled("cuda-compile", False, "error: x", "mlir_error", "ttir")
-    assert retriage([alone, upstream]) >= 1 and alone["owner"]["who"] == "author"
+    assert retriage([alone, upstream]) >= 1 and alone["owner"].who == "author"
 
 
 def test_an_import_path_in_a_clone_named_parity_is_not_machinery(tmp_path):
@@ -301,9 +301,9 @@ def test_where_classes_have_their_controls():
 def test_a_dead_run_process_is_not_a_compiler_verdict_but_a_dead_compiler_is():
     died = {"backend": "interpret", "kernel": "k", "case": "N=8", "status": "crashed", "params": {},
             "reason": "the worker process died: signal SIGSEGV"}
-    assert decide(died, {})["who"] == "author" and decide(died, {})["provisional"]
+    assert decide(died, {}).who == "author" and decide(died, {}).provisional
     crash = compiled("cuda-compile", False, "Segmentation fault", "crash", None)
-    assert decide(crash, {})["who"] == "triton" and not decide(crash, {})["provisional"]
+    assert decide(crash, {}).who == "triton" and not decide(crash, {}).provisional
 
 
 def test_a_sibling_results_dir_of_another_schema_is_no_evidence_and_no_raise(tmp_path):
@@ -326,8 +326,8 @@ def test_a_compiler_crash_that_a_newer_release_passes_is_fixed_there_and_gets_no
     old = compiled("cuda-compile", False, LINEAR_LAYOUT, "crash", "ttgir")
     newer = {"3.8.0": compiled("cuda-compile", True), "3.9.0": compiled("cuda-compile", True)}
     owner = decide(old, {}, version="3.2.0", versions=newer)
-    assert (owner["who"], owner["provisional"]) == ("triton", False)
-    assert owner["evidence"].startswith("fixed in 3.8.0; upgrade") and "LinearLayout" in owner["evidence"]
+    assert (owner.who, owner.provisional) == ("triton", False)
+    assert owner.evidence.startswith("fixed in 3.8.0; upgrade") and "LinearLayout" in owner.evidence
     assert plan_drafts({"owner": owner}).kind == "tier"  # a note to upgrade, never a fresh ISSUE.md
     from parity.triage.drafts import render_tier
 
@@ -338,7 +338,7 @@ def test_a_compiler_crash_that_a_newer_release_passes_is_fixed_there_and_gets_no
     for versions in ({"3.9.0": compiled("cuda-compile", False, LINEAR_LAYOUT, "crash", "ttgir")},
                      {"3.1.0": compiled("cuda-compile", True)}):
         live = decide(old, {}, version="3.2.0", versions=versions)
-        assert live["who"] == "triton" and not live["evidence"].startswith("fixed in")
+        assert live.who == "triton" and not live.evidence.startswith("fixed in")
         plan = plan_drafts({"owner": live})
         assert (plan.kind, plan.trackers) == ("vendor", ["triton"])
 
@@ -360,10 +360,10 @@ def test_the_report_step_and_a_matrix_run_find_the_fix_in_the_newer_releases_res
         records[label] = [r]
     monkeypatch.setattr(evidence, "installed_version", lambda: "3.2.0")  # the matrix session's own triton
     old = records["cuda-compile@triton-3.2.0"][0]
-    assert triage(old, RunEvidence(tmp_path / label))["evidence"].startswith("fixed in 3.8.0")
+    assert triage(old, RunEvidence(tmp_path / label)).evidence.startswith("fixed in 3.8.0")
     old["owner"] = decide(old, {})  # as if the newer dir had not been there at run time
     assert annotate(records, {label: tmp_path / label for label in dirs}) == 1
-    assert old["owner"]["evidence"].startswith("fixed in 3.8.0; upgrade")
+    assert old["owner"].evidence.startswith("fixed in 3.8.0; upgrade")
 
 
 def test_other_tiers_are_read_at_the_records_own_release_and_only_within_its_compiler_family(tmp_path):
@@ -397,12 +397,12 @@ def test_other_tiers_are_read_at_the_records_own_release_and_only_within_its_com
 def test_a_device_out_of_memory_at_run_time_is_the_environments_not_the_authors(reason):
     record = {**numeric("cuda", status="error"), "reason": reason, "metrics": None}
     owner = decide(record, {})
-    assert owner["who"] == "environment" and "alone" in owner["evidence"], owner
+    assert owner.who == "environment" and "alone" in owner.evidence, owner
     assert plan_drafts({"owner": owner}).kind != "vendor"
     # negative control: a config the GPU cannot hold (shared memory) stays the author's
     held = {**record, "reason": "OutOfResources: out of resource: shared memory, Required: 262144, "
                                 "Hardware limit: 232448"}
-    assert decide(held, {})["who"] == "author"
+    assert decide(held, {}).who == "author"
 
 
 def test_a_case_its_own_author_documents_is_theirs_and_drafts_nothing():
@@ -412,13 +412,13 @@ def test_a_case_its_own_author_documents_is_theirs_and_drafts_nothing():
               "status": "xfailed", "known_divergence": known,
               "finding_of": {"name": "triton-ascend tests", "repo": "https://github.com/Ascend/triton-ascend"}}
     owner = decide(record, {})
-    assert (owner["who"], owner["name"]) == ("library", "triton-ascend tests")
-    assert "expected by triton-ascend's own test" in owner["evidence"]
+    assert (owner.who, owner.name) == ("library", "triton-ascend tests")
+    assert "expected by triton-ascend's own test" in owner.evidence
     assert plan_drafts({**record, "owner": owner}).kind == "none"
     # negative control: the same divergence without its author's word is the linked compiler's, with a note
     # pointing at the link (TIER.md), never a draft inviting a new report
     compilers = {**record, "known_divergence": {**known, "expected_by": None}}
-    assert decide(compilers, {})["who"] == "triton-ascend"
+    assert decide(compilers, {}).who == "triton-ascend"
     assert plan_drafts({**compilers, "owner": decide(compilers, {})}).kind == "tier"
 
 
@@ -429,13 +429,13 @@ def test_a_library_fallback_for_a_module_the_installed_triton_ascend_lacks_is_th
     library = {"name": "FlagGems", "version": "5.0.2", "missing": ["triton.language.extra.cann"]}
     record = {**numeric("ascend-lowered", status="error"), "reason": reason, "metrics": None, "library": library}
     owner = decide(record, {})
-    assert (owner["who"], owner["name"]) == ("environment", "triton-ascend version"), owner
-    assert "313dccecfc36" in owner["evidence"] and "NoneType" in owner["evidence"], owner
+    assert (owner.who, owner.name) == ("environment", "triton-ascend version"), owner
+    assert "313dccecfc36" in owner.evidence and "NoneType" in owner.evidence, owner
     assert plan_drafts({**record, "owner": owner}).kind == "tier"  # a note, no draft to FlagGems or triton-ascend
     # negative controls: nothing missing; a failure that is no None value (wrong results); an upstream tier
-    assert decide({**record, "library": {**library, "missing": []}}, {})["who"] != "environment"
-    assert decide({**numeric("ascend-lowered"), "library": library}, {})["who"] != "environment"
-    assert decide({**record, "backend": "cuda-compile"}, {})["who"] != "environment"
+    assert decide({**record, "library": {**library, "missing": []}}, {}).who != "environment"
+    assert decide({**numeric("ascend-lowered"), "library": library}, {}).who != "environment"
+    assert decide({**record, "backend": "cuda-compile"}, {}).who != "environment"
 
 
 def test_a_launch_option_newer_than_the_installed_triton_ascend_is_the_environments():
@@ -444,12 +444,12 @@ def test_a_launch_option_newer_than_the_installed_triton_ascend_is_the_environme
     record = {**numeric("ascend-lowered", status="error"), "reason": reason, "metrics": None,
               "finding_of": {"name": "fla", "repo": "https://github.com/fla-org/flash-linear-attention"}}
     owner = decide(record, {})
-    assert owner["who"] == "environment" and "fcfe7e710b2b" in owner["evidence"], owner
+    assert owner.who == "environment" and "fcfe7e710b2b" in owner.evidence, owner
     assert plan_drafts({**record, "owner": owner}).kind == "tier"  # a note: neither fla's nor triton-ascend's bug
     # negative controls: an option no triton-ascend has, and the same option on an upstream tier
     unknown = {**record, "reason": reason.replace("enable_ubuf_saving", "enable_foo")}
-    assert decide(unknown, {})["who"] != "environment"
-    assert decide({**record, "backend": "cuda-compile"}, {})["who"] != "environment"
+    assert decide(unknown, {}).who != "environment"
+    assert decide({**record, "backend": "cuda-compile"}, {}).who != "environment"
 
 
 def test_a_known_divergence_linking_the_vendors_report_gets_a_note_with_the_link_not_a_new_draft(tmp_path):
@@ -462,7 +462,7 @@ def test_a_known_divergence_linking_the_vendors_report_gets_a_note_with_the_link
               "status": "xfailed", "known_divergence": {"reason": "masked lanes below the base", "link": link,
                                                         "expected_by": None}}
     record["owner"] = decide(record, {})
-    assert record["owner"]["who"] == "triton-ascend" and plan_drafts(record).kind == "tier"
+    assert record["owner"].who == "triton-ascend" and plan_drafts(record).kind == "tier"
     files = write_drafts(tmp_path, record, "ascend-compile", "python repro.py", lambda t: "File at: new", {})
     assert files == ["TIER.md"]
     note = (tmp_path / "TIER.md").read_text()
@@ -470,24 +470,24 @@ def test_a_known_divergence_linking_the_vendors_report_gets_a_note_with_the_link
     # negative control: the same failure without the link is the vendor's own finding, drafted to it
     fresh = {**compiled("ascend-compile", False, "expected offsets to be non-negative, but got -16")}
     fresh["owner"] = decide(fresh, {"cuda-compile": {**compiled("cuda-compile", True)}})
-    assert fresh["owner"]["who"] == "triton-ascend" and plan_drafts(fresh).kind == "vendor", fresh["owner"]
+    assert fresh["owner"].who == "triton-ascend" and plan_drafts(fresh).kind == "vendor", fresh["owner"]
 
 
 def test_an_interpreter_builder_gap_is_the_interpreters_with_its_link_not_the_authors():
     gap = errored("interpret", "InterpreterError: AttributeError(\"'InterpreterBuilder' object has no attribute "
                                "'get_bf16'\")")
     owner = decide(gap, {})
-    assert (owner["who"], owner["limit"], owner["provisional"]) == ("tier", "interpret-builder-gap", False), owner
-    assert "triton/runtime/interpreter.py" in owner["evidence"] and plan_drafts({"owner": owner}).kind == "tier"
+    assert (owner.who, owner.limit, owner.provisional) == ("tier", "interpret-builder-gap", False), owner
+    assert "triton/runtime/interpreter.py" in owner.evidence and plan_drafts({"owner": owner}).kind == "tier"
     semantic = errored("interpret", "InterpreterError: NotImplementedError('inline_asm not supported in interpreter "
                                     "mode')")
-    assert decide(semantic, {})["limit"] == "interpret-builder-gap"
+    assert decide(semantic, {}).limit == "interpret-builder-gap"
     # negative controls: the kernel's own attribute error under the interpreter, and the builder's message on
     # another tier, are no gap of the interpreter
     own = errored("interpret", "InterpreterError: AttributeError(\"'tensor' object has no attribute 'foo'\")")
-    assert decide(own, {}).get("limit") is None and decide(own, {})["who"] == "author"
+    assert decide(own, {}).limit is None and decide(own, {}).who == "author"
     elsewhere = {**gap, "backend": "ascend-lowered"}
-    assert decide(elsewhere, {}).get("limit") != "interpret-builder-gap"
+    assert decide(elsewhere, {}).limit != "interpret-builder-gap"
 
 
 def test_a_tensor_method_on_a_float_argument_under_the_interpreter_is_the_interpreters_not_the_library():
@@ -500,12 +500,12 @@ def test_a_tensor_method_on_a_float_argument_under_the_interpreter_is_the_interp
     interp = errored("interpret", "InterpreterError: AttributeError(\"'float' object has no attribute 'to'\")")
     built = {**compiled("cuda-compile", True), "backend": "cuda-compile"}
     owner = decide(interp, {"cuda-compile": built}, source, library=Lib())
-    assert (owner["who"], owner["limit"], owner["provisional"]) == ("tier", "interpret-float-arg", False), owner
+    assert (owner.who, owner.limit, owner.provisional) == ("tier", "interpret-float-arg", False), owner
     # negative controls: the same error on a tier that compiles is not the interpreter's; nor is another object's
     elsewhere = {**interp, "backend": "ascend-lowered"}
-    assert decide(elsewhere, {"cuda-compile": built}, source).get("limit") != "interpret-float-arg"
+    assert decide(elsewhere, {"cuda-compile": built}, source).limit != "interpret-float-arg"
     tensor = errored("interpret", "InterpreterError: AttributeError(\"'tensor' object has no attribute 'foo'\")")
-    assert decide(tensor, {"cuda-compile": built}, source).get("limit") is None
+    assert decide(tensor, {"cuda-compile": built}, source).limit is None
 
 
 def test_a_tensor_method_on_a_loop_variable_under_the_interpreter_is_the_interpreters_not_the_author():
@@ -515,15 +515,15 @@ def test_a_tensor_method_on_a_loop_variable_under_the_interpreter_is_the_interpr
     interp = errored("interpret", "InterpreterError: AttributeError(\"'int' object has no attribute 'to'\")")
     built = {**compiled("cuda-compile", True), "backend": "cuda-compile"}
     owner = decide(interp, {"cuda-compile": built}, source)
-    assert (owner["who"], owner["limit"], owner["provisional"]) == ("tier", "interpret-loop-var", False), owner
+    assert (owner.who, owner.limit, owner.provisional) == ("tier", "interpret-loop-var", False), owner
     # negative controls: the same error on a tier that compiles is not the interpreter's; nor one where no loop
     # variable has a method called on it (an int the kernel made itself), nor a static_range's constexpr variable
     elsewhere = {**interp, "backend": "ascend-lowered"}
-    assert decide(elsewhere, {"cuda-compile": built}, source).get("limit") != "interpret-loop-var"
+    assert decide(elsewhere, {"cuda-compile": built}, source).limit != "interpret-loop-var"
     own = "n = 4\n    for i in range(n):\n        acc += i\n    m = n.to(tl.int64)\n"
-    assert decide(interp, {"cuda-compile": built}, own).get("limit") != "interpret-loop-var"
+    assert decide(interp, {"cuda-compile": built}, own).limit != "interpret-loop-var"
     static = "for i in tl.static_range(4):\n        j = i.to(tl.int64)\n"
-    assert decide(interp, {"cuda-compile": built}, static).get("limit") != "interpret-loop-var"
+    assert decide(interp, {"cuda-compile": built}, static).limit != "interpret-loop-var"
 
 
 def test_flaggems_generated_kernels_under_the_interpreter_meet_its_limits_not_flaggems():
@@ -536,24 +536,24 @@ def test_flaggems_generated_kernels_under_the_interpreter_meet_its_limits_not_fl
                                   "@triton.jit ? (`_semantic` argument must be provided outside of JIT "
                                   "functions.)')\")")
     libdevice = "from triton.language.extra.cuda.libdevice import erf\n    y = erf(x)"
-    assert decide(forgot, {"cuda-compile": built}, libdevice)["limit"] == "interpret-libdevice"
+    assert decide(forgot, {"cuda-compile": built}, libdevice).limit == "interpret-libdevice"
     nested = errored("interpret", "InterpreterError: InterpreterError('AttributeError(\"\\'InterpreterBuilder\\' "
                                   "object has no attribute \\'get_bf16\\'\")')")
-    assert decide(nested, {})["limit"] == "interpret-builder-gap"
+    assert decide(nested, {}).limit == "interpret-builder-gap"
     # nested quotes in any limit's message: FlagGems' pow passes its float exponent, which the interpreter keeps a float
     floated = errored("interpret", "InterpreterError: InterpreterError('AttributeError(\"\\'float\\' object has no "
                                    "attribute \\'to\\'\")')")
-    assert decide(floated, {"cuda-compile": built}, "y = s.to(tl.float32)")["limit"] == "interpret-float-arg"
+    assert decide(floated, {"cuda-compile": built}, "y = s.to(tl.float32)").limit == "interpret-float-arg"
     # a tl.dtype handed to a jit helper (FlagGems' get_dtype_min: `dtype.value`) is a constexpr only when compiled
     dtype = errored("interpret", "InterpreterError: InterpreterError('AttributeError(\"\\'dtype\\' object has no "
                                  "attribute \\'value\\'\")')")
     owner = decide(dtype, {"cuda-compile": built}, "dtype_ = dtype.value")
-    assert (owner["who"], owner["limit"], owner["provisional"]) == ("tier", "interpret-constexpr-arg", False), owner
-    assert decide({**dtype, "backend": "ascend-lowered"}, {}).get("limit") != "interpret-constexpr-arg"
+    assert (owner.who, owner.limit, owner.provisional) == ("tier", "interpret-constexpr-arg", False), owner
+    assert decide({**dtype, "backend": "ascend-lowered"}, {}).limit != "interpret-constexpr-arg"
     # negative controls: the same errors on another tier, and a plain Python helper the author forgot to jit (no
     # libdevice), are no limit of the interpreter
-    assert decide(forgot, {"cuda-compile": built}, "def helper(x):\n    return tl.exp(x)").get("limit") is None
-    assert decide({**nested, "backend": "ascend-lowered"}, {}).get("limit") != "interpret-builder-gap"
+    assert decide(forgot, {"cuda-compile": built}, "def helper(x):\n    return tl.exp(x)").limit is None
+    assert decide({**nested, "backend": "ascend-lowered"}, {}).limit != "interpret-builder-gap"
 
 
 def test_a_block_pointers_element_type_on_triton_3_8_is_the_authors_to_port():
@@ -562,11 +562,11 @@ def test_a_block_pointers_element_type_on_triton_3_8_is_the_authors_to_port():
     text = "AttributeError: '_aggregate_type' object has no attribute 'element_ty'"
     source = "q = tl.make_block_ptr(y, (n,), (1,), (0,), (B,), order=(0,))\ntl.store(q, v.to(q.type.element_ty))"
     owner = decide(errored("interpret", text), {"cuda-compile": errored("cuda-compile", text)}, source)
-    assert (owner["who"], owner["limit"], owner["provisional"]) == ("author", "upstream-block-ptr-emulated", False)
-    assert "pull/9667" in owner["evidence"]
+    assert (owner.who, owner.limit, owner.provisional) == ("author", "upstream-block-ptr-emulated", False)
+    assert "pull/9667" in owner.evidence
     # negative controls: no block pointer in the source, and a tier whose language keeps block pointers
-    assert decide(errored("interpret", text), {}, "x = tl.load(p)").get("limit") is None
-    assert decide(errored("ascend-lowered", text), {}, source).get("limit") != "upstream-block-ptr-emulated"
+    assert decide(errored("interpret", text), {}, "x = tl.load(p)").limit is None
+    assert decide(errored("ascend-lowered", text), {}, source).limit != "upstream-block-ptr-emulated"
 
 
 def _rank_mismatch(line: str, value: str, pointer: str) -> str:
@@ -583,10 +583,10 @@ def test_a_store_of_a_lower_rank_value_is_the_languages_version_never_triton_asc
     built = {**PASS, "backend": "cuda-compile"}
     for tier in ("ascend-compile", "ascend-lowered"):
         owner = decide(errored(tier, text), {"cuda-compile": built})
-        assert (owner["who"], owner["limit"], owner["provisional"]) == ("author", "store-value-rank", False), owner
-        assert "pull/8661" in owner["evidence"] and plan_drafts({"owner": owner}).kind == "author"
+        assert (owner.who, owner.limit, owner.provisional) == ("author", "store-value-rank", False), owner
+        assert "pull/8661" in owner.evidence and plan_drafts({"owner": owner}).kind == "author"
     # the same frontend on an older upstream (the version matrix's Triton 3.2.0) is the same rule
-    assert decide(errored("interpret", text), {}).get("limit") == "store-value-rank"
+    assert decide(errored("interpret", text), {}).limit == "store-value-rank"
     # negative controls: a value of higher rank than its pointer is wrong on every version, a rank mismatch in
     # another operation is no store's, and without the caret's line nothing says where it was raised
     higher = _rank_mismatch(store, "32, 32, 32", "32, 32")
@@ -594,8 +594,8 @@ def test_a_store_of_a_lower_rank_value_is_the_languages_version_never_triton_asc
     bare = "ValueError('Cannot broadcast, rank mismatch: [1, 32], [32, 32, 32]')"
     for wrong in (higher, other_op, bare):
         owner = decide(errored("ascend-compile", wrong), {"cuda-compile": built})
-        assert owner.get("limit") != "store-value-rank", (wrong, owner)
-    assert decide(errored("ascend-compile", other_op), {"cuda-compile": built})["who"] == "triton-ascend"
+        assert owner.limit != "store-value-rank", (wrong, owner)
+    assert decide(errored("ascend-compile", other_op), {"cuda-compile": built}).who == "triton-ascend"
 
 
 def test_tf32_rounding_of_an_fp32_dot_on_nvidia_is_a_precision_class_with_its_advice():
@@ -603,23 +603,23 @@ def test_tf32_rounding_of_an_fp32_dot_on_nvidia_is_a_precision_class_with_its_ad
     rounded = numeric("cuda", metrics={"worst_index": [3], "max_abs_err": 4e-3, "err_ratio": 2e-3, "nan_count": 0,
                                        "mismatch_frac": 0.66, "region": "scattered (66.0%)"})
     owner = decide(rounded, {}, dot)
-    assert (owner["who"], owner["limit"], owner["provisional"]) == ("author", "cuda-tf32-dot", False), owner
-    assert 'input_precision="ieee"' in owner["evidence"] and "tolerance" in owner["evidence"]
-    assert "hf32" in owner["evidence"] and plan_drafts({"owner": owner}).kind == "author"
+    assert (owner.who, owner.limit, owner.provisional) == ("author", "cuda-tf32-dot", False), owner
+    assert 'input_precision="ieee"' in owner.evidence and "tolerance" in owner.evidence
+    assert "hf32" in owner.evidence and plan_drafts({"owner": owner}).kind == "author"
     # negative controls: a dot pinned to ieee, an error far beyond TF32's rounding, NaN, a bf16 case, the
     # interpreter (no TF32 there) and a kernel with no dot are not TF32's doing
-    assert decide(rounded, {}, 'acc = tl.dot(a, b, acc, input_precision="ieee")').get("limit") is None
+    assert decide(rounded, {}, 'acc = tl.dot(a, b, acc, input_precision="ieee")').limit is None
     wrong = {**rounded, "metrics": {**rounded["metrics"], "err_ratio": 0.4}}
-    assert decide(wrong, {}, dot).get("limit") is None
+    assert decide(wrong, {}, dot).limit is None
     nan = {**rounded, "metrics": {**rounded["metrics"], "nan_count": 3}}
-    assert decide(nan, {}, dot).get("limit") is None
-    assert decide({**rounded, "params": {"N": 8, "dtype": "bf16"}}, {}, dot).get("limit") is None
-    assert decide({**rounded, "backend": "interpret"}, {}, dot).get("limit") is None
-    assert decide(rounded, {}, "acc += tl.sum(a * b, 1)").get("limit") is None
+    assert decide(nan, {}, dot).limit is None
+    assert decide({**rounded, "params": {"N": 8, "dtype": "bf16"}}, {}, dot).limit is None
+    assert decide({**rounded, "backend": "interpret"}, {}, dot).limit is None
+    assert decide(rounded, {}, "acc += tl.sum(a * b, 1)").limit is None
     # ... and a few wrong elements, whose err_ratio over a large output is as small, are a bug, not rounding
     few = {**rounded, "metrics": {**rounded["metrics"], "mismatch_frac": 0.001, "region": "scattered (0.1%)"}}
     tile = {**rounded, "metrics": {**rounded["metrics"], "region": "tail rows m>=96 only"}}
-    assert decide(few, {}, dot).get("limit") is None and decide(tile, {}, dot).get("limit") is None
+    assert decide(few, {}, dot).limit is None and decide(tile, {}, dot).limit is None
 
 
 def test_the_tf32_class_reaches_author_md_with_its_advice(tmp_path):
@@ -663,12 +663,12 @@ def test_an_nvidia_tf32_dot_refused_by_triton_ascend_is_the_authors_not_the_vend
     dot = "b = tl.dot(a, c, input_precision=SOLVE_TRIL_DOT_PRECISION)"
     refused = compiled("ascend-compile", False, TF32_REFUSAL, kind="CompilationError")
     owner = decide(refused, {"cuda-compile": {**compiled("cuda-compile", True)}}, dot)
-    assert (owner["who"], owner["limit"]) == ("author", "ascend-rejects-tf32"), owner
+    assert (owner.who, owner.limit) == ("author", "ascend-rejects-tf32"), owner
     assert language_finding(TF32_REFUSAL) is None
     # negative controls: a kernel that really asks hf32 is still named so, and the refusal on a kernel with no dot
     # (nothing the limit describes) is not this limit's
     assert language_finding("ValueError: input_precision must be one of ('tf32', 'ieee'), got 'hf32'")
-    assert decide(refused, {"cuda-compile": compiled("cuda-compile", True)}, "x = a + c").get("limit") is None
+    assert decide(refused, {"cuda-compile": compiled("cuda-compile", True)}, "x = a + c").limit is None
 
 
 def test_a_replayed_fp32_dot_is_no_case_of_the_interpreters_bf16_dot_limit():
@@ -678,10 +678,10 @@ def test_a_replayed_fp32_dot_is_no_case_of_the_interpreters_bf16_dot_limit():
     replayed = numeric("interpret", params={"launch": 0, "grid": [1], "out": "fp32"},
                        metrics={"worst_index": [5], "max_abs_err": 4e-4, "err_ratio": 1e-3, "nan_count": 0,
                                 "mismatch_frac": 0.5, "region": "scattered (50.0%)"})
-    assert decide(replayed, {}, dot).get("limit") != "interpret-bf16-dot"
+    assert decide(replayed, {}, dot).limit != "interpret-bf16-dot"
     # negative control: the same replay judged at bf16 is that limit's case
     bf16 = {**replayed, "params": {**replayed["params"], "out": "bf16"}}
-    assert decide(bf16, {}, dot).get("limit") == "interpret-bf16-dot"
+    assert decide(bf16, {}, dot).limit == "interpret-bf16-dot"
 
 
 def test_an_overflow_of_a_block_pointer_with_an_argument_order_is_the_authors_only_provisionally():
@@ -692,12 +692,12 @@ def test_an_overflow_of_a_block_pointer_with_an_argument_order_is_the_authors_on
     overflow["fit"] = {"searched": 1, "fitting": []}
     permuted = "p = tl.make_block_ptr(x, (s0, s1), (st0, st1), (o0, o1), (T0, T1), order=(ord0, ord1))"
     owner = decide(overflow, {}, permuted)
-    assert owner["who"] == "author" and owner["provisional"] and "order=(n-1" in owner["settle"], owner
+    assert owner.who == "author" and owner.provisional and "order=(n-1" in owner.settle, owner
     # controls: a literal order, or a smaller config the advisor proved, is the tile's: the author's for sure
     literal = permuted.replace("order=(ord0, ord1)", "order=(1, 0)")
-    assert not decide(overflow, {}, literal)["provisional"]
+    assert not decide(overflow, {}, literal).provisional
     proved = {**overflow, "fit": {"searched": 4, "fitting": [{"T1": 8}]}}
-    assert not decide(proved, {}, permuted)["provisional"]
+    assert not decide(proved, {}, permuted).provisional
 
 
 def test_a_limit_of_wrong_values_does_not_explain_an_out_of_bounds_write_whose_values_were_right():
@@ -710,7 +710,7 @@ def test_a_limit_of_wrong_values_does_not_explain_an_out_of_bounds_write_whose_v
              "reason": "out-of-bounds write by k: elements [64, 1024) of argument `y`", "oob": oob,
              "metrics": {"max_abs_err": 1e-3, "mismatch_frac": 0.0, "passed": True}}
     assert lim.matching_limit(right, "") is None
-    assert decide(right, {})["who"] == "author"
+    assert decide(right, {}).who == "author"
     # the negative control: the same case with wrong values is the limit's
     wrong = {**right, "oob": None, "metrics": {"max_abs_err": 3.0, "mismatch_frac": 0.5, "passed": False}}
     assert lim.matching_limit(wrong, "").id == "interpret-bf16-arith"

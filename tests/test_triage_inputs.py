@@ -15,26 +15,26 @@ def _replayed(recorded_on: str, out: str, backend: str = "ascend-lowered") -> di
 def test_bf16_outputs_recorded_by_the_interpreter_are_not_blamed_on_the_kernel():
     # upstream's test_clamp_symmetric, recorded under the interpreter: its bf16 reference was the wrong side
     owner = decide(_replayed("interpret", "bf16"), {}, "")
-    assert owner is not None and owner["who"] == "tier" and owner["limit"] == "interpret-bf16-arith"
-    assert owner["provisional"] and "record the workload on a GPU" in owner["settle"]
+    assert owner is not None and owner.who == "tier" and owner.limit == "interpret-bf16-arith"
+    assert owner.provisional and "record the workload on a GPU" in owner.settle
 
 
 def test_other_recordings_and_dtypes_keep_the_usual_owner():
     for record in (_replayed("interpret", "fp32"), _replayed("cuda", "bf16")):
         owner = decide(record, {}, "")
-        assert owner is not None and owner.get("limit") != "interpret-bf16-arith", (record["params"], owner)
+        assert owner is not None and owner.limit != "interpret-bf16-arith", (record["params"], owner)
     # the interpreter replaying its own recording: its own limit, by the usual rule, not the recording's
     own = decide(_replayed("interpret", "bf16", backend="interpret"), {}, "")
-    assert own is not None and "were recorded under" not in own["evidence"]
+    assert own is not None and "were recorded under" not in own.evidence
 
 
 def test_a_failure_within_rounding_under_the_specs_tolerance_is_the_tolerances():
     record = _replayed("cuda", "fp32")
     record["rounding"] = {"within": True, "judged": False, "sentence": "within fp32 rounding for a 4,096-term sum"}
     owner = decide(record, {}, "")
-    assert owner is not None and owner["who"] == "tolerance" and "4,096-term" in owner["evidence"]
+    assert owner is not None and owner.who == "tolerance" and "4,096-term" in owner.evidence
     record["rounding"]["within"] = False  # control: beyond rounding, the usual rules decide
-    assert decide(record, {}, "")["who"] != "tolerance"
+    assert decide(record, {}, "").who != "tolerance"
 
 
 def _reduced(err_ratio: float, reductions: list[str], out: str = "fp32", recorded_on: str = "interpret") -> dict:
@@ -47,11 +47,11 @@ def _reduced(err_ratio: float, reductions: list[str], out: str = "fp32", recorde
 def test_a_replay_that_differs_by_summation_order_is_the_replays_tolerance_provisionally():
     # an fp32 atomic sum of 2^20 terms, recorded under the interpreter, replayed on ascend-lowered: 7e-5 as a whole
     owner = decide(_reduced(7e-5, ["tl.atomic_add", "tl.sum"]), {}, "")
-    assert owner is not None and owner["who"] == "tolerance" and owner["provisional"]
-    assert "summation orders" in owner["evidence"] and "fp64 reference" in owner["settle"]
+    assert owner is not None and owner.who == "tolerance" and owner.provisional
+    assert "summation orders" in owner.evidence and "fp64 reference" in owner.settle
     # controls: a difference far beyond reordering, a kernel that does not reduce, a bf16 output
     for record in (_reduced(1e-2, ["tl.sum"]), _reduced(7e-5, []), _reduced(7e-5, ["tl.sum"], out="fp16")):
-        assert decide(record, {}, "")["who"] != "tolerance", record
+        assert decide(record, {}, "").who != "tolerance", record
 
 
 def test_a_replay_of_a_gpu_recording_with_tf32_dots_is_the_precision_mode():
@@ -59,11 +59,11 @@ def test_a_replay_of_a_gpu_recording_with_tf32_dots_is_the_precision_mode():
     record["params"]["K"] = 512
     compiled = {"status": "passed", "tf32_dots": {"tf32": 1, "fp32_dots": 1, "block_k": [32]}}
     owner = decide(record, {"cuda-compile": compiled}, "")
-    assert owner is not None and owner["limit"] == "cuda-tf32-dot" and not owner["provisional"]
-    assert "precision mode of the recording" in owner["evidence"]
+    assert owner is not None and owner.limit == "cuda-tf32-dot" and not owner.provisional
+    assert "precision mode of the recording" in owner.evidence
     # without cuda-compile's TTIR it is said provisionally; an interpreter recording (ieee dots) is no precision mode
-    assert decide(record, {}, "")["provisional"]
-    assert decide(_reduced(6e-4, ["tl.dot"]), {}, "").get("limit") != "cuda-tf32-dot"
+    assert decide(record, {}, "").provisional
+    assert decide(_reduced(6e-4, ["tl.dot"]), {}, "").limit != "cuda-tf32-dot"
 
 
 def test_a_provisional_precision_mode_is_settled_at_report_time_by_cuda_compiles_ttir():
@@ -73,9 +73,9 @@ def test_a_provisional_precision_mode_is_settled_at_report_time_by_cuda_compiles
     record = _reduced(6e-4, ["tl.dot"], recorded_on="cuda", out="fp32")
     record.update(backend="interpret", mode="interpret", suite="accuracy", params={**record["params"], "K": 512})
     record["owner"] = decide(record, {}, "")
-    assert record["owner"]["provisional"]
+    assert record["owner"].provisional
     compiled = {"backend": "cuda-compile", "kernel": "k", "case": "launch=0", "suite": "compile", "status": "passed",
                 "tf32_dots": {"tf32": 1, "fp32_dots": 1}, "replay": {"recorded_on": "cuda"}}
     assert retriage([record]) == 0  # control: alone, nothing settles it
     assert retriage([record, compiled]) == 1
-    assert record["owner"]["limit"] == "cuda-tf32-dot" and not record["owner"]["provisional"]
+    assert record["owner"].limit == "cuda-tf32-dot" and not record["owner"].provisional

@@ -24,12 +24,12 @@ def test_noinline_on_triton_ascend_is_the_reported_bug(monkeypatch):
     monkeypatch.setattr(lim.TierLimit, "holds", lambda self: True)  # the probe compiles; here the rule is checked
     failing, upstream = _record("ascend-compile", False), _record("cuda-compile", True)
     owner = decide(failing, {"cuda-compile": upstream}, SOURCE)
-    assert (owner["who"], owner.get("limit")) == ("triton-ascend", "ascend-noinline"), owner
-    assert "triton-ascend/issues/39" in owner["evidence"] and plan_drafts({"owner": owner}).kind == "tier"
+    assert (owner.who, owner.limit) == ("triton-ascend", "ascend-noinline"), owner
+    assert "triton-ascend/issues/39" in owner.evidence and plan_drafts({"owner": owner}).kind == "tier"
     # negative controls: the same conversion error from a kernel without noinline is no such report (a plain helper
     # inside a dynamic loop is triton-ascend#2156, another bug); and upstream's own tiers are not triton-ascend's
     plain = decide(failing, {"cuda-compile": upstream}, SOURCE.replace("(noinline=True)", ""))
-    assert plain.get("limit") != "ascend-noinline"
+    assert plain.limit != "ascend-noinline"
     assert not next(x for x in lim.LIMITS if x.id == "ascend-noinline").matches(
         {**failing, "backend": "cuda-compile"}, SOURCE)
 

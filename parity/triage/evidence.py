@@ -7,13 +7,20 @@ import json
 import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from parity.results import read_records
+from parity.results import Record, Status, read_records
 from parity.seams.versions import package_version
+from parity.triage.tiers import family
 
 RESULTS = "results.jsonl"
 STAGING = ".running"  # parity.run.rundir's staging dir: the final dir is its parent
+# the status a self-replay's pass stands as, as evidence only (as_evidence): never written, and no rule's pass
+RAN = "ran"
+PASSING = (Status.PASSED, Status.XPASSED)
+# which of a case's records stands for it on a tier: the first by this order (a failing compile before a passing one)
+_RANK: dict[str, int] = {Status.CRASHED: 0, Status.ERROR: 1, Status.FAILED: 2, Status.XFAILED: 3, Status.PASSED: 4,
+                         Status.XPASSED: 5, RAN: 6}
 
 
 def base_case(case: str) -> str:
@@ -21,7 +28,7 @@ def base_case(case: str) -> str:
     return str(case).split(";", 1)[0]
 
 
-def case_key(record: Mapping[str, Any]) -> tuple[str, str]:
+def case_key(record: Record) -> tuple[str, str]:
     return str(record.get("kernel")), base_case(str(record.get("case")))
 
 
@@ -39,8 +46,8 @@ def sibling_dirs(results_dir: Path) -> list[Path]:
 
 
 @functools.lru_cache(maxsize=16)
-def _index(path: str, mtime: float) -> dict[tuple[str, str], list[dict[str, Any]]]:
-    index: dict[tuple[str, str], list[dict[str, Any]]] = {}
+def _index(path: str, mtime: float) -> dict[tuple[str, str], list[Record]]:
+    index: dict[tuple[str, str], list[Record]] = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for record in read_records(Path(path)):
@@ -49,7 +56,7 @@ def _index(path: str, mtime: float) -> dict[tuple[str, str], list[dict[str, Any]
     return index
 
 
-def records_in(directory: Path) -> dict[tuple[str, str], list[dict[str, Any]]]:
+def records_in(directory: Path) -> dict[tuple[str, str], list[Record]]:
     path = directory / RESULTS
     try:
         return _index(str(path), path.stat().st_mtime)
@@ -57,40 +64,38 @@ def records_in(directory: Path) -> dict[tuple[str, str], list[dict[str, Any]]]:
         return {}
 
 
-def worst(records: Iterable[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+def worst(records: Iterable[Record]) -> Record | None:
     """One record standing for a case on a tier: a failing compile of it before a passing one."""
-    rank = {"crashed": 0, "error": 1, "failed": 2, "xfailed": 3, "passed": 4, "xpassed": 5, "ran": 6}
-    ordered = sorted(records, key=lambda r: rank.get(str(r.get("status")), 9))
+    ordered = sorted(records, key=lambda r: _RANK.get(str(r.get("status")), 9))
     return ordered[0] if ordered else None
 
 
-def same_inputs(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+def same_inputs(a: Record, b: Record) -> bool:
     da, db = a.get("input_digest"), b.get("input_digest")
     return da is None or db is None or da == db
 
 
-def self_replay(record: Mapping[str, Any]) -> bool:
+def self_replay(record: Record) -> bool:
     """A --replay record on the tier that recorded the bundle: it compared that tier with itself, so its pass
     is no evidence about any other tier (parity.record.replay.provenance)."""
     replay = record.get("replay")
     return isinstance(replay, Mapping) and replay.get("recorded_on") == record.get("backend")
 
 
-def as_evidence(record: Mapping[str, Any]) -> Mapping[str, Any] | None:
+def as_evidence(record: Record) -> Record | None:
     """A record as evidence about another tier: as it is, except a self-replay (self_replay), whose values say
     nothing; one that passed still shows the launch ran to completion there (no crash, no hang, every tensor
-    between its red zones), so it stands as status "ran", which no rule takes for a pass."""
+    between its red zones), so it stands as status RAN, which no rule takes for a pass."""
     if not self_replay(record):
         return record
-    if record.get("status") in ("passed", "xpassed"):
-        return {**record, "status": "ran"}
+    if record.get("status") in PASSING:
+        return cast(Record, {**record, "status": RAN})  # RAN is no Status: evidence only, never written
     return None
 
 
-def others_for(record: Mapping[str, Any], directories: Iterable[Path],
-               version: str | None = None) -> dict[str, Mapping[str, Any]]:
+def others_for(record: Record, directories: Iterable[Path], version: str | None = None) -> dict[str, Record]:
     """tier → that tier's record of the same case (same inputs), from the given results dirs."""
-    best: dict[str, tuple[tuple[bool, bool, str], Mapping[str, Any]]] = {}
+    best: dict[str, tuple[tuple[bool, bool, str], Record]] = {}
     version = installed_version() if version is None else version
     for directory in directories:
         found = [e for r in records_in(directory).get(case_key(record), []) if same_inputs(record, r)
@@ -106,22 +111,20 @@ def others_for(record: Mapping[str, Any], directories: Iterable[Path],
     return {tier: picked for tier, (_, picked) in best.items()}
 
 
-def _same_release(record: Mapping[str, Any], tier: str, version: str | None, other: str | None) -> bool:
+def _same_release(record: Record, tier: str, version: str | None, other: str | None) -> bool:
     """Whether another tier's dir was built with this record's compiler release: per tier, that dir is the
     evidence, then the tier's default dir, then the version matrix's (a case compared across releases would
     blame the kernel for what a release changed). Only within one compiler family: triton-ascend 3.2.0 is
     not upstream Triton 3.2.0."""
-    from parity.triage.decide import family
-
     try:
         return bool(version) and version == other and family(tier) == family(str(record.get("backend")))
     except Exception:  # a tier this parity does not know: no preference
         return False
 
 
-def others_in(record: Mapping[str, Any], all_records: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+def others_in(record: Record, all_records: Iterable[Record]) -> dict[str, Record]:
     """As others_for, over records already loaded (the report step's merged dirs)."""
-    groups: dict[str, list[Mapping[str, Any]]] = {}
+    groups: dict[str, list[Record]] = {}
     key = case_key(record)
     for r in all_records:
         if r.get("backend") != record.get("backend") and case_key(r) == key and same_inputs(record, r) \
@@ -130,12 +133,12 @@ def others_in(record: Mapping[str, Any], all_records: Iterable[Mapping[str, Any]
     return {tier: picked for tier, rs in groups.items() if (picked := worst(rs)) is not None}
 
 
-def others_in_dirs(record: Mapping[str, Any], version: str | None,
-                   tagged: Iterable[tuple[str, str | None, Mapping[str, Any]]]) -> dict[str, Mapping[str, Any]]:
+def others_in_dirs(record: Record, version: str | None,
+                   tagged: Iterable[tuple[str, str | None, Record]]) -> dict[str, Record]:
     """As others_in over (dir label, release, record): per tier, only the records of its dir built with this
     record's release, else of its default dir (labelled by the tier alone), else of all its dirs."""
     key = case_key(record)
-    per: dict[str, list[tuple[str, str | None, Mapping[str, Any]]]] = {}
+    per: dict[str, list[tuple[str, str | None, Record]]] = {}
     for label, other, r in tagged:
         if r.get("backend") != record.get("backend") and case_key(r) == key and same_inputs(record, r) \
                 and r.get("suite") in (None, "accuracy", "compile") and (e := as_evidence(r)) is not None:
@@ -178,11 +181,10 @@ def dir_version(directory: Path) -> str | None:
         return None
 
 
-def versions_for(record: Mapping[str, Any], version: str | None,
-                 directories: Iterable[Path]) -> dict[str, Mapping[str, Any]]:
+def versions_for(record: Record, version: str | None, directories: Iterable[Path]) -> dict[str, Record]:
     """release → the same tier's record of the same case (same inputs) built with another compiler release
     (the version matrix's reports/<tier>@triton-<v>/ beside this run's dir)."""
-    out: dict[str, Mapping[str, Any]] = {}
+    out: dict[str, Record] = {}
     for directory in directories:
         other = dir_version(directory)
         if not other or other == version:
@@ -195,10 +197,10 @@ def versions_for(record: Mapping[str, Any], version: str | None,
     return out
 
 
-def versions_in(record: Mapping[str, Any], version: str | None,
-                tagged: Iterable[tuple[str | None, Mapping[str, Any]]]) -> dict[str, Mapping[str, Any]]:
+def versions_in(record: Record, version: str | None,
+                tagged: Iterable[tuple[str | None, Record]]) -> dict[str, Record]:
     """As versions_for, over records already loaded, each tagged with its dir's release."""
-    groups: dict[str, list[Mapping[str, Any]]] = {}
+    groups: dict[str, list[Record]] = {}
     key = case_key(record)
     for other, r in tagged:
         if other and other != version and r.get("backend") == record.get("backend") and case_key(r) == key \

@@ -12,14 +12,14 @@ import os
 import re
 import signal
 import threading
-from collections.abc import Mapping
 from typing import Any
 
-from parity.results import empty_record
+from parity.results import Record, Status, empty_record
 
 _SEEN = threading.Event()
 _INSTALLED: dict[int, Any] = {}
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
+CUTTABLE = (Status.FAILED, Status.ERROR, Status.CRASHED)  # the statuses an interruption may have caused
 EVIDENCE = re.compile(r"KeyboardInterrupt|killed by SIG(INT|TERM)|\bSIGINT\b|signal 2\b|Interrupted:", re.IGNORECASE)
 
 
@@ -107,9 +107,9 @@ def forward_to_children(sig: int) -> None:
             continue
 
 
-def was_cut(record: Mapping[str, Any]) -> bool:
+def was_cut(record: Record) -> bool:
     """Whether this failing record is the interruption's doing rather than the kernel's or a tool's."""
-    if record.get("status") not in ("failed", "error", "crashed"):
+    if record.get("status") not in CUTTABLE:
         return False
     if seen():
         return True
@@ -118,20 +118,20 @@ def was_cut(record: Mapping[str, Any]) -> bool:
     return bool(EVIDENCE.search(text))
 
 
-def settle(record: dict[str, Any]) -> bool:
+def settle(record: Record) -> bool:
     """Mark a record the interruption cut as `interrupted` (no owner, no draft); True when it did."""
     if not was_cut(record):
         return False
     before = record.get("reason")
-    record["status"] = "interrupted"
+    record["status"] = Status.INTERRUPTED
     record["reason"] = "interrupted (Ctrl-C or a job stop) before the case finished" + (
         f"; what it had said: {str(before)[:200]}" if before else "")
-    for key in ("owner", "finding_of"):
-        record.pop(key, None)
+    record.pop("owner", None)
+    record.pop("finding_of", None)
     return True
 
 
-def drop_drafts(record: dict[str, Any], results_dir: Any) -> None:
+def drop_drafts(record: Record, results_dir: Any) -> None:
     """Remove the repro dir a settled record pointed at (written before the signal came) and the pointer."""
     import shutil
     from pathlib import Path
@@ -145,16 +145,17 @@ def drop_drafts(record: dict[str, Any], results_dir: Any) -> None:
         shutil.rmtree(where, ignore_errors=True)
 
 
-def interrupted_record(backend: Any, spec: Any, case: Any, suite: str) -> dict[str, Any]:
+def interrupted_record(backend: Any, spec: Any, case: Any, suite: str) -> Record:
     """The record of a case the interruption cut before it had one of its own."""
     note()
     record = empty_record(backend.name, backend.mode, spec.name, case.id, dict(case.params))
-    record.update(suite=suite, status="interrupted", reason="interrupted (Ctrl-C or a job stop) before the case "
-                  "finished")
+    record["suite"] = suite
+    record["status"] = Status.INTERRUPTED
+    record["reason"] = "interrupted (Ctrl-C or a job stop) before the case finished"
     return record
 
 
-def settle_interrupted(record: dict[str, Any], results_dir: Any = None) -> bool:
+def settle_interrupted(record: Record, results_dir: Any = None) -> bool:
     """settle; with `results_dir`, a draft the case got before the interruption settled it is removed (an
     interrupted case has no finding, so no AUTHOR.md or ISSUE.md may speak for it)."""
     if not settle(record):

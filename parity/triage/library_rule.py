@@ -25,13 +25,14 @@ import json
 import re
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from parity.backends import backend_class
 from parity.compile.ascend_only import language_finding
 from parity.compile.counter import kernel_id
+from parity.results import OwnerKind, Record, Status
 from parity.spec.library import LibraryAdapter, for_family, for_package
 
 # a library's identity and tracker come from its adapter (parity.spec.library), registered beside its specs
@@ -45,6 +46,8 @@ MISSING_API = re.compile(r"module '?triton[\w.]*'? has no attribute|cannot impor
 LAUNCH_OPTION = re.compile(r"Keyword argument \w+ was specified but unrecognised")  # Triton's own wording
 COMPILER_KINDS = ("crash", "timeout", "mlir_error", "unsupported")
 CONFIG_KINDS = ("ub_overflow", "cc_overflow", "out_of_resources")
+# statuses that are no library's finding: a crash (the compiler's, or the kernel's stray access), or no failure
+NOT_THE_LIBRARYS = (Status.CRASHED, Status.XFAILED, Status.XPASSED, Status.PASSED, Status.SKIPPED)
 
 
 def _module_of(kernel: Any) -> str:
@@ -132,11 +135,11 @@ def _git(directory: Path, *args: str) -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
-def library_owns(record: Mapping[str, Any]) -> str | None:
+def library_owns(record: Record) -> str | None:
     """Why this failure is the library's (one line), or None where it stays the compiler's."""
     status, reason = record.get("status"), str(record.get("reason") or "")
     kind = (record.get("compile") or {}).get("error_kind")
-    if status in ("crashed", "xfailed", "xpassed", "passed", "skipped") or kind in ("crash", "timeout"):
+    if status in NOT_THE_LIBRARYS or kind in ("crash", "timeout"):
         return None
     if kind in CONFIG_KINDS or "ub overflow" in reason.lower():
         return "a config the library chose does not fit the target (" + (kind or "ub_overflow") + ")"
@@ -148,12 +151,12 @@ def library_owns(record: Mapping[str, Any]) -> str | None:
         return "the library uses an API this backend lacks"
     if kind in COMPILER_KINDS:
         return None  # a frontend or lowering error on code other backends take: the compiler's
-    if status == "failed" and not record.get("compile"):
+    if status == Status.FAILED and not record.get("compile"):
         return "its result differs from the fp64 reference"
     return None
 
 
-def mark(record: dict[str, Any], family: str | None, kernels: Iterable[Any], why: str | None = None
+def mark(record: Record, family: str | None, kernels: Iterable[Any], why: str | None = None
          ) -> dict[str, Any] | None:
     """Record `finding_of` on a failure its library owns; returns it (None where the compiler keeps it).
     `why` says it for a failure the caller already knows to be the library's (a recompile storm)."""
@@ -178,7 +181,7 @@ def missing_needs(info: LibraryInfo, tier: str) -> list[str]:
     """The modules of the library's Ascend path (LibraryAdapter.ascend_needs) that the installed triton-ascend
     lacks, on a triton-ascend tier; [] elsewhere."""
     try:
-        if not info.ascend_needs or backend_class(tier).tracker != "triton-ascend":
+        if not info.ascend_needs or backend_class(tier).tracker != OwnerKind.TRITON_ASCEND:
             return []
     except (ImportError, KeyError, ValueError):  # a record of no known tier
         return []

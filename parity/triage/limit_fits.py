@@ -4,17 +4,17 @@ of the limits table (parity.triage.limits), pure over a record and the kernel's 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any
+
+from parity.results import Record, Status
 
 
-def is_numeric(record: Mapping[str, Any]) -> bool:
+def is_numeric(record: Record) -> bool:
     """A wrong value (compared and differed), not an error, a crash or a compile failure."""
     comp = record.get("compile") or {}
-    return record.get("status") in ("failed", "xfailed") and not comp and bool(record.get("metrics"))
+    return record.get("status") in (Status.FAILED, Status.XFAILED) and not comp and bool(record.get("metrics"))
 
 
-def failure_text(record: Mapping[str, Any]) -> str:
+def failure_text(record: Record) -> str:
     """The reason and compile messages, with the quotes an exception nested in another one's repr escapes (`\\'`)
     read plain, so a limit's message matches at any depth (the interpreter wraps errors in InterpreterError)."""
     comp = record.get("compile") or {}
@@ -22,7 +22,7 @@ def failure_text(record: Mapping[str, Any]) -> str:
     return text.replace("\\'", "'")
 
 
-def divides_by_a_block_ptr_stride(record: Mapping[str, Any], source: str) -> bool:
+def divides_by_a_block_ptr_stride(record: Record, source: str) -> bool:
     """Every argument the module divides by is named inside a make_block_ptr call of the kernel's source (its
     strides): a zero division of the kernel's own (`x // n`) stays the author's."""
     names = re.findall(r"divides by (\w+) \(%arg\d+\)", failure_text(record))
@@ -36,7 +36,7 @@ def divides_by_a_block_ptr_stride(record: Mapping[str, Any], source: str) -> boo
     return bool(names) and all(any(re.search(rf"\b{n}\b", c) for c in calls) for n in names)
 
 
-def stores_a_lower_rank_value(record: Mapping[str, Any], source: str) -> bool:
+def stores_a_lower_rank_value(record: Record, source: str) -> bool:
     """The rank mismatch is raised at a tl.store / atomic (the line above the frontend's caret) and the value's rank
     is below the pointer's: what Triton 3.6 broadcasts. A value of higher rank than its pointer is wrong on every
     version, and a mismatch in any other operation is no store's."""
@@ -58,7 +58,7 @@ TF32_MIN_MISMATCH = 0.01  # the fraction of elements outside an fp32 tolerance t
 _FULL_FP32_DOT = re.compile(r"input_precision\s*=\s*['\"](ieee|tf32x3)['\"]|allow_tf32\s*=\s*False")
 
 
-def tf32_bound(record: Mapping[str, Any]) -> tuple[float, str]:
+def tf32_bound(record: Record) -> tuple[float, str]:
     """The largest err_ratio TF32's rounding explains, and how it was had: 2^-10 * sqrt(K) (two operands rounded to
     2^-11 each, K products adding as a random walk; parity.triage.precision) where the case names K, else
     TF32_MAX_ERR_RATIO."""
@@ -68,7 +68,7 @@ def tf32_bound(record: Mapping[str, Any]) -> tuple[float, str]:
     return TF32_MAX_ERR_RATIO, f"{TF32_MAX_ERR_RATIO:g}, the case names no K"
 
 
-def tf32_rounding(record: Mapping[str, Any], source: str) -> bool:
+def tf32_rounding(record: Record, source: str) -> bool:
     """An fp32 case whose wrong values are TF32's rounding in size: no NaN, err_ratio above zero and within
     tf32_bound, and the kernel's dots are not pinned to full fp32."""
     if str((record.get("params") or {}).get("dtype")) not in ("fp32", "float32"):

@@ -13,24 +13,25 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from parity.backends import backend_class
+from parity.results import OwnerKind, Record
 
 LIMIT = "cuda-tf32-dot"
 NOTE = ("fp32 tl.dot runs as TF32 on NVIDIA (cuda-compile TTIR: inputPrecision = tf32), IEEE on Ascend: results "
         "differ by ~1e-3 relative by design; pass input_precision='ieee' for bit-comparable fp32")
 
 
-def compiled_tf32(others: Mapping[str, Mapping[str, Any]]) -> Mapping[str, Any] | None:
+def compiled_tf32(others: Mapping[str, Record]) -> Mapping[str, Any] | None:
     """The `tf32_dots` of the same case on an upstream compile tier (cuda-compile), where it saw an fp32 dot
     compiled as TF32. Tiers are told by what their Backend declares, never by name."""
     for tier, record in others.items():
         cls = backend_class(tier)
         found = record.get("tf32_dots") or {}
-        if cls.mode == "compile" and cls.tracker == "triton" and found.get("tf32"):
+        if cls.mode == "compile" and cls.tracker == OwnerKind.TRITON and found.get("tf32"):
             return found
     return None
 
 
-def explain(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], bound: str) -> str:
+def explain(record: Record, others: Mapping[str, Record], bound: str) -> str:
     """The precision-mode evidence: the error against the bound, the compile's TTIR line, the fix."""
     ratio = (record.get("metrics") or {}).get("err_ratio")
     seen = compiled_tf32(others)
@@ -41,7 +42,7 @@ def explain(record: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], 
             'input_precision="ieee") for full fp32, or an fp32 tolerance with that reason')
 
 
-def kernels_with_tf32(records: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[str]:
+def kernels_with_tf32(records: Mapping[str, Sequence[Record]]) -> list[str]:
     """The kernels some compile record of which saw an fp32 tl.dot compiled as TF32, for the report's note."""
     return sorted({str(r.get("kernel")) for recs in records.values() for r in recs
                    if (r.get("tf32_dots") or {}).get("tf32")})

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import parity.triage.source_facts as source_facts
+from parity.results import Record
 from parity.triage.limit_fits import is_numeric
 
 LIMIT = "random-stream"  # its entry in parity.triage.limits (link, words); matched only here
@@ -21,7 +22,7 @@ NAME = "random stream"
 ADVICE = "for bit-equal masks on every backend, draw the mask outside the kernel (torch) and pass it in as a tensor"
 
 
-def evidence(record: Mapping[str, Any], source: str) -> str | None:
+def evidence(record: Record, source: str) -> str | None:
     """The owner's evidence where the case's values fail but its random outputs' distribution agrees; else None."""
     if not is_numeric(record) or (record.get("metrics") or {}).get("nan_count"):
         return None

@@ -14,8 +14,8 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
-from collections.abc import Mapping
-from typing import Any
+
+from parity.results import Record
 
 SPIN_OPS = ("atomic_cas", "atomic_xchg")
 RANDOM_OPS = ("rand", "randn", "randint", "randint4x")
@@ -61,7 +61,7 @@ def reduction_calls(source: str) -> list[str]:
     return sorted({f"tl.{m.group(1) or m.group(2)}" for m in _REDUCTION_CALL.finditer(source)})
 
 
-def read(record: Mapping[str, Any], source: str) -> dict[str, list[str]]:
+def read(record: Record, source: str) -> dict[str, list[str]]:
     """The facts of this source; with none (the report's re-triage), those the record kept from its run."""
     if not source:
         return {k: list(v) for k, v in (record.get("source_facts") or {}).items()}
@@ -69,7 +69,7 @@ def read(record: Mapping[str, Any], source: str) -> dict[str, list[str]]:
     return {k: v for k, v in facts.items() if v}
 
 
-def note(record: dict[str, Any], source: str) -> None:
+def note(record: Record, source: str) -> None:
     """Keep the facts on a failing record, for triage at report time."""
     facts = read(record, source) if source else {}
     if facts:

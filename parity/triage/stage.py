@@ -17,41 +17,43 @@ import parity.triage.evidence as evidence
 import parity.triage.interrupt as interrupt
 import parity.triage.library_rule as library_rule
 import parity.triage.source_facts as source_facts
-from parity.triage.decide import decide, is_failing
+from parity.results import Owner, OwnerKind, Record, Status
+from parity.triage.case import is_failing
+from parity.triage.decide import decide
 from parity.triage.limits import LIMITS
-from parity.triage.owner import Owner
+from parity.triage.owner import owner_of
 
-Record = dict[str, Any]
 # an owner found by a tier limit turns the run's failure into an expected one (as a spec's known divergence
 # would): these owners, on these suites' statuses
-LIMIT_OWNERS = ("tier", "triton", "triton-ascend", "random")
-EXPECTED_ON = {"accuracy": ("failed", "error")}
+LIMIT_OWNERS = (OwnerKind.TIER, OwnerKind.TRITON, OwnerKind.TRITON_ASCEND, OwnerKind.RANDOM)
+EXPECTED_ON = {"accuracy": (Status.FAILED, Status.ERROR)}
+TRIAGED_SUITES = (None, "accuracy", "compile")  # the suites whose failures triage decides
 
 
 class Evidence(Protocol):
     """What triage may know beyond the record: the same case elsewhere. Implementations read it from a
     run's sibling results dirs (`RunEvidence`) or from a report's merged records (parity.triage.merged)."""
 
-    def version(self, record: Mapping[str, Any]) -> str | None:
+    def version(self, record: Record) -> str | None:
         """The compiler release the record was built with."""
 
-    def others(self, record: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]]:
+    def others(self, record: Record) -> Mapping[str, Record]:
         """tier -> that tier's record of the same case, on the same inputs."""
 
-    def versions(self, record: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]]:
+    def versions(self, record: Record) -> Mapping[str, Record]:
         """another release of the record's own compiler -> this tier's record of the same case built with it."""
 
 
 class NoEvidence:
     """The record alone: nothing else is known about its case."""
 
-    def version(self, record: Mapping[str, Any]) -> str | None:
+    def version(self, record: Record) -> str | None:
         return None
 
-    def others(self, record: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]]:
+    def others(self, record: Record) -> Mapping[str, Record]:
         return {}
 
-    def versions(self, record: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]]:
+    def versions(self, record: Record) -> Mapping[str, Record]:
         return {}
 
 
@@ -65,13 +67,13 @@ class RunEvidence:
     def _dirs(self) -> list[Path]:
         return evidence.sibling_dirs(self.results_dir)
 
-    def version(self, record: Mapping[str, Any]) -> str | None:
+    def version(self, record: Record) -> str | None:
         return evidence.installed_version()
 
-    def others(self, record: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]]:
+    def others(self, record: Record) -> Mapping[str, Record]:
         return evidence.others_for(record, self._dirs(), self.version(record))
 
-    def versions(self, record: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]]:
+    def versions(self, record: Record) -> Mapping[str, Record]:
         return evidence.versions_for(record, self.version(record), self._dirs())
 
 
@@ -89,7 +91,7 @@ def triage(record: Record, facts: Evidence, code: CaseCode = CaseCode()) -> Owne
     library drafts' input, in step with it. A raise here leaves the record as it was, with `repro_error`."""
     if interrupt.settle(record):  # a case the run's interruption cut is no finding
         return None
-    if record.get("suite") not in (None, "accuracy", "compile") or record.get("status") == "interrupted":
+    if record.get("suite") not in TRIAGED_SUITES or record.get("status") == Status.INTERRUPTED:
         return None
     try:
         if not is_failing(record):
@@ -107,29 +109,29 @@ def triage(record: Record, facts: Evidence, code: CaseCode = CaseCode()) -> Owne
     if verdict is None:
         return None
     record["owner"] = verdict
-    if verdict["who"] != "library":
+    if verdict.who is not OwnerKind.LIBRARY:
         record.pop("finding_of", None)  # the library rule named the library; the evidence names someone else
     expect(record, verdict)
     return verdict
 
 
-def expect(record: Record, verdict: Mapping[str, Any]) -> None:
+def expect(record: Record, verdict: Owner) -> None:
     """A tier limit (or a vendor bug already reported) found for a run's failure: expected on this tier for
     every kernel, as a spec's known divergence would be. The verdict's word on the status, said here once."""
-    if verdict.get("who") not in LIMIT_OWNERS or not verdict.get("limit"):
+    if verdict.who not in LIMIT_OWNERS or not verdict.limit:
         return
     if record.get("status") not in EXPECTED_ON.get(str(record.get("suite")), ()):
         return
-    limit = next(x for x in LIMITS if x.id == verdict["limit"])
+    limit = next(x for x in LIMITS if x.id == verdict.limit)
     record["known_divergence"] = {"reason": limit.what, "link": limit.link, "expected_by": None}
-    label = {"tier": "tier limit", "random": limit.name}.get(limit.who, f"known {limit.name} bug")
-    record["status"] = "xfailed"
+    label = {OwnerKind.TIER: "tier limit", OwnerKind.RANDOM: limit.name}.get(limit.who, f"known {limit.name} bug")
+    record["status"] = Status.XFAILED
     record["reason"] = f"{label}: {limit.what} ({limit.link}); observed: {record.get('reason')}"
 
 
-def limit_owned(record: Mapping[str, Any]) -> bool:
+def limit_owned(record: Record) -> bool:
     """A record `expect` turned into an expected failure: its repro folder holds TIER.md alone."""
-    owner = record.get("owner") or {}
-    known = record.get("known_divergence") or {}
-    return (record.get("status") == "xfailed" and owner.get("who") in LIMIT_OWNERS and bool(owner.get("limit"))
-            and known.get("expected_by", "") is None)
+    owner = owner_of(record)
+    known = record.get("known_divergence")
+    return (record.get("status") == Status.XFAILED and owner is not None and owner.who in LIMIT_OWNERS
+            and bool(owner.limit) and known is not None and known.get("expected_by", "") is None)
