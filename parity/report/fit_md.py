@@ -14,6 +14,7 @@ from typing import Any
 from parity.backends import backend_class
 from parity.fit import proof
 from parity.report.tables import md_escape, table
+from parity.results import Record
 
 SHOWN = 3  # fitting configs per finding in a table cell
 LAUNCH_KEYS = ("num_warps", "num_stages")
@@ -49,7 +50,7 @@ def fit_line(fit: Mapping[str, Any]) -> str:
     return f"fit advisor: {fit_answer(fit)}" + (f"; {change}" if change else "")
 
 
-def fit_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+def fit_rows(records: Sequence[Record]) -> list[list[Any]]:
     """One row per kernel, case and answer (an autotuner's overflowing configs share their kernel's search)."""
     rows, seen = [], set()
     for r in records:
@@ -74,7 +75,7 @@ FIT_HEADERS = ["tier", "kernel", "case", "arch", "need", "what fits (each one co
                "what to change", "search s"]
 
 
-def _arch(record: Mapping[str, Any], env: Mapping[str, Any]) -> str:
+def _arch(record: Record, env: Mapping[str, Any]) -> str:
     return str((record.get("fit") or {}).get("arch") or record.get("arch") or env.get("target_arch") or "?")
 
 
@@ -89,7 +90,7 @@ def _cell(outcomes: Sequence[Mapping[str, Any]]) -> str:
     return f"{', '.join(kinds)} in {len(outcomes) - fits}/{len(outcomes)} compiles{need}"
 
 
-def autotune_fit_tables(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any]) -> list[tuple[str, str]]:
+def autotune_fit_tables(records: Sequence[Record], env: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Per autotuned kernel on ascend-compile: its configs (rows) against the archs the records cover."""
     cells: dict[str, dict[str, dict[str, list[Mapping[str, Any]]]]] = defaultdict(lambda: defaultdict(dict))
     for r in records:
@@ -112,7 +113,7 @@ def autotune_fit_tables(records: Sequence[Mapping[str, Any]], env: Mapping[str, 
     return sections
 
 
-def fit_sections(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any]) -> list[tuple[str, str]]:
+def fit_sections(records: Sequence[Record], env: Mapping[str, Any]) -> list[tuple[str, str]]:
     """REPORT.md's fit sections (none where no record overflowed and no autotuned kernel compiled)."""
     rows = fit_rows(records)
     found = []
@@ -129,7 +130,7 @@ def fit_sections(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any]) -
     return found + autotune_fit_tables(records, env)
 
 
-def issue_paragraph(record: Mapping[str, Any]) -> list[str]:
+def issue_paragraph(record: Record) -> list[str]:
     """The lines a library's ISSUE.md gets for an overflow: what fits, and what to change."""
     fit = record.get("fit")
     if not fit:
@@ -151,7 +152,7 @@ def issue_paragraph(record: Mapping[str, Any]) -> list[str]:
             f"Run against the fp64 reference: {proof.verdict_words(fit.get('proof'))}.", ""]
 
 
-def author_lines(record: Mapping[str, Any]) -> list[str]:
+def author_lines(record: Record) -> list[str]:
     """AUTHOR.md's section for an overflow: what fits, whether it computes, and the change to make."""
     fit = record.get("fit")
     if not fit:

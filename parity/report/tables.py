@@ -39,4 +39,4 @@ def fmt_num(value: Any, digits: int = 3) -> str:
 
 
 def table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str:
-    return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+    return str(tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True))
