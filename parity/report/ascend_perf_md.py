@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from parity.report.tables import md_escape, table
 from parity.results import Record
@@ -27,16 +27,23 @@ INTRO = ("Static advice from what each compile shows (the launch grid against th
 Key = tuple[str, str, str, Any, str]  # arch, kernel, rule, line, evidence
 
 
-def notes(records: Sequence[Record]) -> dict[Key, dict[str, Any]]:
+class Note(TypedDict):
+    """One distinct finding of the static advice: the change it asks for, and how many compiles showed it."""
+
+    change: str
+    compiles: int
+
+
+def notes(records: Sequence[Record]) -> dict[Key, Note]:
     """Every distinct finding, with its change and how many compiles showed it, in record order."""
-    found: dict[Key, dict[str, Any]] = {}
+    found: dict[Key, Note] = {}
     for r in records:
         advice = r.get("ascend_perf")
         if not advice:
             continue
         for f in advice.get("findings") or []:
             key = (advice.get("arch", "?"), r["kernel"], f["rule"], f.get("line"), f["evidence"])
-            entry = found.setdefault(key, {"change": f["change"], "compiles": 0})
+            entry = found.setdefault(key, Note(change=f["change"], compiles=0))
             entry["compiles"] += 1
     return found
 
