@@ -29,7 +29,7 @@ def earned(mode: str, status: Status | None) -> str:
     """The clause one tier's record earns on the side of a divergence where it did not fail to build or launch."""
     if status in PASSED:
         return "compiles on" if mode == "compile" else "computes the fp64 answer on"
-    outcome = OUTCOME.get(status, f"is {status or 'not recorded'}") if status is not None else "is not recorded"
+    outcome = "is not recorded" if status is None else OUTCOME.get(status, f"is {status}")
     if mode == "compile":
         return f"gets through the compiler but the case {outcome} on"
     if status is Status.FAILED:

@@ -14,8 +14,6 @@ from typing import Any
 from parity.report.tables import fmt_num, md_escape, table
 from parity.results import Record, Status
 
-BAD = (Status.FAILED, Status.ERROR, Status.CRASHED, Status.XPASSED)
-
 
 def compile_records(records: Iterable[Record]) -> list[Record]:
     """Records that describe one compile (they carry a `compile` dict)."""
