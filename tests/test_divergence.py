@@ -170,7 +170,7 @@ def test_without_matplotlib_the_report_says_how_to_get_the_picture(tmp_path, mon
 def test_heatmap_separates_new_compile_failures_from_expected_and_known_ones():
     from parity.report import heatmap
 
-    def compile_rec(status: str, expected: str | None = None) -> dict:
+    def compile_rec(status: Status, expected: str | None = None) -> dict:
         r = rec("ascend-compile", "compile", "k", "c", status)
         r["compile"] = {"ok": False}
         r["expected_compile_error"] = expected

@@ -15,7 +15,7 @@ ELEMENTWISE = {"rtol": 1.6e-2, "atol": 1e-5, "max_err_ratio": None, "reason": "d
 RATIO = {"rtol": 0.0, "atol": 1e-6, "max_err_ratio": 2e-3, "reason": "long accumulation"}
 
 
-def rec(status: str, tol: dict, **metrics: float) -> dict:
+def rec(status: Status, tol: dict, **metrics: float) -> dict:
     r = empty_record("cuda", "run", "matmul", f"c{len(metrics)}{status}", {})
     r.update(status=status, tolerance=tol, suite="accuracy",
              metrics={"err_ratio": 3.4e-3, "max_abs_err": 0.02, "nan_count": 0, **metrics})
