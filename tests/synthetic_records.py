@@ -20,8 +20,8 @@ def rec(backend: str, mode: str, kernel: str, case: str, status: Status, *, fail
     r = empty_record(backend, mode, kernel, case, {})
     r.update(status=status, suite="compile" if mode == "compile" else "accuracy", tolerance=TOL)
     if mode != "compile":
-        r["metrics"] = {"err_ratio": 1e-4 if status is Status.PASSED else 0.5, "max_abs_err": 1e-4,
-                        "max_tol_ratio": 0.1 if status is Status.PASSED else failing_tol_ratio}
+        r["metrics"] = {"err_ratio": 1e-4 if status == Status.PASSED else 0.5, "max_abs_err": 1e-4,
+                        "max_tol_ratio": 0.1 if status == Status.PASSED else failing_tol_ratio}
     r.update(extra)
     return r
 

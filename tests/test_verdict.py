@@ -268,7 +268,7 @@ def matrix_columns(old_status):
             cols.append(Column(label, backend, mode, {"triton": version, "target_arch": "sm_90"}, f"{label}/"))
             records[label] = [rec(backend, mode, "vadd", "N=1", Status.PASSED, compile={"ok": True}),
                               rec(backend, mode, "gdn_h", "BT=64", Status.PASSED, compile={"ok": True})]
-        if status is not Status.PASSED:
+        if status != Status.PASSED:
             records[f"cuda-compile@triton-{version}"][1].update(
                 status=status, owner=fixed, compile=crash, repro="repros/gdn_h__BT=64")
     return cols, records

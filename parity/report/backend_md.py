@@ -41,7 +41,7 @@ def summary_rows(records: Sequence[Record]) -> list[list[Any]]:
     for kernel, recs in by_kernel(records).items():
         counts = status_counts(recs)
         worst = worst_err_over_tol(recs)
-        ratios = [m["err_ratio"] for r in recs if (m := r.get("metrics")) and r["status"] is not Status.XFAILED]
+        ratios = [m["err_ratio"] for r in recs if (m := r.get("metrics")) and r["status"] != Status.XFAILED]
         compiles = [n for r in recs if (n := r.get("compiles")) is not None]
         rows.append([kernel, len(recs), *(counts[s] for s in STATUS_ORDER),
                      fmt_num(max(ratios, key=lambda x: float(x)) if ratios else None),
@@ -75,7 +75,7 @@ def failure_rows(records: Sequence[Record]) -> list[list[Any]]:
 def rounding_rows(records: Sequence[Record]) -> list[list[Any]]:
     """Cases the error model passed: outside the default tolerance, within rounding."""
     return [[r["kernel"], md_escape(r["case"], 80), md_escape(r["rounding"].get("sentence") or "", 400)]
-            for r in records if r.get("status") is Status.PASSED and (r.get("rounding") or {}).get("judged")]
+            for r in records if r.get("status") == Status.PASSED and (r.get("rounding") or {}).get("judged")]
 
 
 def mistake_rows(records: Sequence[Record]) -> list[list[Any]]:
@@ -288,7 +288,7 @@ def terminal_summary(records: Sequence[Record], env: Mapping[str, Any] | None = 
     """The verdict lines, then per kernel the counts; worst err/tol over scored cases only."""
     from parity.report import verdict
 
-    cut = any(r.get("status") is Status.INTERRUPTED for r in records)  # its own column: a cut case was no skip
+    cut = any(r.get("status") == Status.INTERRUPTED for r in records)  # its own column: a cut case was no skip
     rows = []
     for kernel, recs in by_kernel(records).items():
         c = status_counts(recs)

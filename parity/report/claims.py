@@ -32,7 +32,7 @@ def earned(mode: str, status: Status | None) -> str:
     outcome = "is not recorded" if status is None else OUTCOME.get(status, f"is {status}")
     if mode == "compile":
         return f"gets through the compiler but the case {outcome} on"
-    if status is Status.FAILED:
+    if status == Status.FAILED:
         return "runs but fails the fp64 check on"
     return f"runs but the case {outcome} on"
 

@@ -141,7 +141,7 @@ def expected_error_rows(records: Iterable[Record]) -> list[list[Any]]:
         if r.get("expected_compile_error") is None:
             continue
         c, reason = compile_of(r), r.get("reason") or ""
-        verdict = "as expected" if r["status"] is Status.PASSED else "NOT as expected"
+        verdict = "as expected" if r["status"] == Status.PASSED else "NOT as expected"
         outcome = f"{c.get('error_kind')}, {_stage(r)}" if not c.get("ok") else f"compiled to {_stage(r)}"
         rows.append([r["kernel"], md_escape(r["expected_compile_error"]), verdict, outcome,
                      md_escape(headline(c.get("message")) or reason, 300)])

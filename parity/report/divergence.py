@@ -139,9 +139,9 @@ def gather(records: Iterable[Record]) -> dict[tuple[str, str], Facts]:
         status, mode, suite = r["status"], r.get("mode"), r.get("suite") or "accuracy"
         if r.get("repro"):
             f.repro = r["repro"]
-        if mode in RUN_MODES and suite == "accuracy" and status is not Status.SKIPPED:
+        if mode in RUN_MODES and suite == "accuracy" and status != Status.SKIPPED:
             f.status, f.record = status, r
-            if status is Status.ERROR:
+            if status == Status.ERROR:
                 kind = classify_error(r.get("reason"))
                 if kind == "launch":
                     f.launch_error = r.get("reason")
@@ -151,9 +151,9 @@ def gather(records: Iterable[Record]) -> dict[tuple[str, str], Facts]:
                 f.compiled = True  # it ran, so it compiled
             f.built_status = status
         c = r.get("compile")
-        if c and status is not Status.SKIPPED:  # a config the Autotuner drops while another fits is no failure
+        if c and status != Status.SKIPPED:  # a config the Autotuner drops while another fits is no failure
             if c.get("ok") is False:
-                if status is Status.XFAILED:
+                if status == Status.XFAILED:
                     from parity.report.findings import known_of
 
                     f.known = (known_of(r) or {}).get("reason") or f.known
@@ -167,7 +167,7 @@ def gather(records: Iterable[Record]) -> dict[tuple[str, str], Facts]:
             f.resources.update({k: int(c[k]) for k in ("n_regs", "shared_bytes") if c.get(k) is not None})
             if c.get("launch_error"):
                 f.launch_error = c["launch_error"]
-        elif mode == "compile" and status is Status.ERROR:
+        elif mode == "compile" and status == Status.ERROR:
             f.compiled, f.compile_error, f.built_status = False, r.get("reason"), status
         if (n := r.get("compiles")) is not None:
             f.compiles[suite] = f.compiles.get(suite, 0) + int(n)
@@ -217,8 +217,8 @@ def numeric(kernel: str, case: str, per: Mapping[str, tuple[Column, Facts]]) -> 
     bad = [c for c, (_, f) in per.items() if f.status in NUMERIC_FAIL]
     if not good or not bad:
         return None
-    known = [_reason(per[c][1]) for c in bad if per[c][1].status is Status.XFAILED]
-    reasons = [str(reason) for c in bad if per[c][1].status is Status.FAILED and (reason := _reason(per[c][1]))]
+    known = [_reason(per[c][1]) for c in bad if per[c][1].status == Status.XFAILED]
+    reasons = [str(reason) for c in bad if per[c][1].status == Status.FAILED and (reason := _reason(per[c][1]))]
     summary = claims.sentence([(claims.earned(_mode(per[c][0]), per[c][1].status), c) for c in good],
                               [(claims.earned(_mode(per[c][0]), per[c][1].status), c) for c in bad]) \
         + (f": {reasons[0]}" if reasons else "")
@@ -341,7 +341,7 @@ def cross_output(kernel: str, case: str, per: Mapping[str, tuple[Column, Facts]]
     """Every passing column against the first passing one, on their stored outputs. A column that passed within a
     correct kernel's rounding (parity.run.rounding) is left out: two such answers may differ by the sum of their
     rounding, which the elementwise tolerance does not allow and the arithmetic does."""
-    passing = [c for c, (_, f) in per.items() if f.status is Status.PASSED and (c, kernel, case) in stored
+    passing = [c for c, (_, f) in per.items() if f.status == Status.PASSED and (c, kernel, case) in stored
                and not (f.record is not None and (f.record.get("rounding") or {}).get("judged"))]
     found = []
     for other in passing[1:]:

@@ -43,8 +43,8 @@ def env_table(columns: Sequence[Column]) -> str:
 def kernel_cell(records: Sequence[Record]) -> str:
     """One kernel on one column: pass counts, worst err/tol, compile counts."""
     run = [r for r in records if r.get("mode") in RUN_MODES and (r.get("suite") or "accuracy") == "accuracy"
-           and r["status"] is not Status.SKIPPED]
-    comp = [r for r in records if r.get("compile") and r["status"] is not Status.SKIPPED]  # dropped configs: skipped
+           and r["status"] != Status.SKIPPED]
+    comp = [r for r in records if r.get("compile") and r["status"] != Status.SKIPPED]  # dropped configs: skipped
     parts = []
     if run:
         c = Counter(r["status"] for r in run)
@@ -122,7 +122,7 @@ def compared_cases(columns: Sequence[Column], records: Mapping[str, Sequence[Rec
     seen: Counter[tuple[str, str]] = Counter()
     for c in columns:
         seen.update({(r["kernel"], str(r["case"])) for r in records.get(c.label, ())
-                     if r["status"] is not Status.SKIPPED})
+                     if r["status"] != Status.SKIPPED})
     return sum(1 for n in seen.values() if n > 1)
 
 

@@ -59,5 +59,5 @@ def err_over_tol(record: Record) -> float | None:
 
 def worst_err_over_tol(records: Iterable[Record]) -> float | None:
     """The largest err/tol over the scored cases; xfailed ones are known, shown apart."""
-    values = [v for r in records if r.get("status") is not Status.XFAILED for v in [err_over_tol(r)] if v is not None]
+    values = [v for r in records if r.get("status") != Status.XFAILED for v in [err_over_tol(r)] if v is not None]
     return max(values, default=None)

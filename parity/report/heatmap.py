@@ -34,27 +34,27 @@ def _cell(records: Sequence[Record]) -> tuple[float | None, str]:
     marks = set()
     for r in records:
         compile_ = r.get("compile") or {}
-        if compile_.get("ok") is False and r["status"] is Status.SKIPPED:
+        if compile_.get("ok") is False and r["status"] == Status.SKIPPED:
             pass  # a config the Autotuner drops while another fits: the tier's report skips it too
         elif compile_.get("ok") is False:
             # a rejection the spec demands (probes) or a known divergence is not a new failure
-            if r.get("expected_compile_error") and r["status"] is Status.PASSED:
+            if r.get("expected_compile_error") and r["status"] == Status.PASSED:
                 marks.add("E")
             else:
-                marks.add("K" if r["status"] is Status.XFAILED else "C")
+                marks.add("K" if r["status"] == Status.XFAILED else "C")
         elif compile_.get("ok"):
             marks.add("ok")
         if compile_.get("launch_error"):
             marks.add("L")
-        if r["status"] is Status.CRASHED:  # never coloured by figures recorded before the death
+        if r["status"] == Status.CRASHED:  # never coloured by figures recorded before the death
             marks.add("D")
             continue
-        if r["status"] is Status.ERROR:
+        if r["status"] == Status.ERROR:
             marks.add({"launch": "L", "compile": "C"}.get(classify_error(r.get("reason")), "R"))
         if r.get("mode") in RUN_MODES:
-            if r["status"] is Status.FAILED:
+            if r["status"] == Status.FAILED:
                 marks.add("✗")
-            value = err_over_tol(r) if r["status"] is not Status.XFAILED else None  # known: not scored
+            value = err_over_tol(r) if r["status"] != Status.XFAILED else None  # known: not scored
             if value is not None and (worst is None or value > worst):
                 worst = value
     if worst is not None or marks & {"C", "K", "E", "L", "R", "D", "✗"}:

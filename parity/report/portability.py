@@ -68,8 +68,8 @@ def _verdict(records: Sequence[Record]) -> str:
         whose = f"{library_label(owner)} finding: " if owner else ""
         key = clip(key_line(message_of(first)) or str(first.get("reason") or ""), 110)
         return f"{whose}{_finding(first)} ({len(bad)}/{len(records)}): {md_escape(key, 120)}"
-    passed = sum(r["status"] is Status.PASSED for r in records)
-    xfailed = sum(r["status"] is Status.XFAILED for r in records)
+    passed = sum(r["status"] == Status.PASSED for r in records)
+    xfailed = sum(r["status"] == Status.XFAILED for r in records)
     declined = [r["declined"] for r in records if r.get("declined")]
     if passed or xfailed:
         return (f"passed {passed}/{len(records)}" + (f" (+{xfailed} known divergence)" if xfailed else "")

@@ -128,7 +128,7 @@ def result(word: str, records: Sequence[Record], column: str, link_prefix: str,
     limit_word = OWNER_TAGS[one] if one in (OwnerKind.ENVIRONMENT, OwnerKind.RANDOM) else "tier limit"
     limit = f", {n_limit} {limit_word} {refs(limits)}".rstrip() if limits else ""
     known = f", {n_known} known" if expected else ""
-    if any(r["status"] is Status.INTERRUPTED for r in scored) and not bad:
+    if any(r["status"] == Status.INTERRUPTED for r in scored) and not bad:
         return Result("…", f"{word} … interrupted", groups)
     if bad:
         tags = list(dict.fromkeys(owner_tag(f.owner) for f in bad))
@@ -145,7 +145,7 @@ def result(word: str, records: Sequence[Record], column: str, link_prefix: str,
     if expected:  # not a failure of the run, but the kernel does not work there as it stands
         return Result("⚠", f"{word} ⚠ {n_known} known{limit}", groups)
     # a probe passes when rejected as its spec expects: the cell says so, as its compile record does (not built)
-    rejected = [r for r in ran if r["status"] is Status.PASSED and r.get("expected_compile_error")
+    rejected = [r for r in ran if r["status"] == Status.PASSED and r.get("expected_compile_error")
                 and (r.get("compile") or {}).get("ok") is False]
     if rejected and len(rejected) + n_limit == len(ran):
         return Result("✓", f"{word} ✓ {REJECTED}{limit}", groups)

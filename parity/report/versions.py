@@ -92,7 +92,7 @@ def case_changes(fa: Facts, fb: Facts, va: str, vb: str, mode: str = "compile") 
     found = []
     sa, sb = _verdict(fa), _verdict(fb)
     if sa and sb and sa != sb:
-        why = next((_status(f) for f, s in ((fb, sb), (fa, sa)) if s is not Status.PASSED), "")
+        why = next((_status(f) for f, s in ((fb, sb), (fa, sa)) if s != Status.PASSED), "")
         found.append(("status", f"{sa} on triton {va}, {sb} on triton {vb}: {why}", _status(fa), _status(fb)))
     if fa.compiled is not None and fb.compiled is not None:
         if fa.compiled != fb.compiled:
