@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from parity import cli
+from parity.results import OwnerKind, Status
+from parity.triage.owner import make_owner
 from tests.synthetic_records import rec, write_dir
 
 HOSTILE = "<script>alert('kernel')</script>"
@@ -15,15 +17,15 @@ REPRO = "repros/softmax__N=781"
 
 def report_dirs(root: Path) -> list[Path]:
     cpu = {"machine": "cpu-box", "triton": "3.8.0"}
-    author = {"who": "author", "name": "kernel author", "evidence": "fails the same on every tier",
-              "provisional": False, "settle": None}
+    author = make_owner(OwnerKind.AUTHOR, "kernel author", "fails the same on every tier")
     interp = write_dir(root, "interpret", {"backend": "interpret", **cpu}, [
-        rec("interpret", "interpret", "softmax", "N=100", "passed"),
-        rec("interpret", "interpret", "softmax", "N=781", "failed", reason=HOSTILE_REASON, repro=REPRO, owner=author),
-        rec("interpret", "interpret", "matmul", "M=100", "xfailed",
+        rec("interpret", "interpret", "softmax", "N=100", Status.PASSED),
+        rec("interpret", "interpret", "softmax", "N=781", Status.FAILED, reason=HOSTILE_REASON, repro=REPRO,
+            owner=author),
+        rec("interpret", "interpret", "matmul", "M=100", Status.XFAILED,
             reason="known divergence: bf16 dot (https://github.com/triton-lang/triton/issues/1)"),
-        rec("interpret", "interpret", HOSTILE, "N=1", "passed"),
-        *(rec("interpret", "interpret", "vector_add", f"N={n}", "passed") for n in (1, 7, 1000)),
+        rec("interpret", "interpret", HOSTILE, "N=1", Status.PASSED),
+        *(rec("interpret", "interpret", "vector_add", f"N={n}", Status.PASSED) for n in (1, 7, 1000)),
     ])
     repro = interp / REPRO
     repro.mkdir(parents=True)
@@ -31,12 +33,13 @@ def report_dirs(root: Path) -> list[Path]:
     (repro / "AUTHOR.md").write_text(f"# softmax: a change in the kernel\n\n{HOSTILE}\n")
     ok = {"ok": True, "stage_reached": "ptx"}
     cuda_compile = write_dir(root, "cuda-compile", {"backend": "cuda-compile", **cpu}, [
-        rec("cuda-compile", "compile", k, "N=1", "passed", compile=ok) for k in ("matmul", "softmax", "vector_add")])
+        rec("cuda-compile", "compile", k, "N=1", Status.PASSED, compile=ok)
+        for k in ("matmul", "softmax", "vector_add")])
     ascend_compile = write_dir(root, "ascend-compile", {"backend": "ascend-compile", **cpu}, [
-        rec("ascend-compile", "compile", "matmul", "N=1", "failed", repro="repros/matmul__N=1",
+        rec("ascend-compile", "compile", "matmul", "N=1", Status.FAILED, repro="repros/matmul__N=1",
             compile={"ok": False, "stage_reached": "bishengir", "error_kind": "ub_overflow",
                      "message": "ub overflow, requires 3145728 bits while 1572864 bits available"}),
-        rec("ascend-compile", "compile", "softmax", "N=1", "passed", compile=ok),
+        rec("ascend-compile", "compile", "softmax", "N=1", Status.PASSED, compile=ok),
     ])
     return [interp, cuda_compile, ascend_compile]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from parity.report import ascend_perf_md, backend_md, divergence_md, verdict
 from parity.report.divergence import Column
+from parity.results import Status
 from tests import synthetic_records
 
 HARD = {"rule": "cores.hard_coded", "line": "npu/fa.py:253",
@@ -14,12 +15,12 @@ CV = {"rule": "cv.mix", "line": "npu/fa.py:88", "evidence": "a cube-and-vector k
 
 def _compile(case, findings, arch="Ascend910B1"):
     advice = {"arch": arch, "findings": findings, "not_checked": {}}
-    return synthetic_records.rec("ascend-compile", "compile", "fa", case, "passed", compile={"ok": True},
+    return synthetic_records.rec("ascend-compile", "compile", "fa", case, Status.PASSED, compile={"ok": True},
                                  ascend_perf=advice)
 
 
 def _plain(case):
-    return synthetic_records.rec("ascend-compile", "compile", "fa", case, "passed", compile={"ok": True})
+    return synthetic_records.rec("ascend-compile", "compile", "fa", case, Status.PASSED, compile={"ok": True})
 
 
 def test_notes_are_distinct_findings_counted_over_compiles():

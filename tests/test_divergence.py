@@ -10,6 +10,7 @@ import torch
 
 from parity import cli
 from parity.report import divergence
+from parity.results import Status
 from parity.results import outputs_store as store
 from tests.synthetic_records import rec, write_dir
 
@@ -27,27 +28,27 @@ def machines(tmp_path: Path) -> list[Path]:
     cpu = {"machine": "cpu-box", "triton": "3.6.0"}
     perf_fast = {"ms": 0.1, "baseline_ms": 0.4}
     cuda = write_dir(tmp_path, "cuda", {"backend": "cuda", **h200}, [
-        rec("cuda", "run", "softmax", "N=100", "passed", compiles=1, perf=perf_fast),
-        rec("cuda", "run", "softmax", "N=781", "passed", compiles=1),
-        rec("cuda", "run", "matmul", "M=100", "passed", compiles=1),
+        rec("cuda", "run", "softmax", "N=100", Status.PASSED, compiles=1, perf=perf_fast),
+        rec("cuda", "run", "softmax", "N=781", Status.PASSED, compiles=1),
+        rec("cuda", "run", "matmul", "M=100", Status.PASSED, compiles=1),
     ])
     interp = write_dir(tmp_path, "interpret", {"backend": "interpret", **cpu}, [
-        rec("interpret", "interpret", "softmax", "N=100", "passed", perf={"ms": 0.1, "baseline_ms": 0.01}),
-        rec("interpret", "interpret", "softmax", "N=781", "failed", reason="output 'out': 3% outside | tol",
+        rec("interpret", "interpret", "softmax", "N=100", Status.PASSED, perf={"ms": 0.1, "baseline_ms": 0.01}),
+        rec("interpret", "interpret", "softmax", "N=781", Status.FAILED, reason="output 'out': 3% outside | tol",
             repro="repros/softmax__N=781"),
-        rec("interpret", "interpret", "matmul", "M=100", "xfailed", reason="known divergence: bf16 dot"),
+        rec("interpret", "interpret", "matmul", "M=100", Status.XFAILED, reason="known divergence: bf16 dot"),
     ])
     cuda_compile = write_dir(tmp_path, "cuda-compile", {"backend": "cuda-compile", **cpu}, [
-        rec("cuda-compile", "compile", "matmul", "BM=256", "passed", compile=compiled(True)),
-        rec("cuda-compile", "compile", "vector_add", "N=1<<20", "passed", compile=compiled(True)),
-        rec("cuda-compile", "compile", "tril_mask", "T=100", "passed", compile=compiled(True), compiles=2),
+        rec("cuda-compile", "compile", "matmul", "BM=256", Status.PASSED, compile=compiled(True)),
+        rec("cuda-compile", "compile", "vector_add", "N=1<<20", Status.PASSED, compile=compiled(True)),
+        rec("cuda-compile", "compile", "tril_mask", "T=100", Status.PASSED, compile=compiled(True), compiles=2),
     ])
     ascend_compile = write_dir(tmp_path, "ascend-compile", {"backend": "ascend-compile", "cann": None, **cpu}, [
-        rec("ascend-compile", "compile", "matmul", "BM=256", "failed", compile=compiled(False),
+        rec("ascend-compile", "compile", "matmul", "BM=256", Status.FAILED, compile=compiled(False),
             repro="repros/matmul__BM=256"),
-        rec("ascend-compile", "compile", "vector_add", "N=1<<20", "failed",
+        rec("ascend-compile", "compile", "vector_add", "N=1<<20", Status.FAILED,
             compile=compiled(True, launch_error="grid should be less than 65536!")),
-        rec("ascend-compile", "compile", "tril_mask", "T=100", "passed", compile=compiled(True), compiles=5),
+        rec("ascend-compile", "compile", "tril_mask", "T=100", Status.PASSED, compile=compiled(True), compiles=5),
     ])
     return [cuda, interp, cuda_compile, ascend_compile]
 
@@ -80,7 +81,7 @@ def test_report_merges_machines_and_names_every_kind(tmp_path, monkeypatch):
 
 
 def test_same_results_everywhere_is_no_divergence(tmp_path):
-    records = [rec("interpret", "interpret", "softmax", "N=100", "passed", compiles=None)]
+    records = [rec("interpret", "interpret", "softmax", "N=100", Status.PASSED, compiles=None)]
     a = write_dir(tmp_path, "a", {"backend": "interpret", "machine": "one"}, records)
     b = write_dir(tmp_path, "b", {"backend": "interpret", "machine": "two"}, records)
     out = tmp_path / "D.md"
@@ -91,10 +92,11 @@ def test_same_results_everywhere_is_no_divergence(tmp_path):
 
 def test_numeric_divergence_needs_a_pass_and_a_fail():
     cols = [divergence.Column("a", "cuda", "run", {}), divergence.Column("b", "interpret", "interpret", {})]
-    both_fail = {"a": [rec("cuda", "run", "k", "c", "failed")], "b": [rec("interpret", "interpret", "k", "c",
-                                                                           "failed")]}
+    both_fail = {"a": [rec("cuda", "run", "k", "c", Status.FAILED)], "b": [rec("interpret", "interpret", "k", "c",
+                                                                           Status.FAILED)]}
     assert divergence.find(cols, both_fail) == []
-    split = {"a": [rec("cuda", "run", "k", "c", "passed")], "b": [rec("interpret", "interpret", "k", "c", "failed")]}
+    split = {"a": [rec("cuda", "run", "k", "c", Status.PASSED)],
+             "b": [rec("interpret", "interpret", "k", "c", Status.FAILED)]}
     (d,) = divergence.find(cols, split)
     assert d.kind == "numeric"
     assert d.summary.startswith("computes the fp64 answer on a; runs but fails the fp64 check on b")
@@ -102,7 +104,7 @@ def test_numeric_divergence_needs_a_pass_and_a_fail():
 
 def test_cross_output_divergence_from_stored_outputs(tmp_path):
     cols = [divergence.Column("a", "cuda", "run", {}), divergence.Column("b", "ascend", "run", {})]
-    records = {c.label: [rec(c.backend, "run", "k", "c", "passed")] for c in cols}
+    records = {c.label: [rec(c.backend, "run", "k", "c", Status.PASSED)] for c in cols}
     x = torch.linspace(-1, 1, 50)
     stored = {("a", "k", "c"): store.load(store.save(tmp_path / "a.npz", store.payload({"o": x}, "d"))),
               ("b", "k", "c"): store.load(store.save(tmp_path / "b.npz", store.payload({"o": x + 0.1}, "d")))}
@@ -157,9 +159,9 @@ def test_without_matplotlib_the_report_says_how_to_get_the_picture(tmp_path, mon
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_matplotlib)
-    g = heatmap.grid(["a"], {"a": [rec("cuda", "run", "k", "c", "passed")]})
+    g = heatmap.grid(["a"], {"a": [rec("cuda", "run", "k", "c", Status.PASSED)]})
     assert g.values == [[0.1]] and not heatmap.draw(g, tmp_path / "x.png")
-    a = write_dir(tmp_path, "a", {"backend": "cuda"}, [rec("cuda", "run", "k", "c", "passed")])
+    a = write_dir(tmp_path, "a", {"backend": "cuda"}, [rec("cuda", "run", "k", "c", Status.PASSED)])
     assert cli.main(["report", str(a), "--out", str(tmp_path / "D.md")]) == 0
     assert "No heatmap: matplotlib is not installed" in (tmp_path / "D.md").read_text()
     assert not (tmp_path / "divergence.png").exists()
@@ -168,19 +170,19 @@ def test_without_matplotlib_the_report_says_how_to_get_the_picture(tmp_path, mon
 def test_heatmap_separates_new_compile_failures_from_expected_and_known_ones():
     from parity.report import heatmap
 
-    def compile_rec(status: str, expected: str | None = None) -> dict:
+    def compile_rec(status: Status, expected: str | None = None) -> dict:
         r = rec("ascend-compile", "compile", "k", "c", status)
         r["compile"] = {"ok": False}
         r["expected_compile_error"] = expected
         return r
 
-    assert heatmap._cell([compile_rec("failed")])[1] == "C"
-    assert heatmap._cell([compile_rec("xfailed")])[1] == "K"
-    assert heatmap._cell([compile_rec("passed", expected="Did you forget")])[1] == "E"
+    assert heatmap._cell([compile_rec(Status.FAILED)])[1] == "C"
+    assert heatmap._cell([compile_rec(Status.XFAILED)])[1] == "K"
+    assert heatmap._cell([compile_rec(Status.PASSED, expected="Did you forget")])[1] == "E"
 
 
 def test_report_skips_bad_files_and_lines_and_still_writes_the_rest(tmp_path, capsys):
-    good = write_dir(tmp_path, "cuda", {"backend": "cuda"}, [rec("cuda", "run", "k", "c", "passed")])
+    good = write_dir(tmp_path, "cuda", {"backend": "cuda"}, [rec("cuda", "run", "k", "c", Status.PASSED)])
     with (good / "results.jsonl").open("a") as fh:
         fh.write('[1,2,3]\n{"schema": 1, "kernel": "x"}\n')
     empty = write_dir(tmp_path, "interpret", {"backend": "interpret"}, [])  # what `--kernels probes` writes
@@ -205,7 +207,7 @@ def test_a_failed_report_leaves_no_stale_divergence_md(tmp_path, capsys):
     assert cli.main(["report", str(blank), "--out", str(out)]) == 2
     assert not out.exists() and not (tmp_path / "divergence.png").exists()
     assert "removed the previous" in capsys.readouterr().err
-    good = write_dir(tmp_path, "good", {"backend": "cuda"}, [rec("cuda", "run", "k", "c", "passed")])
+    good = write_dir(tmp_path, "good", {"backend": "cuda"}, [rec("cuda", "run", "k", "c", Status.PASSED)])
     assert cli.main(["report", str(good), "--out", str(out)]) == 0 and out.exists()  # control
 
 
@@ -217,7 +219,7 @@ def test_column_labels_name_the_dir_only_when_a_backend_repeats():
 
 def test_heatmap_marks_an_interpreter_type_error_as_a_runtime_error_not_a_refused_launch():
     from parity.report import heatmap
-    r = rec("interpret", "interpret", "k", "c", "error", reason="TypeError: 'NoneType' object is not callable")
+    r = rec("interpret", "interpret", "k", "c", Status.ERROR, reason="TypeError: 'NoneType' object is not callable")
     assert heatmap._cell([r])[1] == "R"
     r["reason"] = "RuntimeError: grid should be less than 65536!"
     assert heatmap._cell([r])[1] == "L"  # control: a real launch refusal keeps its mark
@@ -237,14 +239,14 @@ def test_divergences_under_a_table_without_a_cross_say_they_are_known_and_no_new
 
     cols = [divergence.Column("a", "cuda", "run", {}), divergence.Column("b", "interpret", "interpret", {})]
     known = {"reason": "declared", "link": "https://example.org/issue/1"}
-    declared = {"a": [rec("cuda", "run", "k", "c", "passed")],
-                "b": [rec("interpret", "interpret", "k", "c", "xfailed", known_divergence=known,
+    declared = {"a": [rec("cuda", "run", "k", "c", Status.PASSED)],
+                "b": [rec("interpret", "interpret", "k", "c", Status.XFAILED, known_divergence=known,
                           reason="known divergence: declared (https://example.org/issue/1); observed: x")]}
     divs = divergence.find(cols, declared)
     assert divs and all(d.known for d in divs)
     text = headline(cols, divs, declared)
     assert "None is a new failure (the table above has no ✗): 1 declared known in the specs" in text, text
     # the planted contrast: an undeclared failure is a ✗ and the headline claims nothing of the kind
-    failing = {"a": declared["a"], "b": [rec("interpret", "interpret", "k", "c", "failed")]}
+    failing = {"a": declared["a"], "b": [rec("interpret", "interpret", "k", "c", Status.FAILED)]}
     text = headline(cols, divergence.find(cols, failing), failing)
     assert "None is a new failure" not in text and "known" not in text, text

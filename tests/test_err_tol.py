@@ -9,13 +9,13 @@ import pytest
 
 from parity.report import backend_md, divergence_md, err_tol
 from parity.report.divergence import Column
-from parity.results import empty_record
+from parity.results import Status, empty_record
 
 ELEMENTWISE = {"rtol": 1.6e-2, "atol": 1e-5, "max_err_ratio": None, "reason": "default"}
 RATIO = {"rtol": 0.0, "atol": 1e-6, "max_err_ratio": 2e-3, "reason": "long accumulation"}
 
 
-def rec(status: str, tol: dict, **metrics: float) -> dict:
+def rec(status: Status, tol: dict, **metrics: float) -> dict:
     r = empty_record("cuda", "run", "matmul", f"c{len(metrics)}{status}", {})
     r.update(status=status, tolerance=tol, suite="accuracy",
              metrics={"err_ratio": 3.4e-3, "max_abs_err": 0.02, "nan_count": 0, **metrics})
@@ -23,9 +23,9 @@ def rec(status: str, tol: dict, **metrics: float) -> dict:
 
 
 def records() -> list[dict]:
-    return [rec("passed", ELEMENTWISE, max_tol_ratio=0.42),
+    return [rec(Status.PASSED, ELEMENTWISE, max_tol_ratio=0.42),
             # a known divergence far over its bound: listed apart, never the kernel's worst
-            rec("xfailed", ELEMENTWISE, max_tol_ratio=8.57e13, nan_count=0, err_ratio=1.0)]
+            rec(Status.XFAILED, ELEMENTWISE, max_tol_ratio=8.57e13, nan_count=0, err_ratio=1.0)]
 
 
 def summary_cell(text: str) -> str:
@@ -46,11 +46,11 @@ def test_report_and_divergence_print_the_same_err_over_tol():
 
 def test_err_over_tol_is_above_one_exactly_when_compare_fails():
     # elementwise: the worst element's own bound; a NaN disagreement is outside every bound
-    assert err_tol.err_over_tol(rec("passed", ELEMENTWISE, max_tol_ratio=0.9)) == 0.9
-    assert err_tol.err_over_tol(rec("failed", ELEMENTWISE, max_tol_ratio=0.5, nan_count=3)) == math.inf
+    assert err_tol.err_over_tol(rec(Status.PASSED, ELEMENTWISE, max_tol_ratio=0.9)) == 0.9
+    assert err_tol.err_over_tol(rec(Status.FAILED, ELEMENTWISE, max_tol_ratio=0.5, nan_count=3)) == math.inf
     # err_ratio-judged: compare passes when err_ratio <= limit or max_abs <= atol
-    assert err_tol.err_over_tol(rec("failed", RATIO, err_ratio=4e-3, max_abs_err=1e-3)) == 2.0
-    tiny = err_tol.err_over_tol(rec("passed", RATIO, err_ratio=1.0, max_abs_err=5e-7))  # ref all ~0
+    assert err_tol.err_over_tol(rec(Status.FAILED, RATIO, err_ratio=4e-3, max_abs_err=1e-3)) == 2.0
+    tiny = err_tol.err_over_tol(rec(Status.PASSED, RATIO, err_ratio=1.0, max_abs_err=5e-7))  # ref all ~0
     assert tiny == 0.5
 
 
@@ -68,7 +68,7 @@ def test_expected_failures_are_listed_apart_with_reason_and_link():
 def test_a_case_the_rounding_model_judged_reads_its_err_over_the_models_bound():
     # outside the default tolerance (max_tol_ratio 12.7), within the model's bound: err/tol below 1, as its pass
     probes = [{"err": 3e-5, "probabilistic": 0.06}, {"err": 1e-5, "probabilistic": 0.05}]
-    record = {"status": "passed", "metrics": {"max_tol_ratio": 12.7}, "tolerance": {"rtol": 1.3e-6, "atol": 1e-5},
+    record = {"status": Status.PASSED, "metrics": {"max_tol_ratio": 12.7}, "tolerance": {"rtol": 1.3e-6, "atol": 1e-5},
               "rounding": {"judged": True, "within": True, "outputs": [{"probes": probes}]}}
     assert err_tol.err_over_tol(record) == pytest.approx(5e-4)
     # control: the model on a spec that chose its tolerance does not judge it: the elementwise ratio stands

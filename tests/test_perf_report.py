@@ -17,6 +17,7 @@ from parity.perf.roofline import NO_SOURCED_PEAK, Roof, bound_of, datasheet_for,
 from parity.report import perf_cross, perf_md, perf_plot
 from parity.report.divergence import Column, gather, perf
 from parity.report.targets import judge
+from parity.results import Status
 
 H200 = Roof("NVIDIA H200", copy_gbps=4000.0, matmul_tflops=800.0, datasheet=datasheet_for("NVIDIA H200"))
 NPU = Roof("Ascend910B3", copy_gbps=1000.0, matmul_tflops=200.0, datasheet=datasheet_for("Ascend910B3"))
@@ -93,7 +94,7 @@ def test_a_perf_target_takes_exactly_one_bound_and_a_peer_target_needs_a_peer():
 
 
 def record(kernel: str, case: str, perf: dict[str, Any] | None, suite: str = "perf",
-           status: str = "passed") -> dict[str, Any]:
+           status: Status = Status.PASSED) -> dict[str, Any]:
     return {"kernel": kernel, "case": case, "suite": suite, "status": status, "mode": "run", "params": {},
             "perf": perf}
 
@@ -186,7 +187,7 @@ def test_divergence_report_carries_the_perf_table_and_plot_beside_the_heatmap(tm
     for backend, recs in cross_records(30.0).items():
         d = tmp_path / backend
         d.mkdir()
-        rows = [{**empty_record(backend, "run", r["kernel"], r["case"], {}), "suite": "perf", "status": "passed",
+        rows = [{**empty_record(backend, "run", r["kernel"], r["case"], {}), "suite": "perf", "status": Status.PASSED,
                  "perf": r["perf"]} for r in recs]
         (d / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
         (d / "env.json").write_text(json.dumps({"backend": backend}))

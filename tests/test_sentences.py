@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 
 from parity.report import claims, divergence, divergence_md
+from parity.results import OwnerKind, Status
+from parity.triage.owner import make_owner
 from tests.synthetic_records import rec
 
 UB = {"ok": False, "stage_reached": "bishengir", "error_kind": "ub_overflow", "message": "ub overflow, requires 2 bits"}
@@ -36,9 +38,9 @@ def test_mode_comes_from_the_backend_class_not_the_name():
 
 def test_compile_divergence_names_no_failed_tier_as_compiling():
     # the user's report: "compiles on cuda-compile, ascend-lowered" where both had failed
-    divs = find({"cuda-compile": {"status": "failed", "compile": OK},
-                 "ascend-lowered": {"status": "failed"},
-                 "ascend-compile": {"status": "failed", "compile": UB}})
+    divs = find({"cuda-compile": {"status": Status.FAILED, "compile": OK},
+                 "ascend-lowered": {"status": Status.FAILED},
+                 "ascend-compile": {"status": Status.FAILED, "compile": UB}})
     d = one(divs, "compile")
     head = d.summary.partition(": ")[0]
     assert "compiles on" not in head and "computes" not in head, d.summary
@@ -50,42 +52,43 @@ def test_compile_divergence_names_no_failed_tier_as_compiling():
 
 
 def test_compile_divergence_control_passing_tiers_keep_their_words():
-    divs = find({"cuda-compile": {"status": "passed", "compile": OK},
-                 "ascend-lowered": {"status": "passed"},
-                 "ascend-compile": {"status": "failed", "compile": UB}})
+    divs = find({"cuda-compile": {"status": Status.PASSED, "compile": OK},
+                 "ascend-lowered": {"status": Status.PASSED},
+                 "ascend-compile": {"status": Status.FAILED, "compile": UB}})
     head = one(divs, "compile").summary.partition(": ")[0]
     assert head == ("does not compile on ascend-compile; compiles on cuda-compile; computes the fp64 answer on "
                     "ascend-lowered")
 
 
 def test_a_run_tier_that_errors_is_not_said_to_fail_a_compile():
-    divs = find({"cuda-compile": {"status": "passed", "compile": OK},
-                 "interpret": {"status": "error", "reason": "CompilationError: at 3:4: unsupported"}})
+    divs = find({"cuda-compile": {"status": Status.PASSED, "compile": OK},
+                 "interpret": {"status": Status.ERROR, "reason": "CompilationError: at 3:4: unsupported"}})
     head = one(divs, "compile").summary.partition(": ")[0]
     assert head == "errors before computing on interpret; compiles on cuda-compile"
 
 
 def test_numeric_divergence_in_each_modes_words():
-    divs = find({"interpret": {"status": "passed"}, "ascend-lowered": {"status": "failed", "reason": "3% off"}})
+    divs = find({"interpret": {"status": Status.PASSED},
+                 "ascend-lowered": {"status": Status.FAILED, "reason": "3% off"}})
     d = one(divs, "numeric")
     assert d.summary == "computes the fp64 answer on interpret; runs but fails the fp64 check on ascend-lowered: 3% off"
     assert "passes on" not in d.summary and "compiles" not in d.summary
 
 
 def test_launch_divergence_names_a_failed_compile_tier_by_its_record():
-    divs = find({"cuda-compile": {"status": "failed", "compile": OK, "reason": "expected a recompile storm"},
-                 "ascend-compile": {"status": "failed", "compile": GRID}})
+    divs = find({"cuda-compile": {"status": Status.FAILED, "compile": OK, "reason": "expected a recompile storm"},
+                 "ascend-compile": {"status": Status.FAILED, "compile": GRID}})
     d = one(divs, "launch")
     assert d.summary.startswith("refused at launch on ascend-compile; gets through the compiler but the case "
                                 "fails on cuda-compile"), d.summary
     assert d.cells["cuda-compile"] == "compile ok, status failed for another reason"
     # control: the same tier passing is said to compile
-    divs = find({"cuda-compile": {"status": "passed", "compile": OK},
-                 "ascend-compile": {"status": "failed", "compile": GRID}})
+    divs = find({"cuda-compile": {"status": Status.PASSED, "compile": OK},
+                 "ascend-compile": {"status": Status.FAILED, "compile": GRID}})
     assert one(divs, "launch").summary.startswith("refused at launch on ascend-compile; compiles on cuda-compile")
 
 
-@pytest.mark.parametrize("status", ["failed", "error", "crashed", "xfailed"])
+@pytest.mark.parametrize("status", [Status.FAILED, Status.ERROR, Status.CRASHED, Status.XFAILED])
 def test_no_earned_clause_says_compiles_or_passes_for_a_failed_record(status):
     for mode in ("compile", "run", "interpret"):
         words = claims.earned(mode, status)
@@ -93,21 +96,21 @@ def test_no_earned_clause_says_compiles_or_passes_for_a_failed_record(status):
 
 
 def test_the_rendered_table_keeps_the_earned_words():
-    divs = find({"cuda-compile": {"status": "failed", "compile": OK},
-                 "ascend-compile": {"status": "failed", "compile": UB}})
+    divs = find({"cuda-compile": {"status": Status.FAILED, "compile": OK},
+                 "ascend-compile": {"status": Status.FAILED, "compile": UB}})
     text = divergence_md.divergence_table(divs)
     assert "compiles on cuda-compile" not in text and "gets through the compiler but the case fails" in text
 
 
 def test_no_divergence_over_zero_compared_cases_is_not_agreement():
     cols = [col("interpret"), col("cuda-compile")]
-    apart = {"interpret": [rec("interpret", "interpret", "k", "a", "passed")],
-             "cuda-compile": [rec("cuda-compile", "compile", "k", "b", "passed", compile=OK)]}
+    apart = {"interpret": [rec("interpret", "interpret", "k", "a", Status.PASSED)],
+             "cuda-compile": [rec("cuda-compile", "compile", "k", "b", Status.PASSED, compile=OK)]}
     text = divergence_md.render(cols, apart, divergence.find(cols, apart), None)
     assert "nothing was compared" in text and "agrees" not in text
     # control: the same case on both dirs is compared, and the count says over how many
-    together = {"interpret": [rec("interpret", "interpret", "k", "a", "passed")],
-                "cuda-compile": [rec("cuda-compile", "compile", "k", "a", "passed", compile=OK)]}
+    together = {"interpret": [rec("interpret", "interpret", "k", "a", Status.PASSED)],
+                "cuda-compile": [rec("cuda-compile", "compile", "k", "a", Status.PASSED, compile=OK)]}
     text = divergence_md.render(cols, together, divergence.find(cols, together), None)
     assert "None found over the 1 case(s) that ran on two or more results dirs." in text
 
@@ -116,24 +119,24 @@ def test_a_provisional_owner_says_another_error_only_where_the_error_differs():
     from parity.triage import decide
 
     text = "RuntimeError: bishengir-compile failed: 'hivm.hir.vbrc' op operand #0 must be ub memref"
-    mine = {"backend": "ascend-lowered", "kernel": "k", "case": "N=8", "status": "error", "reason": text,
+    mine = {"backend": "ascend-lowered", "kernel": "k", "case": "N=8", "status": Status.ERROR, "reason": text,
             "params": {"N": 8}}
     alike = {**mine, "backend": "ascend-compile"}  # one frontend failing alike: no evidence, and no other error
     owner = decide(mine, {"ascend-compile": alike})
-    assert "another error" not in owner["evidence"] and "the same way on ascend-compile" in owner["evidence"]
+    assert "another error" not in owner.evidence and "the same way on ascend-compile" in owner.evidence
     # control: a different error there is still named as one
     other = {**alike, "reason": "MLIRCompilationError: ub overflow, requires 3 bits while 1 bits available"}
-    assert "with another error on ascend-compile" in decide(mine, {"ascend-compile": other})["evidence"]
+    assert "with another error on ascend-compile" in decide(mine, {"ascend-compile": other}).evidence
 
 
 def test_the_legend_covers_what_its_marks_are_given_for():
     from parity.report import legend, verdict
 
-    tier = {"who": "tier", "name": "interpreter", "evidence": "a limit", "provisional": False}
-    limited = [rec("interpret", "interpret", "k", "c", "failed", owner=tier)]
+    tier = make_owner(OwnerKind.TIER, "interpreter", "a limit")
+    limited = [rec("interpret", "interpret", "k", "c", Status.FAILED, owner=tier)]
     assert verdict.result("interp", limited, "interpret", "", {}).mark == "–"  # cases ran: all a tier limit
     assert "every case that ran failed for a tier limit" in legend.legend({"–"})
-    mixed = [*limited, rec("interpret", "interpret", "k", "d", "passed")]
+    mixed = [*limited, rec("interpret", "interpret", "k", "d", Status.PASSED)]
     assert verdict.result("interp", mixed, "interpret", "", {}).mark == "✓"  # a failed case beside the mark
     assert "except those counted beside the mark as a tier limit" in legend.legend({"✓"})
 
@@ -156,7 +159,7 @@ def test_author_and_issue_sentences_say_only_what_was_done():
     from parity.repro.author import author_reason
     from parity.repro.issue import shrink_none
 
-    why = author_reason({"status": "failed", "diagnosis": {"what": "an int32 offset"}}, "interpret")
+    why = author_reason({"status": Status.FAILED, "diagnosis": {"what": "an int32 offset"}}, "interpret")
     assert "every backend" not in why and "an int32 offset" in why  # no other backend's record was read
     assert shrink_none({"trials": 0, "steps": []}).startswith("none tried")  # nothing tried: no "did not fail"
     assert shrink_none({"trials": 3, "steps": []}) == "none: the 3 smaller case(s) tried did not fail the same way"
@@ -182,7 +185,7 @@ def test_tier_md_says_a_probe_retires_a_limit_only_where_the_limit_has_one():
     record = {"kernel": "k", "case": "c", "reason": "x"}
 
     def note(limit) -> str:
-        owner = {"who": "tier", "name": "interpreter", "evidence": "e", "limit": limit.id}
+        owner = make_owner(OwnerKind.TIER, "interpreter", "e", limit=limit.id)
         return render_tier({**record, "owner": owner}, "interpret", None)
 
     assert "its probe retires it" in note(probed)  # control: a probed entry keeps the sentence
@@ -192,29 +195,31 @@ def test_tier_md_says_a_probe_retires_a_limit_only_where_the_limit_has_one():
 def test_a_vendor_verdicts_evidence_says_a_compile_tier_compiled_not_that_it_ran_the_inputs():
     from parity.triage import decide
 
-    failing = {"backend": "ascend-compile", "kernel": "k", "case": "N=8", "status": "failed", "params": {"N": 8},
+    failing = {"backend": "ascend-compile", "kernel": "k", "case": "N=8", "status": Status.FAILED, "params": {"N": 8},
                "reason": "MLIRCompilationError: failed to legalize operation 'tt.foo'",
                "compile": {"ok": False, "error_kind": "mlir_error", "message": "failed to legalize operation "
                            "'tt.foo'", "stage_reached": "ttir"}}
-    passed = {"kernel": "k", "case": "N=8", "status": "passed", "params": {"N": 8}}
+    passed = {"kernel": "k", "case": "N=8", "status": Status.PASSED, "params": {"N": 8}}
     owner = decide(failing, {"cuda-compile": {**passed, "backend": "cuda-compile", "compile": {"ok": True}}})
-    assert "cuda-compile compiles it" in owner["evidence"] and "same inputs" not in owner["evidence"], owner
+    assert "cuda-compile compiles it" in owner.evidence and "same inputs" not in owner.evidence, owner
     # control: a tier that ran the case on its inputs keeps the words
     owner = decide(failing, {"interpret": {**passed, "backend": "interpret"}})
-    assert "interpret passes the same case on the same inputs" in owner["evidence"], owner
+    assert "interpret passes the same case on the same inputs" in owner.evidence, owner
 
 
 def test_a_version_change_names_a_failed_release_by_what_its_record_shows():
     from parity.report.divergence import Facts
     from parity.report.versions import case_changes
 
-    ran_wrong = Facts(status="failed", record={"metrics": {"err_ratio": 0.5}}, compiled=True, built_status="failed")
-    broke = Facts(status="error", compiled=False, compile_error="CompilationError: boom", built_status="error")
+    ran_wrong = Facts(status=Status.FAILED, record={"metrics": {"err_ratio": 0.5}}, compiled=True,
+                      built_status=Status.FAILED)
+    broke = Facts(status=Status.ERROR, compiled=False, compile_error="CompilationError: boom",
+                  built_status=Status.ERROR)
     (change,) = [c for c in case_changes(ran_wrong, broke, "3.2.0", "3.3.0", "run") if c[0] == "compile"]
     assert change[1].startswith("errors before computing on triton 3.3.0; runs but fails the fp64 check on "
                                 "triton 3.2.0"), change
     assert change[2].startswith("failed")  # its fp64 verdict, not "compiled"
-    passed = Facts(compiled=True, built_status="passed")
+    passed = Facts(compiled=True, built_status=Status.PASSED)
     (change,) = [c for c in case_changes(passed, broke, "3.2.0", "3.3.0", "compile") if c[0] == "compile"]
     assert change[1].startswith("does not compile on triton 3.3.0; compiles on triton 3.2.0")  # control
 
@@ -222,7 +227,7 @@ def test_a_version_change_names_a_failed_release_by_what_its_record_shows():
 def test_a_cell_read_through_key_line_gains_no_claim():
     from parity.reasons import key_line
 
-    divs = find({"cuda-compile": {"status": "failed", "compile": OK},
-                 "ascend-compile": {"status": "failed", "compile": UB}})
+    divs = find({"cuda-compile": {"status": Status.FAILED, "compile": OK},
+                 "ascend-compile": {"status": Status.FAILED, "compile": UB}})
     cell = one(divs, "compile").cells["cuda-compile"]
     assert key_line(cell) == cell  # a cell ending on "failed" was read as an announcement: "printed nothing after it"

@@ -17,6 +17,7 @@ import pytest
 from parity import cli
 from parity.driver import shard
 from parity.report.shards import MergeError, merge
+from parity.results import Status
 from parity.spec import KernelSpec
 from tests.synthetic_records import rec
 
@@ -135,19 +136,19 @@ def write_dir(d: Path, env: dict[str, Any], records: list[dict[str, Any]]) -> Pa
 
 def test_mixed_tiers_overlaps_and_a_used_out_dir_are_refused(tmp_path, capsys):
     base = {"backend": "interpret", "level": "quick", "seed": 0, "triton": "3.8.0"}
-    a = write_dir(tmp_path / "a", {**base, "shard": "1/2"}, [rec("interpret", "interpret", "k1", "N=1", "passed")])
+    a = write_dir(tmp_path / "a", {**base, "shard": "1/2"}, [rec("interpret", "interpret", "k1", "N=1", Status.PASSED)])
     b = write_dir(tmp_path / "b", {**base, "shard": "2/2", "triton": "3.2.0"},
-                  [rec("interpret", "interpret", "k2", "N=1", "passed")])
+                  [rec("interpret", "interpret", "k2", "N=1", Status.PASSED)])
     with pytest.raises(MergeError, match="'triton'"):
         merge(tmp_path / "out", [a, b])
     c = write_dir(tmp_path / "c", {**base, "backend": "cuda-compile", "shard": "2/2"},
-                  [rec("cuda-compile", "compile", "k2", "N=1", "passed")])
+                  [rec("cuda-compile", "compile", "k2", "N=1", Status.PASSED)])
     assert cli.main(["merge", str(tmp_path / "out"), str(a), str(c)]) == 2
     assert "'backend'" in capsys.readouterr().err and not (tmp_path / "out").exists()
-    d = write_dir(tmp_path / "d", {**base, "shard": "2/2"}, [rec("interpret", "interpret", "k1", "N=1", "passed")])
+    d = write_dir(tmp_path / "d", {**base, "shard": "2/2"}, [rec("interpret", "interpret", "k1", "N=1", Status.PASSED)])
     with pytest.raises(MergeError, match="in both"):
         merge(tmp_path / "out", [a, d])
-    e = write_dir(tmp_path / "e", {**base, "shard": "2/2"}, [rec("interpret", "interpret", "k2", "N=1", "passed")])
+    e = write_dir(tmp_path / "e", {**base, "shard": "2/2"}, [rec("interpret", "interpret", "k2", "N=1", Status.PASSED)])
     (tmp_path / "used").mkdir()
     (tmp_path / "used" / "x").write_text("")
     with pytest.raises(MergeError, match="not empty"):
@@ -158,8 +159,8 @@ def test_mixed_tiers_overlaps_and_a_used_out_dir_are_refused(tmp_path, capsys):
 def test_repro_folders_and_stored_outputs_come_along_and_a_clash_is_refused(tmp_path):
     base = {"backend": "interpret", "level": "quick", "seed": 0}
     a = write_dir(tmp_path / "a", {**base, "shard": "1/2"},
-                  [rec("interpret", "interpret", "k1", "N=1", "failed", repro="repros/k1__N=1")])
-    b = write_dir(tmp_path / "b", {**base, "shard": "2/2"}, [rec("interpret", "interpret", "k2", "N=1", "passed")])
+                  [rec("interpret", "interpret", "k1", "N=1", Status.FAILED, repro="repros/k1__N=1")])
+    b = write_dir(tmp_path / "b", {**base, "shard": "2/2"}, [rec("interpret", "interpret", "k2", "N=1", Status.PASSED)])
     (a / "repros" / "k1__N=1").mkdir(parents=True)
     (a / "repros" / "k1__N=1" / "repro.py").write_text("raise SystemExit(1)\n")
     (b / "outputs").mkdir()

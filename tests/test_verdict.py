@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from parity import cli, reasons
 from parity.report import backend_md, divergence_md, findings, heatmap, verdict
 from parity.report.divergence import Column
+from parity.results import OwnerKind, Status
+from parity.triage.owner import make_owner
 from tests import synthetic_records
 
 UB = "ub overflow, requires 3145728 bits while 1572864 bits available"
@@ -21,7 +25,7 @@ def rec(*args, **extra):
 
 
 def failed_compile(case, message=UB, **extra):
-    return rec("ascend-compile", "compile", "gdn_h", case, "failed", repro=f"repros/gdn_h__{case}",
+    return rec("ascend-compile", "compile", "gdn_h", case, Status.FAILED, repro=f"repros/gdn_h__{case}",
                compile={"ok": False, "error_kind": "ub_overflow", "message": message}, **extra)
 
 
@@ -30,12 +34,12 @@ def columns_and_records(ascend_records):
             Column("cuda-compile", "cuda-compile", "compile", {"target_arch": "sm_90"}),
             Column("ascend-compile", "ascend-compile", "compile", {"target_arch": "Ascend910B3"}, "ascend-compile/")]
     records = {
-        "interpret": [rec("interpret", "interpret", "gdn_h", "T=64", "passed"),
-                      rec("interpret", "interpret", "vadd", "N=1", "passed")],
-        "cuda-compile": [rec("cuda-compile", "compile", "gdn_h", "BT=64", "passed", compile={"ok": True}),
-                         rec("cuda-compile", "compile", "vadd", "N=1", "passed", compile={"ok": True})],
+        "interpret": [rec("interpret", "interpret", "gdn_h", "T=64", Status.PASSED),
+                      rec("interpret", "interpret", "vadd", "N=1", Status.PASSED)],
+        "cuda-compile": [rec("cuda-compile", "compile", "gdn_h", "BT=64", Status.PASSED, compile={"ok": True}),
+                         rec("cuda-compile", "compile", "vadd", "N=1", Status.PASSED, compile={"ok": True})],
         "ascend-compile": [*ascend_records,
-                           rec("ascend-compile", "compile", "vadd", "N=1", "passed", compile={"ok": True})],
+                           rec("ascend-compile", "compile", "vadd", "N=1", Status.PASSED, compile={"ok": True})],
     }
     return cols, records
 
@@ -68,7 +72,7 @@ def test_key_line_of_a_source_quoting_error_is_its_cause_and_a_plain_one_is_unto
     assert reasons.key_line(SOURCE_DUMP) == cause
     assert findings.key_line(SOURCE_DUMP) == cause
     row = verdict.render_md(verdict.build(*columns_and_records(
-        [rec("ascend-compile", "compile", "gdn_h", "BT=64", "error", reason=SOURCE_DUMP)])))
+        [rec("ascend-compile", "compile", "gdn_h", "BT=64", Status.ERROR, reason=SOURCE_DUMP)])))
     assert f"`{cause}` |" in row and "def gelu_tanh" not in row  # the row ends with the cause
     # control: an exception repr that wraps no source is not a cause, so the message's own line stays
     plain = "RuntimeError: launch failed after ValueError('grid too large') on 2 blocks"
@@ -95,7 +99,7 @@ def test_identical_failures_are_one_finding_with_a_count_and_a_planted_other_is_
 
 def test_verdict_names_each_check_and_target_and_what_is_not_checked():
     cols, records = columns_and_records([failed_compile("BT=64"),
-                                         rec("ascend-compile", "compile", "gdn_h", "BT=16", "passed",
+                                         rec("ascend-compile", "compile", "gdn_h", "BT=16", Status.PASSED,
                                              compile={"ok": True})])
     v = verdict.build(cols, records)
     assert v.targets == ["NVIDIA (Triton)", "Ascend (triton-ascend)"]
@@ -113,12 +117,11 @@ def test_verdict_names_each_check_and_target_and_what_is_not_checked():
 
 
 def test_owner_field_is_rendered_with_its_draft():
-    owned = failed_compile("BT=64", owner={"who": "triton-ascend", "name": "triton-ascend", "evidence":
-                                           "upstream builds it; only the Ascend lowering rejects it",
-                                           "provisional": False, "settle": None, "limit": None, "also": []})
+    owned = failed_compile("BT=64", owner=make_owner(OwnerKind.TRITON_ASCEND, "triton-ascend",
+                                                     "upstream builds it; only the Ascend lowering rejects it"))
     tier = failed_compile("BT=32", message="error: no hivmc here",
-                          owner={"who": "tier", "name": "ascend-compile host toolchain", "evidence": "no CANN",
-                                 "provisional": True, "settle": "nox -s ascend", "limit": "no-hivmc", "also": []})
+                          owner=make_owner(OwnerKind.TIER, "ascend-compile host toolchain", "no CANN",
+                                           provisional=True, settle="nox -s ascend", limit="no-hivmc"))
     cols, records = columns_and_records([owned, tier])
     text = verdict.render_md(verdict.build(cols, records))
     assert "triton-ascend bug" in text and "gdn_h__BT=64/ISSUE.md" in text
@@ -128,7 +131,7 @@ def test_owner_field_is_rendered_with_its_draft():
 
 def test_known_divergences_are_marked_expected_with_why_and_link_even_from_reason_text():
     old_style = failed_compile("BT=64")
-    old_style.update(status="xfailed", reason=f"known divergence: masked load below the base ({LINK}); "
+    old_style.update(status=Status.XFAILED, reason=f"known divergence: masked load below the base ({LINK}); "
                                               f"observed: {UB}")
     assert findings.known_of(old_style) == {"reason": "masked load below the base", "link": LINK}
     cols, records = columns_and_records([old_style])
@@ -141,15 +144,15 @@ def test_known_divergences_are_marked_expected_with_why_and_link_even_from_reaso
 
 
 def test_xfailed_cases_never_show_a_worst_error_in_the_terminal():
-    recs = [rec("interpret", "interpret", "matmul", "a", "passed"),
-            rec("interpret", "interpret", "matmul", "b", "xfailed", reason="known divergence: bf16 dot")]
+    recs = [rec("interpret", "interpret", "matmul", "a", Status.PASSED),
+            rec("interpret", "interpret", "matmul", "b", Status.XFAILED, reason="known divergence: bf16 dot")]
     recs[1]["reason"] += "; observed: output 'c': err_ratio 5e+11 > 0.005"
     text = backend_md.terminal_summary(recs, {"backend": "interpret"})
     assert "5e+11" not in text and "0.1" in text
     column = Column("interpret", "interpret", "interpret", {})
     assert "5e+11" not in backend_md.render_report(recs, {"backend": "interpret"})
     assert "5e+11" not in divergence_md.render([column], {"interpret": recs}, [], None)
-    recs[1]["status"] = "failed"  # planted: the same metrics, now scored
+    recs[1]["status"] = Status.FAILED  # planted: the same metrics, now scored
     assert "5e+11" in backend_md.terminal_summary(recs, {"backend": "interpret"})
 
 
@@ -164,13 +167,13 @@ def test_the_three_reports_state_the_same_count():
 
 
 def test_heatmap_does_not_call_an_autotuner_dropped_config_a_compile_failure():
-    dropped = rec("cuda-compile", "compile", "gdn_h", "cfg2", "skipped",
+    dropped = rec("cuda-compile", "compile", "gdn_h", "cfg2", Status.SKIPPED,
                   reason="the Autotuner drops this config, another one fits: out of resources",
                   compile={"ok": False, "error_kind": "out_of_resources"})
-    fits = rec("cuda-compile", "compile", "gdn_h", "cfg1", "passed", compile={"ok": True})
+    fits = rec("cuda-compile", "compile", "gdn_h", "cfg1", Status.PASSED, compile={"ok": True})
     g = heatmap.grid(["cuda-compile"], {"cuda-compile": [fits, dropped]})
     assert g.marks == [["ok"]]
-    dropped["status"] = "failed"  # planted: no config fits
+    dropped["status"] = Status.FAILED  # planted: no config fits
     assert heatmap.grid(["cuda-compile"], {"cuda-compile": [fits, dropped]}).marks == [["C"]]
 
 
@@ -194,29 +197,27 @@ def test_misspelt_kernel_and_module_names_get_a_suggestion_and_paths_a_plain_no_
 
 
 def test_a_tier_limit_is_never_the_kernels_failure_and_a_planted_kernel_failure_is():
-    limit = {"who": "tier", "name": "Triton interpreter", "evidence": "bf16 dot on raw bits", "provisional": False,
-             "settle": None, "limit": "interp-bf16-dot", "also": []}
-    known = rec("interpret", "interpret", "mm", "bf16", "xfailed", owner=limit,
+    limit = make_owner(OwnerKind.TIER, "Triton interpreter", "bf16 dot on raw bits", limit="interp-bf16-dot")
+    known = rec("interpret", "interpret", "mm", "bf16", Status.XFAILED, owner=limit,
                 reason=f"known divergence: bf16 dot ({LINK}); observed: x")
-    passed = rec("interpret", "interpret", "mm", "fp32", "passed")
+    passed = rec("interpret", "interpret", "mm", "fp32", Status.PASSED)
     col = Column("interpret", "interpret", "interpret", {})
     cell = dict(verdict.build([col], {"interpret": [known, passed]}).rows)["mm"][0]
     assert cell == "interp ✓, 1 tier limit #1"
-    author = {**limit, "who": "author", "name": "kernel author", "evidence": "non-power-of-2 tl.arange, line 12"}
-    planted = rec("interpret", "interpret", "mm", "fp16", "failed", owner=author, reason="x")
+    author = replace(limit, who=OwnerKind.AUTHOR, name="kernel author", evidence="non-power-of-2 tl.arange, line 12")
+    planted = rec("interpret", "interpret", "mm", "fp16", Status.FAILED, owner=author, reason="x")
     v = verdict.build([col], {"interpret": [known, passed, planted]})
     assert dict(v.rows)["mm"][0] == "interp ✗ kernel fix #1, 1 tier limit #2"
     assert "needs a change in the kernel — non-power-of-2 tl.arange, line 12" in verdict.render_md(v)
 
 
 def test_the_environments_failures_are_named_so_and_a_tier_limit_beside_them_keeps_its_word():
-    env = {"who": "environment", "name": "triton-ascend version", "evidence": "enable_ubuf_saving came later",
-           "provisional": False, "settle": None, "limit": None, "also": []}
-    failed = rec("ascend-lowered", "ascend-lowered", "fwd", "fp32", "error", owner=env, reason="KeyError: x")
+    env = make_owner(OwnerKind.ENVIRONMENT, "triton-ascend version", "enable_ubuf_saving came later")
+    failed = rec("ascend-lowered", "ascend-lowered", "fwd", "fp32", Status.ERROR, owner=env, reason="KeyError: x")
     col = Column("ascend-lowered", "ascend-lowered", "ascend-lowered", {})
     assert dict(verdict.build([col], {"ascend-lowered": [failed]}).rows)["fwd"][0] == "lowered – environment #1"
-    limit = {**env, "who": "tier", "name": "ascend-lowered", "limit": "lowered-cumsum-i1"}
-    other = rec("ascend-lowered", "ascend-lowered", "fwd", "bf16", "error", owner=limit, reason="y")
+    limit = replace(env, who=OwnerKind.TIER, name="ascend-lowered", limit="lowered-cumsum-i1")
+    other = rec("ascend-lowered", "ascend-lowered", "fwd", "bf16", Status.ERROR, owner=limit, reason="y")
     cell = dict(verdict.build([col], {"ascend-lowered": [failed, other]}).rows)["fwd"][0]
     assert cell.startswith("lowered – tier limit")  # negative control: a real tier limit among them
 
@@ -254,27 +255,27 @@ def test_the_block_pointer_note_names_the_kernels_that_use_one_and_no_other():
 
 def matrix_columns(old_status):
     """The shared kernels' tiers at the default pin (3.8.0) plus the version matrix's dirs at 3.2.0 and 3.9.0."""
-    fixed = {"who": "triton", "name": "Triton", "provisional": False, "settle": None, "limit": None, "also": [],
-             "evidence": "fixed in 3.8.0; upgrade: cuda-compile with Triton 3.2.0 fails (LinearLayout)"}
+    fixed = make_owner(OwnerKind.TRITON, "Triton", "fixed in 3.8.0; upgrade: cuda-compile with Triton 3.2.0 fails "
+                                                    "(LinearLayout)")
     crash = {"ok": False, "error_kind": "crash", "message": "LinearLayout.cpp:562: Assertion `x' failed."}
-    cols, records = columns_and_records([rec("ascend-compile", "compile", "gdn_h", "BT=64", "passed",
+    cols, records = columns_and_records([rec("ascend-compile", "compile", "gdn_h", "BT=64", Status.PASSED,
                                              compile={"ok": True})])
     for c in cols:
         c.env["triton"] = "3.8.0"
-    for version, status in (("3.2.0", old_status), ("3.9.0", "passed")):
+    for version, status in (("3.2.0", old_status), ("3.9.0", Status.PASSED)):
         for backend, mode in (("interpret", "interpret"), ("cuda-compile", "compile")):
             label = f"{backend}@triton-{version}"
             cols.append(Column(label, backend, mode, {"triton": version, "target_arch": "sm_90"}, f"{label}/"))
-            records[label] = [rec(backend, mode, "vadd", "N=1", "passed", compile={"ok": True}),
-                              rec(backend, mode, "gdn_h", "BT=64", "passed", compile={"ok": True})]
-        if status != "passed":
+            records[label] = [rec(backend, mode, "vadd", "N=1", Status.PASSED, compile={"ok": True}),
+                              rec(backend, mode, "gdn_h", "BT=64", Status.PASSED, compile={"ok": True})]
+        if status != Status.PASSED:
             records[f"cuda-compile@triton-{version}"][1].update(
                 status=status, owner=fixed, compile=crash, repro="repros/gdn_h__BT=64")
     return cols, records
 
 
 def test_the_version_matrix_folds_into_one_note_per_kernel_and_every_terminal_line_fits():
-    v = verdict.build(*matrix_columns("failed"))
+    v = verdict.build(*matrix_columns(Status.FAILED))
     assert v.targets == ["NVIDIA (Triton)", "Ascend (triton-ascend)"]
     assert dict(v.rows)["gdn_h"] == ["build ✓ · interp ✓", "build ✓"]  # the table speaks of the default pin
     text = verdict.render_text(v)
@@ -288,16 +289,16 @@ def test_the_version_matrix_folds_into_one_note_per_kernel_and_every_terminal_li
     other = next(line for line in table_lines if "the other 1 kernel(s)" in line)
     assert other.count("as NVIDIA (Triton) 3.8.0") == 2  # vadd: same on both releases, one row for the rest
     # negative control: the same matrix passing everywhere leaves nothing to note for gdn_h
-    passing = verdict.build(*matrix_columns("passed"))
+    passing = verdict.build(*matrix_columns(Status.PASSED))
     assert "gdn_h:" not in verdict.render_text(passing) and "fixed in 3.8.0" not in verdict.render_md(passing)
 
 
 def test_a_probe_rejected_as_expected_reads_so_as_its_compile_record_does():
     col = Column("cuda-compile", "cuda-compile", "compile", {"target_arch": "sm_90"})
-    refused = rec("cuda-compile", "compile", "probe_x", "B=16", "passed", expected_compile_error="must be",
+    refused = rec("cuda-compile", "compile", "probe_x", "B=16", Status.PASSED, expected_compile_error="must be",
                   compile={"ok": False, "error_kind": "unsupported", "message": "arange's arguments must be"},
                   reason="failed as expected (upstream refuses it): arange's arguments must be")
-    built = rec("cuda-compile", "compile", "vadd", "N=1", "passed", compile={"ok": True})
+    built = rec("cuda-compile", "compile", "vadd", "N=1", Status.PASSED, compile={"ok": True})
     v = verdict.build([col], {"cuda-compile": [refused, built]})
     cells = dict((k, c[0]) for k, c in v.rows)
     assert cells["probe_x"] == "build ✓ rejected as expected", cells  # never a bare "builds ✓": it did not build

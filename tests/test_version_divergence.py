@@ -10,6 +10,7 @@ from __future__ import annotations
 from parity import cli
 from parity.report import versions
 from parity.report.divergence import Column
+from parity.results import Status
 from tests.test_divergence import rec, write_dir
 
 
@@ -19,10 +20,10 @@ def cuda_compile(ok=True, n_regs=40, shared=0, error_kind=None, message=None):
 
 
 def same_everywhere():
-    return [rec("cuda-compile", "compile", "softmax", "N=100", "passed", compile=cuda_compile(n_regs=40, shared=64),
-                compiles=1),
-            rec("cuda-compile", "compile", "matmul", "BM=64", "passed", compile=cuda_compile(n_regs=128, shared=32768),
-                compiles=1)]
+    return [rec("cuda-compile", "compile", "softmax", "N=100", Status.PASSED,
+                compile=cuda_compile(n_regs=40, shared=64), compiles=1),
+            rec("cuda-compile", "compile", "matmul", "BM=64", Status.PASSED,
+                compile=cuda_compile(n_regs=128, shared=32768), compiles=1)]
 
 
 def test_the_same_results_on_two_versions_are_no_divergence(tmp_path):
@@ -41,25 +42,26 @@ def test_the_same_results_on_two_versions_are_no_divergence(tmp_path):
 
 def test_each_version_change_is_a_version_divergence_naming_both_versions(tmp_path):
     old = [*same_everywhere(),
-           rec("cuda-compile", "compile", "gdn_kkt", "T=64", "failed", repro="repros/gdn_kkt__T=64",
+           rec("cuda-compile", "compile", "gdn_kkt", "T=64", Status.FAILED, repro="repros/gdn_kkt__T=64",
                compile=cuda_compile(ok=False, error_kind="unsupported", message="AttributeError: no tl.gather")),
-           rec("cuda-compile", "compile", "attn", "D=64", "failed",
+           rec("cuda-compile", "compile", "attn", "D=64", Status.FAILED,
                compile=cuda_compile(ok=False, error_kind="unsupported", message="frontend")),
-           rec("cuda-compile", "specialization", "tril", "T=*", "passed", compiles=3, suite="specialization")]
+           rec("cuda-compile", "specialization", "tril", "T=*", Status.PASSED, compiles=3, suite="specialization")]
     new = same_everywhere()
     new[0]["compile"].update(n_regs=64)  # +60 % registers
     new[1]["compile"].update(shared_bytes=65536)  # shared memory doubles
-    new += [rec("cuda-compile", "compile", "gdn_kkt", "T=64", "passed", compile=cuda_compile()),
-            rec("cuda-compile", "compile", "attn", "D=64", "failed",
+    new += [rec("cuda-compile", "compile", "gdn_kkt", "T=64", Status.PASSED, compile=cuda_compile()),
+            rec("cuda-compile", "compile", "attn", "D=64", Status.FAILED,
                 compile=cuda_compile(ok=False, error_kind="mlir_error", message="PassManager::run failed")),
-            rec("cuda-compile", "specialization", "tril", "T=*", "passed", compiles=9, suite="specialization")]
+            rec("cuda-compile", "specialization", "tril", "T=*", Status.PASSED, compiles=9, suite="specialization")]
     # a compile that fails on one version: its compile count is no specialization finding
-    old.append(rec("cuda-compile", "compile", "gdn_kkt", "T=64;BK=64", "failed", compiles=1,
+    old.append(rec("cuda-compile", "compile", "gdn_kkt", "T=64;BK=64", Status.FAILED, compiles=1,
                    compile=cuda_compile(ok=False, error_kind="crash", message="SIGABRT")))
-    new.append(rec("cuda-compile", "compile", "gdn_kkt", "T=64;BK=64", "passed", compiles=3, compile=cuda_compile()))
-    interp_old = [rec("interpret", "interpret", "cumsum", "T=64", "error",
+    new.append(rec("cuda-compile", "compile", "gdn_kkt", "T=64;BK=64", Status.PASSED, compiles=3,
+                   compile=cuda_compile()))
+    interp_old = [rec("interpret", "interpret", "cumsum", "T=64", Status.ERROR,
                       reason="AttributeError: module 'triton.language' has no attribute 'cumsum'")]
-    interp_new = [rec("interpret", "interpret", "cumsum", "T=64", "passed")]
+    interp_new = [rec("interpret", "interpret", "cumsum", "T=64", Status.PASSED)]
     dirs = [write_dir(tmp_path, "cuda-compile@triton-3.2.0", {"backend": "cuda-compile", "triton": "3.2.0"}, old),
             write_dir(tmp_path, "cuda-compile", {"backend": "cuda-compile", "triton": "3.9.0"}, new),
             write_dir(tmp_path, "interpret@triton-3.2.0", {"backend": "interpret", "triton": "3.2.0"}, interp_old),

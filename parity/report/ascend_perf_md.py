@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, TypedDict
 
 from parity.report.tables import md_escape, table
+from parity.results import Record
 
 ANCHOR = "ascend-performance"
 TITLE = "Ascend performance"
@@ -26,21 +27,28 @@ INTRO = ("Static advice from what each compile shows (the launch grid against th
 Key = tuple[str, str, str, Any, str]  # arch, kernel, rule, line, evidence
 
 
-def notes(records: Sequence[Mapping[str, Any]]) -> dict[Key, dict[str, Any]]:
+class Note(TypedDict):
+    """One distinct finding of the static advice: the change it asks for, and how many compiles showed it."""
+
+    change: str
+    compiles: int
+
+
+def notes(records: Sequence[Record]) -> dict[Key, Note]:
     """Every distinct finding, with its change and how many compiles showed it, in record order."""
-    found: dict[Key, dict[str, Any]] = {}
+    found: dict[Key, Note] = {}
     for r in records:
         advice = r.get("ascend_perf")
         if not advice:
             continue
         for f in advice.get("findings") or []:
             key = (advice.get("arch", "?"), r["kernel"], f["rule"], f.get("line"), f["evidence"])
-            entry = found.setdefault(key, {"change": f["change"], "compiles": 0})
+            entry = found.setdefault(key, Note(change=f["change"], compiles=0))
             entry["compiles"] += 1
     return found
 
 
-def advised(records: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], int]:
+def advised(records: Sequence[Record]) -> dict[tuple[str, str], int]:
     """(arch, kernel) -> compiles that were advised at all."""
     count: dict[tuple[str, str], int] = defaultdict(int)
     for r in records:
@@ -49,7 +57,7 @@ def advised(records: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], int]:
     return dict(count)
 
 
-def cell_note(records: Sequence[Mapping[str, Any]], link_prefix: str = "") -> str | None:
+def cell_note(records: Sequence[Record], link_prefix: str = "") -> str | None:
     """"perf: 2 notes" for the verdict's cell, linked to the section; None where there are none."""
     n = len(notes(records))
     if not n:
@@ -71,7 +79,7 @@ def unlink(text: str) -> str:
     return _RAW_LINK.sub(lambda m: m.group(1), text)
 
 
-def kernel_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+def kernel_rows(records: Sequence[Record]) -> list[list[Any]]:
     """One line per kernel and arch: compiles advised, notes, and the rules they come from."""
     found = notes(records)
     rows = []
@@ -82,13 +90,13 @@ def kernel_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
     return rows
 
 
-def note_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+def note_rows(records: Sequence[Record]) -> list[list[Any]]:
     return [[kernel, arch, rule, md_escape(str(line or "–"), 80), md_escape(evidence, 300),
              md_escape(entry["change"], 240), entry["compiles"]]
             for (arch, kernel, rule, line, evidence), entry in notes(records).items()]
 
 
-def sections(records: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+def sections(records: Sequence[Record]) -> list[tuple[str, str]]:
     """[(title, body)] for a report, empty where no record was advised (not an Ascend compile tier)."""
     summary = kernel_rows(records)
     if not summary:

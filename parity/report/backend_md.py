@@ -14,40 +14,42 @@ from parity.report.err_tol import worst_err_over_tol
 from parity.report.findings import clip, message_of
 from parity.report.perf_md import perf_section
 from parity.report.tables import fmt_num, md_escape, table
+from parity.results import Record, Status
 
-STATUS_ORDER = ("passed", "failed", "error", "crashed", "xfailed", "xpassed", "skipped", "interrupted")
+STATUS_ORDER = (Status.PASSED, Status.FAILED, Status.ERROR, Status.CRASHED, Status.XFAILED, Status.XPASSED,
+                Status.SKIPPED, Status.INTERRUPTED)
 ENV_KEYS = ("backend", "device_name", "device_count", "target_arch", "copy_gbps", "xdist_workers", "python", "torch",
             "triton", "triton_ascend", "torch_npu", "cann", "ascendnpu_ir", "driver", "git_commit", "level", "seed")
 
 
-def status_counts(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+def status_counts(records: Iterable[Record]) -> dict[Status, int]:
     counts = dict.fromkeys(STATUS_ORDER, 0)
     for r in records:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
     return counts
 
 
-def by_kernel(records: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
-    groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+def by_kernel(records: Iterable[Record]) -> dict[str, list[Record]]:
+    groups: dict[str, list[Record]] = defaultdict(list)
     for r in records:
         groups[r["kernel"]].append(r)
     return dict(sorted(groups.items()))
 
 
-def summary_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+def summary_rows(records: Sequence[Record]) -> list[list[Any]]:
     rows = []
     for kernel, recs in by_kernel(records).items():
         counts = status_counts(recs)
         worst = worst_err_over_tol(recs)
-        ratios = [r["metrics"]["err_ratio"] for r in recs if r.get("metrics") and r["status"] != "xfailed"]
-        compiles = [r["compiles"] for r in recs if r.get("compiles") is not None]
+        ratios = [m["err_ratio"] for r in recs if (m := r.get("metrics")) and r["status"] != Status.XFAILED]
+        compiles = [n for r in recs if (n := r.get("compiles")) is not None]
         rows.append([kernel, len(recs), *(counts[s] for s in STATUS_ORDER),
                      fmt_num(max(ratios, key=lambda x: float(x)) if ratios else None),
                      fmt_num(worst), sum(compiles) if compiles else ""])
     return rows
 
 
-SUMMARY_HEADERS = ["kernel", "cases", *STATUS_ORDER, "worst err_ratio", "worst err/tol", "compiles"]
+SUMMARY_HEADERS = ["kernel", "cases", *(s.value for s in STATUS_ORDER), "worst err_ratio", "worst err/tol", "compiles"]
 
 
 def env_section(env: Mapping[str, Any]) -> str:
@@ -55,10 +57,10 @@ def env_section(env: Mapping[str, Any]) -> str:
     return table(rows, ["", "value"])
 
 
-def failure_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+def failure_rows(records: Sequence[Record]) -> list[list[Any]]:
     rows = []
     for r in records:
-        if r["status"] not in ("failed", "error", "crashed", "xpassed"):
+        if r["status"] not in (Status.FAILED, Status.ERROR, Status.CRASHED, Status.XPASSED):
             continue
         m = r.get("metrics") or {}
         repro = f"[repro]({r['repro']})" if r.get("repro") else ""
@@ -70,18 +72,18 @@ def failure_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
     return rows
 
 
-def rounding_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+def rounding_rows(records: Sequence[Record]) -> list[list[Any]]:
     """Cases the error model passed: outside the default tolerance, within rounding."""
     return [[r["kernel"], md_escape(r["case"], 80), md_escape(r["rounding"].get("sentence") or "", 400)]
-            for r in records if r.get("status") == "passed" and (r.get("rounding") or {}).get("judged")]
+            for r in records if r.get("status") == Status.PASSED and (r.get("rounding") or {}).get("judged")]
 
 
-def mistake_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+def mistake_rows(records: Sequence[Record]) -> list[list[Any]]:
     """Failures diagnosed as a known kernel mistake (parity.run.mistakes): where, what, the fix."""
     rows = []
     for r in records:
         d = r.get("diagnosis")
-        if d and r["status"] in ("failed", "error", "crashed"):
+        if d and r["status"] in (Status.FAILED, Status.ERROR, Status.CRASHED):
             rows.append([r["kernel"], md_escape(r["case"], 60), md_escape(d["line"]), md_escape(d["what"]),
                          f"`{md_escape(d['code'], 120)}`", md_escape(d["fix"], 300)])
     return rows
@@ -90,7 +92,7 @@ def mistake_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
 MISTAKE_HEADERS = ["kernel", "case", "where", "what is wrong", "code", "write instead"]
 
 
-def expected_failure_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+def expected_failure_rows(records: Sequence[Record]) -> list[list[Any]]:
     """xfailed cases, identical ones as one row: why they are expected and where that is documented."""
     from parity.report.findings import cases_text, group
 
@@ -112,16 +114,16 @@ FAILURE_HEADERS = ["kernel", "case", "status", "max_abs_err", "err_ratio", "mism
                    "worst_index", "region", "reason", "repro"]
 
 
-def compile_count_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+def compile_count_rows(records: Sequence[Record]) -> list[list[Any]]:
     rows = []
     for kernel, recs in by_kernel(records).items():
-        counts = [r["compiles"] for r in recs if r.get("compiles") is not None]
+        counts = [n for r in recs if (n := r.get("compiles")) is not None]
         if counts:
             rows.append([kernel, len(counts), sum(counts), max(counts), compiled_names(recs)])
     return rows
 
 
-def compiled_names(records: Iterable[Mapping[str, Any]]) -> str:
+def compiled_names(records: Iterable[Record]) -> str:
     """What the launches compiled, by name with its count ("add_func_kernel_rank_1 x3"): a library may
     launch kernels its spec cannot list (generated during the launch), and the count covers them too."""
     totals: dict[str, int] = {}
@@ -131,7 +133,7 @@ def compiled_names(records: Iterable[Mapping[str, Any]]) -> str:
     return md_escape(", ".join(f"{name} x{n}" for name, n in totals.items()), 200)
 
 
-def specialization_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+def specialization_rows(records: Sequence[Record]) -> list[list[Any]]:
     rows = []
     for r in records:
         s = r.get("specialization")
@@ -160,7 +162,7 @@ SPECIALIZATION_HEADERS = ["kernel", "launched", "dynamic arg", "distinct values"
                           "max per base", "expected per base", "variants seen/declared", "verdict", "dead branches"]
 
 
-def timing_sums(records: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+def timing_sums(records: Sequence[Record]) -> dict[str, float]:
     """Seconds per phase (compile_s, ref_s, ...), summed over every record's timing."""
     totals: dict[str, float] = defaultdict(float)
     for r in records:
@@ -170,11 +172,11 @@ def timing_sums(records: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     return dict(totals)
 
 
-def timing_totals(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+def timing_totals(records: Sequence[Record]) -> list[list[Any]]:
     return [[k, f"{v:.2f}"] for k, v in sorted(timing_sums(records).items())]
 
 
-def render_report(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any],
+def render_report(records: Sequence[Record], env: Mapping[str, Any],
                   extra_sections: Sequence[tuple[str, str]] = ()) -> str:
     """The whole REPORT.md for one backend."""
     backend = env.get("backend", "?")
@@ -262,37 +264,38 @@ COUNT_NOTE = ("A result is one case, or one config of a case on the compile tier
               "scored.")
 
 
-def count_line(records: Sequence[Mapping[str, Any]]) -> str:
+def count_line(records: Sequence[Record]) -> str:
     """What REPORT.md, DIVERGENCE.md and the terminal count, said the same way in each."""
     counts = ", ".join(f"{n} {s}" for s, n in status_counts(records).items() if n)
     return f"{len(records)} results: {counts or 'none'}. {COUNT_NOTE}"
 
 
-def _column(env: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> Any:
+def _column(env: Mapping[str, Any], records: Sequence[Record]) -> Any:
     from parity.report.divergence import Column
 
     backend = env.get("backend") or (records[0]["backend"] if records else "?")
     return Column(backend, backend, records[0].get("mode", "") if records else "", env, "")
 
 
-def verdict_section(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any]) -> str:
+def verdict_section(records: Sequence[Record], env: Mapping[str, Any]) -> str:
     from parity.report import verdict
 
     col = _column(env, records)
     return verdict.render_md(verdict.build([col], {col.label: records}))
 
 
-def terminal_summary(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any] | None = None) -> str:
+def terminal_summary(records: Sequence[Record], env: Mapping[str, Any] | None = None) -> str:
     """The verdict lines, then per kernel the counts; worst err/tol over scored cases only."""
     from parity.report import verdict
 
-    cut = any(r.get("status") == "interrupted" for r in records)  # its own column: a cut case was no skip
+    cut = any(r.get("status") == Status.INTERRUPTED for r in records)  # its own column: a cut case was no skip
     rows = []
     for kernel, recs in by_kernel(records).items():
         c = status_counts(recs)
         worst = worst_err_over_tol(recs)  # xfailed cases are not scored, as in REPORT.md
-        rows.append([kernel, len(recs), c["passed"], c["failed"] + c["error"] + c["crashed"],
-                     c["xfailed"], c["xpassed"], c["skipped"], *([c["interrupted"]] if cut else []), fmt_num(worst)])
+        rows.append([kernel, len(recs), c[Status.PASSED], c[Status.FAILED] + c[Status.ERROR] + c[Status.CRASHED],
+                     c[Status.XFAILED], c[Status.XPASSED], c[Status.SKIPPED], *([c[Status.INTERRUPTED]] if cut else []),
+                     fmt_num(worst)])
     headers = ["kernel", "results", "pass", "fail", "known", "xpass", "skip", *(["interrupted"] if cut else []),
                "err/tol"]
     col = _column(env or {}, records)

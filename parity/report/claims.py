@@ -12,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from parity.backends import BACKENDS, backend_class
+from parity.results import Status
 
-PASSED = ("passed", "xpassed")
+PASSED = (Status.PASSED, Status.XPASSED)
 # a record's status as the verb of "the case ... on <tier>"
-OUTCOME = {"failed": "fails", "error": "errors", "crashed": "crashes", "xfailed": "fails as declared",
-           "interrupted": "was interrupted"}
+OUTCOME = {Status.FAILED: "fails", Status.ERROR: "errors", Status.CRASHED: "crashes",
+           Status.XFAILED: "fails as declared", Status.INTERRUPTED: "was interrupted"}
 
 
 def tier_mode(backend: str, recorded: str = "") -> str:
@@ -24,14 +25,14 @@ def tier_mode(backend: str, recorded: str = "") -> str:
     return backend_class(backend).mode if backend in BACKENDS else (recorded or "run")
 
 
-def earned(mode: str, status: str | None) -> str:
+def earned(mode: str, status: Status | None) -> str:
     """The clause one tier's record earns on the side of a divergence where it did not fail to build or launch."""
     if status in PASSED:
         return "compiles on" if mode == "compile" else "computes the fp64 answer on"
-    outcome = OUTCOME.get(str(status), f"is {status or 'not recorded'}")
+    outcome = "is not recorded" if status is None else OUTCOME.get(status, f"is {status}")
     if mode == "compile":
         return f"gets through the compiler but the case {outcome} on"
-    if status == "failed":
+    if status == Status.FAILED:
         return "runs but fails the fp64 check on"
     return f"runs but the case {outcome} on"
 

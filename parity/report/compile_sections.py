@@ -12,14 +12,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from parity.report.tables import fmt_num, md_escape, table
-
-Record = Mapping[str, Any]
-BAD = ("failed", "error", "crashed", "xpassed")
+from parity.results import Record, Status
 
 
 def compile_records(records: Iterable[Record]) -> list[Record]:
     """Records that describe one compile (they carry a `compile` dict)."""
     return [r for r in records if r.get("mode") == "compile" and r.get("compile")]
+
+
+def compile_of(r: Record) -> dict[str, Any]:
+    """A record's compile dict (every record compile_records returns has one)."""
+    return r.get("compile") or {}
 
 
 def headline(message: str | None) -> str:
@@ -44,7 +47,7 @@ def _flags(values: Mapping[str, Any]) -> str:
 
 
 def _key(r: Record) -> tuple[str, str, str, str]:
-    c = r["compile"]
+    c = compile_of(r)
     return r["kernel"], c.get("kernel") or "", _flags(c.get("variant") or {}), _flags(c.get("config") or {})
 
 
@@ -56,12 +59,12 @@ def _span(values: Sequence[Any]) -> str:
 
 
 def _stage(r: Record) -> str:
-    c = r["compile"]
+    c = compile_of(r)
     return c.get("stage_reached") or ("no IR (frontend)" if not c.get("ok") else "?")
 
 
 def _status_text(recs: Sequence[Record]) -> str:
-    counts: dict[str, int] = defaultdict(int)
+    counts: dict[Status, int] = defaultdict(int)
     for r in recs:
         counts[r["status"]] += 1
     return ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
@@ -78,7 +81,7 @@ def resource_rows(records: Iterable[Record]) -> list[list[Any]]:
     """kernel x variant x config: cases, status, stages, registers, spills, shared bytes, seconds."""
     rows = []
     for (kernel, jit_name, variant, config), recs in group_rows(records).items():
-        cs = [r["compile"] for r in recs]
+        cs = [compile_of(r) for r in recs]
         stages = sorted({_stage(r) for r in recs})
         seconds = sum(c.get("seconds") or 0.0 for c in cs)
         rows.append([kernel, jit_name, md_escape(variant), md_escape(config), len(recs),
@@ -96,7 +99,7 @@ def ub_rows(records: Iterable[Record]) -> list[list[Any]]:
     """Ascend: kernel x variant x config with the UB it needs against the limit, and its core type."""
     rows = []
     for (kernel, jit_name, variant, config), recs in group_rows(records).items():
-        cs = [r["compile"] for r in recs]
+        cs = [compile_of(r) for r in recs]
         if not any(c.get("ub_bits") or c.get("core_type") or c.get("error_kind") == "ub_overflow" for c in cs):
             continue
         need = max((c["ub_bits"] for c in cs if c.get("ub_bits")), default=None)
@@ -122,7 +125,7 @@ def failure_rows(records: Iterable[Record]) -> list[list[Any]]:
     rows = []
     for f in group(compiles, ""):
         first = by_case[(f.kernel, f.cases[0])]
-        c = first["compile"]
+        c = compile_of(first)
         rows.append([f.kernel, md_escape(cases_text(f), 140), first["status"], c.get("error_kind") or "",
                      _stage(first), md_escape(clip(f.key, 240), 260), f"[repro]({f.repro})" if f.repro else ""])
     return rows
@@ -137,8 +140,8 @@ def expected_error_rows(records: Iterable[Record]) -> list[list[Any]]:
     for r in compile_records(records):
         if r.get("expected_compile_error") is None:
             continue
-        c, reason = r["compile"], r.get("reason") or ""
-        verdict = "as expected" if r["status"] == "passed" else "NOT as expected"
+        c, reason = compile_of(r), r.get("reason") or ""
+        verdict = "as expected" if r["status"] == Status.PASSED else "NOT as expected"
         outcome = f"{c.get('error_kind')}, {_stage(r)}" if not c.get("ok") else f"compiled to {_stage(r)}"
         rows.append([r["kernel"], md_escape(r["expected_compile_error"]), verdict, outcome,
                      md_escape(headline(c.get("message")) or reason, 300)])
@@ -148,7 +151,7 @@ def expected_error_rows(records: Iterable[Record]) -> list[list[Any]]:
 def launch_rows(records: Iterable[Record]) -> list[list[Any]]:
     rows = []
     for r in compile_records(records):
-        c = r["compile"]
+        c = compile_of(r)
         if c.get("launch_error"):
             rows.append([r["kernel"], md_escape(r["case"], 90), md_escape(c.get("grid")),
                          md_escape(c["launch_error"], 240)])

@@ -27,12 +27,13 @@ import numpy as np
 
 from parity.backends import backend_class
 from parity.report import claims
+from parity.results import Record, Status
 
 KINDS = ("numeric", "compile", "launch", "specialization", "version", "cross-output", "perf")
 RUN_MODES = ("run", "interpret")
 UNRANKED = 1000  # after every tier with a report_rank
-NUMERIC_PASS = ("passed", "xpassed")
-NUMERIC_FAIL = ("failed", "xfailed")
+NUMERIC_PASS = (Status.PASSED, Status.XPASSED)
+NUMERIC_FAIL = (Status.FAILED, Status.XFAILED)
 PERF_RATIO = 2.0
 # errors raised when a kernel is launched rather than compiled (launch limits, argument checks)
 LAUNCH_PATTERNS = re.compile(r"grid should be less than|grid.*(too large|exceed|limit)|coreDim|launch failed|"
@@ -58,10 +59,10 @@ class Column:
 class Facts:
     """What one column says about one case, gathered over its suites."""
 
-    status: str | None = None  # the accuracy verdict (run/interpret records)
-    record: Mapping[str, Any] | None = None
+    status: Status | None = None  # the accuracy verdict (run/interpret records)
+    record: Record | None = None
     compiled: bool | None = None
-    built_status: str | None = None  # the status of the record that says whether it compiled (what it earns)
+    built_status: Status | None = None  # the status of the record that says whether it compiled (what it earns)
     compile_error: str | None = None
     error_kind: str | None = None  # of a failed compile (compile tiers)
     resources: dict[str, int] = field(default_factory=dict)  # n_regs, shared_bytes of a cuda compile
@@ -130,7 +131,7 @@ def _float(value: Any) -> float | None:
         return None
 
 
-def gather(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], Facts]:
+def gather(records: Iterable[Record]) -> dict[tuple[str, str], Facts]:
     """(kernel, case) -> Facts for one column."""
     out: dict[tuple[str, str], Facts] = defaultdict(Facts)
     for r in records:
@@ -138,9 +139,9 @@ def gather(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], Facts]
         status, mode, suite = r["status"], r.get("mode"), r.get("suite") or "accuracy"
         if r.get("repro"):
             f.repro = r["repro"]
-        if mode in RUN_MODES and suite == "accuracy" and status != "skipped":
+        if mode in RUN_MODES and suite == "accuracy" and status != Status.SKIPPED:
             f.status, f.record = status, r
-            if status == "error":
+            if status == Status.ERROR:
                 kind = classify_error(r.get("reason"))
                 if kind == "launch":
                     f.launch_error = r.get("reason")
@@ -150,9 +151,9 @@ def gather(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], Facts]
                 f.compiled = True  # it ran, so it compiled
             f.built_status = status
         c = r.get("compile")
-        if c and status != "skipped":  # a config the Autotuner drops while another fits is no failure
+        if c and status != Status.SKIPPED:  # a config the Autotuner drops while another fits is no failure
             if c.get("ok") is False:
-                if status == "xfailed":
+                if status == Status.XFAILED:
                     from parity.report.findings import known_of
 
                     f.known = (known_of(r) or {}).get("reason") or f.known
@@ -166,10 +167,10 @@ def gather(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], Facts]
             f.resources.update({k: int(c[k]) for k in ("n_regs", "shared_bytes") if c.get(k) is not None})
             if c.get("launch_error"):
                 f.launch_error = c["launch_error"]
-        elif mode == "compile" and status == "error":
+        elif mode == "compile" and status == Status.ERROR:
             f.compiled, f.compile_error, f.built_status = False, r.get("reason"), status
-        if r.get("compiles") is not None:
-            f.compiles[suite] = f.compiles.get(suite, 0) + int(r["compiles"])
+        if (n := r.get("compiles")) is not None:
+            f.compiles[suite] = f.compiles.get(suite, 0) + int(n)
         p = r.get("perf") or {}
         if _float(p.get("ms")):
             f.perf_ms, f.baseline_ms = _float(p.get("ms")), _float(p.get("baseline_ms"))
@@ -181,9 +182,12 @@ def _link(column: Column, facts: Facts) -> str | None:
     return f"{column.link_prefix}{facts.repro}" if facts.repro else None
 
 
+def _reason(f: Facts) -> str | None:
+    return f.record.get("reason") if f.record is not None else None
+
+
 def _status_cell(f: Facts) -> str:
-    r = f.record or {}
-    m = r.get("metrics") or {}
+    m = (f.record.get("metrics") if f.record is not None else None) or {}
     err = f" err_ratio {float(m['err_ratio']):.3g}" if m.get("err_ratio") is not None else ""
     return f"{f.status}{err}"
 
@@ -192,7 +196,7 @@ def _mode(column: Column) -> str:
     return claims.tier_mode(column.backend, column.mode)
 
 
-def _launch_status(f: Facts) -> str | None:
+def _launch_status(f: Facts) -> Status | None:
     """What a launched column's record says: its fp64 verdict where it ran, its compile record's status else."""
     return f.status if f.status in (*NUMERIC_PASS, *NUMERIC_FAIL) else f.built_status
 
@@ -213,9 +217,8 @@ def numeric(kernel: str, case: str, per: Mapping[str, tuple[Column, Facts]]) -> 
     bad = [c for c, (_, f) in per.items() if f.status in NUMERIC_FAIL]
     if not good or not bad:
         return None
-    known = [per[c][1].record.get("reason") for c in bad if per[c][1].status == "xfailed"]
-    reasons = [str(reason) for c in bad
-               if per[c][1].status == "failed" and (reason := (per[c][1].record or {}).get("reason"))]
+    known = [_reason(per[c][1]) for c in bad if per[c][1].status == Status.XFAILED]
+    reasons = [str(reason) for c in bad if per[c][1].status == Status.FAILED and (reason := _reason(per[c][1]))]
     summary = claims.sentence([(claims.earned(_mode(per[c][0]), per[c][1].status), c) for c in good],
                               [(claims.earned(_mode(per[c][0]), per[c][1].status), c) for c in bad]) \
         + (f": {reasons[0]}" if reasons else "")
@@ -276,26 +279,28 @@ def specialization(kernel: str, cases: Mapping[str, Mapping[str, tuple[Column, F
 
 
 def perf(kernel: str, case: str, per: Mapping[str, tuple[Column, Facts]], ratio: float) -> Divergence | None:
-    timed = {c: f for c, (_, f) in per.items() if f.perf_ms}
+    timed = {c: ms for c, (_, f) in per.items() if (ms := f.perf_ms)}
     if len(timed) < 2:
         return None
-    with_roof = all(f.roof_pct for f in timed.values())
-    with_base = not with_roof and all(f.baseline_ms for f in timed.values())
+    # each figure kept where it is set (non-zero), so a column holds every one of them or the kind is not used
+    roofs = {c: roof for c, (_, f) in per.items() if c in timed and (roof := f.roof_pct)}
+    bases = {c: base for c, (_, f) in per.items() if c in timed and (base := f.baseline_ms)}
+    with_roof = len(roofs) == len(timed)
+    with_base = not with_roof and len(bases) == len(timed)
     # on different hardware only a share of each machine's own roof, or the speed relative to its
     # own torch baseline, compares
-    score = {c: (f.roof_pct if with_roof else f.baseline_ms / f.perf_ms if with_base else 1.0 / f.perf_ms)
-             for c, f in timed.items()}
-    hi, lo = max(score, key=score.get), min(score, key=score.get)
+    score = {c: (roofs[c] if with_roof else bases[c] / ms if with_base else 1.0 / ms) for c, ms in timed.items()}
+    hi, lo = max(score, key=score.__getitem__), min(score, key=score.__getitem__)
     if score[hi] / score[lo] <= ratio:
         return None
     if with_roof:
         return Divergence("perf", kernel, case, f"share of own roofline differs {score[hi] / score[lo]:.1f}x: "
-                          f"{hi} vs {lo}", {c: f"{f.perf_ms:.4g} ms, {f.roof_pct:.0f}% of its roofline"
-                                            for c, f in timed.items()})
+                          f"{hi} vs {lo}", {c: f"{ms:.4g} ms, {roofs[c]:.0f}% of its roofline"
+                                            for c, ms in timed.items()})
     what = "speedup over torch" if with_base else "speed"
     return Divergence("perf", kernel, case, f"{what} differs {score[hi] / score[lo]:.1f}x: {hi} vs {lo}",
-                      {c: f"{f.perf_ms:.4g} ms" + (f" ({f.baseline_ms / f.perf_ms:.2f}x torch)" if with_base else "")
-                       for c, f in timed.items()})
+                      {c: f"{ms:.4g} ms" + (f" ({bases[c] / ms:.2f}x torch)" if with_base else "")
+                       for c, ms in timed.items()})
 
 
 def cross_output_diff(a: Any, b: Any, tolerance: Mapping[str, Any]) -> str | None:
@@ -336,12 +341,13 @@ def cross_output(kernel: str, case: str, per: Mapping[str, tuple[Column, Facts]]
     """Every passing column against the first passing one, on their stored outputs. A column that passed within a
     correct kernel's rounding (parity.run.rounding) is left out: two such answers may differ by the sum of their
     rounding, which the elementwise tolerance does not allow and the arithmetic does."""
-    passing = [c for c, (_, f) in per.items() if f.status == "passed" and (c, kernel, case) in stored
-               and not ((f.record or {}).get("rounding") or {}).get("judged")]
+    passing = [c for c, (_, f) in per.items() if f.status == Status.PASSED and (c, kernel, case) in stored
+               and not (f.record is not None and (f.record.get("rounding") or {}).get("judged"))]
     found = []
     for other in passing[1:]:
         base = passing[0]
-        tol = (per[base][1].record or {}).get("tolerance") or {}
+        base_record = per[base][1].record
+        tol = (base_record.get("tolerance") if base_record is not None else None) or {}
         why = cross_output_diff(stored[(other, kernel, case)], stored[(base, kernel, case)], tol)
         if why:
             found.append(Divergence("cross-output", kernel, case, f"{other} vs {base}: {why}",
@@ -349,7 +355,7 @@ def cross_output(kernel: str, case: str, per: Mapping[str, tuple[Column, Facts]]
     return found
 
 
-def find(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[str, Any]]],
+def find(columns: Sequence[Column], records: Mapping[str, Sequence[Record]],
          stored: Mapping[tuple[str, str, str], Any] | None = None, perf_ratio: float = PERF_RATIO) -> list[Divergence]:
     """Every divergence across the columns, grouped by kind in KINDS order."""
     cols = sorted(columns, key=order_key)

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from parity.reasons import key_line
 from parity.report import findings, perf_cross, verdict
-from parity.report.backend_md import COUNT_NOTE, ENV_KEYS, fmt_num, md_escape, table
+from parity.report.backend_md import COUNT_NOTE, ENV_KEYS
 from parity.report.divergence import KINDS, RUN_MODES, Column, Divergence
 from parity.report.err_tol import worst_err_over_tol
+from parity.report.tables import fmt_num, md_escape, table
+from parity.results import Record, Status
 from parity.triage import precision
 
 EXTRA_ENV_KEYS = ("machine", "platform", "cuda", "num_aicore", "num_vectorcore")
@@ -39,26 +40,26 @@ def env_table(columns: Sequence[Column]) -> str:
     return table(rows, ["", *(c.label for c in columns)])
 
 
-def kernel_cell(records: Sequence[Mapping[str, Any]]) -> str:
+def kernel_cell(records: Sequence[Record]) -> str:
     """One kernel on one column: pass counts, worst err/tol, compile counts."""
     run = [r for r in records if r.get("mode") in RUN_MODES and (r.get("suite") or "accuracy") == "accuracy"
-           and r["status"] != "skipped"]
-    comp = [r for r in records if r.get("compile") and r["status"] != "skipped"]  # dropped configs: skipped
+           and r["status"] != Status.SKIPPED]
+    comp = [r for r in records if r.get("compile") and r["status"] != Status.SKIPPED]  # dropped configs: skipped
     parts = []
     if run:
         c = Counter(r["status"] for r in run)
-        text = f"{c['passed'] + c['xpassed']}/{len(run)} pass"
-        extra = [f"{c[s]} {s}" for s in ("failed", "error", "crashed", "xfailed") if c[s]]
+        text = f"{c[Status.PASSED] + c[Status.XPASSED]}/{len(run)} pass"
+        extra = [f"{c[s]} {s}" for s in (Status.FAILED, Status.ERROR, Status.CRASHED, Status.XFAILED) if c[s]]
         worst = worst_err_over_tol(run)  # known divergences (xfailed) are counted, not scored
         parts.append(text + (f" ({', '.join(extra)})" if extra else "") +
                      (f", err/tol {fmt_num(worst, 2)}" if worst is not None else ""))
     if comp:
-        ok = sum(1 for r in comp if r["compile"].get("ok"))
+        ok = sum(1 for r in comp if (built := r.get("compile")) and built.get("ok"))
         parts.append(f"{ok}/{len(comp)} compile")
     return "; ".join(parts) or "–"
 
 
-def summary_table(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:
+def summary_table(columns: Sequence[Column], records: Mapping[str, Sequence[Record]]) -> str:
     kernels = sorted({r["kernel"] for recs in records.values() for r in recs})
     rows = [[k, *(kernel_cell([r for r in records.get(c.label, ()) if r["kernel"] == k]) for c in columns)]
             for k in kernels]
@@ -86,14 +87,14 @@ def divergence_table(divs: Sequence[Divergence]) -> str:
     return table(rows, ["kernel", "cases", "what differs (key line)", "per backend", "repro"])
 
 
-def count_line(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:
+def count_line(columns: Sequence[Column], records: Mapping[str, Sequence[Record]]) -> str:
     """The same count as each tier's REPORT.md and terminal summary, per results dir."""
     per = "; ".join(f"{c.label}: {len(records.get(c.label, ()))}" for c in columns)
     return f"Results per dir, as each tier's REPORT.md and terminal count them: {per}. {COUNT_NOTE}"
 
 
 def headline(columns: Sequence[Column], divs: Sequence[Divergence],
-             records: Mapping[str, Sequence[Mapping[str, Any]]] | None = None) -> str:
+             records: Mapping[str, Sequence[Record]] | None = None) -> str:
     """How many divergences, by kind; how many the specs declare known; and, where the verdict table above
     has no ✗ (given `records`), that none of them is a new failure, so the count never reads as one."""
     counts = Counter(d.kind for d in divs)
@@ -116,15 +117,16 @@ def headline(columns: Sequence[Column], divs: Sequence[Divergence],
     return text
 
 
-def compared_cases(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[str, Any]]]) -> int:
+def compared_cases(columns: Sequence[Column], records: Mapping[str, Sequence[Record]]) -> int:
     """How many (kernel, case) ran (not skipped) on two or more of the columns: what the divergences compared."""
     seen: Counter[tuple[str, str]] = Counter()
     for c in columns:
-        seen.update({(r["kernel"], str(r["case"])) for r in records.get(c.label, ()) if r["status"] != "skipped"})
+        seen.update({(r["kernel"], str(r["case"])) for r in records.get(c.label, ())
+                     if r["status"] != Status.SKIPPED})
     return sum(1 for n in seen.values() if n > 1)
 
 
-def no_divergence(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:
+def no_divergence(columns: Sequence[Column], records: Mapping[str, Sequence[Record]]) -> str:
     """The Divergences section when it found none, saying over how many cases (none compared is not agreement)."""
     n = compared_cases(columns, records)
     if not n:
@@ -133,7 +135,7 @@ def no_divergence(columns: Sequence[Column], records: Mapping[str, Sequence[Mapp
     return f"None found over the {n} case(s) that ran on two or more results dirs."
 
 
-def render(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[str, Any]]],
+def render(columns: Sequence[Column], records: Mapping[str, Sequence[Record]],
            divs: Sequence[Divergence], image: str | None, image_note: str | None = None,
            perf_image: str | None = None) -> str:
     """The whole DIVERGENCE.md."""
@@ -172,7 +174,7 @@ def render(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[str
     return "\n".join(parts)
 
 
-def step_summary(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[str, Any]]],
+def step_summary(columns: Sequence[Column], records: Mapping[str, Sequence[Record]],
                  divs: Sequence[Divergence]) -> str:
     """The short form for $GITHUB_STEP_SUMMARY: headline, summary table, counts by kind."""
     counts = Counter(d.kind for d in divs)

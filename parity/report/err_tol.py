@@ -14,6 +14,8 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from parity.results import Record, Status
+
 
 def as_float(value: Any) -> float | None:
     """Numbers as stored in records: JSON keeps inf as the string "inf"."""
@@ -37,7 +39,7 @@ def _ratio_judged(m: Mapping[str, Any], tol: Mapping[str, Any]) -> float | None:
     return min(by_ratio, by_abs)
 
 
-def err_over_tol(record: Mapping[str, Any]) -> float | None:
+def err_over_tol(record: Record) -> float | None:
     """A case's err/tol (see the module doc), or None where it has no metrics."""
     m, tol = record.get("metrics") or {}, record.get("tolerance") or {}
     if not m or not tol:
@@ -48,14 +50,14 @@ def err_over_tol(record: Mapping[str, Any]) -> float | None:
         return _ratio_judged(m, tol)
     model = record.get("rounding") or {}
     if model.get("judged"):  # the bound judged the mismatches, not the elementwise tolerance
-        ratios = [p["err"] / p["probabilistic"] for out in model.get("outputs") or [] for p in out.get("probes") or []
-                  if p.get("probabilistic")]
+        ratios: list[float] = [p["err"] / p["probabilistic"] for out in model.get("outputs") or []
+                               for p in out.get("probes") or [] if p.get("probabilistic")]
         if ratios:
             return max(ratios)
     return as_float(m.get("max_tol_ratio"))
 
 
-def worst_err_over_tol(records: Iterable[Mapping[str, Any]]) -> float | None:
+def worst_err_over_tol(records: Iterable[Record]) -> float | None:
     """The largest err/tol over the scored cases; xfailed ones are known, shown apart."""
-    values = [v for r in records if r.get("status") != "xfailed" for v in [err_over_tol(r)] if v is not None]
+    values = [v for r in records if r.get("status") != Status.XFAILED for v in [err_over_tol(r)] if v is not None]
     return max(values, default=None)

@@ -15,11 +15,12 @@ from parity.backends import backend_class
 from parity.findings.markdown import md_escape, table
 from parity.fit import proof
 from parity.fit.words import SHOWN, author_lines, config_text, fit_answer, fit_line, issue_paragraph, need_text
+from parity.results import Record
 
 LAUNCH_KEYS = ("num_warps", "num_stages")
 
 
-def fit_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+def fit_rows(records: Sequence[Record]) -> list[list[Any]]:
     """One row per kernel, case and answer (an autotuner's overflowing configs share their kernel's search)."""
     rows, seen = [], set()
     for r in records:
@@ -44,7 +45,7 @@ FIT_HEADERS = ["tier", "kernel", "case", "arch", "need", "what fits (each one co
                "what to change", "search s"]
 
 
-def _arch(record: Mapping[str, Any], env: Mapping[str, Any]) -> str:
+def _arch(record: Record, env: Mapping[str, Any]) -> str:
     return str((record.get("fit") or {}).get("arch") or record.get("arch") or env.get("target_arch") or "?")
 
 
@@ -59,7 +60,7 @@ def _cell(outcomes: Sequence[Mapping[str, Any]]) -> str:
     return f"{', '.join(kinds)} in {len(outcomes) - fits}/{len(outcomes)} compiles{need}"
 
 
-def autotune_fit_tables(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any]) -> list[tuple[str, str]]:
+def autotune_fit_tables(records: Sequence[Record], env: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Per autotuned kernel on ascend-compile: its configs (rows) against the archs the records cover."""
     cells: dict[str, dict[str, dict[str, list[Mapping[str, Any]]]]] = defaultdict(lambda: defaultdict(dict))
     for r in records:
@@ -82,7 +83,7 @@ def autotune_fit_tables(records: Sequence[Mapping[str, Any]], env: Mapping[str, 
     return sections
 
 
-def fit_sections(records: Sequence[Mapping[str, Any]], env: Mapping[str, Any]) -> list[tuple[str, str]]:
+def fit_sections(records: Sequence[Record], env: Mapping[str, Any]) -> list[tuple[str, str]]:
     """REPORT.md's fit sections (none where no record overflowed and no autotuned kernel compiled)."""
     rows = fit_rows(records)
     found = []

@@ -10,10 +10,10 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from parity.report.divergence import RUN_MODES, classify_error
 from parity.report.err_tol import err_over_tol
+from parity.results import Record, Status
 
 INSTALL_HINT = "matplotlib is not installed: `pip install matplotlib` (the `nox -s report` session installs it)"
 
@@ -29,32 +29,32 @@ class Grid:
     marks: list[list[str]]
 
 
-def _cell(records: Sequence[Mapping[str, Any]]) -> tuple[float | None, str]:
+def _cell(records: Sequence[Record]) -> tuple[float | None, str]:
     worst: float | None = None
     marks = set()
     for r in records:
         compile_ = r.get("compile") or {}
-        if compile_.get("ok") is False and r["status"] == "skipped":
+        if compile_.get("ok") is False and r["status"] == Status.SKIPPED:
             pass  # a config the Autotuner drops while another fits: the tier's report skips it too
         elif compile_.get("ok") is False:
             # a rejection the spec demands (probes) or a known divergence is not a new failure
-            if r.get("expected_compile_error") and r["status"] == "passed":
+            if r.get("expected_compile_error") and r["status"] == Status.PASSED:
                 marks.add("E")
             else:
-                marks.add("K" if r["status"] == "xfailed" else "C")
+                marks.add("K" if r["status"] == Status.XFAILED else "C")
         elif compile_.get("ok"):
             marks.add("ok")
         if compile_.get("launch_error"):
             marks.add("L")
-        if r["status"] == "crashed":  # never coloured by figures recorded before the death
+        if r["status"] == Status.CRASHED:  # never coloured by figures recorded before the death
             marks.add("D")
             continue
-        if r["status"] == "error":
+        if r["status"] == Status.ERROR:
             marks.add({"launch": "L", "compile": "C"}.get(classify_error(r.get("reason")), "R"))
         if r.get("mode") in RUN_MODES:
-            if r["status"] == "failed":
+            if r["status"] == Status.FAILED:
                 marks.add("✗")
-            value = err_over_tol(r) if r["status"] != "xfailed" else None  # known: not scored
+            value = err_over_tol(r) if r["status"] != Status.XFAILED else None  # known: not scored
             if value is not None and (worst is None or value > worst):
                 worst = value
     if worst is not None or marks & {"C", "K", "E", "L", "R", "D", "✗"}:
@@ -62,7 +62,7 @@ def _cell(records: Sequence[Mapping[str, Any]]) -> tuple[float | None, str]:
     return worst, "".join(m for m in ("C", "K", "E", "L", "R", "D", "✗", "ok") if m in marks)
 
 
-def grid(labels: Sequence[str], records: Mapping[str, Sequence[Mapping[str, Any]]]) -> Grid:
+def grid(labels: Sequence[str], records: Mapping[str, Sequence[Record]]) -> Grid:
     kernels = sorted({r["kernel"] for recs in records.values() for r in recs})
     values, marks = [], []
     for kernel in kernels:
@@ -93,7 +93,8 @@ def draw(g: Grid, path: Path) -> bool:
     data = np.array([[math.nan if v is None else min(max(v, 1e-4), 1e4) for v in row] for row in g.values])
     fig, ax = plt.subplots(figsize=(max(5.5, 3.0 + 1.2 * len(g.labels)), 1.6 + 0.38 * len(g.kernels)))
     cmap = plt.get_cmap("RdYlGn_r").with_extremes(bad="#dddddd")
-    image = ax.imshow(np.ma.masked_invalid(data), cmap=cmap, norm=LogNorm(vmin=1e-4, vmax=1e2), aspect="auto")
+    # imshow masks the NaN cells itself (matplotlib.cbook.safe_masked_invalid), drawn in the `bad` colour
+    image = ax.imshow(data, cmap=cmap, norm=LogNorm(vmin=1e-4, vmax=1e2), aspect="auto")
     ax.set_xticks(range(len(g.labels)), g.labels, rotation=30, ha="right")
     ax.set_yticks(range(len(g.kernels)), g.kernels)
     for i, row in enumerate(g.marks):

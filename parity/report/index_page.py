@@ -23,7 +23,7 @@ from parity.report.divergence_md import headline
 from parity.report.fit_md import fit_line
 from parity.report.html_assets import SCRIPT, STYLE
 from parity.report.legend import legend, not_checkable
-from parity.results import atomic_write_text
+from parity.results import Record, atomic_write_text
 
 DEFAULT_MD = "DIVERGENCE.md"
 DRAFT_LIMIT = 20_000  # characters of a draft shown inline; the file itself is linked
@@ -51,13 +51,13 @@ class Row:
     numbers: tuple[int, ...]
 
 
-def rows(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[str, Any]]],
+def rows(columns: Sequence[Column], records: Mapping[str, Sequence[Record]],
          number: Mapping[tuple[Any, ...], int]) -> list[Row]:
     """Every (kernel, results dir) that holds records, judged by the verdict's own rule (parity.report.verdict)."""
     out = []
     for c in columns:
         target, word = vd.check_of(c.backend).target, vd.check_of(c.backend).short
-        by_kernel: dict[str, list[Mapping[str, Any]]] = {}
+        by_kernel: dict[str, list[Record]] = {}
         for r in records.get(c.label, ()):
             by_kernel.setdefault(r["kernel"], []).append(r)
         for kernel, recs in sorted(by_kernel.items()):
@@ -119,7 +119,7 @@ def findings_section(v: vd.Verdict, present: Collection[str], drafts: Mapping[st
     return "\n".join(parts)
 
 
-def render(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[str, Any]]],
+def render(columns: Sequence[Column], records: Mapping[str, Sequence[Record]],
            divs: Sequence[Divergence], md_name: str, heatmap_uri: str | None, heatmap_note: str | None,
            present: Collection[str] = (), drafts: Mapping[str, str] | None = None,
            v: vd.Verdict | None = None) -> str:
@@ -150,7 +150,7 @@ def data_uri(png: Path) -> str:
     return "data:image/png;base64," + base64.b64encode(png.read_bytes()).decode("ascii")
 
 
-def write(md: Path, columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[str, Any]]],
+def write(md: Path, columns: Sequence[Column], records: Mapping[str, Sequence[Record]],
           divs: Sequence[Divergence], png: Path | None, png_note: str | None) -> Path:
     """Write the page beside `md` (see html_path); returns its path."""
     root = md.parent

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from parity.perf.roofline import NO_SOURCED_PEAK
 from parity.report.tables import md_escape, table
+from parity.results import Record
 
 FLAG_RATIO = 2.0  # flagged where the best share is more than twice the worst
 
@@ -34,7 +34,7 @@ class PerfGrid:
     flagged: list[bool]
 
 
-def share_of(r: Mapping[str, Any]) -> Share | None:
+def share_of(r: Record) -> Share | None:
     p = r.get("perf") or {}
     if p.get("ms") is None:
         return None
@@ -49,7 +49,7 @@ def flag(shares: Sequence[Share | None], ratio: float = FLAG_RATIO) -> bool:
     return len(pcts) >= 2 and max(pcts) > ratio * min(pcts)
 
 
-def grid(labels: Sequence[str], records: Mapping[str, Sequence[Mapping[str, Any]]]) -> PerfGrid:
+def grid(labels: Sequence[str], records: Mapping[str, Sequence[Record]]) -> PerfGrid:
     """(kernel, case) rows of the timed cases, perf cases only where any column has them."""
     timed: dict[tuple[str, str], dict[str, Share]] = {}
     has_perf_suite = any(r.get("suite") == "perf" for recs in records.values() for r in recs)

@@ -8,6 +8,7 @@ from typing import Any
 from parity.perf.roofline import roof_line
 from parity.report.tables import fmt_num, md_escape, table
 from parity.report.targets import judge, verdict_word
+from parity.results import Record
 
 PERF_HEADERS = ["kernel", "case", "check", "ms", "baseline ms", "x baseline", "peer", "peer ms", "x peer time",
                 "GB/s", "TFLOP/s", "bound", "% of roofline", "% of datasheet"]
@@ -15,14 +16,19 @@ TARGET_HEADERS = ["kernel", "case", "target", "figure", "verdict", "why"]
 PICK_HEADERS = ["kernel", "case", "autotuned kernel", "config it ran"]
 
 
-def timed(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def perf_of(r: Record) -> dict[str, Any]:
+    """A record's perf block (every record `timed` returns has one)."""
+    return r.get("perf") or {}
+
+
+def timed(records: Sequence[Record]) -> list[Record]:
     """Records with a perf block that has a time: perf cases first, then timed accuracy cases."""
-    out = [r for r in records if (r.get("perf") or {}).get("ms") is not None]
+    out = [r for r in records if perf_of(r).get("ms") is not None]
     return sorted(out, key=lambda r: (r.get("suite") != "perf", r["kernel"], r["case"]))
 
 
-def perf_row(r: Mapping[str, Any]) -> list[Any]:
-    p = r["perf"]
+def perf_row(r: Record) -> list[Any]:
+    p = perf_of(r)
     ms, base, peer_ms = p["ms"], p.get("baseline_ms"), p.get("peer_ms")
     peer = p.get("peer") or ""
     if peer and peer_ms is None:
@@ -34,29 +40,29 @@ def perf_row(r: Mapping[str, Any]) -> list[Any]:
             p.get("bound") or "", fmt_num(p.get("pct_of_roofline")), fmt_num(p.get("pct_of_datasheet"))]
 
 
-def target_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+def target_rows(records: Sequence[Record]) -> list[list[Any]]:
     rows = []
     for r in timed(records):
-        v = judge(r["perf"])
+        v = judge(perf_of(r))
         if v is not None:
-            why = (r["perf"].get("target") or {}).get("why")
+            why = (perf_of(r).get("target") or {}).get("why")
             rows.append([r["kernel"], md_escape(r["case"], 80), md_escape(v.goal), md_escape(v.figure, 160),
                          f"**{verdict_word(v)}**", md_escape(why, 120)])
     return rows
 
 
-def pick_rows(records: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+def pick_rows(records: Sequence[Record]) -> list[list[Any]]:
     """One row per perf case and autotuned kernel: the config the timed launches used."""
     return [[r["kernel"], md_escape(r["case"], 80), name, md_escape(config, 160)]
             for r in timed(records) if r.get("suite") == "perf"
-            for name, config in sorted((r["perf"].get("autotune_picks") or {}).items())]
+            for name, config in sorted((perf_of(r).get("autotune_picks") or {}).items())]
 
 
-def measured_roof(records: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
-    return next((r["perf"]["roof_measured"] for r in timed(records) if r["perf"].get("roof_measured")), None)
+def measured_roof(records: Sequence[Record]) -> Mapping[str, Any] | None:
+    return next((perf_of(r)["roof_measured"] for r in timed(records) if perf_of(r).get("roof_measured")), None)
 
 
-def perf_section(records: Sequence[Mapping[str, Any]]) -> str | None:
+def perf_section(records: Sequence[Record]) -> str | None:
     """The '## Performance' body, or None when nothing was timed."""
     rows = timed(records)
     if not rows:

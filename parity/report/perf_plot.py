@@ -13,7 +13,7 @@ from parity.report.perf_cross import PerfGrid
 def bars(g: PerfGrid) -> tuple[list[str], dict[str, list[float]]]:
     """x labels (kernel[case], shortened) and per backend the bar heights (0 where not timed)."""
     names = [f"{k}\n{c[:40]}" for k, c in g.rows]
-    heights = {label: [(row[j].pct_of_roofline or 0.0) if row[j] is not None else 0.0 for row in g.shares]
+    heights = {label: [(s.pct_of_roofline or 0.0) if (s := row[j]) is not None else 0.0 for row in g.shares]
                for j, label in enumerate(g.labels)}
     return names, heights
 

@@ -16,11 +16,12 @@ from typing import Any
 from parity.reasons import key_line
 from parity.report.findings import clip, message_of
 from parity.report.tables import md_escape, table
+from parity.results import Record, Status
 
-BAD = ("failed", "error", "crashed", "xpassed")
+BAD = (Status.FAILED, Status.ERROR, Status.CRASHED, Status.XPASSED)
 
 
-def _finding(record: Mapping[str, Any]) -> str:
+def _finding(record: Record) -> str:
     """The kind of a failing record, as a cell reads it."""
     reason = str(record.get("reason") or "")
     compile_ = record.get("compile") or {}
@@ -40,26 +41,26 @@ def library_label(owner: Mapping[str, Any]) -> str:
     return f"{owner['name']} {owner.get('version') or ''}".strip()
 
 
-def golden_note(records: Iterable[Mapping[str, Any]]) -> str:
+def golden_note(records: Iterable[Record]) -> str:
     """`; golden off (...)` where a library's own reference disagreed with ours (parity.run.second_reference)."""
     for r in records:
         second = r.get("second_reference") or {}
         if second and not second.get("agrees", True):
-            side = {"golden": "golden off", "undecided": "golden vs fp64: undecided"}.get(second.get("wrong"),
+            side = {"golden": "golden off", "undecided": "golden vs fp64: undecided"}.get(str(second.get("wrong")),
                                                                                         "fp64 reference off")
             diff = second.get("max_abs_diff")
             return f"; {side}" + (f" (max diff {diff:.3g})" if isinstance(diff, float) else "")
     return ""
 
 
-def cell(records: Sequence[Mapping[str, Any]]) -> str:
+def cell(records: Sequence[Record]) -> str:
     """One op on one tier."""
     if not records:
         return ""
     return _verdict(records) + golden_note(records)
 
 
-def _verdict(records: Sequence[Mapping[str, Any]]) -> str:
+def _verdict(records: Sequence[Record]) -> str:
     bad = [r for r in records if r["status"] in BAD]
     if bad:
         first = bad[0]
@@ -67,8 +68,8 @@ def _verdict(records: Sequence[Mapping[str, Any]]) -> str:
         whose = f"{library_label(owner)} finding: " if owner else ""
         key = clip(key_line(message_of(first)) or str(first.get("reason") or ""), 110)
         return f"{whose}{_finding(first)} ({len(bad)}/{len(records)}): {md_escape(key, 120)}"
-    passed = sum(r["status"] == "passed" for r in records)
-    xfailed = sum(r["status"] == "xfailed" for r in records)
+    passed = sum(r["status"] == Status.PASSED for r in records)
+    xfailed = sum(r["status"] == Status.XFAILED for r in records)
     declined = [r["declined"] for r in records if r.get("declined")]
     if passed or xfailed:
         return (f"passed {passed}/{len(records)}" + (f" (+{xfailed} known divergence)" if xfailed else "")
@@ -79,9 +80,9 @@ def _verdict(records: Sequence[Mapping[str, Any]]) -> str:
     return f"skipped: {md_escape(records[0].get('reason'), 110)}"
 
 
-def portability_rows(records: Iterable[Mapping[str, Any]]) -> tuple[list[str], list[list[str]]]:
+def portability_rows(records: Iterable[Record]) -> tuple[list[str], list[list[str]]]:
     """(tiers, rows of [kernel, cell per tier]); only accuracy and compile records count."""
-    by_cell: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    by_cell: dict[tuple[str, str], list[Record]] = {}
     tiers: list[str] = []
     for r in records:
         if r.get("suite") not in ("accuracy", "compile", None):
@@ -93,7 +94,7 @@ def portability_rows(records: Iterable[Mapping[str, Any]]) -> tuple[list[str], l
     return tiers, [[k, *(cell(by_cell.get((k, t), [])) for t in tiers)] for k in kernels]
 
 
-def library_findings(records: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
+def library_findings(records: Iterable[Record]) -> list[tuple[str, str]]:
     """REPORT.md's section of failures a library owns, by library: (title, body), or none."""
     rows = []
     for r in records:
@@ -112,7 +113,7 @@ def library_findings(records: Iterable[Mapping[str, Any]]) -> list[tuple[str, st
     return [("Findings of the libraries under test", body)]
 
 
-def declined_section(records: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
+def declined_section(records: Iterable[Record]) -> list[tuple[str, str]]:
     """REPORT.md's section of cases a library refused to run here on purpose (KernelSpec.declines)."""
     rows = [[r["declined"]["library"], r["kernel"], r.get("suite") or "", md_escape(r["case"], 60),
              md_escape(r["declined"]["reason"], 200), r["declined"]["link"]] for r in records if r.get("declined")]
@@ -124,7 +125,7 @@ def declined_section(records: Iterable[Mapping[str, Any]]) -> list[tuple[str, st
     return [("Environments the libraries decline", body)]
 
 
-def golden_disagreements(records: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+def golden_disagreements(records: Sequence[Record]) -> list[tuple[str, str]]:
     """REPORT.md's section on the library goldens checked: the cases where one disagrees with our fp64
     reference, or one line saying they all agree; none without goldens."""
     rows, seen = [], set()
@@ -153,7 +154,7 @@ def golden_disagreements(records: Sequence[Mapping[str, Any]]) -> list[tuple[str
     return [("Library goldens that disagree with the fp64 reference", body)]
 
 
-def render(records: Iterable[Mapping[str, Any]]) -> str:
+def render(records: Iterable[Record]) -> str:
     tiers, rows = portability_rows(records)
     return table(rows, ["op", *tiers]) + "\n" if rows else "no records\n"
 

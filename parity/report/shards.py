@@ -13,10 +13,10 @@ import json
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from parity.report import backend_md
-from parity.results import MERGED_NAME, atomic_write_text, load_results, write_results
+from parity.results import MERGED_NAME, Record, atomic_write_text, load_results, write_results
 
 # env.json keys that must agree between shards: a merged dir speaks of one tier on one toolchain
 SAME = ("backend", "level", "seed", "python", "torch", "triton", "triton_ascend", "torch_npu", "ascendnpu_ir",
@@ -25,11 +25,21 @@ SHARD_KEYS = ("shard", "shard_kernels")
 OWN_FILES = (MERGED_NAME, "env.json", "REPORT.md")  # written afresh; everything else is copied
 
 
+class MergedShard(TypedDict):
+    """One shard's entry of a merged dir's env.json `merged_shards`."""
+
+    dir: str
+    shard: str | None  # its env.json `shard`, "K/N" (None: a plain results dir)
+    machine: str | None
+    records: int
+    kernels: list[str] | None  # its env.json `shard_kernels`
+
+
 class MergeError(RuntimeError):
     """Dirs that cannot be one results dir: the message names them and what to do."""
 
 
-def record_key(record: Mapping[str, Any]) -> tuple[str, str, str]:
+def record_key(record: Record) -> tuple[str, str, str]:
     return (record["kernel"], record["case"], record.get("suite") or "")
 
 
@@ -64,7 +74,7 @@ def check_envs(dirs: Sequence[Path], envs: Sequence[Mapping[str, Any]]) -> None:
                          f"them would lack their kernels; pass all {n} shard dirs (download every shard's artifact)")
 
 
-def merged_records(dirs: Sequence[Path], per_dir: Sequence[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+def merged_records(dirs: Sequence[Path], per_dir: Sequence[Sequence[Record]]) -> list[Record]:
     """Every dir's records in a single run's order; a case in two dirs is an error."""
     where: dict[tuple[str, str, str], Path] = {}
     for d, records in zip(dirs, per_dir, strict=True):
@@ -78,11 +88,11 @@ def merged_records(dirs: Sequence[Path], per_dir: Sequence[list[dict[str, Any]]]
 
 
 def merged_env(dirs: Sequence[Path], envs: Sequence[Mapping[str, Any]],
-               per_dir: Sequence[list[dict[str, Any]]]) -> dict[str, Any]:
+               per_dir: Sequence[Sequence[Record]]) -> dict[str, Any]:
     env = {k: v for k, v in envs[0].items() if k not in SHARD_KEYS and k != "wall_phases"}
     env["interrupted"] = any(e.get("interrupted") for e in envs)
-    env["merged_shards"] = [{"dir": str(d), "shard": e.get("shard"), "machine": e.get("machine"),
-                             "records": len(recs), "kernels": e.get("shard_kernels")}
+    env["merged_shards"] = [MergedShard(dir=str(d), shard=e.get("shard"), machine=e.get("machine"), records=len(recs),
+                                        kernels=e.get("shard_kernels"))
                             for d, e, recs in zip(dirs, envs, per_dir, strict=True)]
     return env
 

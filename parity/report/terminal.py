@@ -10,6 +10,7 @@ from typing import Any
 
 from parity.report.backend_md import terminal_summary
 from parity.report.notes import block_ptr_note
+from parity.results import Record
 
 
 def read_env(results_dir: Path, backend: str) -> dict[str, Any]:
@@ -21,7 +22,7 @@ def read_env(results_dir: Path, backend: str) -> dict[str, Any]:
     return env if isinstance(env, dict) else {"backend": backend}
 
 
-def text(records: Sequence[dict[str, Any]], results_dir: Path, backend: str, specs: Iterable[Any]) -> str:
+def text(records: Sequence[Record], results_dir: Path, backend: str, specs: Iterable[Any]) -> str:
     note = block_ptr_note(specs)
     note = textwrap.fill(note, 100, break_long_words=False, break_on_hyphens=False) if note else None
     return terminal_summary(records, read_env(results_dir, backend)) + (f"\n{note}" if note else "")

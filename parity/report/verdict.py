@@ -25,11 +25,12 @@ from parity.report.fit_md import fit_answer, fit_line
 from parity.report.legend import REJECTED, device_run, legend, not_checkable
 from parity.report.tables import md_code, md_escape, table
 from parity.report.versions import split_columns, triton_of
+from parity.results import OwnerKind, Record, Status
 from parity.seams.versions import version_key
 from parity.triage.owner import SPEC_AUTHOR, fixed_in
 from parity.triage.precision import LIMIT as PRECISION_LIMIT
 
-TIER_OWNERS = ("tier", "environment", "random")
+TIER_OWNERS = (OwnerKind.TIER, OwnerKind.ENVIRONMENT, OwnerKind.RANDOM)
 
 
 def target_rank(target: str) -> int:
@@ -39,9 +40,10 @@ def target_rank(target: str) -> int:
 
 
 # the owner in a cell's words (the findings below say it in full)
-OWNER_TAGS = {"author": "kernel fix", "library": "{name}", "triton": "Triton bug", "triton-ascend": "triton-ascend bug",
-              "tier": "tier limit", "environment": "environment", "tolerance": "tolerance too tight",
-              "random": "random stream", "bundle": "bundle: re-record"}
+OWNER_TAGS = {OwnerKind.AUTHOR: "kernel fix", OwnerKind.LIBRARY: "{name}", OwnerKind.TRITON: "Triton bug",
+              OwnerKind.TRITON_ASCEND: "triton-ascend bug", OwnerKind.TIER: "tier limit",
+              OwnerKind.ENVIRONMENT: "environment", OwnerKind.TOLERANCE: "tolerance too tight",
+              OwnerKind.RANDOM: "random stream", OwnerKind.BUNDLE: "bundle: re-record"}
 
 
 def _marked(v: Verdict) -> set[str]:
@@ -104,11 +106,11 @@ class Result:
     why: str = ""  # why nothing ran ("–")
 
 
-def result(word: str, records: Sequence[Mapping[str, Any]], column: str, link_prefix: str,
+def result(word: str, records: Sequence[Record], column: str, link_prefix: str,
            number: Mapping[tuple[Any, ...], int]) -> Result:
     """One check's verdict over one kernel's records on one column; `number` maps a finding's ident to its row."""
     scored = [r for r in records if fnd.scored(r)]  # a failed specialization sweep too (a recompile storm)
-    ran = [r for r in scored if r["status"] not in ("skipped", "interrupted")]
+    ran = [r for r in scored if r["status"] not in (Status.SKIPPED, Status.INTERRUPTED)]
     groups = tuple(fnd.group(scored, column, link_prefix))
     # a failure (known or not) that triage gives to the tier or the environment says nothing about the kernel
     limits = [f for f in groups if f.owner.get("who") in TIER_OWNERS]
@@ -121,12 +123,12 @@ def result(word: str, records: Sequence[Mapping[str, Any]], column: str, link_pr
     n_limit = sum(len(f.cases) for f in limits)
     n_known = sum(len(f.cases) for f in expected)
     # the environment's (a device out of memory, a library needing a newer compiler) is named as such
-    whose = {str(f.owner.get("who")) for f in limits}
-    one = next(iter(whose)) if len(whose) == 1 else "tier"
-    limit_word = OWNER_TAGS[one] if one in ("environment", "random") else "tier limit"
+    whose = {OwnerKind(f.owner["who"]) for f in limits}
+    one = next(iter(whose)) if len(whose) == 1 else OwnerKind.TIER
+    limit_word = OWNER_TAGS[one] if one in (OwnerKind.ENVIRONMENT, OwnerKind.RANDOM) else "tier limit"
     limit = f", {n_limit} {limit_word} {refs(limits)}".rstrip() if limits else ""
     known = f", {n_known} known" if expected else ""
-    if any(r["status"] == "interrupted" for r in scored) and not bad:
+    if any(r["status"] == Status.INTERRUPTED for r in scored) and not bad:
         return Result("…", f"{word} … interrupted", groups)
     if bad:
         tags = list(dict.fromkeys(owner_tag(f.owner) for f in bad))
@@ -143,7 +145,7 @@ def result(word: str, records: Sequence[Mapping[str, Any]], column: str, link_pr
     if expected:  # not a failure of the run, but the kernel does not work there as it stands
         return Result("⚠", f"{word} ⚠ {n_known} known{limit}", groups)
     # a probe passes when rejected as its spec expects: the cell says so, as its compile record does (not built)
-    rejected = [r for r in ran if r["status"] == "passed" and r.get("expected_compile_error")
+    rejected = [r for r in ran if r["status"] == Status.PASSED and r.get("expected_compile_error")
                 and (r.get("compile") or {}).get("ok") is False]
     if rejected and len(rejected) + n_limit == len(ran):
         return Result("✓", f"{word} ✓ {REJECTED}{limit}", groups)
@@ -182,7 +184,7 @@ def _fold(results: Sequence[tuple[Result, Result | None]], main: str) -> Result:
     return Result(worst, "; ".join(r.text for r, _ in changed), tuple(f for r, _ in changed for f in r.findings))
 
 
-def build(columns: Sequence[Any], records: Mapping[str, Sequence[Mapping[str, Any]]]) -> Verdict:
+def build(columns: Sequence[Any], records: Mapping[str, Sequence[Record]]) -> Verdict:
     """The verdict over columns (parity.report.divergence.Column: label, backend, env, link_prefix)."""
     cols = sorted(columns, key=lambda c: (check_of(c.backend).target, check_of(c.backend).order, c.label))
     primary, _ = split_columns(cols)
@@ -197,7 +199,7 @@ def build(columns: Sequence[Any], records: Mapping[str, Sequence[Mapping[str, An
     number = {f.ident: i + 1 for i, f in enumerate(ordered)}
     kernels = sorted({r["kernel"] for c in cols for r in records.get(c.label, ())})
 
-    def recs(c: Any, kernel: str) -> list[Mapping[str, Any]]:
+    def recs(c: Any, kernel: str) -> list[Record]:
         return [r for r in records.get(c.label, ()) if r["kernel"] == kernel]
 
     main_release = {c.backend: str(triton_of(c)) for c in primary if triton_of(c)}
@@ -222,8 +224,8 @@ def build(columns: Sequence[Any], records: Mapping[str, Sequence[Mapping[str, An
                     (result(check_of(c.backend).short, recs(c, kernel), c.label, c.link_prefix, number),
                      on_main.get(c.backend)))
         if per_release:
-            main = next((main_release[c.backend] for c in matrix if c.backend in main_release), "the table")
-            versions[kernel] = {v: _fold(rs, main)
+            release = next((main_release[c.backend] for c in matrix if c.backend in main_release), "the table")
+            versions[kernel] = {v: _fold(rs, release)
                                 for v, rs in sorted(per_release.items(), key=lambda i: version_key(i[0]))}
     checked = []
     for target in targets:

@@ -23,6 +23,7 @@ from typing import Any
 
 from parity.report import claims, divergence
 from parity.report.divergence import KINDS, Column, Divergence, Facts
+from parity.results import Record, Status
 from parity.seams.versions import version_key
 
 RESOURCE_JUMP = 0.20  # of the older version's figure
@@ -55,12 +56,12 @@ def split_columns(columns: Sequence[Column]) -> tuple[list[Column], dict[str, li
     return [c for c in columns if c in primary], spans
 
 
-def _verdict(f: Facts) -> str | None:
+def _verdict(f: Facts) -> Status | None:
     if f.status in divergence.NUMERIC_PASS:
-        return "passed"
+        return Status.PASSED
     if f.status in divergence.NUMERIC_FAIL:
-        return "failed"
-    return "error" if f.status in ("error", "crashed") else None
+        return Status.FAILED
+    return Status.ERROR if f.status in (Status.ERROR, Status.CRASHED) else None
 
 
 def _status(f: Facts) -> str:
@@ -91,7 +92,7 @@ def case_changes(fa: Facts, fb: Facts, va: str, vb: str, mode: str = "compile") 
     found = []
     sa, sb = _verdict(fa), _verdict(fb)
     if sa and sb and sa != sb:
-        why = next((_status(f) for f, s in ((fb, sb), (fa, sa)) if s != "passed"), "")
+        why = next((_status(f) for f, s in ((fb, sb), (fa, sa)) if s != Status.PASSED), "")
         found.append(("status", f"{sa} on triton {va}, {sb} on triton {vb}: {why}", _status(fa), _status(fb)))
     if fa.compiled is not None and fb.compiled is not None:
         if fa.compiled != fb.compiled:
@@ -162,7 +163,7 @@ def pair(a: Column, b: Column, facts: Mapping[str, Mapping[tuple[str, str], Fact
     return found
 
 
-def find_all(columns: Sequence[Column], records: Mapping[str, Sequence[Mapping[str, Any]]],
+def find_all(columns: Sequence[Column], records: Mapping[str, Sequence[Record]],
              stored: Mapping[tuple[str, str, str], Any] | None = None,
              perf_ratio: float = divergence.PERF_RATIO) -> list[Divergence]:
     """Backend divergences at each backend's main triton, plus version divergences, in KINDS order."""
