@@ -92,3 +92,27 @@ def test_controls_an_out_of_bounds_crash_stays_the_authors_and_no_evidence_chang
     # a wrong value is no crash: the rule leaves it alone
     wrong = {**killed(), "status": "failed", "crash": None, "metrics": {"max_abs_err": 1.0, "err_ratio": 0.5}}
     assert decide(wrong, {"interpret": INTERPRET_PASS}, SPIN).get("limit") != "lowered-spin-lock"
+
+
+DIVIDE = """
+@triton.jit
+def remainder_kernel(X, Y, Out, N, BLOCK: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(Out + o, tl.load(X + o, mask=o < N) % tl.load(Y + o, mask=o < N), mask=o < N)
+"""
+
+
+def test_sigfpe_on_ascend_lowered_is_the_x86_trap_not_the_kernel_and_not_a_vendor():
+    """An integer remainder by zero in the data (FlagGems' remainder test) kills the lowered tier's process with
+    SIGFPE; the NPU and GPUs return a value. Not the author's stray access, and not triton-ascend's crash even when
+    the interpreter passed the same case; a SIGKILL of the same kernel keeps the usual rules (its control)."""
+    fpe = {**killed(), "kernel": "remainder", "crash": {"returncode": -8},
+           "reason": "the process running this case died (signal 8, SIGFPE) before the case finished"}
+    for others in ({}, {"interpret": INTERPRET_PASS}):
+        owner = decide(fpe, others, DIVIDE)
+        assert (owner.who, owner.limit, owner.provisional) == ("tier", "lowered-int-div-trap", False), owner
+        assert "traps on x86" in owner.evidence
+    sigkill = decide({**killed(), "kernel": "remainder"}, {}, DIVIDE)
+    assert sigkill.limit is None and sigkill.who == "author" and sigkill.provisional
+    on_the_interpreter = decide({**fpe, "backend": "interpret"}, {}, DIVIDE)
+    assert on_the_interpreter.limit != "lowered-int-div-trap"  # a limit of the lowered tier only

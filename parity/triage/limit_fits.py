@@ -4,6 +4,7 @@ of the limits table (parity.triage.limits), pure over a record and the kernel's 
 from __future__ import annotations
 
 import re
+import signal
 
 from parity.results import Record, Status
 
@@ -83,3 +84,10 @@ def tf32_rounding(record: Record, source: str) -> bool:
     if (isinstance(frac, (int, float)) and frac < TF32_MIN_MISMATCH) or region.startswith("tail") or "only" in region:
         return False
     return not _FULL_FP32_DOT.search(source or "")
+
+
+def killed_by_sigfpe(record: Record, source: str) -> bool:
+    """The case's process was killed by SIGFPE: x86 traps an integer division or remainder by zero (and INT_MIN / -1)
+    that the kernel's data asks for, where a GPU or an NPU returns a value and goes on."""
+    code = (record.get("crash") or {}).get("returncode")
+    return record.get("status") == Status.CRASHED and code == -int(signal.SIGFPE)

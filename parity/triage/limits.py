@@ -31,6 +31,7 @@ from parity.triage.limit_fits import (
     divides_by_a_block_ptr_stride,
     failure_text,
     is_numeric,
+    killed_by_sigfpe,
     stores_a_lower_rank_value,
     tf32_rounding,
 )
@@ -292,6 +293,12 @@ LIMITS: tuple[TierLimit, ...] = (
               "with no forward-progress guarantee among them, so a kernel that spins on tl.atomic_cas / "
               "tl.atomic_xchg may wait forever there (the NPU runs its programs on concurrent cores)",
               "https://triton-lang.org/main/getting-started/tutorials/05-layer-norm.html", needs_evidence=True),
+    # an integer divisor loaded from the data (FlagGems' remainder and trunc_div tests divide by zero on purpose):
+    # cpu_divzero finds divisions by a launch argument before the module runs, not by a loaded value
+    TierLimit("lowered-int-div-trap", OwnerKind.TIER, "ascend-lowered on x86",
+              "an integer division or remainder by zero in the data traps on x86 (SIGFPE) and kills the process; "
+              "the NPU and GPUs return a value and go on, so this case is not checked on this tier",
+              "https://www.felixcloutier.com/x86/idiv", fits=killed_by_sigfpe, evident=True),
     TierLimit("lowered-library-call", OwnerKind.TIER, "ascend-lowered stand-ins",
               "the module calls a bishengir library function the CPU tier has no definition of",
               "https://gitcode.com/Ascend/AscendNPU-IR", message=r"bodiless function|has no CPU definition"),

@@ -71,7 +71,7 @@ class AscendLoweredBackend(Backend):
     report_rank = 5
     language = "triton-ascend"
     own_limits = ("lowered-truncsfbf2", "lowered-cumsum-i1", "lowered-device-print-tensor", "lowered-library-call",
-                  "lowered-spin-lock")
+                  "lowered-spin-lock", "lowered-int-div-trap")
     gpu_target = ("npu", "Ascend910B3", 0)
     venv = "venv-ascend"
     venv_note = VENV_NOTE
