@@ -35,11 +35,11 @@ def judge(compile_: Mapping[str, Any], expected: ExpectedCompileError | None) ->
     if expected is not None:
         if compile_["ok"]:
             return Status.FAILED, (f"expected a compile error matching {expected.pattern!r} ({expected.reason}), "
-                              f"but it compiled to {compile_.get('stage_reached')}")
+                                   f"but it compiled to {compile_.get('stage_reached')}")
         if re.search(expected.pattern, message, re.IGNORECASE | re.DOTALL):
             return Status.PASSED, f"failed as expected ({expected.reason}): {message}"
         return Status.FAILED, (f"expected a compile error matching {expected.pattern!r}, got "
-                          f"{compile_.get('error_kind')}: {message}")
+                               f"{compile_.get('error_kind')}: {message}")
     if compile_.get("error_kind") == "launch_option":
         return Status.FAILED, f"launch: {message}"
     if not compile_["ok"] and not compile_.get("error_kind"):  # the launcher raised, not a compiler

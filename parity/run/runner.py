@@ -222,8 +222,8 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
     per_output = compare_outputs(spec, case, outputs, ref, tol, backend.compare_device, dev_outputs)
     worst = worst_of(per_output)
     metrics = record["metrics"] = worst.as_dict()
-    metrics["per_output"] = {m.output: {"err_ratio": m.err_ratio, "max_abs_err": m.max_abs_err,
-                                                  "passed": m.passed} for m in per_output}
+    metrics["per_output"] = {m.output: {"err_ratio": m.err_ratio, "max_abs_err": m.max_abs_err, "passed": m.passed}
+                             for m in per_output}
     failure = None if all(m.passed for m in per_output) else failure_reason(worst, tol)
     if failure is not None and not record.get("oob"):
         failure = _judge_rounding(spec, case, cpu_inputs, outputs, ref, tol, per_output, record, failure)
