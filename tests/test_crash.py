@@ -11,7 +11,7 @@ import pytest
 
 from parity.report.findings import group, grouping_key
 from parity.report.heatmap import grid
-from parity.results import empty_record
+from parity.results import Owner, OwnerKind, Status, empty_record
 from parity.run.faults import exit_words, retire_record
 from parity.run.wallclock import SessionClock
 from parity.triage import decide
@@ -60,7 +60,7 @@ def test_a_pass_written_before_the_worker_died_is_overruled_by_the_crash(tmp_pat
     assert died["status"] == "crashed", died
     assert "killed by SIGABRT (signal 6)" in died["reason"] and "recorded `passed`" in died["reason"]
     assert died["crash"]["returncode"] == -6 and died["crash"]["before"]["status"] == "passed"
-    assert died["owner"]["who"] == "author", died["owner"]
+    assert died["owner"].who is OwnerKind.AUTHOR, died["owner"]
     assert records["other_kernel"]["status"] == "passed"  # negative control: the worker's other records stand
     assert len(records) == 2
 
@@ -86,32 +86,37 @@ def test_exit_words_and_retire_record(tmp_path):
     assert retire_record(part, "tail_sum", "N=1000,BLOCK=1024", "accuracy") is None
 
 
+def _who(owner: Owner | None) -> OwnerKind | None:
+    return owner.who if owner is not None else None
+
+
 def test_no_vendor_is_named_on_a_crash_or_on_a_compile_only_pass():
     # the false statement of issue 39: the interpreter's wrong values against a compile pass and a dead worker
-    interp = {"backend": "interpret", "kernel": "k", "case": "N=8", "status": "failed", "params": {"N": 8},
+    interp = {"backend": "interpret", "kernel": "k", "case": "N=8", "status": Status.FAILED, "params": {"N": 8},
               "reason": "output 'out': 1% off", "metrics": {"worst_index": [3], "max_abs_err": 1.0}}
-    compiled = {"backend": "ascend-compile", "status": "passed", "compile": {"ok": True}}
-    died = {"backend": "ascend-lowered", "kernel": "k", "case": "N=8", "status": "crashed", "params": {"N": 8},
+    compiled = {"backend": "ascend-compile", "status": Status.PASSED, "compile": {"ok": True}}
+    died = {"backend": "ascend-lowered", "kernel": "k", "case": "N=8", "status": Status.CRASHED, "params": {"N": 8},
             "reason": "the process running this case died (killed by SIGABRT (signal 6))"}
     owner = decide(interp, {"ascend-compile": compiled, "ascend-lowered": died})
-    assert owner["who"] == "author", owner
+    assert owner is not None and owner.who is OwnerKind.AUTHOR, owner
     owner = decide(died, {"cuda-compile": compiled})
-    assert owner["who"] == "author" and "out-of-bounds" in owner["evidence"], owner
+    assert owner is not None and owner.who is OwnerKind.AUTHOR and "out-of-bounds" in owner.evidence, owner
     # issue 49: the red-zone tier computing the same case right settles it (parity.triage.unreproduced; controls
     # in tests/test_unreproduced.py): then the crash is not the kernel's
-    owner = decide(died, {"interpret": {"status": "passed"}, "cuda-compile": compiled})
-    assert owner["who"] == "triton-ascend" and "red zones" in owner["evidence"], owner
+    owner = decide(died, {"interpret": {"status": Status.PASSED}, "cuda-compile": compiled})
+    assert owner is not None and owner.who is OwnerKind.TRITON_ASCEND and "red zones" in owner.evidence, owner
     # controls: a run tier that computes the right values still makes the interpreter the odd one out, and a
     # compile tier's pass still speaks against another compiler's compile failure
-    assert decide(interp, {"ascend-lowered": {"backend": "ascend-lowered", "status": "passed"}})["who"] == "triton"
-    ascend_err = {"backend": "ascend-compile", "kernel": "k", "case": "N=8", "status": "failed", "params": {},
+    right = {"backend": "ascend-lowered", "status": Status.PASSED}
+    assert _who(decide(interp, {"ascend-lowered": right})) is OwnerKind.TRITON
+    ascend_err = {"backend": "ascend-compile", "kernel": "k", "case": "N=8", "status": Status.FAILED, "params": {},
                   "compile": {"ok": False, "error_kind": "mlir_error", "stage_reached": "ttadapter",
                               "message": "error: 'tt.load' op failed to legalize"}}
-    assert decide(ascend_err, {"cuda-compile": compiled})["who"] == "triton-ascend"
+    assert _who(decide(ascend_err, {"cuda-compile": compiled})) is OwnerKind.TRITON_ASCEND
     # a compiler that dies while compiling is still its own evidence
-    abort = {"backend": "ascend-compile", "kernel": "k", "case": "N=8", "status": "crashed", "params": {},
+    abort = {"backend": "ascend-compile", "kernel": "k", "case": "N=8", "status": Status.CRASHED, "params": {},
              "compile": {"ok": False, "error_kind": "crash", "message": "bishengir-compile: Segmentation fault"}}
-    assert decide(abort, {})["who"] == "triton-ascend"
+    assert _who(decide(abort, {})) is OwnerKind.TRITON_ASCEND
 
 
 def test_worker_ids_and_addresses_do_not_split_a_finding():

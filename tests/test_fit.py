@@ -218,11 +218,12 @@ def test_report_and_issue_show_what_fits_and_the_cap():
 
 def test_the_porting_verdict_carries_the_answer_and_what_to_change():
     from parity.report import findings, verdict
+    from parity.triage.owner import make_owner
 
     fit = {"searched": 1, "fitting": [], "arch": "Ascend910B3", "unit": "bits", "smallest_need": 2359296,
            "cap": "tile the rows: the launcher must pass a row block and a grid over it", "search_s": 1.0}
     record = {**_record("Ascend910B3", {}, False, 2359296, fit), "suite": "compile",
-              "owner": {"who": "library", "name": "L", "evidence": "a config the target cannot hold"}}
+              "owner": make_owner("library", "L", "a config the target cannot hold")}
     [finding] = findings.group([record], "ascend-compile")
     assert finding.fit == fit
     what = verdict._finding_row(1, finding, 160)[4]

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from parity.results import OwnerKind, Status
 from parity.run.redzone import RedZones, fill_pattern
 from parity.run.unmasked import unmasked_calls
 from parity.triage import decide
@@ -146,14 +147,16 @@ def k(x, out, N, BLOCK: tl.constexpr):
 
 
 def test_an_out_of_bounds_write_is_the_authors_whatever_the_other_tiers_say():
-    oob = {"backend": "ascend-lowered", "kernel": "k", "case": "N=8", "status": "failed", "params": {},
+    oob = {"backend": "ascend-lowered", "kernel": "k", "case": "N=8", "status": Status.FAILED, "params": {},
            "reason": "out-of-bounds write", "metrics": {"max_abs_err": 0.0},
            "oob": {"writes": [{"unmasked_stores": ["k.py:5: tl.store(out + o, b)"]}]}}
-    owner = decide(oob, {"interpret": {"backend": "interpret", "status": "passed"}})
-    assert owner["who"] == "author" and not owner["provisional"] and "k.py:5" in owner["evidence"], owner
+    owner = decide(oob, {"interpret": {"backend": "interpret", "status": Status.PASSED}})
+    assert owner is not None and owner.who is OwnerKind.AUTHOR, owner
+    assert not owner.provisional and "k.py:5" in owner.evidence, owner
     # control: a write with no unmasked store in the source (a lowering that drops a mask) is no author verdict
     dropped = {**oob, "oob": {"writes": [{"unmasked_stores": []}]}}
-    assert decide(dropped, {"interpret": {"backend": "interpret", "status": "passed"}})["who"] == "triton-ascend"
+    owner = decide(dropped, {"interpret": {"backend": "interpret", "status": Status.PASSED}})
+    assert owner is not None and owner.who is OwnerKind.TRITON_ASCEND, owner
 
 
 @pytest.mark.skipif(_ascend(), reason="upstream triton's interpreter (nox -s tests)")

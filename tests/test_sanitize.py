@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from parity.results import OwnerKind
 from parity.run import sanitize
 
 # memcheck's words for the H200 measurement issue 39 quotes: a 700-element tail past a BLOCK of 512
@@ -79,7 +80,8 @@ def test_a_case_with_invalid_accesses_fails_as_the_authors_and_its_twin_passes(t
     record = run("oob_tail_store")
     assert "planted_oob.py:32" in " ".join(record["oob"]["unmasked"]), record["oob"]
     owner = decide(record, {}, "")
-    assert owner["who"] == "author" and not owner["provisional"] and "memcheck" in owner["evidence"], owner
+    assert owner is not None and owner.who is OwnerKind.AUTHOR, owner
+    assert not owner.provisional and "memcheck" in owner.evidence, owner
     monkeypatch.setenv("FAKE_BAD_KERNEL", "none")  # control: memcheck finds nothing, the clean twin passes
     record = run("oob_tail_scale_masked")
     assert record["status"] == "passed" and record["sanitizer"]["errors"] == 0 and "oob" not in record, record

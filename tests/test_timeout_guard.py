@@ -100,7 +100,7 @@ def _kill(nodeid: str = NODE) -> watchdog.Kill:
 
 
 def test_a_killed_case_is_a_timeout_with_its_evidence_and_never_passed(tmp_path):
-    from parity.results import empty_record
+    from parity.results import OwnerKind, empty_record
 
     wrote = empty_record("interpret", "interpret", "hang_blocked", "N=4,dtype=fp32", {"N": 4})
     wrote.update(status="passed", suite="accuracy")  # then it hung in the case's teardown
@@ -108,7 +108,7 @@ def test_a_killed_case_is_a_timeout_with_its_evidence_and_never_passed(tmp_path)
     assert only["status"] == "error" and only["reason"].startswith("timeout: the case ran 3.4 s"), only
     assert only["timeout"] == {"worker": "gw1", "bound": "case", "bound_s": 2.0, "grace_s": 1.0, "ran_s": 3.4,
                                "before": {"status": "passed", "reason": None}}
-    assert only["owner"]["who"] != "triton"  # a hang under the interpreter is no vendor's
+    assert only["owner"].who is not OwnerKind.TRITON  # a hang under the interpreter is no vendor's
 
 
 def test_a_death_the_watchdog_did_not_cause_is_still_a_crash(tmp_path):

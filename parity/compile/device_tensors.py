@@ -28,6 +28,7 @@ from typing import Any
 
 import torch
 from torch.utils._pytree import tree_map
+from torch.utils.backend_registration import rename_privateuse1_backend
 
 from parity.seams.torch_calls import intercepted
 
@@ -40,6 +41,7 @@ class TargetTensor(torch.Tensor):
 
     target: torch.device = torch.device("cpu")
 
+    # torch's stub declares device, is_cuda and is_cpu as writable attributes: read-only properties here, on purpose
     @property
     def device(self) -> torch.device:  # type: ignore[override]
         return self.target
@@ -63,13 +65,13 @@ class TargetTensor(torch.Tensor):
         """The same memory as a plain CPU tensor."""
         return self.as_subclass(torch.Tensor)
 
-    def cpu(self, *args: Any, **kwargs: Any) -> torch.Tensor:  # type: ignore[override]
+    def cpu(self, *args: Any, **kwargs: Any) -> torch.Tensor:
         return self.plain()
 
-    def cuda(self, *args: Any, **kwargs: Any) -> torch.Tensor:  # type: ignore[override]
+    def cuda(self, *args: Any, **kwargs: Any) -> torch.Tensor:
         return self
 
-    def to(self, *args: Any, **kwargs: Any) -> torch.Tensor:  # type: ignore[override]
+    def to(self, *args: Any, **kwargs: Any) -> torch.Tensor:
         """As on the device: a target device keeps the tensor here, "cpu" gives a plain CPU tensor."""
         moved, args, kwargs = _device_args(args, kwargs, self.target.type)
         with torch._C.DisableTorchFunctionSubclass():
@@ -87,7 +89,9 @@ class TargetTensor(torch.Tensor):
             return out
         return tree_map(lambda v: v.as_subclass(cls) if type(v) is torch.Tensor else v, out)
 
-    def __repr__(self, *args: Any, **kwargs: Any) -> str:
+    # torch's untyped Tensor.__repr__(self, *, tensor_contents=None) reads to mypy as a keyword-only argument
+    # without a name, which no override matches (not even **kwargs)
+    def __repr__(self, *args: Any, **kwargs: Any) -> str:  # type: ignore[override]
         return f"{type(self).__name__}(shape={tuple(self.shape)}, dtype={self.dtype}, device='{self.target}')"
 
 
@@ -170,7 +174,7 @@ def ensure_device_type(device_type: str) -> torch.device:
     if current != "privateuseone":
         raise RuntimeError(f"cannot present tensors on {device_type!r}: this process already named torch's "
                            f"PrivateUse1 backend {current!r} (torch allows one name per process)")
-    torch.utils.rename_privateuse1_backend(device_type)
+    rename_privateuse1_backend(device_type)
     return torch.device(device_type, 0)
 
 

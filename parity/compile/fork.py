@@ -30,6 +30,11 @@ from parity.spec import KernelSpec
 class ForkedCaseError(RuntimeError):
     """The forked case raised, crashed or hung; the message says which, with the child's last words."""
 
+    # set only where they apply (readers ask with getattr(..., None)): where and what the child raised, its output
+    raised_at: str | None
+    child_traceback: str
+    output: str
+
 
 def _top_package(obj: Any) -> str | None:
     from parity.compile.tools import unwrap
@@ -60,7 +65,7 @@ def run_forked(fn: Callable[[], Any], *, what: str, timeout_s: float | None = No
     if result.error is not None:  # the child raised: a record quotes its exception first, then where
         said, where = child_exception(result.error)
         error = ForkedCaseError(f"{said}\n({what} raised it in its forked child)")
-        error.raised_at, error.child_traceback = where, result.error  # type: ignore[attr-defined]
+        error.raised_at, error.child_traceback = where, result.error
         raise error
     # records quote a message's tail, so the verdict goes last; the child's full output stays on the error
     said = _last_words(result.output)
@@ -68,7 +73,7 @@ def run_forked(fn: Callable[[], Any], *, what: str, timeout_s: float | None = No
     verdict = (f"no result after {timeout_s:g} s, the child was killed (PARITY_CASE_TIMEOUT_S sets the limit)"
                if result.timed_out else result.crashed or "the child gave no result")
     error = ForkedCaseError(f"{what}{said}\n{what}: {verdict} in its forked child")
-    error.output = result.output  # type: ignore[attr-defined]
+    error.output = result.output
     raise error
 
 

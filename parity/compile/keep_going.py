@@ -33,7 +33,7 @@ def unknown_option(exc: BaseException) -> str | None:
 
 
 def option_record(jit: Any, option: str, exc: BaseException, kwargs: dict[str, Any],
-                  variant_keys: Iterable[str], config_keys: Iterable[str]) -> dict[str, Any]:
+                  variant_keys: Iterable[str], config_keys: set[str]) -> dict[str, Any]:
     """The compile dict of a rejected launch: error_kind launch_option, no stage reached."""
     from parity.compile.tools import empty_compile, variant_and_config
 
@@ -46,7 +46,7 @@ def option_record(jit: Any, option: str, exc: BaseException, kwargs: dict[str, A
 
 
 def recording_into(compiles: list[dict[str, Any]], variant_keys: Iterable[str],
-                   config_keys: Iterable[str]) -> OnOption:
+                   config_keys: set[str]) -> OnOption:
     """An on_option that appends the rejected launch's compile dict to a tier's list of compiles."""
     def on_option(jit: Any, option: str, exc: BaseException, args: Any, kwargs: dict[str, Any], grid: Any) -> None:
         compiles.append(option_record(jit, option, exc, kwargs, variant_keys, config_keys))

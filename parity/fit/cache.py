@@ -29,9 +29,10 @@ def probe_key(tier: str, arch: str, source: str, signature: str, config: Mapping
 def read(key: str) -> dict[str, Any] | None:
     path = fit_cache_dir() / f"{key}.json"
     try:
-        return json.loads(path.read_text())
+        entry: dict[str, Any] = json.loads(path.read_text())  # write() stored a dict
     except (OSError, ValueError):
         return None
+    return entry
 
 
 def write(key: str, outcome: Mapping[str, Any]) -> None:

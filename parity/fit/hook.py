@@ -10,11 +10,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from parity import settings
 from parity.fit import cache, candidates, search
 from parity.fit.probe import kernel_text, named_constants
+from parity.results import Fit
 
 OVERFLOW_KINDS = ("ub_overflow", "cc_overflow", "cbuf_overflow", "out_of_resources")
 
@@ -23,7 +24,7 @@ OVERFLOW_KINDS = ("ub_overflow", "cc_overflow", "cbuf_overflow", "out_of_resourc
 class FitTier:
     name: str  # the tier, e.g. "ascend-compile"
     arch: str
-    unit: str  # "bits" (Ascend's buffers) or "bytes" (CUDA's shared memory)
+    unit: Literal["bits", "bytes"]  # "bits" (Ascend's buffers) or "bytes" (CUDA's shared memory)
     capacity: int | None
     # the compile-option changes worth trying, given the failing compile's options
     offers: Callable[[Mapping[str, Any]], dict[str, list[Any]]]
@@ -70,7 +71,7 @@ def _project(config: Mapping[str, Any], keys: Iterable[str]) -> str:
 
 
 def search_one(failing: Mapping[str, Any], source: tuple[Any, Any, Mapping[str, Any]],
-               siblings: Sequence[Mapping[str, Any]], kernels: Iterable[Any], tier: FitTier) -> dict[str, Any]:
+               siblings: Sequence[Mapping[str, Any]], kernels: Iterable[Any], tier: FitTier) -> Fit:
     """The fit of one overflowing compile; `siblings` are the case's other compiles of the kernel and variant."""
     t0 = time.monotonic()
     src, target, options = source
@@ -125,7 +126,7 @@ def attach(compiles: Sequence[dict[str, Any]], sources: Sequence[tuple[Any, Any,
     if disabled():
         return
     kernels = list(kernels)
-    answers: dict[str, dict[str, Any]] = {}
+    answers: dict[str, Fit] = {}
     for compile_, source in zip(compiles, sources, strict=True):
         if source is None or not overflowed(compile_):
             continue

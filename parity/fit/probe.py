@@ -41,7 +41,7 @@ def with_config(src: Any, options: Mapping[str, Any], config: Mapping[str, Any])
     constants = {}
     for key, value in dict(src.constants).items():
         name = key if isinstance(key, str) else names[key[0]] if isinstance(key, tuple) and len(key) == 1 else None
-        constants[key] = config[name] if name in config else value
+        constants[key] = config[name] if name is not None and name in config else value
     new = copy.copy(src)
     new.constants = constants
     new_options = dict(options)

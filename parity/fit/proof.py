@@ -105,6 +105,10 @@ def kernel_change(source: str, wrong: Mapping[str, Any]) -> str:
 # A wrong answer (a dropped tail, a stray element) is off by the size of the terms, orders of magnitude more.
 REORDER_FACTOR = 16.0
 
+# which test held for a proof entry's `computes` (its `criterion`): the spec's elementwise tolerance, the
+# accumulation bound, or the original config's own error
+BY_TOLERANCE, BY_BOUND, BY_ORIGINAL = "tolerance", "bound", "original"
+
 # the accumulation bound's seam (parity.run.rounding, once it lands): the failing outputs' metrics ->
 # (within the bound, its sentence), or None where it has no answer
 Bound = Callable[[Mapping[str, Mapping[str, Any]]], "tuple[bool, str] | None"]
@@ -121,29 +125,29 @@ def within_rounding(per_output: Mapping[str, Mapping[str, Any]], original: Mappi
     own error. None where nothing can judge it (the original is outside the tolerance itself, or exact)."""
     failing = {k: m for k, m in per_output.items() if not m.get("passed")}
     if not failing:
-        return True, "tolerance", "within the spec's tolerance"
+        return True, BY_TOLERANCE, "within the spec's tolerance"
     said = bound(failing) if bound is not None else None
     if said is not None:  # the model was taken: beyond the bound no reordering explains the error
-        return (True, "bound", f"within the accumulation bound: {said[1]}") if said[0] else \
-            (False, "bound", f"beyond the accumulation bound: {said[1]}")
+        return (True, BY_BOUND, f"within the accumulation bound: {said[1]}") if said[0] else \
+            (False, BY_BOUND, f"beyond the accumulation bound: {said[1]}")
     if original is None:
-        return None, "original", f"outside the spec's tolerance, and {was} gave no errors to judge it by"
+        return None, BY_ORIGINAL, f"outside the spec's tolerance, and {was} gave no errors to judge it by"
     ratios = []
     for name, m in sorted(failing.items()):
         own = original.get(name)
         if own is None or not own.get("passed"):
-            return None, "original", (f"output {name!r} is outside the spec's tolerance and so is {was}'s: no error "
+            return None, BY_ORIGINAL, (f"output {name!r} is outside the spec's tolerance and so is {was}'s: no error "
                                       "of a right answer to judge it by")
         err, base = float(m.get("max_abs_err") or 0.0), float(own.get("max_abs_err") or 0.0)
         if base <= 0.0:
-            return None, "original", (f"output {name!r}: max_abs_err {err:.3g}, while {was} computes it exactly "
+            return None, BY_ORIGINAL, (f"output {name!r}: max_abs_err {err:.3g}, while {was} computes it exactly "
                                       "here: no rounding to judge it by")
         ratios.append((err / base, name, err, base))
     ratio, name, err, base = max(ratios)
     words = f"output {name!r}: max_abs_err {err:.3g} is {ratio:.3g}x {was}'s {base:.3g} on the same inputs"
     if ratio > factor:
-        return False, "original", f"{words}, over the {factor:g}x a reordered sum may round by"
-    return True, "original", (f"within the rounding of {was}: {words} (at most {factor:g}x), though outside the "
+        return False, BY_ORIGINAL, f"{words}, over the {factor:g}x a reordered sum may round by"
+    return True, BY_ORIGINAL, (f"within the rounding of {was}: {words} (at most {factor:g}x), though outside the "
                               "spec's elementwise tolerance")
 
 
@@ -167,7 +171,7 @@ def verdict_words(proof: Mapping[str, Any] | None) -> str:
         shown = ", ".join(label(e["config"]) for e in wrong)
         return f"computes WRONG on {tier} at {case} ({shown})"
     rounded = "".join(f"; {label(e['config'])}: {e.get('detail')}" for e in right
-                      if e.get("criterion") not in (None, "tolerance"))  # which test held, and by how much
+                      if e.get("criterion") not in (None, BY_TOLERANCE))  # which test held, and by how much
     if right and not unrun:
         return f"each computes the fp64 answer on {tier} at {case}{rounded}"
     if right:
@@ -183,11 +187,12 @@ def label(config: Mapping[str, Any]) -> str:
 def change(fit: Mapping[str, Any]) -> str | None:
     """The "change:" advice, only as strong as its proof: the cap where its configs compute the fp64 answer,
     the kernel's own change where one computes wrong, the cap marked unproven otherwise."""
-    proof = fit.get("proof")
-    cap = fit.get("cap")
+    proof: Mapping[str, Any] | None = fit.get("proof")
+    cap: str | None = fit.get("cap")
     _, wrong, _ = proven_configs(proof)
-    if wrong:
-        return proof.get("kernel_change") or verdict_words(proof)  # type: ignore[union-attr]
+    if wrong:  # so there is a proof
+        asked: str | None = (proof or {}).get("kernel_change")
+        return asked or verdict_words(proof)
     if not cap:
         return None
     if not fit.get("fitting"):

@@ -10,9 +10,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, Literal
 
 from parity.compile.isolate import run_isolated
+from parity.results import Fit
 
 ENOUGH = 3  # fitting configs that answer the porter's question; the search stops there
 BUDGET_S = 50.0  # no candidate starts after this; a search stays under a minute
@@ -58,8 +59,8 @@ def run_search(candidates: Sequence[Mapping[str, Any]], probe: Callable[[Mapping
     return done
 
 
-def fit_record(done: Sequence[tuple[Mapping[str, Any], Outcome]], arch: str, unit: str, capacity: int | None,
-               failing_need: int | None, cap: str | None, search_s: float) -> dict[str, Any]:
+def fit_record(done: Sequence[tuple[Mapping[str, Any], Outcome]], arch: str, unit: Literal["bits", "bytes"],
+               capacity: int | None, failing_need: int | None, cap: str | None, search_s: float) -> Fit:
     """The `fit` record (results contract): the fitting configs with their need, or the smallest need."""
     fitting = [{"config": dict(c), "used": o.get("used"), "of": o.get("of") or capacity}
                for c, o in done if o.get("ok")]

@@ -17,7 +17,8 @@ from parity.backends.base import Backend
 from parity.errors import error_text
 from parity.perf import figures as perf
 from parity.perf import roofline
-from parity.results import empty_record
+from parity.results import Record, Status, empty_record
+from parity.results.record import Timing
 from parity.run.compare import worst_of
 from parity.run.runner import build_inputs, compare_outputs, failure_reason, mark_declined, memory_skip
 from parity.spec import Case, KernelSpec
@@ -79,7 +80,7 @@ def time_optional(time_ms: Callable[[Callable[[], Any]], float], make: Callable[
 
 
 def run_perf_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
-                  roof: roofline.Roof | None, declined: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                  roof: roofline.Roof | None, declined: Record | None = None) -> Record:
     """The results record of one perf case (suite "perf"): status from the fp64 check, `perf` figures.
 
     `declined`: an accuracy record of this op that its library declined (KernelSpec.declines); the
@@ -90,10 +91,12 @@ def run_perf_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
     record["suite"] = SUITE
     record["tolerance"] = spec.tolerance_for(p).as_dict()
     skip = memory_skip(spec, case, backend)
-    if skip or declined:
-        record["status"], record["reason"] = "skipped", skip or declined["reason"]
-        if not skip:
-            record["declined"] = declined["declined"]
+    if skip:
+        record["status"], record["reason"] = Status.SKIPPED, skip
+        return record
+    if declined:
+        record["status"], record["reason"] = Status.SKIPPED, declined["reason"]
+        record["declined"] = declined["declined"]
         return record
     timing = record["timing"]
     t0 = time.perf_counter()
@@ -107,34 +110,36 @@ def run_perf_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
         timing["run_s"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         record["metrics"], record["reason"] = check(spec, case, dev_inputs, outputs, backend.device)
-        record["status"] = "failed" if record["reason"] else "passed"
+        record["status"] = Status.FAILED if record["reason"] else Status.PASSED
         timing["ref_s"] = time.perf_counter() - t0
         del outputs
         record["perf"] = measure(spec, case, dev_inputs, backend, roof, timing)
     except Exception as exc:  # a kernel or reference error is a result, not the end of the perf pass
         if not mark_declined(spec, exc, record):
-            record["status"], record["reason"] = "error", error_text(exc)
+            record["status"], record["reason"] = Status.ERROR, error_text(exc)
     return record
 
 
 def measure(spec: KernelSpec, case: Case, dev_inputs: Mapping[str, Any], backend: Backend,
-            roof: roofline.Roof | None, timing: dict[str, Any] | None = None) -> dict[str, Any]:
+            roof: roofline.Roof | None, timing: Timing | None = None) -> dict[str, Any]:
     """Kernel, baseline and peer times and the roofline figures; output buffers skip their NaN prefill.
     `timing` gets the seconds each of the three took to time (autotuning included)."""
     p = case.params
-    spent = timing if timing is not None else {}
+    spent: Timing = timing if timing is not None else {}
     with inp.unfilled(), backend_scope(backend.name):
         t0 = time.perf_counter()
         ms = backend.time_ms(lambda: spec.launch(dev_inputs, p))
         t1 = time.perf_counter()
-        base_ms, base_err = time_optional(backend.time_ms, (lambda: lambda: spec.baseline(dev_inputs, p))
-                                          if spec.baseline else None)
+        baseline = spec.baseline
+        base_ms, base_err = time_optional(backend.time_ms, (lambda: lambda: baseline(dev_inputs, p))
+                                          if baseline else None)
         t2 = time.perf_counter()
         peer = spec.peer
         peer_skip = peer.unavailable() if peer is not None else None
         peer_ms, peer_err = time_optional(backend.time_ms, (lambda: peer.prepare(dev_inputs, p))
                                           if peer is not None and not peer_skip else None)
-        spent.update(kernel_timing_s=t1 - t0, baseline_timing_s=t2 - t1, peer_timing_s=time.perf_counter() - t2)
+        spent.update({"kernel_timing_s": t1 - t0, "baseline_timing_s": t2 - t1,
+                      "peer_timing_s": time.perf_counter() - t2})
     n_bytes = spec.bytes(p) if spec.bytes else None
     n_flops = spec.flops(p) if spec.flops else None
     out: dict[str, Any] = {"ms": ms, "baseline_ms": base_ms, "device": backend.device,
@@ -161,7 +166,8 @@ def measure_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int) -
     """
     p = case.params
     dev_inputs = inp.to_device(build_inputs(spec, case, seed), backend.device)
-    baseline = (lambda: spec.baseline(dev_inputs, p)) if spec.baseline else None
+    base = spec.baseline
+    baseline = (lambda: base(dev_inputs, p)) if base else None
     with inp.unfilled():
         spec.launch(dev_inputs, p)  # compile and autotune outside the timed region
         backend.synchronize()

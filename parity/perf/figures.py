@@ -5,7 +5,7 @@ Peaks are data; a device missing here simply gets no "% of peak".
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from parity.perf.roofline import DATASHEETS
@@ -33,7 +33,7 @@ def roofline(n_bytes: float | None, n_flops: float | None, ms: float, peak: Mapp
 
 def measure(time_ms: Callable[[Callable[[], Any]], float], launch: Callable[[], Any],
             baseline: Callable[[], Any] | None, n_bytes: float | None, n_flops: float | None,
-            device_name: str | None, dtype: str | None) -> dict[str, float | None]:
+            device_name: str | None, dtype: str | None) -> dict[str, float | str | None]:
     """The perf block of a results record; the timer is the backend's (do_bench with an L2 flush on cuda)."""
     ms = time_ms(launch)
     baseline_ms, baseline_error = None, None
@@ -56,7 +56,7 @@ def case_size(bytes_fn: Callable[[Mapping[str, Any]], float] | None,
     return 0.0
 
 
-def pick_cases(candidates: list[tuple[str, str, Mapping[str, Any], float]], mode: str) -> list[tuple[str, str]]:
+def pick_cases(candidates: Sequence[tuple[str, str, Mapping[str, Any], float]], mode: str) -> list[tuple[str, str]]:
     """(kernel, case id) to time from (kernel, case id, params, size) of the cases that passed.
 
     "largest" keeps one case per kernel and dtype, the biggest: timing a 37-element case measures

@@ -10,10 +10,12 @@ within_rounding). Only a config that computes is a finding; one that computes wr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from parity.fit.candidates import label
+from parity.fit.proof import BY_TOLERANCE
+from parity.results import Fit, Record
 from parity.run.fit_proof import prove_fit
 
 RULE = "ub.larger_fits"
@@ -23,11 +25,11 @@ def _share(used: Any, of: Any) -> str:
     return f"{used:,} of {of:,} bits ({used / of:.0%})" if isinstance(used, int) and of else "a figure not read"
 
 
-def finding(claim: dict[str, Any], proof: dict[str, Any]) -> dict[str, Any]:
+def finding(claim: Mapping[str, Any], proof: Mapping[str, Any]) -> dict[str, Any]:
     larger, now = label(claim["larger"]), label(claim["config"])
     entry = (proof.get("configs") or [{}])[0]
     # a reordered sum outside the elementwise tolerance says which rounding test held (parity.fit.proof)
-    how = "" if entry.get("criterion") in (None, "tolerance") else f" ({entry.get('detail')})"
+    how = "" if entry.get("criterion") in (None, BY_TOLERANCE) else f" ({entry.get('detail')})"
     return {"rule": RULE, "line": None,
             "evidence": (f"larger tiles fit: {now} plans {_share(claim['used'], claim['of'])} of the UB; {larger} "
                          f"compiles at {_share(claim.get('larger_used'), claim['of'])} and computes the fp64 answer "
@@ -37,21 +39,23 @@ def finding(claim: dict[str, Any], proof: dict[str, Any]) -> dict[str, Any]:
                        "static advice, no speed measured")}
 
 
-def attach(records: Sequence[dict[str, Any]], spec: Any, case: Any, seed: int, backend: Any) -> None:
+def attach(records: Sequence[Record], spec: Any, case: Any, seed: int, backend: Any) -> None:
     """Prove every record's UB claim (in place). Never raises: a proof that cannot run says why."""
     for record in records:
         advice = record.get("ascend_perf")
         claim = (advice or {}).get("ub_claim")
         if not advice or not claim:
             continue
-        fit: dict[str, Any] = {"fitting": [{"config": dict(claim["larger"])}]}
+        fit: Fit = {"fitting": [{"config": dict(claim["larger"])}]}
+        proof: Mapping[str, Any]
         try:
             prove_fit(fit, str((record.get("compile") or {}).get("kernel") or record.get("kernel")), spec,
                       case.params, case.id, seed, backend)
-        except Exception as exc:
-            fit["proof"] = {"tier": None, "case": case.id, "configs": [],
-                            "why_not": f"the proof raised {type(exc).__name__}: {str(exc)[:200]}"}
-        proof = claim["proof"] = fit["proof"]
+            proof = fit["proof"]  # prove_fit gives a fit with a fitting config its proof
+        except Exception as exc:  # (no kernel_change: nothing was run)
+            proof = {"tier": None, "case": case.id, "configs": [],
+                     "why_not": f"the proof raised {type(exc).__name__}: {str(exc)[:200]}"}
+        claim["proof"] = proof
         entry = (proof.get("configs") or [{}])[0]
         notes = advice.setdefault("not_checked", {})
         if entry.get("computes") is True:

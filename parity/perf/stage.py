@@ -24,6 +24,7 @@ from parity.errors import error_text
 from parity.perf import figures as perf
 from parity.perf import pick_cache, roofline
 from parity.perf.case import measure_case, run_perf_case
+from parity.results import Record, Status
 from parity.run.faults import is_sticky_device_error
 from parity.spec import Case, KernelSpec
 
@@ -49,7 +50,7 @@ def perf_case_plan(specs: Sequence[KernelSpec], use_perf_cases: bool) -> list[tu
     return [(spec, case) for spec in specs if not spec.compile_only and spec.timed for case in spec.perf_cases]
 
 
-def run(cases: Mapping[tuple[str, str], tuple[KernelSpec, Case]], records: list[dict[str, Any]], backend: Backend,
+def run(cases: Mapping[tuple[str, str], tuple[KernelSpec, Case]], records: list[Record], backend: Backend,
         *, seed: int, mode: str, specs: Sequence[KernelSpec] = (), use_perf_cases: bool = False,
         progress: Progress = _stderr, roof_probe: RoofProbe = probe_roof, retune: bool = False) -> int:
     """Fill `perf` of the chosen passing accuracy records in place and append the perf-case records;
@@ -65,7 +66,7 @@ def run(cases: Mapping[tuple[str, str], tuple[KernelSpec, Case]], records: list[
     return done
 
 
-def _run(cases: Mapping[tuple[str, str], tuple[KernelSpec, Case]], records: list[dict[str, Any]], backend: Backend,
+def _run(cases: Mapping[tuple[str, str], tuple[KernelSpec, Case]], records: list[Record], backend: Backend,
          *, seed: int, mode: str, specs: Sequence[KernelSpec], use_perf_cases: bool, progress: Progress,
          roof_probe: RoofProbe, store: pick_cache.PickStore) -> int:
     plan = perf_case_plan(specs, use_perf_cases) if mode != "off" else []
@@ -90,45 +91,47 @@ def _run(cases: Mapping[tuple[str, str], tuple[KernelSpec, Case]], records: list
         records.append(record)
         done += 1
         progress(f"parity perf [{done}/{total}] {spec.name}[{case.id}] {_line(record)}")
-        if record["status"] == "error" and is_sticky_device_error(record["reason"] or ""):
+        if record["status"] is Status.ERROR and is_sticky_device_error(record["reason"] or ""):
             progress(f"parity perf: stopped, the device context is poisoned: {record['reason']}")
             return done
     for spec, case, record in chosen:
         t0, before = time.perf_counter(), store.counts()
         store.picked.clear()
+        figures: dict[str, Any]
         try:
-            record["perf"] = with_roof(measure_case(spec, case, backend, seed=seed), spec, case, roof)
-            record["perf"]["device"] = backend.device  # one device, one timed case at a time
+            figures = record["perf"] = with_roof(measure_case(spec, case, backend, seed=seed), spec, case, roof)
+            figures["device"] = backend.device  # one device, one timed case at a time
         except Exception as exc:  # a broken timing must not lose the accuracy results
             reason = error_text(exc)
-            record["perf"] = {"ms": None, "error": reason}
+            figures = record["perf"] = {"ms": None, "error": reason}
             if is_sticky_device_error(reason):
                 progress(f"parity perf: stopped, the device context is poisoned: {reason}")
                 break
         record.setdefault("timing", {})["perf_s"] = time.perf_counter() - t0
         _note_picks(record, before, store)
         done += 1
-        ms = record["perf"].get("ms")
+        ms = figures.get("ms")
         progress(f"parity perf [{done}/{total}] {spec.name}[{case.id}] "
-                 + (f"{ms:.4f} ms" if ms is not None else f"error: {record['perf']['error'][:120]}"))
+                 + (f"{ms:.4f} ms" if ms is not None else f"error: {figures['error'][:120]}"))
     return done
 
 
-def _note_picks(record: dict[str, Any], before: Mapping[str, int], store: pick_cache.PickStore) -> None:
+def _note_picks(record: Record, before: Mapping[str, int], store: pick_cache.PickStore) -> None:
     """perf.autotune: how many autotune picks this case reused from earlier runs and how many it tuned;
     perf.autotune_picks: the config each autotuned kernel of the case launched with."""
     delta = {k: v - before[k] for k, v in store.counts().items()}
-    if not isinstance(record.get("perf"), dict):
+    figures = record.get("perf")
+    if not isinstance(figures, dict):
         return
     if any(delta.values()):
-        record["perf"]["autotune"] = delta
+        figures["autotune"] = delta
     if store.picked:
-        record["perf"]["autotune_picks"] = store.picks()
+        figures["autotune_picks"] = store.picks()
 
 
-def declined_ops(records: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+def declined_ops(records: Sequence[Record]) -> dict[str, Record]:
     """kernel -> one of its accuracy records, for ops whose library declined every accuracy case that ran."""
-    by_kernel: dict[str, list[Mapping[str, Any]]] = {}
+    by_kernel: dict[str, list[Record]] = {}
     for r in records:
         if r.get("suite") == "accuracy":
             by_kernel.setdefault(r["kernel"], []).append(r)
@@ -145,22 +148,22 @@ def with_roof(figures: dict[str, Any], spec: KernelSpec, case: Case, roof: roofl
     return figures
 
 
-def _chosen_accuracy(cases: Mapping[tuple[str, str], tuple[KernelSpec, Case]], records: list[dict[str, Any]],
-                     mode: str, skip: set[str]) -> list[tuple[KernelSpec, Case, dict[str, Any]]]:
+def _chosen_accuracy(cases: Mapping[tuple[str, str], tuple[KernelSpec, Case]], records: list[Record],
+                     mode: str, skip: set[str]) -> list[tuple[KernelSpec, Case, Record]]:
     """The passing accuracy cases `mode` picks, for kernels that have no perf cases of their own."""
     by_name = {spec.name: spec for spec, _ in cases.values() if spec.timed}
     passed = {(r["kernel"], r["case"]): r for r in records
-              if r.get("suite") == "accuracy" and r["status"] in ("passed", "xpassed") and r["kernel"] in by_name
-              and r["kernel"] not in skip}
+              if r.get("suite") == "accuracy" and r["status"] in (Status.PASSED, Status.XPASSED)
+              and r["kernel"] in by_name and r["kernel"] not in skip}
     candidates = [(kernel, case_id, r["params"], perf.case_size(by_name[kernel].bytes, by_name[kernel].flops,
                                                                 r["params"]))
                   for (kernel, case_id), r in passed.items()]
     return [(*cases[key], passed[key]) for key in perf.pick_cases(candidates, mode) if key in cases]
 
 
-def _line(record: Mapping[str, Any]) -> str:
+def _line(record: Record) -> str:
     p = record.get("perf") or {}
-    if record["status"] in ("error", "skipped"):
+    if record["status"] in (Status.ERROR, Status.SKIPPED):
         return f"{record['status']}: {(record.get('reason') or '')[:120]}"
     parts = [f"{p['ms']:.4f} ms" if p.get("ms") is not None else "no time", f"check {record['status']}"]
     if p.get("pct_of_roofline") is not None:

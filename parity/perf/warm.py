@@ -22,6 +22,7 @@ import json
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from parity.backends.base import Backend
@@ -110,7 +111,8 @@ def caching_callers(depth: int = 16) -> list[Any]:
 
     from parity.compile.counter import caches_on
 
-    found, frame = [], sys._getframe(1)
+    found: list[Any] = []
+    frame: FrameType | None = sys._getframe(1)
     for _ in range(depth):
         if frame is None:
             break

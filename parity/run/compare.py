@@ -125,8 +125,10 @@ def compare(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, dims: Sequence
     ref = ref.detach().to(device=device, dtype=torch.float64)
     if valid is not None:
         valid = valid.to(device=out.device, dtype=torch.bool).expand_as(out)
-    return (_statistics(out, ref, tol, dims, valid, name, None)
-            or _statistics(out, ref, tol, dims, valid, name, nonfinite_mismatch(out, ref)))
+    metrics = (_statistics(out, ref, tol, dims, valid, name, None)
+               or _statistics(out, ref, tol, dims, valid, name, nonfinite_mismatch(out, ref)))
+    assert metrics is not None  # with `nonfinite` given, _statistics always has an answer
+    return metrics
 
 
 def _statistics(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance, dims: Sequence[str] | None,
@@ -190,8 +192,8 @@ def _metrics(name: str, dims: Sequence[str] | None, out: torch.Tensor, ref: torc
     rms_diff = math.sqrt(sum_diff2 / n_total) if n_total else 0.0
     err_ratio = rms_diff / rms_ref if rms_ref > 0 else (0.0 if rms_diff == 0 else float("inf"))
     worst: list[int] | None = None
-    if nan_count:
-        worst = [int(i) for i in nonfinite.nonzero()[0]]  # type: ignore[union-attr]
+    if nan_count and nonfinite is not None:  # (a count of non-finite elements comes only with their mask)
+        worst = [int(i) for i in nonfinite.nonzero()[0]]
     elif n_bad:
         worst = unravel(int(_worst_bad(abs_diff, bad, tol, nonfinite is None)), out.shape)
     worst_out = float(out[tuple(worst)]) if worst is not None else None

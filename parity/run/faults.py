@@ -16,7 +16,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from parity.results import empty_record
+from parity.results import Record, Status, empty_record
 from parity.run import crash_log
 
 STICKY_DEVICE_ERROR_RE = re.compile(
@@ -27,7 +27,7 @@ TIMEOUT_PREFIX = "Timeout"  # pytest-timeout's failure message starts with it
 
 
 def is_sticky_device_error(text: str | None) -> bool:
-    return bool(text) and STICKY_DEVICE_ERROR_RE.search(text) is not None
+    return text is not None and STICKY_DEVICE_ERROR_RE.search(text) is not None
 
 
 def is_timeout(exc: BaseException) -> bool:
@@ -52,7 +52,7 @@ def suite_of(nodeid: str) -> str | None:
 
 
 def crash_record(nodeid: str, backend: str, mode: str, reason: str,
-                 crash: dict[str, Any] | None = None) -> dict[str, Any] | None:
+                 crash: dict[str, Any] | None = None) -> Record | None:
     """The record for a case whose process died: before it wrote its own, or after (`crash["before"]` then
     keeps what it wrote, which the death overrules)."""
     parsed = parse_node_id(nodeid)
@@ -60,7 +60,7 @@ def crash_record(nodeid: str, backend: str, mode: str, reason: str,
         return None
     kernel, case, params = parsed
     record = empty_record(backend, mode, kernel, case, params)
-    record.update(status="crashed", reason=reason, suite=suite_of(nodeid))
+    record.update({"status": Status.CRASHED, "reason": reason, "suite": suite_of(nodeid)})
     if crash is not None:
         record["crash"] = crash
     return record
@@ -123,7 +123,7 @@ def retire_record(part: Path, kernel: str, case: str, suite: str | None) -> dict
     return found
 
 
-def dead_worker_record(results_dir: Path, crashitem: str, node: Any, backend: Any) -> dict[str, Any] | None:
+def dead_worker_record(results_dir: Path, crashitem: str, node: Any, backend: Any) -> Record | None:
     """The `crashed` record of the case an xdist worker died running, or None where the worker recorded its own
     crash (a sticky device error, after which it exits on purpose) or the run's interruption. A record it wrote
     before dying (a pass, then a heap the kernel corrupted) is retired from its part and kept as crash.before."""
@@ -137,7 +137,7 @@ def dead_worker_record(results_dir: Path, crashitem: str, node: Any, backend: An
     worker = str(getattr(getattr(node, "gateway", None), "id", "") or "")
     for part in results_dir.glob("results-*.jsonl"):
         for r in read_records(part):
-            if (r["kernel"], r["case"]) == (kernel, case) and r.get("status") in ("crashed", "interrupted"):
+            if (r["kernel"], r["case"]) == (kernel, case) and r["status"] in (Status.CRASHED, Status.INTERRUPTED):
                 return None
     returncode = worker_returncode(node)
     before = None

@@ -23,13 +23,15 @@ from parity import settings
 from parity.backends import backend_class
 from parity.fit import cache
 from parity.fit.proof import kernel_change
+from parity.results import Fit, Record
+from parity.results.record import Proof
 from parity.run.fit_proof_run import PROOF_MARK
 
 PROOF_TIMEOUT_S = 180.0  # one child proves every config of a fit; the case's own timeout is 900 s
 # the proofs this process ran, by (spec, kernel, configs): the other cases of the kernel with the same answer
 # reuse the first one's proof, which names the case it ran (advice is per kernel; a proof per case would cost
 # a run of the tier that computes for every overflowing case)
-_PROVEN: dict[str, dict[str, Any]] = {}
+_PROVEN: dict[str, Proof] = {}
 
 
 def disabled() -> bool:
@@ -59,8 +61,8 @@ def spec_location(spec: Any) -> tuple[str, str | None]:
         specs = getattr(module, "SPECS", None)
         if isinstance(specs, (list, tuple)) and any(s is spec for s in specs):
             return name, getattr(module, "__file__", None)
-    module = getattr(spec.launch, "__module__", None) or ""
-    return module, getattr(sys.modules.get(module), "__file__", None)
+    launcher: str = getattr(spec.launch, "__module__", None) or ""
+    return launcher, getattr(sys.modules.get(launcher), "__file__", None)
 
 
 def _child_env(tier: str) -> dict[str, str]:
@@ -87,7 +89,8 @@ def run_proof(tier: str, spec: Any, params: Mapping[str, Any], seed: int, kernel
         return {"error": f"no answer within {timeout_s:g} s"}
     for line in reversed(done.stdout.splitlines()):
         if line.startswith(PROOF_MARK):
-            return json.loads(line[len(PROOF_MARK):])
+            answer: dict[str, Any] = json.loads(line[len(PROOF_MARK):])  # fit_proof_run's answer object
+            return answer
     tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
     return {"error": f"the proof's child exited {done.returncode} without an answer: {' | '.join(tail)[:300]}"}
 
@@ -112,13 +115,13 @@ def _launcher_text(spec: Any) -> str:
         return repr(spec.launch)
 
 
-def prove_fit(fit: dict[str, Any], kernel: str, spec: Any, params: Mapping[str, Any], case_id: str, seed: int,
+def prove_fit(fit: Fit, kernel: str, spec: Any, params: Mapping[str, Any], case_id: str, seed: int,
               backend: Any) -> None:
     """Give one fit its `proof` (in place)."""
     if not fit.get("fitting"):
         return  # nothing is called a fix (row blocks compute another problem: the porter judges those)
     tier, why = proof_tier(backend)
-    proof: dict[str, Any] = {"tier": tier, "case": case_id, "configs": [], "kernel_change": None, "why_not": None}
+    proof: Proof = {"tier": tier, "case": case_id, "configs": [], "kernel_change": None, "why_not": None}
     if disabled():
         proof["why_not"] = "PARITY_NO_PROOF is set"
     elif getattr(spec, "compile_only", False):
@@ -129,7 +132,7 @@ def prove_fit(fit: dict[str, Any], kernel: str, spec: Any, params: Mapping[str, 
         configs = [f["config"] for f in fit["fitting"]]
         memo = json.dumps([tier, spec.name, kernel, configs], sort_keys=True, default=str)
         if memo in _PROVEN:
-            fit["proof"] = dict(_PROVEN[memo])
+            fit["proof"] = _PROVEN[memo].copy()
             return
         key = cache.probe_key("proof:" + tier, spec.name, kernel_source(spec, kernel) + _launcher_text(spec),
                               repr(dict(params)),
@@ -148,7 +151,7 @@ def prove_fit(fit: dict[str, Any], kernel: str, spec: Any, params: Mapping[str, 
     fit["proof"] = proof
 
 
-def attach(records: Sequence[dict[str, Any]], compiles: Sequence[Mapping[str, Any]], spec: Any, case: Any,
+def attach(records: Sequence[Record], compiles: Sequence[Mapping[str, Any]], spec: Any, case: Any,
            seed: int, backend: Any) -> None:
     """Prove every distinct fit of a case's records (the records of `compiles`, in order). Never raises:
     a proof that cannot run says why in its `why_not`."""

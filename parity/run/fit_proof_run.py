@@ -32,7 +32,8 @@ import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from parity.fit.proof import label, within_rounding
+from parity.fit.proof import BY_BOUND, BY_TOLERANCE, label, within_rounding
+from parity.results import Record, Status
 
 PROOF_MARK = "PARITY-PROOF:"
 
@@ -73,14 +74,14 @@ def overridden(kernel: str, constexprs: Mapping[str, Any], log: dict[str, Any]) 
     def layer(inner: Any, self_: Any, *args: Any, **kwargs: Any) -> Any:
         if getattr(getattr(self_, "fn", None), "__name__", None) != kernel:
             return inner(self_, *args, **kwargs)
-        names, args = _arg_names(self_), list(args)
+        names, given = _arg_names(self_), list(args)
         was: dict[str, Any] = {}
         for key, value in constexprs.items():
             if key in kwargs:
                 was[key], kwargs[key] = kwargs[key], value
-            elif key in names and names.index(key) < len(args):
+            elif key in names and names.index(key) < len(given):
                 index = names.index(key)
-                was[key], args[index] = args[index], value
+                was[key], given[index] = given[index], value
         grid = kwargs.get("grid")
         if was and isinstance(grid, (tuple, list)):  # a fixed grid: scale the axes a program id tiles by
             source, new_grid = source_text(self_), list(grid)
@@ -94,7 +95,7 @@ def overridden(kernel: str, constexprs: Mapping[str, Any], log: dict[str, Any]) 
                         log.setdefault("grid_scaled", {})[str(axis)] = old // new
             kwargs["grid"] = type(grid)(new_grid)
         log.setdefault("was", {}).update(was)
-        return inner(self_, *args, **kwargs)
+        return inner(self_, *given, **kwargs)
 
     seams = [jit_run(), *([s] if (s := interpreted_run()) is not None else [])]
     with contextlib.ExitStack() as stack:
@@ -140,7 +141,7 @@ def prove(request: Mapping[str, Any]) -> dict[str, Any]:
         if not originals:
             first, _ = run_case(spec, case, backend, seed=request["seed"], cache=ReferenceCache(enabled=False))
             originals.append((first.get("metrics") or {}).get("per_output") if _by_values(first) or
-                             first["status"] == "passed" else None)
+                             first["status"] is Status.PASSED else None)
         return originals[0]
 
     for config in request["configs"]:
@@ -154,29 +155,29 @@ def prove(request: Mapping[str, Any]) -> dict[str, Any]:
         status = record["status"]
         # a config of compile options only (fewer stages, multi-buffer off) computes as launched on a CPU tier
         applied = bool(log.get("was")) or not constexprs
-        if status == "passed" and not (record.get("metrics") or {}).get("per_output"):
-            status, record["reason"] = "skipped", "the reference has no output: nothing was compared"
-        computes = (status in ("passed", "xpassed")) if applied and status in ("passed", "xpassed", "failed") \
-            else None
-        detail, criterion = record.get("reason") or "", "tolerance"
-        if applied and status == "failed" and _by_values(record):  # a reordered sum is judged by its rounding
+        if status is Status.PASSED and not (record.get("metrics") or {}).get("per_output"):
+            status, record["reason"] = Status.SKIPPED, "the reference has no output: nothing was compared"
+        computes = (status in (Status.PASSED, Status.XPASSED)) \
+            if applied and status in (Status.PASSED, Status.XPASSED, Status.FAILED) else None
+        detail, criterion = record.get("reason") or "", BY_TOLERANCE
+        if applied and status is Status.FAILED and _by_values(record):  # a reordered sum is judged by its rounding
             # the launched config's own error is needed only where the model could not be taken
             modelled = _bound(record) is not None
-            computes, criterion, sentence = within_rounding(record["metrics"]["per_output"],
+            computes, criterion, sentence = within_rounding((record["metrics"] or {})["per_output"],  # _by_values
                                                             None if modelled else original(),
                                                             was=f"the launched {label(log.get('was') or {})}",
                                                             bound=functools.partial(_bound, record))
             detail = sentence if computes else f"{sentence}; {detail}"
         elif computes and (_bound(record) or (False, ""))[0]:  # passed by the model: the spec set no tolerance
-            criterion, detail = "bound", f"within the accumulation bound: {record['rounding']['sentence']}"
+            criterion, detail = BY_BOUND, f"within the accumulation bound: {record['rounding']['sentence']}"
         if not applied:
             detail = (f"the launch never passed {', '.join(constexprs) or 'a constexpr'} to {request['kernel']}: "
                       "nothing was changed")
-        elif computes and criterion == "tolerance":
+        elif computes and criterion == BY_TOLERANCE:
             m = record.get("metrics") or {}
             detail = f"max_abs_err {m.get('max_abs_err', 0):.3g} within the spec's tolerance" + (
                 "" if constexprs else " (compile options only: run as launched)")
-        elif computes is None and status not in ("failed",):
+        elif computes is None and status is not Status.FAILED:
             detail = f"{status}: {detail}"
         answers.append({"config": constexprs, "was": log.get("was", {}), "computes": computes,
                         "criterion": criterion if computes is not None else None, "status": status,
@@ -184,7 +185,7 @@ def prove(request: Mapping[str, Any]) -> dict[str, Any]:
     return {"configs": answers}
 
 
-def _bound(record: Mapping[str, Any], failing: Any = None) -> tuple[bool, str] | None:
+def _bound(record: Record, failing: Any = None) -> tuple[bool, str] | None:
     """The accumulation bound's word on a record (parity.run.rounding, run by the runner on a failure):
     (within, its sentence), or None where the model had nothing to say."""
     model = record.get("rounding") or {}
@@ -193,12 +194,12 @@ def _bound(record: Mapping[str, Any], failing: Any = None) -> tuple[bool, str] |
     return bool(model.get("within")), str(model.get("sentence") or "")
 
 
-def _by_values(record: Mapping[str, Any]) -> bool:
+def _by_values(record: Record) -> bool:
     """Whether a failed record failed by finite values outside the tolerance only (no NaN, no write out of
     bounds, no extra check): the one failure a different summation order can explain."""
     metrics = record.get("metrics") or {}
     per_output = metrics.get("per_output") or {}
-    return (record.get("status") == "failed" and bool(per_output) and not record.get("oob")
+    return (record["status"] is Status.FAILED and bool(per_output) and not record.get("oob")
             and not metrics.get("nan_count") and not all(m.get("passed") for m in per_output.values())
             and all(float(m.get("max_abs_err") or 0.0) < float("inf") for m in per_output.values()))
 

@@ -18,7 +18,7 @@ import textwrap
 import types
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 Finder = Callable[[ast.FunctionDef], Iterator[tuple[ast.expr, str]]]  # (node, fix) for each suspect
 
@@ -80,7 +80,7 @@ def _constexpr_params(fn: ast.FunctionDef) -> tuple[set[str], set[str]]:
     return const, {a.arg for a in args} - const
 
 
-def _is_tl_call(node: ast.AST, name: str) -> bool:
+def _is_tl_call(node: ast.AST, name: str) -> TypeGuard[ast.Call]:
     return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == name
             and ast.unparse(node.func.value) in ("tl", "triton.language"))
 

@@ -46,7 +46,7 @@ ALIGN = 64  # keeps each tensor's address modulo 16 (Triton specializes on it) a
 
 def applies(backend: Any) -> bool:
     """Red zones go where kernels run on host memory: a tier that launches, on the CPU."""
-    return backend.mode != "compile" and backend.device_type == "cpu"
+    return bool(backend.mode != "compile" and backend.device_type == "cpu")
 
 
 def _plain_torch() -> Any:
@@ -143,7 +143,7 @@ def zone_values(zone: Any) -> torch.Tensor | None:
     dtype = zone.first.dtype
     if dtype not in _SNAN or zone.nbytes % dtype.itemsize:
         return None
-    inside = zone.base[zone.pad: zone.pad + zone.nbytes]
+    inside: torch.Tensor = zone.base[zone.pad: zone.pad + zone.nbytes]
     if not torch.isnan(inside.view(dtype)).any():
         return None
     return inside.view(_SNAN[dtype][0]) & _QUIET_CLEAR[dtype]

@@ -14,7 +14,7 @@ from parity.backends.base import Backend
 from parity.compile.ascend_only import launch_finding
 from parity.compile.counter import CompileCounter
 from parity.errors import error_text, input_error, raised_at
-from parity.results import empty_record
+from parity.results import Record, Status, empty_record
 from parity.results.outputs_store import input_digest
 from parity.run import autotune_pin, mistakes, prefill, redzone, rounding, second_reference
 from parity.run.compare import Metrics, compare, worst_of
@@ -93,7 +93,7 @@ def _as_outputs(spec: KernelSpec, value: Any) -> dict[str, torch.Tensor]:
 
 
 def launch_pinned(spec: KernelSpec, case: Case, dev_inputs: Mapping[str, Any], backend: Backend,
-                   record: dict[str, Any]) -> dict[str, torch.Tensor]:
+                   record: Record) -> dict[str, torch.Tensor]:
     """Launch with each autotuned kernel pinned to one config (parity.run.autotune_pin).
 
     A config the device cannot hold (OutOfResources) is skipped for the next one, as the
@@ -138,7 +138,7 @@ def memory_skip(spec: KernelSpec, case: Case, backend: Backend) -> str | None:
 
 
 def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
-             cache: ReferenceCache) -> tuple[dict[str, Any], dict[str, torch.Tensor] | None]:
+             cache: ReferenceCache) -> tuple[Record, dict[str, torch.Tensor] | None]:
     """Run one case and return its results record and its outputs (on the CPU)."""
     record = empty_record(backend.name, backend.mode, spec.name, case.id, dict(case.params))
     record["suite"] = "accuracy"
@@ -152,9 +152,11 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
         cpu_inputs = build_inputs(spec, case, seed)
     except Exception as exc:  # a damaged bundle, or the spec's own make_inputs: an `error`, never a missing record
         if (bad := input_error(exc)) is None:
-            record.update(status="error", error_kind="inputs", reason=reference_raised(spec, exc, "make_inputs"))
+            record.update({"status": Status.ERROR, "error_kind": "inputs",
+                           "reason": reference_raised(spec, exc, "make_inputs")})
             return record, None
-        record.update(status="error", error_kind=bad.parity_error_kind, reason=error_text(bad))  # type: ignore[attr-defined]
+        kind: str = getattr(bad, "parity_error_kind", "")  # a str: input_error found it so
+        record.update({"status": Status.ERROR, "error_kind": kind, "reason": error_text(bad)})
         return record, None
     record["input_digest"] = input_digest(cpu_inputs)  # proves inputs match across backends
     timing["inputs_s"] = time.perf_counter() - t0
@@ -164,7 +166,7 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
         ref = reference_outputs(spec, case, cpu_inputs, cache)
     except Exception as exc:  # the spec's own code: an `error` of the case, owned by its author, never a gap
         timing["ref_s"] = time.perf_counter() - t0
-        record.update(status="error", error_kind="reference", reason=reference_raised(spec, exc))
+        record.update({"status": Status.ERROR, "error_kind": "reference", "reason": reference_raised(spec, exc)})
         return record, None
     timing["ref_s"] = time.perf_counter() - t0
     # a library's own golden against our fp64 reference: before the launch, whatever the kernel does
@@ -183,14 +185,14 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
                 prefill.launcher_allocations(backend.mode) as filled, redzone.guarded_launches(backend) as zones:
             dev_outputs = launch_pinned(spec, case, present(dev_inputs), backend, record)
         record["launcher_allocs_filled"] = filled.count if filled is not None else None
-        if zones is not None and zones.summary() is not None:
-            record["oob"] = zones.summary()
+        if zones is not None and (summary := zones.summary()) is not None:
+            record["oob"] = summary
         outputs = {k: v.detach().cpu() for k, v in dev_outputs.items()}
     except Exception as exc:  # a kernel or compiler error is a result, not a crash of the suite
         timing["run_s"] = time.perf_counter() - t0
         skip = skip_reason(exc)
         if skip is not None:  # the backend cannot run this kernel (e.g. an op its CPU pipeline lacks)
-            record["status"], record["reason"] = "skipped", skip
+            record["status"], record["reason"] = Status.SKIPPED, skip
             return record, None
         if mark_declined(spec, exc, record):  # the library's own guard: no finding, no repro
             return record, None
@@ -199,9 +201,10 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
         reason = launch or error_text(exc)
         if launch:
             record["error_kind"] = "launch_option"
-        record["status"], record["reason"] = ("crashed" if is_sticky_device_error(reason) else "error"), reason
-        if zones is not None and zones.summary() is not None:  # it wrote out of bounds before it raised
-            record["oob"] = zones.summary()
+        record["status"] = Status.CRASHED if is_sticky_device_error(reason) else Status.ERROR
+        record["reason"] = reason
+        if zones is not None and (summary := zones.summary()) is not None:  # it wrote out of bounds before it raised
+            record["oob"] = summary
             record["reason"] = f"{zones.reason()}; then: {reason}"
         _diagnose(spec, exc, record)
         timing["run_s"] = time.perf_counter() - t0
@@ -218,9 +221,9 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
     t0 = time.perf_counter()
     per_output = compare_outputs(spec, case, outputs, ref, tol, backend.compare_device, dev_outputs)
     worst = worst_of(per_output)
-    record["metrics"] = worst.as_dict()
-    record["metrics"]["per_output"] = {m.output: {"err_ratio": m.err_ratio, "max_abs_err": m.max_abs_err,
-                                                  "passed": m.passed} for m in per_output}
+    metrics = record["metrics"] = worst.as_dict()
+    metrics["per_output"] = {m.output: {"err_ratio": m.err_ratio, "max_abs_err": m.max_abs_err, "passed": m.passed}
+                             for m in per_output}
     failure = None if all(m.passed for m in per_output) else failure_reason(worst, tol)
     if failure is not None and not record.get("oob"):
         failure = _judge_rounding(spec, case, cpu_inputs, outputs, ref, tol, per_output, record, failure)
@@ -230,14 +233,14 @@ def run_case(spec: KernelSpec, case: Case, backend: Backend, *, seed: int,
     timing["compare_s"] = time.perf_counter() - t0
     if record.get("oob"):  # the values may be right: the writes landed in a red zone, not in another tensor
         failure = "; ".join(x for x in (zones.reason() if zones is not None else None, failure) if x)
-    record["status"] = "failed" if failure else "passed"
+    record["status"] = Status.FAILED if failure else Status.PASSED
     record["reason"] = failure
     return _apply_divergence(spec, case, backend, record), outputs
 
 
 def _judge_rounding(spec: KernelSpec, case: Case, cpu_inputs: Mapping[str, Any], outputs: Mapping[str, torch.Tensor],
                     ref: Mapping[str, torch.Tensor], tol: Tolerance, per_output: list[Metrics],
-                    record: dict[str, Any], failure: str) -> str | None:
+                    record: Record, failure: str) -> str | None:
     """The failure as the accumulation error model sees it (parity.run.rounding): None (a pass) where the spec chose
     no tolerance and every mismatch lies within a correct kernel's rounding; else the failure, with what the model
     found (a failure within it, under a tolerance the spec chose, is the tolerance's: parity.triage)."""
@@ -279,7 +282,7 @@ def skip_reason(exc: BaseException) -> str | None:
     return None
 
 
-def mark_declined(spec: KernelSpec, exc: BaseException, record: dict[str, Any]) -> bool:
+def mark_declined(spec: KernelSpec, exc: BaseException, record: Record) -> bool:
     """Skip the record when the error is a guard its library raises on purpose (KernelSpec.declines)."""
     if not spec.declines:
         return False
@@ -287,12 +290,12 @@ def mark_declined(spec: KernelSpec, exc: BaseException, record: dict[str, Any]) 
     declined = spec.declined(text)
     if declined is None:
         return False
-    record["status"], record["reason"] = "skipped", declined.note(error_text(exc))
+    record["status"], record["reason"] = Status.SKIPPED, declined.note(error_text(exc))
     record["declined"] = {"library": declined.library, "reason": declined.reason, "link": declined.link}
     return True
 
 
-def _diagnose(spec: KernelSpec, exc: BaseException, record: dict[str, Any]) -> None:
+def _diagnose(spec: KernelSpec, exc: BaseException, record: Record) -> None:
     """Name a classic kernel mistake behind the error in plain words (parity.run.mistakes)."""
     # the interpreter wraps the real error; its own text carries the useful message
     full = "\n".join(error_text(e, 4000) for e in (exc, exc.__cause__) if e is not None)
@@ -302,15 +305,15 @@ def _diagnose(spec: KernelSpec, exc: BaseException, record: dict[str, Any]) -> N
         record["reason"] = mistakes.explain(diagnosis, record["reason"])
 
 
-def _apply_divergence(spec: KernelSpec, case: Case, backend: Backend, record: dict[str, Any]) -> dict[str, Any]:
+def _apply_divergence(spec: KernelSpec, case: Case, backend: Backend, record: Record) -> Record:
     known = spec.divergence_for(backend.name, case.params)
     if known is None:
         return record
     note = f"known divergence: {known.reason} ({known.link})"
     record["known_divergence"] = {"reason": known.reason, "link": known.link,  # REPORT.md shows it apart
                                  "expected_by": known.expected_by}
-    if record["status"] in ("failed", "error"):
-        record["status"], record["reason"] = "xfailed", f"{note}; observed: {record['reason']}"
-    elif record["status"] == "passed":
-        record["status"], record["reason"] = "xpassed", note
+    if record["status"] in (Status.FAILED, Status.ERROR):
+        record["status"], record["reason"] = Status.XFAILED, f"{note}; observed: {record['reason']}"
+    elif record["status"] is Status.PASSED:
+        record["status"], record["reason"] = Status.XPASSED, note
     return record

@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from parity import settings
+from parity.results import Record, Status, empty_record
+from parity.results.files import typed
 
 ERROR_EXIT = 86  # memcheck's exit code when it found errors (--error-exitcode)
 PRINT_LIMIT = 20  # errors memcheck prints in full
@@ -41,8 +43,8 @@ def sanitizer_path() -> str | None:
     found = shutil.which("compute-sanitizer")
     if found:
         return found
-    for root in ("/usr/local/cuda", *sorted(Path("/usr/local").glob("cuda-*"), reverse=True)):
-        candidate = Path(root) / "bin" / "compute-sanitizer"
+    for root in (Path("/usr/local/cuda"), *sorted(Path("/usr/local").glob("cuda-*"), reverse=True)):
+        candidate = root / "bin" / "compute-sanitizer"
         if candidate.is_file():
             return str(candidate)
     return None
@@ -90,9 +92,8 @@ def parse_report(output: str) -> dict[str, Any]:
 
 
 def sanitized_case(spec: Any, case: Any, backend: Any, *, seed: int, level: str,
-                   kernels: str) -> tuple[dict[str, Any], None]:
+                   kernels: str) -> tuple[Record, None]:
     """Run one case in a fresh child under memcheck; its record, with `sanitizer` (and a failure on errors)."""
-    from parity.results import empty_record
     from parity.run.unmasked import unmasked_accesses
 
     sanitizer = sanitizer_path()
@@ -106,22 +107,22 @@ def sanitized_case(spec: Any, case: Any, backend: Any, *, seed: int, level: str,
             output, code = done.stdout + done.stderr, done.returncode
         except subprocess.TimeoutExpired as exc:
             output, code = str(exc.stdout or "") + str(exc.stderr or ""), None
-        record = json.loads(out.read_text()) if out.is_file() else None
+        record = typed(json.loads(out.read_text())) if out.is_file() else None  # run_case's, as results.jsonl holds it
     report = parse_report(output)
     if record is None:  # the child died before it wrote its record: memcheck's words are what there is
         record = empty_record(backend.name, backend.mode, spec.name, case.id, dict(case.params))
-        record.update(suite="accuracy", status="crashed" if code != ERROR_EXIT else "failed",
-                      reason=f"the sanitized child wrote no record (exit {code}): "
-                             + " ".join(output.strip().splitlines()[-3:])[:600])
+        record.update({"suite": "accuracy", "status": Status.CRASHED if code != ERROR_EXIT else Status.FAILED,
+                       "reason": f"the sanitized child wrote no record (exit {code}): "
+                                 + " ".join(output.strip().splitlines()[-3:])[:600]})
     record["sanitizer"] = {"tool": "compute-sanitizer memcheck", "errors": report["errors"], "first": report["first"],
                            "exit": code, "command": " ".join(cmd[:8]) + " ... (PYTORCH_NO_CUDA_MEMORY_CACHING=1)",
                            "output_tail": output.strip()[-1500:]}
-    if code not in (0, ERROR_EXIT) and not report["errors"] and record.get("status") in ("passed", "xpassed"):
+    if code not in (0, ERROR_EXIT) and not report["errors"] and record["status"] in (Status.PASSED, Status.XPASSED):
         # the child wrote a passing record, then its process did not end cleanly under memcheck: a pass is never
         # kept on the word of a process that died (on the H200, two unmasked-tail kernels exited 11 this way
         # with memcheck's summary at 0 errors, while their masked twin exited 0)
         how = "timed out" if code is None else (f"was killed by signal {-code}" if code < 0 else f"exited {code}")
-        record["status"] = "crashed"
+        record["status"] = Status.CRASHED
         record["reason"] = (f"under compute-sanitizer memcheck the case's process {how} after recording a pass "
                             f"(memcheck counted {report['errors']} error(s)); a crash or a hang is never a pass: "
                             "an out-of-bounds access is the usual cause, see AUTHOR.md")
@@ -131,8 +132,8 @@ def sanitized_case(spec: Any, case: Any, backend: Any, *, seed: int, level: str,
         words = (f"compute-sanitizer memcheck: {report['errors']} invalid memory access(es)"
                  + (f": {report['first'][0]}" if report["first"] else "")
                  + (f"; unmasked: {' | '.join(lines)}" if lines else ""))
-        if record.get("status") in ("passed", "xpassed"):
-            record["status"] = "failed"  # its values were right only because the stray accesses landed harmlessly
+        if record["status"] in (Status.PASSED, Status.XPASSED):
+            record["status"] = Status.FAILED  # its values were right only because the stray accesses landed harmlessly
             record["reason"] = words
         else:
             record["reason"] = f"{words}; then: {record.get('reason')}"

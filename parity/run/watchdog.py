@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from parity import settings
-from parity.results import empty_record
+from parity.results import Record, Status, empty_record
 from parity.run import crash_log
 from parity.run.faults import parse_node_id, retire_record, suite_of
 
@@ -198,7 +198,7 @@ def describe(kill: Kill) -> str:
             "worker (SIGKILL)")
 
 
-def timeout_record(kill: Kill, crashitem: str, backend: Any, results_dir: Path) -> dict[str, Any] | None:
+def timeout_record(kill: Kill, crashitem: str, backend: Any, results_dir: Path) -> Record | None:
     """The `timeout` record of the case the watchdog killed its worker in: status error, reason `timeout: ...`
     (as pytest-timeout's own, so triage reads both alike), never passed. A record the worker wrote for it before
     (a pass, then a hang in its teardown) is retired from its part: the kill overrules it."""
@@ -214,7 +214,7 @@ def timeout_record(kill: Kill, crashitem: str, backend: Any, results_dir: Path) 
     evidence = {k: v for k, v in asdict(kill).items() if k not in ("nodeid", "pid", "stacks_asked")}
     if before is not None:
         evidence["before"] = {"status": before.get("status"), "reason": before.get("reason")}
-    record.update(status="error", suite=suite, reason=f"timeout: {describe(kill)}", timeout=evidence)
+    record.update({"status": Status.ERROR, "suite": suite, "reason": f"timeout: {describe(kill)}", "timeout": evidence})
     stacks = crash_log.stacks_of(results_dir, kill.worker) if kill.stacks_asked else None
     if stacks:
         record["crash_stacks"] = stacks  # where each thread was when it was killed
@@ -241,7 +241,7 @@ def case_bound(config: Any) -> float:
         return 0.0
 
 
-def kill_record(config: Any, crashitem: str, node: Any, backend: Any, results_dir: Path) -> dict[str, Any] | None:
+def kill_record(config: Any, crashitem: str, node: Any, backend: Any, results_dir: Path) -> Record | None:
     """The timeout record of a worker death the watchdog caused, else None (the death is a crash)."""
     manager = getattr(config, "pluginmanager", None)
     dog = manager.get_plugin("parity-watchdog") if manager is not None else None
@@ -254,16 +254,16 @@ def kill_record(config: Any, crashitem: str, node: Any, backend: Any, results_di
     return not_run_record(kill, crashitem, backend)
 
 
-def not_run_record(kill: Kill, crashitem: str, backend: Any) -> dict[str, Any] | None:
+def not_run_record(kill: Kill, crashitem: str, backend: Any) -> Record | None:
     """The item xdist names when the kill landed as its worker moved on to it: it did not run, so it is a skip
     (no crash of its own, no finding)."""
     parsed = parse_node_id(crashitem)
     if parsed is None:
         return None
     record = empty_record(backend.name, backend.mode, *parsed)
-    record.update(status="skipped", suite=suite_of(crashitem),
-                  reason=f"not run: parity's watchdog killed its worker as it started this case ({describe(kill)}, "
-                         f"in {kill.nodeid}); run it again")
+    record.update({"status": Status.SKIPPED, "suite": suite_of(crashitem),
+                   "reason": f"not run: parity's watchdog killed its worker as it started this case ({describe(kill)}, "
+                             f"in {kill.nodeid}); run it again"})
     return record
 
 
