@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import parity.triage.evidence as sibling
 from parity.results import Record, TriageEvidence
@@ -30,17 +29,17 @@ class SiblingResults:
         self.read["dirs"] = [d.name for d in found]
         return found
 
-    def version(self, record: Mapping[str, Any]) -> str | None:
+    def version(self, record: Record) -> str | None:
         release = sibling.installed_version()
         self.read["release"] = release
         return release
 
-    def others(self, record: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]]:
+    def others(self, record: Record) -> Mapping[str, Record]:
         found = sibling.others_for(record, self.dirs(), self.version(record))
         self.read["tiers"] = {tier: str(r.get("status")) for tier, r in sorted(found.items())}
         return found
 
-    def versions(self, record: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]]:
+    def versions(self, record: Record) -> Mapping[str, Record]:
         found = sibling.versions_for(record, self.version(record), self.dirs())
         self.read["releases"] = {v: str(r.get("status")) for v, r in sorted(found.items())}
         return found

@@ -37,13 +37,3 @@ class Tracker:
     release_key: str
     dist: str
     base: Tracker | None = None  # the compiler this one builds on: a bug of that one goes to its tracker
-
-    # One tracker is one compiler family (a tier's family is its tracker). Triage still compares `Backend.tracker`
-    # with its owner's word (`cls.tracker == "triton"`): a tracker equals that word too until triage reads `.owner`
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Tracker):
-            return other is self
-        return isinstance(other, str) and other == self.owner.value
-
-    def __hash__(self) -> int:
-        return hash(self.owner.value)

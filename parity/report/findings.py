@@ -16,7 +16,7 @@ from parity.findings import finding as one
 from parity.findings.markdown import clip
 from parity.reasons import key_line
 from parity.results import Record, Status
-from parity.triage.drafts import OWNER_WORDS, finding_of, owner_of, owner_words
+from parity.triage.drafts import OWNER_WORDS, ShownOwner, finding_of, owner_of, owner_words
 
 BAD = (Status.FAILED, Status.ERROR, Status.CRASHED, Status.XPASSED)
 UNSCORED = "fails the fp64 check, as declared (not scored)"
@@ -61,7 +61,7 @@ class Finding:
     kernel: str
     column: str
     outcome: str  # "failed", "expected", ...
-    owner: dict[str, Any]
+    owner: ShownOwner
     key: str
     cases: list[str] = field(default_factory=list)
     repro: str | None = None  # one repro dir of the group, relative to the report
@@ -72,7 +72,7 @@ class Finding:
 
     @property
     def ident(self) -> tuple[Any, ...]:
-        return (self.kernel, self.column, self.outcome, self.owner.get("who"), self.key)
+        return (self.kernel, self.column, self.outcome, self.owner.who, self.key)
 
     @property
     def draft(self) -> str | None:
@@ -113,7 +113,7 @@ def group(records: Iterable[Mapping[str, Any]], column: str, link_prefix: str = 
         owner, known = owner_of(r), known_of(r) if outcome == "expected" else None
         # an expected numeric failure is not scored: its error figures are never shown
         key = UNSCORED if outcome == "expected" and r.get("metrics") else grouping_key(key_line(message_of(r)))
-        ident = (r["kernel"], outcome, owner.get("who"), owner.get("name"), key, (known or {}).get("link"))
+        ident = (r["kernel"], outcome, owner.who, owner.name, key, (known or {}).get("link"))
         f = out.get(ident)
         if f is None:
             f = out[ident] = Finding(r["kernel"], column, outcome, owner, key, known=known, finding=finding_of(r))

@@ -92,8 +92,8 @@ def finding_details(n: int, f: fnd.Finding, present: Collection[str], drafts: Ma
     draft = f.draft if f.draft and f.draft in drafts and f.outcome != "expected" else None
     link = (f.known or {}).get("link") if f.outcome == "expected" else None
     items = [("key line", h.code(f.key) if f.key else ""),
-             ("evidence", h.esc(f.owner.get("evidence") or "") if f.outcome != "expected" else ""),
-             ("settled by", h.esc(f.owner.get("settle") or "") if f.owner.get("provisional") else ""),
+             ("evidence", h.esc(f.owner.evidence or "") if f.outcome != "expected" else ""),
+             ("settled by", h.esc(f.owner.settle or "") if f.owner.provisional else ""),
              ("fit advisor", h.esc(fit_line(f.fit)) if f.fit else ""),
              ("why (public source)", h.esc(link) if link else ""),
              ("cases", h.esc(", ".join(sorted(f.cases)))),

@@ -10,6 +10,7 @@ the table. Pure functions: columns and records in, markdown or plain text out.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import textwrap
 from collections.abc import Mapping, Sequence
@@ -27,6 +28,7 @@ from parity.report.tables import md_code, md_escape, table
 from parity.report.versions import split_columns, triton_of
 from parity.results import OwnerKind, Record, Status
 from parity.seams.versions import version_key
+from parity.triage.drafts import ShownOwner
 from parity.triage.owner import SPEC_AUTHOR, fixed_in
 from parity.triage.precision import LIMIT as PRECISION_LIMIT
 
@@ -53,7 +55,7 @@ def _marked(v: Verdict) -> set[str]:
         marks.add(r.mark)
         if REJECTED in r.text:
             marks.add(REJECTED)
-        if r.mark == "✗" and any(f.owner.get("provisional") for f in r.findings if f.outcome != "expected"):
+        if r.mark == "✗" and any(f.owner.provisional for f in r.findings if f.outcome != "expected"):
             marks.add("?")
     return marks
 
@@ -74,15 +76,15 @@ def check_name(backend: str, env: Mapping[str, Any]) -> str:
     return name
 
 
-def owner_tag(owner: Mapping[str, Any]) -> str:
-    who = owner.get("who")
+def owner_tag(owner: ShownOwner) -> str:
+    who = owner.who
     if who is None:
         return "undecided"
-    name = str(owner.get("name") or who).split(" (")[0]  # "fla (flash-linear-attention)": fla
-    tag = ("precision mode" if owner.get("limit") == PRECISION_LIMIT else
-           "spec fix" if owner.get("name") == SPEC_AUTHOR else OWNER_TAGS.get(who, str(who)).format(name=name))
-    fixed = fixed_in(owner)
-    return tag + (f", fixed in {fixed}" if fixed else "") + ("?" if owner.get("provisional") else "")
+    name = str(owner.name or who).split(" (")[0]  # "fla (flash-linear-attention)": fla
+    tag = ("precision mode" if owner.limit == PRECISION_LIMIT else
+           "spec fix" if owner.name == SPEC_AUTHOR else OWNER_TAGS.get(who, str(who)).format(name=name))
+    fixed = fixed_in(owner.decided())
+    return tag + (f", fixed in {fixed}" if fixed else "") + ("?" if owner.provisional else "")
 
 
 def refs_text(numbers: Sequence[int]) -> str:
@@ -113,7 +115,7 @@ def result(word: str, records: Sequence[Record], column: str, link_prefix: str,
     ran = [r for r in scored if r["status"] not in (Status.SKIPPED, Status.INTERRUPTED)]
     groups = tuple(fnd.group(scored, column, link_prefix))
     # a failure (known or not) that triage gives to the tier or the environment says nothing about the kernel
-    limits = [f for f in groups if f.owner.get("who") in TIER_OWNERS]
+    limits = [f for f in groups if f.owner.who in TIER_OWNERS]
     bad = [f for f in groups if f.outcome != "expected" and f not in limits]
     expected = [f for f in groups if f.outcome == "expected" and f not in limits]
 
@@ -123,7 +125,7 @@ def result(word: str, records: Sequence[Record], column: str, link_prefix: str,
     n_limit = sum(len(f.cases) for f in limits)
     n_known = sum(len(f.cases) for f in expected)
     # the environment's (a device out of memory, a library needing a newer compiler) is named as such
-    whose = {OwnerKind(f.owner["who"]) for f in limits}
+    whose = {f.owner.who for f in limits if f.owner.who is not None}
     one = next(iter(whose)) if len(whose) == 1 else OwnerKind.TIER
     limit_word = OWNER_TAGS[one] if one in (OwnerKind.ENVIRONMENT, OwnerKind.RANDOM) else "tier limit"
     limit = f", {n_limit} {limit_word} {refs(limits)}".rstrip() if limits else ""
@@ -286,7 +288,7 @@ FINDING_HEADERS = ["#", "kernel", "tier", "cases", "what, and whose", "compiler'
 def _finding_row(i: int, f: fnd.Finding, key_limit: int) -> list[str]:
     what = ("expected: " + fnd.clip(f.known["reason"], 90) if f.outcome == "expected" and f.known
             else f"{f.outcome}: {fnd.owner_words(f.owner)}")
-    evidence = f.owner.get("evidence") if f.outcome != "expected" else ""
+    evidence = f.owner.evidence if f.outcome != "expected" else ""
     if evidence:
         what += f" — {fnd.clip(evidence, 100)}"
     if f.fit:
@@ -389,11 +391,11 @@ def render_text(v: Verdict, width: int = 100) -> str:
         n = v.findings.index(f) + 1
         head = f"#{n} {f.kernel} [{dir_name(f.column)}]: "
         lines.append(fnd.clip(head + fnd.cases_text(f, max(20, width - len(head) - 10)), width))
-        evidence = f.owner.get("evidence")
-        words = fnd.owner_words({**f.owner, "provisional": False})
+        evidence = f.owner.evidence
+        words = fnd.owner_words(dataclasses.replace(f.owner, provisional=False))
         lines += _wrap(words + (f": {fnd.clip(evidence, width)}" if evidence else ""), width, "    ")[:2]
-        if f.owner.get("provisional"):
-            settle = f.owner.get("settle") or "another tier's run"
+        if f.owner.provisional:
+            settle = f.owner.settle or "another tier's run"
             lines.append("    " + fnd.clip(f"provisional: settled by {settle}", width - 4))
         if f.key:
             lines.append("    " + fnd.clip(f.key, width - 4))

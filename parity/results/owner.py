@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass, fields
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from parity.results.kinds import OwnerKind
 
 
 @dataclass(frozen=True, eq=False)
-class Owner(Mapping[str, Any]):
-    """Who must act on a failing case, and on what evidence. Reads as the Mapping results.jsonl holds
-    (`owner["who"]`, `owner.get("limit")`), so a reader never asks which of the two it has."""
+class Owner:
+    """Who must act on a failing case, and on what evidence (results.jsonl holds `as_json()`, read back by
+    `from_json`)."""
 
     who: OwnerKind
     name: str  # e.g. "FlagGems", "Triton interpreter", "ascend-lowered host toolchain"
@@ -28,21 +28,6 @@ class Owner(Mapping[str, Any]):
 
     def as_json(self) -> dict[str, Any]:
         return {**asdict(self), "who": self.who.value, "also": list(self.also)}
-
-    def __getitem__(self, key: str) -> Any:
-        if key not in self._names():
-            raise KeyError(key)
-        return list(self.also) if key == "also" else getattr(self, key)  # as results.jsonl reads
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._names())
-
-    def __len__(self) -> int:
-        return len(self._names())
-
-    @classmethod
-    def _names(cls) -> tuple[str, ...]:
-        return tuple(f.name for f in fields(cls))
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Owner:

@@ -209,41 +209,61 @@ def library_finding(record: Record | Mapping[str, Any]) -> dict[str, Any] | None
     return {**lib, "why": owner.evidence}
 
 
-def owner_of(record: Record | Mapping[str, Any]) -> dict[str, Any]:
-    """The record's owner as a mapping; without one, what parity.triage.library_rule and the record say today: the
-    library's finding, a diagnosed kernel mistake, else undecided."""
-    owner = record.get("owner")
-    if owner:
-        return dict(owner)
+@dataclass(frozen=True)
+class ShownOwner:
+    """The owner a report row and a draft name: the record's decided Owner, or where triage decided none, what the
+    record says (a library's finding, a diagnosed mistake with its line), else undecided (`who` None)."""
+
+    who: OwnerKind | None
+    name: str = ""
+    evidence: str = ""
+    provisional: bool = False
+    settle: str | None = None
+    limit: str | None = None
+    also: tuple[str, ...] = ()
+    line: str | None = None  # a diagnosed kernel mistake's file:line (parity.run.mistakes)
+
+    def decided(self) -> Owner | None:
+        """The Owner it stands for, where it names one (the predicates of parity.triage.owner read that)."""
+        if self.who is None:
+            return None
+        return Owner(self.who, self.name, self.evidence, self.provisional, self.settle, self.limit, self.also)
+
+
+def owner_of(record: Record | Mapping[str, Any]) -> ShownOwner:
+    """The record's owner as a row shows it; without one, what parity.triage.library_rule and the record say today:
+    the library's finding, a diagnosed kernel mistake, else undecided."""
+    owner = owner_in(record)
+    if owner is not None:
+        return ShownOwner(owner.who, owner.name, owner.evidence, owner.provisional, owner.settle, owner.limit,
+                          owner.also)
     lib = record.get("finding_of")
     if lib:
-        return {"who": OwnerKind.LIBRARY, "name": lib.get("name", "the library"), "evidence": lib.get("why", ""),
-                "provisional": False, "settle": None}
+        return ShownOwner(OwnerKind.LIBRARY, lib.get("name", "the library"), lib.get("why", ""))
     diagnosis = record.get("diagnosis")
     if diagnosis:
-        return {"who": OwnerKind.AUTHOR, "name": "kernel author", "evidence": diagnosis.get("what", ""),
-                "provisional": False, "settle": None, "line": diagnosis.get("line")}
-    return {"who": None, "name": "", "evidence": "", "provisional": True, "settle": None}
+        return ShownOwner(OwnerKind.AUTHOR, "kernel author", diagnosis.get("what", ""), line=diagnosis.get("line"))
+    return ShownOwner(None, provisional=True)
 
 
-def owner_words(owner: Mapping[str, Any], tier: str | None = None) -> str:
+def owner_words(owner: ShownOwner, tier: str | None = None) -> str:
     """The owner in a report row's words (a compiler's bug named after the tracker it goes to from `tier`)."""
-    who = owner.get("who")
-    if who is None:
+    kind = owner.who
+    if kind is None:
         return "owner undecided"
-    kind = OwnerKind(who)
     tracker = tracker_for(kind, tier) if kind not in OWNER_WORDS else None
-    words = SPEC_WORDS if owner.get("name") == SPEC_AUTHOR else PRECISION_WORDS if owner.get("limit") == \
+    words = SPEC_WORDS if owner.name == SPEC_AUTHOR else PRECISION_WORDS if owner.limit == \
         PRECISION_LIMIT else f"{tracker.name} bug" if tracker else OWNER_WORDS.get(kind, str(kind)).format(
-            name=owner.get("name") or kind)
-    if fixed_in(owner):
-        words += f", fixed in {fixed_in(owner)}; upgrade"
-    if owner.get("line"):
-        words += f", {owner['line']}"
-    if owner.get("also"):
-        words += f" (drafts also for {', '.join(owner['also'])})"
-    if owner.get("provisional"):
-        words += " (provisional" + (f"; settled by {owner['settle']}" if owner.get("settle") else "") + ")"
+            name=owner.name or kind)
+    fixed = fixed_in(owner.decided())
+    if fixed:
+        words += f", fixed in {fixed}; upgrade"
+    if owner.line:
+        words += f", {owner.line}"
+    if owner.also:
+        words += f" (drafts also for {', '.join(owner.also)})"
+    if owner.provisional:
+        words += " (provisional" + (f"; settled by {owner.settle}" if owner.settle else "") + ")"
     return words
 
 

@@ -181,7 +181,7 @@ def missing_needs(info: LibraryInfo, tier: str) -> list[str]:
     """The modules of the library's Ascend path (LibraryAdapter.ascend_needs) that the installed triton-ascend
     lacks, on a triton-ascend tier; [] elsewhere."""
     try:
-        if not info.ascend_needs or backend_class(tier).tracker != OwnerKind.TRITON_ASCEND:
+        if not info.ascend_needs or backend_class(tier).tracker.owner is not OwnerKind.TRITON_ASCEND:
             return []
     except (ImportError, KeyError, ValueError):  # a record of no known tier
         return []

@@ -26,7 +26,7 @@ def compiled_tf32(others: Mapping[str, Record]) -> Mapping[str, Any] | None:
     for tier, record in others.items():
         cls = backend_class(tier)
         found = record.get("tf32_dots") or {}
-        if cls.mode == "compile" and cls.tracker == OwnerKind.TRITON and found.get("tf32"):
+        if cls.mode == "compile" and cls.tracker.owner is OwnerKind.TRITON and found.get("tf32"):
             return found
     return None
 

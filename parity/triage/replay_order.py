@@ -44,7 +44,7 @@ def replay_owner(record: Record, others: Mapping[str, Record], source: str) -> O
     reductions = facts.get("reductions") or []
     device = backend_class(recorded)
     tier = record.get("backend")
-    if device.mode == "run" and device.tracker == OwnerKind.TRITON and "tl.dot" in reductions \
+    if device.mode == "run" and device.tracker.owner is OwnerKind.TRITON and "tl.dot" in reductions \
             and 0 < ratio <= tf32_bound(record)[0]:
         seen = precision.compiled_tf32(others)
         how = (f"cuda-compile's TTIR of this launch: {seen.get('tf32')} of {seen.get('fp32_dots')} fp32 dots "

@@ -8,9 +8,9 @@ from parity.backends import backend_class
 from parity.results import OwnerKind
 
 
-def family(tier: str) -> str:
-    """The compiler family a tier's verdict speaks for: its vendor draft's tracker (Backend.tracker)."""
-    return backend_class(tier).tracker
+def family(tier: str) -> OwnerKind:
+    """The compiler family a tier's verdict speaks for: the owner of its tracker's bugs (Backend.tracker)."""
+    return backend_class(tier).tracker.owner
 
 
 def interpreted(tier: str) -> bool:
@@ -25,7 +25,7 @@ def computes(tier: str) -> bool:
 def runs_upstream(tier: str) -> bool:
     """A tier where upstream Triton's compiled kernel computes on a device (the GPU)."""
     cls = backend_class(tier)
-    return cls.mode == "run" and cls.tracker == OwnerKind.TRITON
+    return cls.mode == "run" and cls.tracker.owner is OwnerKind.TRITON
 
 
 def vendor_of(tier: str) -> tuple[OwnerKind, str]:
