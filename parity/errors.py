@@ -117,3 +117,22 @@ def input_error(exc: BaseException) -> BaseException | None:
             return seen
         seen = seen.__cause__ or seen.__context__
     return None
+
+
+def skip_reason(exc: BaseException) -> str | None:
+    """The reason of an exception that marks a case as one this backend cannot run (`parity_skip`)."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return None
+        if getattr(seen, "parity_skip", False):
+            return str(seen)
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+class CannotRunHere(RuntimeError):
+    """This tier cannot run the case at all (raised again in the parent for one a compile child met, e.g. a replay's
+    NotReplayable): a skip with the reason, never a finding."""
+
+    parity_skip = True

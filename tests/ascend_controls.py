@@ -93,6 +93,17 @@ def _hang(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, torch.Te
     return {}
 
 
+class CannotRunHere(RuntimeError):
+    """What a replay raises for a launch it cannot rebuild on a tier (parity.record.replay.NotReplayable)."""
+
+    parity_skip = True
+
+
+def _not_runnable(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, torch.Tensor]:
+    _add_one(inputs, {"grid": 1, "block": 16})  # one kernel compiles, then the next launch cannot be rebuilt
+    raise CannotRunHere("not replayable here: pointer table(s) ['t1'] hold addresses in no tensor the recording saw")
+
+
 def _spec(name: str, kernel: Any, launch: Any) -> KernelSpec:
     return KernelSpec(name=name, family="ascend_controls", kernel=kernel, launch=launch,
                       reference=lambda inputs, p: {}, cases=lambda level: [], make_inputs=lambda p, gen: {})
@@ -104,3 +115,4 @@ ADD_ONE_TUNED = _spec("ctl_add_one_tuned", add_one_tuned, _add_one_tuned)
 ABORTS = _spec("ctl_abort", add_one_kernel, _abort)
 HANGS = _spec("ctl_hang", add_one_kernel, _hang)
 BROKEN_HELPER = _spec("ctl_broken_helper", calls_a_broken_helper_kernel, _broken_helper)
+NOT_RUNNABLE = _spec("ctl_not_runnable", add_one_kernel, _not_runnable)

@@ -20,6 +20,7 @@ import torch
 from parity.backends.ascend.arch import ASCEND_ARCHS, parse_ascend_arch
 from parity.backends.ascend.compile import AscendCompileBackend
 from parity.backends.ascend.diagnostics import clean_message, diagnose, grid_finding, hivmc_only_failure
+from parity.errors import CannotRunHere
 from parity.spec import Case
 
 HIVMC_ONLY = """[ERROR] Cannot find hivmc under $PATH
@@ -113,6 +114,17 @@ def _compile(ascend, spec_name: str, inputs: dict, **params) -> list[dict]:
 
 def _fp16(size: int) -> dict:
     return {"a": torch.randn(size, size, dtype=torch.float16)}
+
+
+def test_a_launch_this_tier_cannot_run_is_raised_for_a_skip_not_recorded_as_a_failed_compile(ascend):
+    """A replay's NotReplayable after a kernel compiled was a failed 'launch' compile owned by the author (FlagGems'
+    output_counts_flat_kernel); the pipeline turns a parity_skip exception into a skip with its reason. Control: the
+    same kernel without the raise gives its compile records."""
+    backend, controls = ascend
+    with pytest.raises(CannotRunHere, match="not replayable here"):
+        backend.compile_case(controls.NOT_RUNNABLE, Case({}), {"x": torch.zeros(16)})
+    records = _compile(ascend, "ADD_ONE", {"x": torch.zeros(16)}, grid=1, block=16)
+    assert records and all(r["ok"] for r in records)
 
 
 def test_matmul_128_tiles_pass_bishengir(ascend):

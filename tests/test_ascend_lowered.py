@@ -26,9 +26,9 @@ from parity.backends.ascend.cpu_abi import Arg, parse_signature, user_values
 from parity.backends.ascend.cpu_build import LoweringUnsupported, first_error, library_calls
 from parity.backends.ascend.cpu_library import define_library_calls
 from parity.driver import pipeline
+from parity.errors import skip_reason
 from parity.results import OwnerKind
 from parity.run.refcache import ReferenceCache
-from parity.run.runner import skip_reason
 from parity.spec.context import backend_scope
 
 IR = """module {

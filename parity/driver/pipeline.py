@@ -40,7 +40,7 @@ from parity.driver.case import (
     write_phase,
 )
 from parity.driver.phases import Phase, run_phases
-from parity.errors import error_text, input_error
+from parity.errors import error_text, input_error, skip_reason
 from parity.perf import warm
 from parity.perf.proof import attach as prove_ub_claims
 from parity.repro import run_repro
@@ -59,7 +59,6 @@ from parity.run.runner import (
     reference_outputs,
     reference_raised,
     run_case,
-    skip_reason,
 )
 from parity.run.sanitize import sanitized_case
 from parity.spec import Case, KernelSpec

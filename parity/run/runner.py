@@ -13,7 +13,7 @@ import torch
 from parity.backends.base import Backend
 from parity.compile.ascend_only import launch_finding
 from parity.compile.counter import CompileCounter
-from parity.errors import error_text, input_error, raised_at
+from parity.errors import error_text, input_error, raised_at, skip_reason
 from parity.results import Record, Status, empty_record
 from parity.results.outputs_store import input_digest
 from parity.run import autotune_pin, mistakes, prefill, redzone, rounding, second_reference
@@ -268,18 +268,6 @@ def failure_reason(m: Metrics, tol: Tolerance) -> str:
              f"(|err| {abs(m.worst_out - m.worst_ref):.3g})"
              if m.worst_out is not None and m.worst_ref is not None else f"worst at {m.worst_index}")
     return f"output {m.output!r}: {limit}; {worst}; max_abs_err {m.max_abs_err:.3g} overall; region: {m.region}"
-
-
-def skip_reason(exc: BaseException) -> str | None:
-    """The reason of an exception that marks a case as one this backend cannot run (`parity_skip`)."""
-    seen: BaseException | None = exc
-    for _ in range(8):
-        if seen is None:
-            return None
-        if getattr(seen, "parity_skip", False):
-            return str(seen)
-        seen = seen.__cause__ or seen.__context__
-    return None
 
 
 def mark_declined(spec: KernelSpec, exc: BaseException, record: Record) -> bool:

@@ -28,6 +28,7 @@ from parity.backends.ascend import VENV_NOTE
 from parity.backends.ascend.arch import ASCEND_ARCHS, DEFAULT_ASCEND_ARCH
 from parity.backends.base import Backend, Check
 from parity.backends.trackers import ASCEND
+from parity.errors import CannotRunHere
 from parity.fit.hook import FitTier
 from parity.fit.probe import ascend_probe
 from parity.spec import Case, KernelSpec
@@ -64,6 +65,7 @@ def bishengir_bin_dir() -> Path | None:
     return path if (path / "bishengir-compile").exists() else None
 
 
+SKIP = "parity_skip"  # the compile child's one-entry answer for a launch this tier cannot run: its reason
 FIT_SEARCH_MARGIN_S = 50.0  # left of a case's timeout when its fit search stops starting compiles (a probe: 40 s)
 
 
@@ -171,7 +173,8 @@ class AscendCompileBackend(Backend):
                        deadline=case_started + self.timeout_s - FIT_SEARCH_MARGIN_S)
 
     def compile_case(self, spec: KernelSpec, case: Case, cpu_inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """One dict per compile the case's launch triggered (see parity.compile.tools.COMPILE_KEYS)."""
+        """One dict per compile the case's launch triggered (see parity.compile.tools.COMPILE_KEYS); CannotRunHere
+        where the launcher raised a skip of this tier's."""
         from parity.compile.isolate import run_isolated
 
         if self._driver is None:
@@ -182,6 +185,8 @@ class AscendCompileBackend(Backend):
                                   timeout_s=self.timeout_s)
             if result.ok:
                 compiles: list[dict[str, Any]] = result.value
+                if compiles and SKIP in compiles[0]:  # the child met a launch this tier cannot run
+                    raise CannotRunHere(str(compiles[0][SKIP]))
                 return compiles
             saved = progress.read_text() if progress.exists() else "[]"
         return self._after_failure(spec, result, saved)
@@ -192,7 +197,7 @@ class AscendCompileBackend(Backend):
         from parity.backends.ascend.driver import Recorder
         from parity.compile import tools as ct
         from parity.compile.device_tensors import launch_on_target
-        from parity.errors import error_text
+        from parity.errors import error_text, skip_reason
 
         started = time.monotonic()  # the fit search stops in time for the case's timeout (fit_tier)
         ct.clear_jit_caches(spec.kernels)
@@ -206,6 +211,9 @@ class AscendCompileBackend(Backend):
             with keep_going(spec.kernels, lambda: sum(1 for a in recorder.attempts if a.ok is False or a.launch_error)):
                 launch_on_target(spec.launch, cpu_inputs, case.params, self.launch_device_type)
         except Exception as exc:  # compile errors are already on their attempt; keep anything else
+            skip = skip_reason(exc)
+            if skip is not None:  # this tier cannot run the case (a replay's "not replayable here"): the parent
+                return [{SKIP: skip}]  # raises it, and the pipeline records a skip with the reason, never a finding
             launch_failure = error_text(exc)
         records = [self._as_compile(spec, a.as_json()) for a in recorder.attempts]
         fit_tier = self.fit_tier(started)

@@ -43,6 +43,7 @@ from parity.compile.tools import (
     trim_message,
     variant_and_config,
 )
+from parity.errors import skip_reason
 from parity.fit import hook as fit_hook
 from parity.fit.hook import FitTier
 from parity.fit.probe import cuda_probe
@@ -380,7 +381,7 @@ class CudaCompileBackend(Backend):
         except Exception as exc:
             # a compile failure the launcher passed on is the finding already logged; a raise of the
             # launcher's own (fla's Hopper guard) is its verdict, even when some config failed before
-            if not self.log.any_failed() or raised_by_launcher(exc):
+            if not self.log.any_failed() or raised_by_launcher(exc) or skip_reason(exc) is not None:
                 raise
         finally:
             clear_jit_caches(spec.kernels)
