@@ -26,9 +26,9 @@ from parity.report.fit_md import fit_answer, fit_line
 from parity.report.legend import REJECTED, device_run, legend, not_checkable
 from parity.report.tables import md_code, md_escape, table
 from parity.report.versions import split_columns, triton_of
-from parity.results import OwnerKind, Record, Status
+from parity.results import Owner, OwnerKind, Record, Status
 from parity.seams.versions import version_key
-from parity.triage.drafts import ShownOwner
+from parity.triage.drafts import ShownOwner, shown
 from parity.triage.owner import SPEC_AUTHOR, fixed_in
 from parity.triage.precision import LIMIT as PRECISION_LIMIT
 
@@ -76,7 +76,8 @@ def check_name(backend: str, env: Mapping[str, Any]) -> str:
     return name
 
 
-def owner_tag(owner: ShownOwner) -> str:
+def owner_tag(decided: Owner | ShownOwner) -> str:
+    owner = shown(decided)
     who = owner.who
     if who is None:
         return "undecided"

@@ -230,13 +230,19 @@ class ShownOwner:
         return Owner(self.who, self.name, self.evidence, self.provisional, self.settle, self.limit, self.also)
 
 
+def shown(owner: Owner | ShownOwner) -> ShownOwner:
+    """A decided Owner as a row shows it (a ShownOwner as it is)."""
+    if isinstance(owner, ShownOwner):
+        return owner
+    return ShownOwner(owner.who, owner.name, owner.evidence, owner.provisional, owner.settle, owner.limit, owner.also)
+
+
 def owner_of(record: Record | Mapping[str, Any]) -> ShownOwner:
     """The record's owner as a row shows it; without one, what parity.triage.library_rule and the record say today:
     the library's finding, a diagnosed kernel mistake, else undecided."""
     owner = owner_in(record)
     if owner is not None:
-        return ShownOwner(owner.who, owner.name, owner.evidence, owner.provisional, owner.settle, owner.limit,
-                          owner.also)
+        return shown(owner)
     lib = record.get("finding_of")
     if lib:
         return ShownOwner(OwnerKind.LIBRARY, lib.get("name", "the library"), lib.get("why", ""))
@@ -246,8 +252,9 @@ def owner_of(record: Record | Mapping[str, Any]) -> ShownOwner:
     return ShownOwner(None, provisional=True)
 
 
-def owner_words(owner: ShownOwner, tier: str | None = None) -> str:
+def owner_words(decided: Owner | ShownOwner, tier: str | None = None) -> str:
     """The owner in a report row's words (a compiler's bug named after the tracker it goes to from `tier`)."""
+    owner = shown(decided)
     kind = owner.who
     if kind is None:
         return "owner undecided"
