@@ -20,7 +20,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from parity.reasons import key_line
-from parity.results import load_results
+from parity.results import Owner, load_results
 
 ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,}\b")
 
@@ -31,10 +31,11 @@ def verdict(record: Mapping[str, Any], aliases: Sequence[tuple[str, str]] = ()) 
     for old, new in aliases:
         reason = reason.replace(old, new)
     reason = ADDRESS.sub("0x…", reason)  # an object's address differs from run to run
-    owner = record.get("owner") or {}
+    owner = record.get("owner")
+    owner = Owner.from_json(owner) if isinstance(owner, Mapping) else owner  # a record as JSON holds it
     err = (record.get("metrics") or {}).get("err_ratio")
     return {"status": record["status"], "reason": key_line(reason) if reason else "",
-            "compiles": record.get("compiles"), "owner": (owner.get("who"), owner.get("name")),
+            "compiles": record.get("compiles"), "owner": (str(owner.who), owner.name) if owner else (None, None),
             "repro": bool(record.get("repro")),
             "err_ratio": f"{err:.3g}" if isinstance(err, float) else err}
 
