@@ -33,6 +33,7 @@ from parity.results import (
     load_results,
     outputs_store,
 )
+from parity.results import dirs as rd
 
 
 class CliError(RuntimeError):
@@ -53,7 +54,7 @@ def default_dirs(root: Path) -> list[Path]:
 
 def read_env(d: Path) -> dict[str, Any]:
     """env.json of a results dir; an unreadable one is a warning, not a lost report."""
-    path = d / "env.json"
+    path = d / rd.ENV
     if not path.exists():
         return {}
     try:

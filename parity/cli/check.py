@@ -22,6 +22,7 @@ from typing import Final, Literal
 from parity import settings
 from parity.backends import Backend, registered
 from parity.reasons import key_line
+from parity.results import dirs as rd
 
 REPO = Path(__file__).resolve().parents[2]
 CREATE_HINT = "create the tiers' venvs with `nox -s venv-upstream venv-ascend` (or `nox -s check -- --kernels ...`)"
@@ -182,7 +183,7 @@ def first_error(output: str) -> str:
 def report(python: str, folder: Path, ran: Sequence[str]) -> tuple[int, str]:
     """DIVERGENCE.md of this check's folder only (the full run's reports/DIVERGENCE.md is left alone), over the
     tiers that ran now (an earlier check's tier dir there is not this run's evidence)."""
-    dirs = [str(folder / t) for t in ran if (folder / t / "results.jsonl").exists()]
+    dirs = [str(folder / t) for t in ran if (folder / t / rd.RESULTS).exists()]
     if not dirs:
         return 1, f"parity check: no tier wrote results under {folder}; nothing to report"
     proc = subprocess.run([python, "-m", "parity.cli", "report", *dirs, "--out", str(folder / "DIVERGENCE.md")],

@@ -17,12 +17,13 @@ from typing import Any, TypedDict
 
 from parity.report import backend_md
 from parity.results import MERGED_NAME, Record, atomic_write_text, load_results, write_results
+from parity.results import dirs as rd
 
 # env.json keys that must agree between shards: a merged dir speaks of one tier on one toolchain
 SAME = ("backend", "level", "seed", "python", "torch", "triton", "triton_ascend", "torch_npu", "ascendnpu_ir",
         "cann", "target_arch", "device_name", "replay", "git_commit")
 SHARD_KEYS = ("shard", "shard_kernels")
-OWN_FILES = (MERGED_NAME, "env.json", "REPORT.md")  # written afresh; everything else is copied
+OWN_FILES = (MERGED_NAME, rd.ENV, rd.REPORT)  # written afresh; everything else is copied
 
 
 class MergedShard(TypedDict):
@@ -115,7 +116,7 @@ def copy_files(src: Path, out: Path) -> None:
 
 
 def read_env(d: Path) -> dict[str, Any]:
-    path = d / "env.json"
+    path = d / rd.ENV
     try:
         env = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -147,8 +148,8 @@ def merge(out: Path, dirs: Sequence[Path]) -> str:
         for d in dirs:
             copy_files(d, staging)
         write_results(staging, records)
-        atomic_write_text(staging / "env.json", json.dumps(env, indent=2, sort_keys=True) + "\n")
-        atomic_write_text(staging / "REPORT.md", backend_md.render_report(records, env))
+        atomic_write_text(staging / rd.ENV, json.dumps(env, indent=2, sort_keys=True) + "\n")
+        atomic_write_text(staging / rd.REPORT, backend_md.render_report(records, env))
         if out.exists():
             out.rmdir()  # empty, checked above
         staging.rename(out)

@@ -11,12 +11,13 @@ from typing import Any
 from parity.report.backend_md import terminal_summary
 from parity.report.notes import block_ptr_note
 from parity.results import Record
+from parity.results import dirs as rd
 
 
 def read_env(results_dir: Path, backend: str) -> dict[str, Any]:
     """env.json beside REPORT.md (it names the arch the verdict speaks of); the backend alone without it."""
     try:
-        env = json.loads((results_dir / "env.json").read_text(encoding="utf-8"))
+        env = json.loads((results_dir / rd.ENV).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {"backend": backend}
     return env if isinstance(env, dict) else {"backend": backend}

@@ -18,10 +18,11 @@ import os
 from pathlib import Path
 
 from parity.results import Record
+from parity.results import dirs as rd
 from parity.results.outputs_store import case_filename
 from parity.triage.drafts import owner_in
 
-MARKS = Path("repros") / ".by-limit"
+MARKS = Path(rd.REPROS) / ".by-limit"
 SHARED_STATUSES = ("failed", "error")
 
 

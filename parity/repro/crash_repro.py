@@ -18,6 +18,7 @@ from typing import Any
 
 from parity.repro.author import render_author
 from parity.results import Record
+from parity.results import dirs as rd
 from parity.results.outputs_store import case_filename
 from parity.run.unmasked import unmasked_accesses
 
@@ -33,7 +34,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-from parity.results import Record
 
 ROOT = {root!r}
 ARGS = {args!r}
@@ -64,7 +64,7 @@ def write(record: Record, nodeid: str, *, kernels: Iterable[Any], backend: Any, 
           kernels_option: str, seed: int, level: str, root: Path) -> Path:
     """Write AUTHOR.md and rerun.py for a crashed record; set its `repro`, `repro_note` and crash.unmasked."""
     record.setdefault("crash", {})["unmasked"] = unmasked_lines(kernels)
-    out_dir = results_dir / "repros" / case_filename(str(record["kernel"]), str(record["case"]))
+    out_dir = results_dir / rd.REPROS / case_filename(str(record["kernel"]), str(record["case"]))
     out_dir.mkdir(parents=True, exist_ok=True)
     args = [nodeid, f"--backend={backend.name}", f"--kernels={kernels_option}", f"--seed={seed}", f"--level={level}",
             "-p", "no:xdist", "-p", "no:cacheprovider", "-q", "--no-perf"]

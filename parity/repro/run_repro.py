@@ -36,12 +36,13 @@ from parity.repro.library_issue import render_library_issue
 from parity.repro.shrink import ShrinkResult, shrink
 from parity.repro.source import Extracted, SourceError, extract_function, extract_kernel, literal, python_function
 from parity.results import OwnerKind, Record, Status
+from parity.results import dirs as rd
 from parity.results.outputs_store import case_filename
 from parity.spec import Case, KernelSpec
 from parity.triage.drafts import finding_of, input_note, library_finding, owner_in, render_tier
 
 REPRO_STATUSES = (Status.FAILED, Status.ERROR)
-REPROS_DIR = "repros"
+REPROS_DIR = rd.REPROS
 NUMPY_DTYPES = (torch.float16, torch.float32, torch.float64, torch.int8, torch.int16, torch.int32, torch.int64,
                 torch.uint8, torch.bool)
 

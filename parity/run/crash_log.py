@@ -9,7 +9,9 @@ import signal
 from pathlib import Path
 from typing import IO, Any
 
-STACKS_DIR = "crash-stacks"
+from parity.results import dirs as rd
+
+STACKS_DIR = rd.CRASH_STACKS
 # on it faulthandler writes every thread's stack to the file and the worker goes on: the controller's watchdog
 # sends it before it kills a worker that overran its case (parity.run.watchdog)
 DUMP_SIGNAL = signal.SIGUSR2

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from parity.results import Record, Status, empty_record
+from parity.results.dirs import ResultsDir
 from parity.run import crash_log
 
 STICKY_DEVICE_ERROR_RE = re.compile(
@@ -135,13 +136,13 @@ def dead_worker_record(results_dir: Path, crashitem: str, node: Any, backend: An
     kernel, case, _ = parsed
     suite = suite_of(crashitem)
     worker = str(getattr(getattr(node, "gateway", None), "id", "") or "")
-    for part in results_dir.glob("results-*.jsonl"):
+    for part in ResultsDir(results_dir).parts():
         for r in read_records(part):
             if (r["kernel"], r["case"]) == (kernel, case) and r["status"] in (Status.CRASHED, Status.INTERRUPTED):
                 return None
     returncode = worker_returncode(node)
     before = None
-    for part in results_dir.glob(f"results-{worker or '*'}.jsonl"):
+    for part in (ResultsDir(results_dir).parts() if worker is None else [ResultsDir(results_dir).part(worker)]):
         before = retire_record(part, kernel, case, suite) or before
     crash: dict[str, Any] = {"returncode": returncode, "worker": worker or None}
     reason = crash_reason(returncode)

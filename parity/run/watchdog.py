@@ -28,6 +28,7 @@ import pytest
 
 from parity import settings
 from parity.results import Record, Status, empty_record
+from parity.results.dirs import ResultsDir
 from parity.run import crash_log
 from parity.run.faults import parse_node_id, retire_record, suite_of
 
@@ -208,7 +209,7 @@ def timeout_record(kill: Kill, crashitem: str, backend: Any, results_dir: Path) 
     kernel, case, params = parsed
     suite = suite_of(crashitem)
     before = None
-    for part in results_dir.glob(f"results-{kill.worker}.jsonl"):
+    for part in [ResultsDir(results_dir).part(kill.worker)]:
         before = retire_record(part, kernel, case, suite) or before
     record = empty_record(backend.name, backend.mode, kernel, case, params)
     evidence = {k: v for k, v in asdict(kill).items() if k not in ("nodeid", "pid", "stacks_asked")}
