@@ -196,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     lmap.add_argument("--tests", type=Path, help="bench/record_library_ops.sh's <lib>-tests.tsv: ops with no launch")
     args = parser.parse_args(args_in)
     if args.command == "map":
-        from parity.record.library_map import main as map_main
+        from parity.record.library_map import main as map_main  # lazy: torch and the bundle reader, this command only
 
         return map_main(args.bundle, args.dirs, args.tests)
     if args.command == "merge":

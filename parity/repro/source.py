@@ -255,8 +255,7 @@ class _Extractor:
         self.visiting: set[int] = set()
         self.defined: dict[str, int] = {}  # function name -> id of the function embedded under it
         self.jits: dict[int, Any] = {}  # id of a plain function -> the JITFunction over it, where known
-        # module alias -> every member path any embedded function reads: the stand-in module holds their union
-        self.module_paths: dict[str, list[tuple[str, ...]]] = {}
+        self.module_paths: dict[str, list[tuple[str, ...]]] = {}  # alias -> paths any function reads (their union)
 
     def function(self, fn: types.FunctionType, triton_callable: bool, undecorated: bool = False) -> None:
         if self.defined.setdefault(fn.__name__, id(fn)) != id(fn):
@@ -332,11 +331,10 @@ class _Extractor:
 
     def module(self, fn: types.FunctionType, name: str, module: types.ModuleType,
                paths: Sequence[tuple[str, ...]]) -> None:
-        """`name = types.ModuleType(...)` with the members the kernel reads, each embedded as a helper,
-        a literal or an import; a member that is itself such a module nests the same way."""
+        """`name = types.ModuleType(...)` with the members the kernels read (helpers, literals, imports; nested)."""
         self.out.imports.setdefault("types", "import types")
-        known = self.module_paths.setdefault(name, [])
-        known.extend(p for p in paths if p not in known)  # a kernel and its helper read different members
+        known = self.module_paths.setdefault(name, [])  # a kernel and its helper read different members
+        known.extend(p for p in paths if p not in known)
         self.out.modules[name] = self.member(fn, name, module, list(known))
 
     def member(self, fn: types.FunctionType, target: str, value: Any, paths: list[tuple[str, ...]]) -> str:
