@@ -1,0 +1,88 @@
+"""The envelope of every selected spec on one target, in that target's venv: `python -m parity.envelope TARGET`.
+
+Prints one JSON object per (kernel, axis) on stdout, the lines parity.envelope.command reads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+import parity.envelope.axes as axes
+import parity.envelope.growth as growth
+import parity.envelope.limits as limits
+from parity.envelope.probe import Prober
+from parity.spec import KernelSpec
+
+STORM_STEP = 16  # sizes 16 apart share Triton's divisibility specialization: only a constexpr recompiles per size
+
+
+def storm_sizes(low: int) -> list[int]:
+    """Three sizes of one specialization class (multiples of 16, none 1), from the axis start up."""
+    first = max(STORM_STEP, (low + STORM_STEP - 1) // STORM_STEP * STORM_STEP)
+    return [first, first + STORM_STEP, first + 2 * STORM_STEP]
+
+
+def grow_one(prober: Prober, spec: KernelSpec, params: dict[str, Any], axis: axes.Axis) -> dict[str, Any]:
+    """One axis: the search's answer with its two proving probes, and the compile count over three sizes."""
+    started = time.monotonic()
+    not_checked: list[str] = []
+
+    def check(size: int) -> tuple[bool, limits.Observation]:
+        obs = prober.observe(spec, {**params, axis.name: size})
+        if obs.not_checked:
+            not_checked.append(obs.not_checked)
+        return bool(obs.not_checked or limits.crossings(obs)), obs
+
+    found = growth.search(check, axis.low, axis.high, limits.guess)
+    sizes = storm_sizes(axis.low)
+    compiles = prober.compiles_over(spec, params, axis.name, sizes)
+    return {"kernel": spec.name, "target": prober.target, "axis": asdict(axis), "params": params,
+            "last_ok": found.last_ok, "first_bad": found.first_bad,
+            "ok_probe": asdict(found.ok_probe) if found.ok_probe else None,
+            "bad_probe": asdict(found.bad_probe) if found.bad_probe else None,
+            "crossings": [asdict(c) for c in limits.crossings(found.bad_probe)] if found.bad_probe else [],
+            "not_checked": not_checked[0] if not_checked else None, "probes": found.sizes,
+            "storm": {"sizes": sizes, "compiles": compiles}, "seconds": round(time.monotonic() - started, 2)}
+
+
+def envelope(target: str, specs: Sequence[KernelSpec], grow: Sequence[axes.Axis]) -> list[dict[str, Any]]:
+    prober = Prober(target)
+    rows = []
+    for spec in specs:
+        names = [a.name for a in grow] if grow else list(spec.dynamic_args)
+        try:
+            params = axes.base_params((c.params for c in spec.cases("full")), names)
+        except axes.AxisError as exc:
+            rows.append({"kernel": spec.name, "target": target, "skipped": str(exc)})
+            continue
+        chosen = axes.axes_for(spec.dynamic_args, grow, params)
+        if not chosen:
+            rows.append({"kernel": spec.name, "target": target,
+                         "skipped": "no axis to grow: the spec has no dynamic_args; name one with --grow"})
+        start = axes.at_start(params, chosen)
+        rows += [grow_one(prober, spec, start, axis) for axis in chosen]
+    return rows
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m parity.envelope")
+    parser.add_argument("target", help="ascend or cuda")
+    parser.add_argument("--kernels", default="", help="names, families or modules (comma-separated)")
+    parser.add_argument("--grow", default="", help="NAME=LOW..HIGH,... (default: the specs' dynamic_args to 1M)")
+    args = parser.parse_args(argv)
+    from parity.spec.registry import build
+
+    _, specs = build([k.strip() for k in args.kernels.split(",")])
+    for row in envelope(args.target, specs, axes.parse_grow(args.grow)):
+        print("ENVELOPE " + json.dumps(row), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
