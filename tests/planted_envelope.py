@@ -40,11 +40,18 @@ def env_grid_y_kernel(x, y, T, BT: tl.constexpr):
 
 
 @triton.jit(do_not_specialize=["T"])
-def env_rows_kernel(x, y, T, D: tl.constexpr, WIDE: tl.constexpr):
-    # a persistent grid over rows; WIDE computes the row's offset in int64, the plant in int32
+def env_rows_kernel(x, y, T, D: tl.constexpr):
+    # a persistent grid over rows; the row's offset is computed in int32 and wraps past 2^31 - 1
     for row in range(tl.program_id(0), T, tl.num_programs(0)):
-        base = row.to(tl.int64) * D if WIDE else row * D
-        o = base + tl.arange(0, D)
+        o = row * D + tl.arange(0, D)
+        tl.store(y + o, tl.load(x + o) * 2)
+
+
+@triton.jit(do_not_specialize=["T"])
+def env_rows_wide_kernel(x, y, T, D: tl.constexpr):
+    # the control: the same rows at an int64 offset
+    for row in range(tl.program_id(0), T, tl.num_programs(0)):
+        o = row.to(tl.int64) * D + tl.arange(0, D)
         tl.store(y + o, tl.load(x + o) * 2)
 
 
@@ -77,11 +84,11 @@ def _row_inputs(p: Mapping[str, Any], gen: torch.Generator) -> dict[str, Any]:
     return {"x": randn((p["T"], D_ROW), "fp16", gen)}
 
 
-def _rows(wide: bool) -> Any:
+def _rows(kernel: Any) -> Any:
     def launch(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, Any]:
         x = inputs["x"]
         y = nan_empty(x.shape, x.dtype, x.device)
-        env_rows_kernel[(min(p["T"], 1024),)](x, y, p["T"], D=D_ROW, WIDE=wide)
+        kernel[(min(p["T"], 1024),)](x, y, p["T"], D=D_ROW)
         return {"y": y}
 
     return launch
@@ -106,8 +113,8 @@ def _spec(name: str, kernel: Any, launch: Any, make_inputs: Any, cases: Any) -> 
 SPECS = [
     _spec("env_grid_bh", env_grid_kernel, _grid_bh, _bh_inputs, product(B=[1], H=[32], T=[100, 1000])),
     _spec("env_grid_y", env_grid_y_kernel, _grid_y, _bh_inputs, product(B=[1], H=[1], T=[100, 1000])),
-    _spec("env_int32", env_rows_kernel, _rows(False), _row_inputs, product(T=[3, 100])),
+    _spec("env_int32", env_rows_kernel, _rows(env_rows_kernel), _row_inputs, product(T=[3, 100])),
     _spec("env_storm", env_storm_kernel, _storm, lambda p, gen: {"x": randn((p["T"],), "fp32", gen)},
           product(T=[100, 1000])),
-    _spec("env_safe", env_rows_kernel, _rows(True), _row_inputs, product(T=[3, 100])),
+    _spec("env_safe", env_rows_wide_kernel, _rows(env_rows_wide_kernel), _row_inputs, product(T=[3, 100])),
 ]

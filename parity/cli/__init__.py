@@ -3,6 +3,7 @@
 `parity replay-summary BUNDLE [DIR ...]` says per kernel what the bundle holds and how each tier replayed it;
 `parity merge OUT DIR...` joins the results dirs of one tier's `--shard K/N` runs (parity.report.shards).
 `parity check NAMES` runs them through every hardware-free tier here (parity.cli.check).
+`parity envelope NAMES` gives each kernel's largest sizes that port, per target (parity.envelope).
 
 The dirs may come from different machines; each needs its results.jsonl (and env.json).
 Without DIRs every reports/*/ holding results is taken.
@@ -175,7 +176,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary.add_argument("bundle", type=Path)
     summary.add_argument("dirs", nargs="*", type=Path, help="results dirs of `--replay BUNDLE` runs")
     add_merge(sub)
+    from parity.envelope import command as envelope_command  # `parity envelope`: the largest sizes that port
+
+    envelope_command.add_arguments(sub.add_parser("envelope", help="per kernel and target: the largest sizes that "
+                                                  "still port, and the first limit crossed beyond them"))
     args = parser.parse_args(args_in)
+    if args.command == "envelope":
+        return envelope_command.run(args)
     if args.command == "merge":
         return merge_main(args.out, args.dirs)
     if args.command == "record":

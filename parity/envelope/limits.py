@@ -61,7 +61,7 @@ def grid_crossing(obs: Observation) -> Crossing | None:
         if obs.target == "ascend" and blocks > ASCEND_GRID_MAX:
             return Crossing(GRID, f"{kernel}'s grid {_grid_text(grid)} = {blocks:,} programs passes {ASCEND_GRID_MAX:,}",
                             f"the launcher says {said!r}" if said else "the product of the grid dims > 65,535",
-                            f"make it persistent: a grid of the core count and `for i in range(pid, {blocks:,}, "
+                            f"make it persistent: a grid of the core count and `for i in range(pid, {blocks}, "
                             "tl.num_programs(0))` over the work items")
         over = [f"{axis} = {n:,} > {top:,}" for axis, n, top in zip("xyz", grid, CUDA_GRID_MAX, strict=True) if n > top]
         if obs.target == "cuda" and over:

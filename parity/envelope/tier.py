@@ -51,9 +51,9 @@ def grow_one(prober: Prober, spec: KernelSpec, params: dict[str, Any], axis: axe
             "storm": {"sizes": sizes, "compiles": compiles}, "seconds": round(time.monotonic() - started, 2)}
 
 
-def envelope(target: str, specs: Sequence[KernelSpec], grow: Sequence[axes.Axis]) -> list[dict[str, Any]]:
-    prober = Prober(target)
-    rows = []
+def envelope(prober: Prober, specs: Sequence[KernelSpec], grow: Sequence[axes.Axis]) -> list[dict[str, Any]]:
+    target = prober.target
+    rows: list[dict[str, Any]] = []
     for spec in specs:
         names = [a.name for a in grow] if grow else list(spec.dynamic_args)
         try:
@@ -78,8 +78,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from parity.spec.registry import build
 
+    prober = Prober(args.target)  # the tier's driver first: spec modules may ask it at import (autotuners)
     _, specs = build([k.strip() for k in args.kernels.split(",")])
-    for row in envelope(args.target, specs, axes.parse_grow(args.grow)):
+    for row in envelope(prober, specs, axes.parse_grow(args.grow)):
         print("ENVELOPE " + json.dumps(row), flush=True)
     return 0
 
