@@ -9,6 +9,7 @@ checked", never a pass.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,7 +60,8 @@ def grid_crossing(obs: Observation) -> Crossing | None:
         blocks = math.prod(grid)
         said = next((m for k, m in obs.launch_errors if k == kernel and "grid" in m), "")
         if obs.target == "ascend" and blocks > ASCEND_GRID_MAX:
-            return Crossing(GRID, f"{kernel}'s grid {_grid_text(grid)} = {blocks:,} programs passes {ASCEND_GRID_MAX:,}",
+            figure = f"{kernel}'s grid {_grid_text(grid)} = {blocks:,} programs passes {ASCEND_GRID_MAX:,}"
+            return Crossing(GRID, figure,
                             f"the launcher says {said!r}" if said else "the product of the grid dims > 65,535",
                             f"make it persistent: a grid of the core count and `for i in range(pid, {blocks}, "
                             "tl.num_programs(0))` over the work items")
@@ -71,11 +73,15 @@ def grid_crossing(obs: Observation) -> Crossing | None:
     return None
 
 
+_NEEDS = re.compile(r"[^\n]*requires \d+ (?:bits|bytes)[^\n]*")  # bishengir's UB line, cuda-compile's shared memory
+
+
 def memory_crossing(obs: Observation) -> Crossing | None:
     for kernel, kind, message in obs.compile_errors:
         if kind in MEMORY_KINDS:
-            first = message.strip().splitlines()[0] if message.strip() else kind
-            return Crossing(MEMORY, f"{kernel} no longer fits on chip", f"the compile says: {first[:240]}",
+            said = _NEEDS.search(message)
+            line = said.group(0) if said else (message.strip().splitlines() or [kind])[0]
+            return Crossing(MEMORY, f"{kernel} no longer fits on chip", f"the compile says: {line.strip()[:240]!r}",
                             "bound the block constexpr (a fixed tile and a loop over the axis) instead of "
                             "growing it with the size")
     return None

@@ -28,6 +28,9 @@ class Prober:
         if not tiers:
             raise RuntimeError(f"no compile tier targets {target!r}")
         self.target = target
+        from parity import settings
+
+        settings.configure(no_fit=True, no_perf_advice=True)  # the limits only: no fit search, no tuning advice
         self.backend: Backend = get_backend(tiers[0])
         self.backend.prepare()
         missing = self.backend.unavailable()
@@ -39,7 +42,7 @@ class Prober:
         self.cache_dir = cache_root() / "envelope" / tiers[0]
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         set_triton_env(TRITON_CACHE_DIR=str(self.cache_dir))  # for the life of this process
-        self.device_type: str = getattr(self.backend, "launch_device_type")
+        self.device_type: str = self.backend.launch_device_type
 
     def _run(self, spec: KernelSpec, params: Mapping[str, Any], launch: meta.Launch) -> tuple[Observation, list[Any]]:
         obs = Observation(self.target, dict(params))
@@ -72,7 +75,8 @@ class Prober:
             if r.get("launch_error"):
                 obs.launch_errors.append([r["kernel"], str(r["launch_error"])])
             if not r.get("ok") and (r.get("error_kind") or not r.get("launch_error")):
-                obs.compile_errors.append([r["kernel"], str(r.get("error_kind") or "error"), str(r.get("message") or "")])
+                kind = str(r.get("error_kind") or "error")
+                obs.compile_errors.append([r["kernel"], kind, str(r.get("message") or "")])
         if obs.not_checked is None and not records:
             obs.not_checked = "the launch compiled nothing"
         names = {r["kernel"] for r in records}

@@ -20,7 +20,7 @@ def _storm(row: Mapping[str, Any]) -> str:
     sizes, n = storm.get("sizes") or [], storm.get("compiles")
     shown = ", ".join(f"{s:,}" for s in sizes)
     if n is None:
-        return f" Specialization: not checked (the launcher reads tensor data)."
+        return " Specialization: not checked (the launcher reads tensor data)."
     if sizes and n >= len(sizes):
         return (f" Specialization: a new compile at each {axis} ({axis} = {shown}: {n} compiles, one per size), a "
                 f"storm at production sizes: pass {axis} as a plain argument (do_not_specialize), not a tl.constexpr.")
