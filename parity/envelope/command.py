@@ -19,7 +19,12 @@ import parity.envelope.rendering as rendering
 from parity.backends import backend_class, tiers_where
 
 REPO = Path(__file__).resolve().parents[2]
-TARGETS = ("ascend", "cuda")
+
+
+def targets() -> list[str]:
+    """Every target a compile tier builds for (Backend.target), in the backends' order."""
+    found = [backend_class(t).target for t in tiers_where(mode="compile")]
+    return [t for i, t in enumerate(found) if t and t not in found[:i]]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="names, families, modules or .py paths (default: every shared kernel)")
     parser.add_argument("--grow", default="", help="the axes and their ranges, e.g. T=1..1M,B=1..64 (K = 1,024, "
                         "M = 1,048,576); default: each spec's dynamic_args from its largest case to 1M")
-    parser.add_argument("--targets", default=",".join(TARGETS), help="ascend, cuda or both (default)")
+    parser.add_argument("--targets", default="", help="comma-separated targets (default: every compile tier's)")
     parser.add_argument("--json", type=Path, default=None, help="also write every row, with its probes, here")
 
 
@@ -60,16 +65,17 @@ def collect(target: str, proc: subprocess.Popen[str]) -> tuple[list[dict[str, An
 
 def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
-    targets = [t.strip() for t in args.targets.split(",") if t.strip()]
-    unknown = [t for t in targets if t not in TARGETS]
+    known = targets()
+    chosen = [t.strip() for t in args.targets.split(",") if t.strip()] or known
+    unknown = [t for t in chosen if t not in known]
     if unknown:
-        print(f"parity envelope: unknown target {', '.join(unknown)}; name {' or '.join(TARGETS)}", file=sys.stderr)
+        print(f"parity envelope: unknown target {', '.join(unknown)}; name {' or '.join(known)}", file=sys.stderr)
         return 2
     procs, rows, problems = {}, [], []
-    for target in targets:
+    for target in chosen:
         python, why = python_of(target)
         if python is None:
-            problems.append(f"{rendering.TARGET_NAMES[target]}: not checked: {why}")
+            problems.append(f"{target}: not checked: {why}")
             continue
         procs[target] = start(target, python, args)
     for target, proc in procs.items():

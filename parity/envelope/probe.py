@@ -8,6 +8,7 @@ envelope is a cache hit and the TTIR of every specialization stays readable.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -18,6 +19,15 @@ from parity.backends import get_backend, tiers_where
 from parity.backends.base import Backend
 from parity.envelope.limits import Observation
 from parity.spec import Case, KernelSpec
+
+
+def source_changed(spec: KernelSpec) -> float:
+    """When the files defining the spec's kernels last changed (0 when none is known)."""
+    from parity.compile.tools import jit_functions
+
+    files = {getattr(getattr(f, "fn", None), "__code__", None) for f in jit_functions(spec.kernels)}
+    times = [os.stat(c.co_filename).st_mtime for c in files if c is not None and os.path.exists(c.co_filename)]
+    return max(times, default=0.0)
 
 
 class Prober:
@@ -42,7 +52,12 @@ class Prober:
         self.cache_dir = cache_root() / "envelope" / tiers[0]
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         set_triton_env(TRITON_CACHE_DIR=str(self.cache_dir))  # for the life of this process
-        self.device_type: str = self.backend.launch_device_type
+        presented = self.backend.launch_device_type
+        if presented is None:
+            raise RuntimeError(f"{tiers[0]} presents no device to launches; the envelope needs a tier that does")
+        self.device_type: str = presented
+        check = self.backend.check
+        self.target_name = check.target if check else target  # as the verdict's column names it
 
     def _run(self, spec: KernelSpec, params: Mapping[str, Any], launch: meta.Launch) -> tuple[Observation, list[Any]]:
         obs = Observation(self.target, dict(params))
@@ -80,7 +95,7 @@ class Prober:
         if obs.not_checked is None and not records:
             obs.not_checked = "the launch compiled nothing"
         names = {r["kernel"] for r in records}
-        obs.offsets = ttir.widest(ttir.kernel_ttirs(self.cache_dir, names))
+        obs.offsets = ttir.widest(ttir.kernel_ttirs(self.cache_dir, names, source_changed(spec)))
         return obs
 
     def compiles_over(self, spec: KernelSpec, params: Mapping[str, Any], axis: str, sizes: Sequence[int]) -> int | None:

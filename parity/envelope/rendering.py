@@ -5,8 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-TARGET_NAMES = {"ascend": "Ascend", "cuda": "CUDA"}
 CHECKED = "grid, on-chip memory, int32 offsets, launcher"
+
+
+def shown(row: Mapping[str, Any]) -> str:
+    """The target as the verdict names it ("Ascend (triton-ascend)"), from the tier that ran it."""
+    return str(row.get("target_name") or row["target"])
 
 
 def _others(row: Mapping[str, Any]) -> str:
@@ -38,7 +42,7 @@ def _offsets_note(row: Mapping[str, Any]) -> str:
 
 def sentence(row: Mapping[str, Any]) -> str:
     """What one kernel does on one target along one axis, with the proof of its first crossing."""
-    kernel, target = row["kernel"], TARGET_NAMES.get(row["target"], row["target"])
+    kernel, target = row["kernel"], shown(row)
     if row.get("skipped"):
         return f"{kernel} on {target}: not checked: {row['skipped']}"
     axis, last_ok, first = row["axis"]["name"], row["last_ok"], row["first_bad"]
@@ -66,7 +70,7 @@ def table(rows: Sequence[Mapping[str, Any]]) -> str:
     lines = ["| kernel | target | axis | ports up to | first crossing | limit | compiles over 3 sizes |",
              "|---|---|---|---|---|---|---|"]
     for row in rows:
-        target = TARGET_NAMES.get(row["target"], row["target"])
+        target = shown(row)
         if row.get("skipped"):
             lines.append(f"| {row['kernel']} | {target} | – | not checked | – | – | – |")
             continue

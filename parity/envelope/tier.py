@@ -42,7 +42,8 @@ def grow_one(prober: Prober, spec: KernelSpec, params: dict[str, Any], axis: axe
     found = growth.search(check, axis.low, axis.high, limits.guess)
     sizes = storm_sizes(axis.low)
     compiles = prober.compiles_over(spec, params, axis.name, sizes)
-    return {"kernel": spec.name, "target": prober.target, "axis": asdict(axis), "params": params,
+    return {"kernel": spec.name, "target": prober.target, "target_name": prober.target_name, "axis": asdict(axis),
+            "params": params,
             "last_ok": found.last_ok, "first_bad": found.first_bad,
             "ok_probe": asdict(found.ok_probe) if found.ok_probe else None,
             "bad_probe": asdict(found.bad_probe) if found.bad_probe else None,

@@ -21,11 +21,14 @@ def offset_width(text: str) -> str | None:
     return widths.pop() if len(widths) == 1 else "mixed"
 
 
-def kernel_ttirs(cache_dir: Path, kernels: Iterable[str]) -> list[str]:
-    """The TTIR texts the cache holds for these kernel names (every specialization compiled so far)."""
+def kernel_ttirs(cache_dir: Path, kernels: Iterable[str], newer_than: float = 0.0) -> list[str]:
+    """The TTIR texts the cache holds for these kernel names (every specialization compiled so far), written after
+    `newer_than` (the kernels' source files' last change: an entry from before an edit is another kernel)."""
     texts = []
     for name in kernels:
         for path in sorted(cache_dir.glob(f"*/{name}.ttir")):
+            if path.stat().st_mtime < newer_than:
+                continue
             text = path.read_text(encoding="utf-8", errors="replace")
             if f"@{name}(" in text:
                 texts.append(text)
