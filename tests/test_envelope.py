@@ -90,3 +90,40 @@ def test_offset_width_reads_tt_addptr():
     assert ttir.offset_width(i64) == "i64"
     assert ttir.offset_width(i32 + i64) == "mixed"
     assert ttir.offset_width("tt.return") is None
+
+
+def test_a_launcher_that_reads_values_is_not_checked_and_one_that_does_not_runs():
+    import torch
+
+    import parity.envelope.meta as meta
+
+    def inputs(p, gen):
+        return {"x": torch.randn((p["T"], 4), generator=gen)}
+
+    made = meta.meta_inputs(inputs, {"T": 1 << 40}, "cuda")  # 4 * 2^40 floats: nothing allocated
+    assert made["x"].is_meta and made["x"].device.type == "cuda" and made["x"].shape == (1 << 40, 4)
+    shapes = meta.meta_launch(lambda ins, p: {"y": torch.empty_like(ins["x"])}, "cuda")(made, {})
+    assert shapes["y"].is_meta and meta.numels(shapes) == {"y": 4 << 40}
+    reads = meta.meta_launch(lambda ins, p: {"n": int(ins["x"][0, 0].item())}, "cuda")
+    with pytest.raises(meta.NeedsData, match=meta.NEEDS_DATA):
+        reads(made, {})
+
+
+def test_sentences_say_the_crossing_its_proof_and_a_safe_kernel():
+    import parity.envelope.rendering as rendering
+
+    bad = limits.crossings(Observation("ascend", {}, grids=[["k", [2048, 32, 1]]],
+                                       launch_errors=[["k", "grid should be less than 65536!"]]))
+    row = {"kernel": "k", "target": "ascend", "target_name": "Ascend", "axis": {"name": "T", "low": 1000, "high": MAX},
+           "params": {"B": 1, "H": 32, "T": 1000}, "last_ok": 131008, "first_bad": 131009,
+           "crossings": [c.__dict__ for c in bad], "bad_probe": {}, "ok_probe": {"offsets": "i32"},
+           "storm": {"sizes": [1008, 1024, 1040], "compiles": 1}}
+    text = rendering.sentence(row)
+    assert "k ports on Ascend up to T = 131,008 (B=1, H=32); at T >= 131,009" in text
+    assert "65,536 programs passes 65,535" in text and "grid should be less than 65536!" in text
+    safe = {**row, "last_ok": MAX, "first_bad": None, "crossings": []}
+    assert "the production maximum: no limit crossed" in rendering.sentence(safe)
+    assert "| k | Ascend | T | 131,008 | 131,009 | grid | 1 |" in rendering.table([row])
+
+
+MAX = 1 << 20

@@ -20,6 +20,9 @@ from parity.seams.torch_calls import intercepted
 Launch = Callable[[Mapping[str, Any], Any], Any]
 
 
+NEEDS_DATA = "reads values"  # in every NeedsData message, also when a forked child hands it back as text
+
+
 class NeedsData(RuntimeError):
     """The spec's own code read tensor values, which a meta tensor does not have."""
 
@@ -40,9 +43,15 @@ def meta_inputs(make_inputs: Callable[[Any, torch.Generator], Mapping[str, Any]]
     try:
         with torch.device("meta"), intercepted(_without_generator):
             made = make_inputs(params, torch.Generator())
-    except (NotImplementedError, RuntimeError) as exc:
+    except (NotImplementedError, RuntimeError) as exc:  # a value read (.item(), a data-dependent shape)
         raise NeedsData(f"make_inputs reads values: {str(exc).splitlines()[0][:200]}") from exc
     return {k: v.as_subclass(cls) if isinstance(v, torch.Tensor) else v for k, v in made.items()}
+
+
+# factories that take their device from a tensor argument
+_LIKE = {torch.empty_like, torch.zeros_like, torch.ones_like, torch.full_like, torch.rand_like, torch.randn_like,
+         torch.randint_like, torch.Tensor.new_empty, torch.Tensor.new_zeros, torch.Tensor.new_ones,
+         torch.Tensor.new_full, torch.Tensor.new_tensor}
 
 
 def meta_launch(launch: Launch, device_type: str) -> Launch:
@@ -50,6 +59,9 @@ def meta_launch(launch: Launch, device_type: str) -> Launch:
     cls = target_tensor_type(ensure_device_type(device_type))
 
     def handler(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        made_like = func in _LIKE and args and isinstance(args[0], torch.Tensor) and args[0].is_meta
+        if made_like and "device" not in kwargs:  # torch's ref reads the presented `.device`: keep it on meta
+            kwargs["device"] = device_type
         if not _names(kwargs.get("device"), device_type):
             return func(*args, **kwargs)
         kwargs["device"] = "meta"
@@ -60,7 +72,9 @@ def meta_launch(launch: Launch, device_type: str) -> Launch:
         with intercepted(handler):
             try:
                 return launch(inputs, params)
-            except NotImplementedError as exc:  # "Cannot copy out of meta tensor", ".item() on meta tensors"
+            except (NotImplementedError, RuntimeError, TypeError) as exc:  # "Cannot copy out of meta tensor", ...
+                if not isinstance(exc, NotImplementedError) and "meta" not in str(exc):
+                    raise
                 raise NeedsData(f"the launcher reads values: {str(exc).splitlines()[0][:200]}") from exc
 
     return run

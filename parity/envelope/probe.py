@@ -75,8 +75,12 @@ class Prober:
 
         try:
             records = self.backend.compile_case(replace(spec, launch=launched), Case(dict(params)), inputs)
-        except meta.NeedsData as exc:
-            obs.not_checked = str(exc)
+        except Exception as exc:  # a forked case (a library's) hands its error back as text: judge by the words
+            text = str(exc)
+            if isinstance(exc, meta.NeedsData) or meta.NEEDS_DATA in text:
+                obs.not_checked = text.splitlines()[0][:300]
+            else:  # the launcher's own refusal (an assert on a size, a numel check): a limit at this size
+                obs.launch_errors.append([spec.name, f"the launcher raised {type(exc).__name__}: {text[:300]}"])
             return obs, []
         obs.numels = {**meta.numels(inputs), **meta.numels(outputs)}
         return obs, records
