@@ -20,7 +20,8 @@ def envelope(target: str, module: str, grow: str = "") -> dict[str, dict[str, An
     python = tier_python(VENVS[target])
     if not python.exists():
         pytest.skip(f"no {python}: `nox -s {VENVS[target]}` creates it")
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PATH": f"{python.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}  # conftest sets it; compile tiers never
+    env.update(PYTHONPATH=str(ROOT), PATH=f"{python.parent}{os.pathsep}{os.environ.get('PATH', '')}")
     proc = subprocess.run([str(python), "-m", "parity.envelope", target, "--kernels", module, "--grow", grow],
                           capture_output=True, text=True, timeout=1800, cwd=ROOT, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -66,6 +66,7 @@ def envelope(prober: Prober, specs: Sequence[KernelSpec], grow: Sequence[axes.Ax
         if not chosen:
             rows.append({"kernel": spec.name, "target": target,
                          "skipped": "no axis to grow: the spec has no dynamic_args; name one with --grow"})
+            continue
         start = axes.at_start(params, chosen)
         rows += [grow_one(prober, spec, start, axis) for axis in chosen]
     return rows
