@@ -33,6 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--grow", default="", help="the axes and their ranges, e.g. T=1..1M,B=1..64 (K = 1,024, "
                         "M = 1,048,576); default: each spec's dynamic_args from its largest case to 1M")
     parser.add_argument("--targets", default="", help="comma-separated targets (default: every compile tier's)")
+    parser.add_argument("--axis-budget", type=float, default=300.0, help="seconds one kernel's axis may search on "
+                        "one target before it is said to be not checked (default 300)")
     parser.add_argument("--json", type=Path, default=None, help="also write every row, with its probes, here")
 
 
@@ -50,7 +52,7 @@ def start(target: str, python: str, args: argparse.Namespace) -> subprocess.Pope
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}  # a compile tier never interprets
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.getcwd(), env.get("PYTHONPATH", "")) if p)
     env["PATH"] = f"{Path(python).parent}{os.pathsep}{env.get('PATH', '')}"  # the venv's tools (bishengir-compile)
-    cmd = [python, "-m", "parity.envelope", target, "--kernels", ",".join(args.kernels), "--grow", args.grow]
+    cmd = [python, "-m", "parity.envelope", target, "--kernels", ",".join(args.kernels), "--grow", args.grow, "--axis-budget", str(args.axis_budget)]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 

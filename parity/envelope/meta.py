@@ -23,6 +23,17 @@ Launch = Callable[[Mapping[str, Any], Any], Any]
 NEEDS_DATA = "reads values"  # in every NeedsData message, also when a forked child hands it back as text
 
 
+# what a launch says when the meta presentation, not the kernel or its launcher's own check, failed: a value read,
+# or a tensor made on the target outside the handlers (torch then reaches the CPU build's missing device)
+_PRESENTATION = (NEEDS_DATA, "meta tensor", "Torch not compiled with CUDA enabled", "from the 'npu' backend",
+                 "from the 'cuda' backend")
+
+
+def presentation_failed(text: str) -> bool:
+    """Whether a launch's error is this presentation's, so the size is "not checked" rather than refused."""
+    return any(p in text for p in _PRESENTATION)
+
+
 class NeedsData(RuntimeError):
     """The spec's own code read tensor values, which a meta tensor does not have."""
 

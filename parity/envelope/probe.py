@@ -77,7 +77,7 @@ class Prober:
             records = self.backend.compile_case(replace(spec, launch=launched), Case(dict(params)), inputs)
         except Exception as exc:  # a forked case (a library's) hands its error back as text: judge by the words
             text = str(exc)
-            if isinstance(exc, meta.NeedsData) or meta.NEEDS_DATA in text:
+            if isinstance(exc, meta.NeedsData) or meta.presentation_failed(text):
                 obs.not_checked = text.splitlines()[0][:300]
             else:  # the launcher's own refusal (an assert on a size, a numel check): a limit at this size
                 obs.launch_errors.append([spec.name, f"the launcher raised {type(exc).__name__}: {text[:300]}"])
@@ -91,7 +91,9 @@ class Prober:
         for r in records:
             if r.get("grid"):
                 obs.grids.append([r["kernel"], [int(g) for g in r["grid"]]])
-            if r.get("launch_error"):
+            if r.get("launch_error") and meta.presentation_failed(str(r["launch_error"])):
+                obs.not_checked = obs.not_checked or str(r["launch_error"]).splitlines()[0][:300]
+            elif r.get("launch_error"):
                 obs.launch_errors.append([r["kernel"], str(r["launch_error"])])
             if not r.get("ok") and (r.get("error_kind") or not r.get("launch_error")):
                 kind = str(r.get("error_kind") or "error")
@@ -117,7 +119,7 @@ class Prober:
         try:
             records = self.backend.compile_case(replace(spec, launch=every_size), Case(dict(params)),
                                                 meta.meta_inputs(spec.make_inputs, params, device_type))
-        except meta.NeedsData:
+        except Exception:  # a value read, or any failure of the three launches: the count is not checked
             return None
         kernels = [r["kernel"] for r in records]
         return max((kernels.count(k) for k in set(kernels)), default=0)

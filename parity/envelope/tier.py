@@ -9,7 +9,7 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -19,7 +19,12 @@ import parity.envelope.limits as limits
 from parity.envelope.probe import Prober
 from parity.spec import KernelSpec
 
+AXIS_BUDGET_S = 300.0  # default for one axis of one kernel on one target (`--axis-budget`)
 STORM_STEP = 16  # sizes 16 apart share Triton's divisibility specialization: only a constexpr recompiles per size
+
+
+class OutOfTime(RuntimeError):
+    """An axis search that ran past its budget: said "not checked", never a pass."""
 
 
 def storm_sizes(low: int) -> list[int]:
@@ -28,18 +33,25 @@ def storm_sizes(low: int) -> list[int]:
     return [first, first + STORM_STEP, first + 2 * STORM_STEP]
 
 
-def grow_one(prober: Prober, spec: KernelSpec, params: dict[str, Any], axis: axes.Axis) -> dict[str, Any]:
+def grow_one(prober: Prober, spec: KernelSpec, params: dict[str, Any], axis: axes.Axis,
+             budget_s: float = AXIS_BUDGET_S) -> dict[str, Any]:
     """One axis: the search's answer with its two proving probes, and the compile count over three sizes."""
     started = time.monotonic()
     not_checked: list[str] = []
 
     def check(size: int) -> tuple[bool, limits.Observation]:
+        if time.monotonic() - started > budget_s:
+            raise OutOfTime(f"the search passed its {budget_s:g} s budget before {axis.name} = {size:,}")
         obs = prober.observe(spec, {**params, axis.name: size})
         if obs.not_checked:
             not_checked.append(obs.not_checked)
         return bool(obs.not_checked or limits.crossings(obs)), obs
 
-    found = growth.search(check, axis.low, axis.high, limits.guess)
+    try:
+        found = growth.search(check, axis.low, axis.high, limits.guess)
+    except OutOfTime as exc:
+        return {"kernel": spec.name, "target": prober.target, "target_name": prober.target_name,
+                "skipped": f"{axis.name}: not checked: {exc}"}
     sizes = storm_sizes(axis.low)
     compiles = prober.compiles_over(spec, params, axis.name, sizes)
     return {"kernel": spec.name, "target": prober.target, "target_name": prober.target_name, "axis": asdict(axis),
@@ -52,24 +64,25 @@ def grow_one(prober: Prober, spec: KernelSpec, params: dict[str, Any], axis: axe
             "storm": {"sizes": sizes, "compiles": compiles}, "seconds": round(time.monotonic() - started, 2)}
 
 
-def envelope(prober: Prober, specs: Sequence[KernelSpec], grow: Sequence[axes.Axis]) -> list[dict[str, Any]]:
+def envelope(prober: Prober, specs: Sequence[KernelSpec], grow: Sequence[axes.Axis],
+             budget_s: float = AXIS_BUDGET_S) -> Iterator[dict[str, Any]]:
+    """The rows one by one, so a stopped run keeps what it found."""
     target = prober.target
-    rows: list[dict[str, Any]] = []
     for spec in specs:
         names = [a.name for a in grow] if grow else list(spec.dynamic_args)
         try:
             params = axes.base_params((c.params for c in spec.cases("full")), names)
         except axes.AxisError as exc:
-            rows.append({"kernel": spec.name, "target": target, "skipped": str(exc)})
+            yield {"kernel": spec.name, "target": target, "skipped": str(exc)}
             continue
         chosen = axes.axes_for(spec.dynamic_args, grow, params)
         if not chosen:
-            rows.append({"kernel": spec.name, "target": target,
-                         "skipped": "no axis to grow: the spec has no dynamic_args; name one with --grow"})
+            yield {"kernel": spec.name, "target": target,
+                   "skipped": "no axis to grow: the spec has no dynamic_args; name one with --grow"}
             continue
         start = axes.at_start(params, chosen)
-        rows += [grow_one(prober, spec, start, axis) for axis in chosen]
-    return rows
+        for axis in chosen:
+            yield grow_one(prober, spec, start, axis, budget_s)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -77,12 +90,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("target", help="ascend or cuda")
     parser.add_argument("--kernels", default="", help="names, families or modules (comma-separated)")
     parser.add_argument("--grow", default="", help="NAME=LOW..HIGH,... (default: the specs' dynamic_args to 1M)")
+    parser.add_argument("--axis-budget", type=float, default=AXIS_BUDGET_S, help="seconds per kernel, axis, target")
     args = parser.parse_args(argv)
     from parity.spec.registry import build
 
     prober = Prober(args.target)  # the tier's driver first: spec modules may ask it at import (autotuners)
     _, specs = build([k.strip() for k in args.kernels.split(",")])
-    for row in envelope(prober, specs, axes.parse_grow(args.grow)):
+    for row in envelope(prober, specs, axes.parse_grow(args.grow), args.axis_budget):
         print("ENVELOPE " + json.dumps(row), flush=True)
     return 0
 
