@@ -52,7 +52,8 @@ def start(target: str, python: str, args: argparse.Namespace) -> subprocess.Pope
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}  # a compile tier never interprets
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.getcwd(), env.get("PYTHONPATH", "")) if p)
     env["PATH"] = f"{Path(python).parent}{os.pathsep}{env.get('PATH', '')}"  # the venv's tools (bishengir-compile)
-    cmd = [python, "-m", "parity.envelope", target, "--kernels", ",".join(args.kernels), "--grow", args.grow, "--axis-budget", str(args.axis_budget)]
+    cmd = [python, "-m", "parity.envelope", target, "--kernels", ",".join(args.kernels), "--grow", args.grow,
+           "--axis-budget", str(args.axis_budget)]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
