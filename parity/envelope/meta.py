@@ -86,7 +86,8 @@ def meta_launch(launch: Launch, device_type: str) -> Launch:
             except (NotImplementedError, RuntimeError, TypeError) as exc:  # "Cannot copy out of meta tensor", ...
                 if not isinstance(exc, NotImplementedError) and "meta" not in str(exc):
                     raise
-                raise NeedsData(f"the launcher reads values: {str(exc).splitlines()[0][:200]}") from exc
+                first = str(exc).splitlines()[0][:200]
+                raise NeedsData(f"the launcher reads values or makes a tensor off meta: {first}") from exc
 
     return run
 

@@ -122,5 +122,5 @@ class Prober:
         except Exception:  # a value read, or any failure of the three launches: the count is not checked
             return None
         kernels = [r["kernel"] for r in records]
-        return max((kernels.count(k) for k in set(kernels)), default=0)
+        return max((kernels.count(k) for k in set(kernels)), default=0)  # the kernel compiled most often
 

@@ -25,8 +25,9 @@ def _storm(row: Mapping[str, Any]) -> str:
     shown = ", ".join(f"{s:,}" for s in sizes)
     if n is None:
         return " Specialization: not checked (the launcher reads tensor data)."
-    if sizes and n >= len(sizes):
-        return (f" Specialization: a new compile at each {axis} ({axis} = {shown}: {n} compiles, one per size), a "
+    one = storm.get("at_one") or 1
+    if sizes and n >= len(sizes) * one:
+        return (f" Specialization: a new compile at each {axis} ({axis} = {shown}: {n} compiles, {one} at one size), a "
                 f"storm at production sizes: pass {axis} as a plain argument (do_not_specialize), not a tl.constexpr.")
     return f" Specialization: {n} compile(s) over {axis} = {shown}."
 

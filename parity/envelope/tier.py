@@ -54,6 +54,7 @@ def grow_one(prober: Prober, spec: KernelSpec, params: dict[str, Any], axis: axe
                 "skipped": f"{axis.name}: not checked: {exc}"}
     sizes = storm_sizes(axis.low)
     compiles = prober.compiles_over(spec, params, axis.name, sizes)
+    at_one = prober.compiles_over(spec, params, axis.name, sizes[:1])  # a launcher may compile several per size
     return {"kernel": spec.name, "target": prober.target, "target_name": prober.target_name, "axis": asdict(axis),
             "params": params,
             "last_ok": found.last_ok, "first_bad": found.first_bad,
@@ -61,7 +62,8 @@ def grow_one(prober: Prober, spec: KernelSpec, params: dict[str, Any], axis: axe
             "bad_probe": asdict(found.bad_probe) if found.bad_probe else None,
             "crossings": [asdict(c) for c in limits.crossings(found.bad_probe)] if found.bad_probe else [],
             "not_checked": not_checked[0] if not_checked else None, "probes": found.sizes,
-            "storm": {"sizes": sizes, "compiles": compiles}, "seconds": round(time.monotonic() - started, 2)}
+            "storm": {"sizes": sizes, "compiles": compiles, "at_one": at_one},
+            "seconds": round(time.monotonic() - started, 2)}
 
 
 def envelope(prober: Prober, specs: Sequence[KernelSpec], grow: Sequence[axes.Axis],
