@@ -323,7 +323,7 @@ FLOORS = ("spec", "results", "seams", "compile", "findings", "fit", "backends", 
 # compiles through the driver object it is handed, never by importing a backend. The shared known divergences
 # ask the backends which tiers build with triton-ascend
 ROOT_FLOOR = {"plugin": "plugin", "options": "plugin", "cli": "plugin", "__main__": "plugin",
-              "record": "repro",
+              "record": "repro", "envelope": "repro",
               "known": "backends"}
 # upward imports the engine still has, each a debt with its why (a lower floor that needs an upper one takes a
 # registration, as parity.spec.context.register_facets); a new one fails. The public facade names parity.known for

@@ -5,6 +5,7 @@
 (parity.record.library_map); `parity merge OUT DIR...` joins the results dirs of one tier's `--shard K/N` runs
 (parity.report.shards).
 `parity check NAMES` runs them through every hardware-free tier here (parity.cli.check).
+`parity envelope NAMES` gives each kernel's largest sizes that port, per target (parity.envelope).
 
 The dirs may come from different machines; each needs its results.jsonl (and env.json).
 Without DIRs every reports/*/ holding results is taken.
@@ -194,7 +195,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     lmap.add_argument("bundle", type=Path)
     lmap.add_argument("dirs", nargs="*", type=Path, help="results dirs of `--replay BUNDLE` runs on Ascend tiers")
     lmap.add_argument("--tests", type=Path, help="bench/record_library_ops.sh's <lib>-tests.tsv: ops with no launch")
+    from parity.envelope import command as envelope_command  # `parity envelope`: the largest sizes that port
+
+    envelope_command.add_arguments(sub.add_parser("envelope", help="per kernel and target: the largest sizes that "
+                                                  "still port, and the first limit crossed beyond them"))
     args = parser.parse_args(args_in)
+    if args.command == "envelope":
+        return envelope_command.run(args)
     if args.command == "map":
         from parity.record.library_map import main as map_main  # lazy: torch and the bundle reader, this command only
 

@@ -1,0 +1,126 @@
+"""One size on one target: the spec's launcher on meta tensors under the compile tier's driver, as an Observation.
+
+Runs in the tier's own venv (upstream triton for CUDA, triton-ascend for Ascend: never both in one process),
+through the tier's `compile_case`, so the compile, the specialization and the launcher's grid are exactly the
+compile tier's. Triton's cache for these compiles is parity's own (`<cache>/envelope/<tier>`), so a second
+envelope is a cache hit and the TTIR of every specialization stays readable.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+import parity.envelope.meta as meta
+import parity.envelope.ttir as ttir
+from parity.backends import get_backend, tiers_where
+from parity.backends.base import Backend
+from parity.envelope.limits import Observation
+from parity.spec import Case, KernelSpec
+
+
+def source_changed(spec: KernelSpec) -> float:
+    """When the files defining the spec's kernels last changed (0 when none is known)."""
+    from parity.compile.tools import jit_functions
+
+    files = {getattr(getattr(f, "fn", None), "__code__", None) for f in jit_functions(spec.kernels)}
+    times = [os.stat(c.co_filename).st_mtime for c in files if c is not None and os.path.exists(c.co_filename)]
+    return max(times, default=0.0)
+
+
+class Prober:
+    """The compile tier of one target, prepared once per process."""
+
+    def __init__(self, target: str) -> None:
+        tiers = tiers_where(mode="compile", target=target)
+        if not tiers:
+            raise RuntimeError(f"no compile tier targets {target!r}")
+        self.target = target
+        from parity import settings
+
+        settings.configure(no_fit=True, no_perf_advice=True)  # the limits only: no fit search, no tuning advice
+        self.backend: Backend = get_backend(tiers[0])
+        self.backend.prepare()
+        missing = self.backend.unavailable()
+        if missing:
+            raise RuntimeError(f"{tiers[0]}: {missing}")
+        from parity.paths import cache_root
+        from parity.seams.env import set_triton_env
+
+        self.cache_dir = cache_root() / "envelope" / tiers[0]
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        set_triton_env(TRITON_CACHE_DIR=str(self.cache_dir))  # for the life of this process
+        presented = self.backend.launch_device_type
+        if presented is None:
+            raise RuntimeError(f"{tiers[0]} presents no device to launches; the envelope needs a tier that does")
+        self.device_type: str = presented
+        check = self.backend.check
+        self.target_name = check.target if check else target  # as the verdict's column names it
+
+    def _run(self, spec: KernelSpec, params: Mapping[str, Any], launch: meta.Launch) -> tuple[Observation, list[Any]]:
+        obs = Observation(self.target, dict(params))
+        try:
+            inputs = meta.meta_inputs(spec.make_inputs, params, self.device_type)
+        except meta.NeedsData as exc:
+            obs.not_checked = str(exc)
+            return obs, []
+        outputs: dict[str, Any] = {}
+
+        def launched(ins: Mapping[str, Any], p: Any) -> Any:
+            out = launch(ins, p)
+            outputs.update(out if isinstance(out, Mapping) else {})
+            return out
+
+        try:
+            records = self.backend.compile_case(replace(spec, launch=launched), Case(dict(params)), inputs)
+        except Exception as exc:  # a forked case (a library's) hands its error back as text: judge by the words
+            text = str(exc)
+            if isinstance(exc, meta.NeedsData) or meta.presentation_failed(text):
+                obs.not_checked = text.splitlines()[0][:300]
+            else:  # the launcher's own refusal (an assert on a size, a numel check): a limit at this size
+                obs.launch_errors.append([spec.name, f"the launcher raised {type(exc).__name__}: {text[:300]}"])
+            return obs, []
+        obs.numels = {**meta.numels(inputs), **meta.numels(outputs)}
+        return obs, records
+
+    def observe(self, spec: KernelSpec, params: Mapping[str, Any]) -> Observation:
+        """Compile and launch at `params` (meta tensors), and what the tier said about it."""
+        obs, records = self._run(spec, params, meta.meta_launch(spec.launch, self.device_type))
+        for r in records:
+            if r.get("grid"):
+                obs.grids.append([r["kernel"], [int(g) for g in r["grid"]]])
+            if r.get("launch_error") and meta.presentation_failed(str(r["launch_error"])):
+                obs.not_checked = obs.not_checked or str(r["launch_error"]).splitlines()[0][:300]
+            elif r.get("launch_error"):
+                obs.launch_errors.append([r["kernel"], str(r["launch_error"])])
+            if not r.get("ok") and (r.get("error_kind") or not r.get("launch_error")):
+                kind = str(r.get("error_kind") or "error")
+                obs.compile_errors.append([r["kernel"], kind, str(r.get("message") or "")])
+        if obs.not_checked is None and not records:
+            obs.not_checked = "the launch compiled nothing"
+        names = {r["kernel"] for r in records}
+        obs.offsets = ttir.widest(ttir.kernel_ttirs(self.cache_dir, names, source_changed(spec)))
+        return obs
+
+    def compiles_over(self, spec: KernelSpec, params: Mapping[str, Any], axis: str, sizes: Sequence[int]) -> int | None:
+        """How many compiles the JIT starts for launches at `sizes` in one process (one per specialization); None
+        when a size cannot be launched without data."""
+        device_type, launch = self.device_type, meta.meta_launch(spec.launch, self.device_type)
+
+        def every_size(ins: Mapping[str, Any], p: Any) -> Any:
+            out = None
+            for size in sizes:
+                grown = {**p, axis: size}
+                out = launch(meta.meta_inputs(spec.make_inputs, grown, device_type), grown)
+            return out
+
+        try:
+            records = self.backend.compile_case(replace(spec, launch=every_size), Case(dict(params)),
+                                                meta.meta_inputs(spec.make_inputs, params, device_type))
+        except Exception:  # a value read, or any failure of the three launches: the count is not checked
+            return None
+        kernels = [r["kernel"] for r in records]
+        return max((kernels.count(k) for k in set(kernels)), default=0)  # the kernel compiled most often
+

@@ -1,0 +1,107 @@
+"""The envelope of every selected spec on one target, in that target's venv: `python -m parity.envelope TARGET`.
+
+Prints one JSON object per (kernel, axis) on stdout, the lines parity.envelope.command reads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict
+from typing import Any
+
+import parity.envelope.axes as axes
+import parity.envelope.growth as growth
+import parity.envelope.limits as limits
+from parity.envelope.probe import Prober
+from parity.spec import KernelSpec
+
+AXIS_BUDGET_S = 300.0  # default for one axis of one kernel on one target (`--axis-budget`)
+STORM_STEP = 16  # sizes 16 apart share Triton's divisibility specialization: only a constexpr recompiles per size
+
+
+class OutOfTime(RuntimeError):
+    """An axis search that ran past its budget: said "not checked", never a pass."""
+
+
+def storm_sizes(low: int) -> list[int]:
+    """Three sizes of one specialization class (multiples of 16, none 1), from the axis start up."""
+    first = max(STORM_STEP, (low + STORM_STEP - 1) // STORM_STEP * STORM_STEP)
+    return [first, first + STORM_STEP, first + 2 * STORM_STEP]
+
+
+def grow_one(prober: Prober, spec: KernelSpec, params: dict[str, Any], axis: axes.Axis,
+             budget_s: float = AXIS_BUDGET_S) -> dict[str, Any]:
+    """One axis: the search's answer with its two proving probes, and the compile count over three sizes."""
+    started = time.monotonic()
+    not_checked: list[str] = []
+
+    def check(size: int) -> tuple[bool, limits.Observation]:
+        if time.monotonic() - started > budget_s:
+            raise OutOfTime(f"the search passed its {budget_s:g} s budget before {axis.name} = {size:,}")
+        obs = prober.observe(spec, {**params, axis.name: size})
+        if obs.not_checked:
+            not_checked.append(obs.not_checked)
+        return bool(obs.not_checked or limits.crossings(obs)), obs
+
+    try:
+        found = growth.search(check, axis.low, axis.high, limits.guess)
+    except OutOfTime as exc:
+        return {"kernel": spec.name, "target": prober.target, "target_name": prober.target_name,
+                "skipped": f"{axis.name}: not checked: {exc}"}
+    sizes = storm_sizes(axis.low)
+    compiles = prober.compiles_over(spec, params, axis.name, sizes)
+    at_one = prober.compiles_over(spec, params, axis.name, sizes[:1])  # a launcher may compile several per size
+    return {"kernel": spec.name, "target": prober.target, "target_name": prober.target_name, "axis": asdict(axis),
+            "params": params,
+            "last_ok": found.last_ok, "first_bad": found.first_bad,
+            "ok_probe": asdict(found.ok_probe) if found.ok_probe else None,
+            "bad_probe": asdict(found.bad_probe) if found.bad_probe else None,
+            "crossings": [asdict(c) for c in limits.crossings(found.bad_probe)] if found.bad_probe else [],
+            "not_checked": not_checked[0] if not_checked else None, "probes": found.sizes,
+            "storm": {"sizes": sizes, "compiles": compiles, "at_one": at_one},
+            "seconds": round(time.monotonic() - started, 2)}
+
+
+def envelope(prober: Prober, specs: Sequence[KernelSpec], grow: Sequence[axes.Axis],
+             budget_s: float = AXIS_BUDGET_S) -> Iterator[dict[str, Any]]:
+    """The rows one by one, so a stopped run keeps what it found."""
+    target = prober.target
+    for spec in specs:
+        names = [a.name for a in grow] if grow else list(spec.dynamic_args)
+        try:
+            params = axes.base_params((c.params for c in spec.cases("full")), names)
+        except axes.AxisError as exc:
+            yield {"kernel": spec.name, "target": target, "skipped": str(exc)}
+            continue
+        chosen = axes.axes_for(spec.dynamic_args, grow, params)
+        if not chosen:
+            yield {"kernel": spec.name, "target": target,
+                   "skipped": "no axis to grow: the spec has no dynamic_args; name one with --grow"}
+            continue
+        start = axes.at_start(params, chosen)
+        for axis in chosen:
+            yield grow_one(prober, spec, start, axis, budget_s)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m parity.envelope")
+    parser.add_argument("target", help="ascend or cuda")
+    parser.add_argument("--kernels", default="", help="names, families or modules (comma-separated)")
+    parser.add_argument("--grow", default="", help="NAME=LOW..HIGH,... (default: the specs' dynamic_args to 1M)")
+    parser.add_argument("--axis-budget", type=float, default=AXIS_BUDGET_S, help="seconds per kernel, axis, target")
+    args = parser.parse_args(argv)
+    from parity.spec.registry import build
+
+    prober = Prober(args.target)  # the tier's driver first: spec modules may ask it at import (autotuners)
+    _, specs = build([k.strip() for k in args.kernels.split(",")])
+    for row in envelope(prober, specs, axes.parse_grow(args.grow), args.axis_budget):
+        print("ENVELOPE " + json.dumps(row), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

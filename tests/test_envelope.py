@@ -1,0 +1,129 @@
+"""parity envelope's pure parts: axes, the search, the limits and the sentences, each with a control."""
+
+from __future__ import annotations
+
+import pytest
+
+import parity.envelope.axes as axes
+import parity.envelope.growth as growth
+import parity.envelope.limits as limits
+import parity.envelope.ttir as ttir
+from parity.envelope.limits import Observation
+
+
+def test_grow_parses_sizes_and_refuses_what_it_cannot_read():
+    assert axes.parse_grow("T=1..1M,B=1..64") == [axes.Axis("T", 1, 1 << 20), axes.Axis("B", 1, 64)]
+    assert axes.parse_grow("T=..64K") == [axes.Axis("T", 0, 65536)]
+    for bad in ("T", "T=1..x", "T=64..1"):
+        with pytest.raises(axes.AxisError):
+            axes.parse_grow(bad)
+
+
+def test_axes_start_from_the_largest_case_and_default_to_1m():
+    params = axes.base_params([{"T": 100, "B": 2}, {"T": 4097, "B": 1}, {"T": 5, "B": 9}], ["T"])
+    assert params == {"T": 4097, "B": 1}
+    assert axes.axes_for(("T",), [], params) == [axes.Axis("T", 4097, 1 << 20)]
+    assert axes.axes_for(("T",), axes.parse_grow("B=1..64"), params) == [axes.Axis("B", 1, 64)]
+
+
+def crossing_at(first_bad: int) -> tuple[list[int], growth.Found[int]]:
+    calls: list[int] = []
+
+    def check(size: int) -> tuple[bool, int]:
+        calls.append(size)
+        return size >= first_bad, size
+
+    return calls, growth.search(check, 1000, 1 << 20)
+
+
+@pytest.mark.parametrize("first_bad", [1001, 131009, 524281, 1 << 20])
+def test_search_finds_the_exact_first_crossing_and_the_size_below(first_bad):
+    calls, found = crossing_at(first_bad)
+    assert (found.last_ok, found.first_bad) == (first_bad - 1, first_bad)
+    assert first_bad in calls and first_bad - 1 in calls  # both proven by a check of their own
+
+
+def test_search_says_safe_to_the_maximum_and_crossed_at_the_start():
+    _, safe = crossing_at(10**9)
+    assert (safe.last_ok, safe.first_bad) == (1 << 20, None)
+    _, early = crossing_at(1)
+    assert (early.last_ok, early.first_bad) == (None, 1000)
+
+
+def ascend_grid(t: int) -> tuple[bool, Observation]:
+    obs = Observation("ascend", {"T": t}, grids=[["k", [-(-t // 64), 32, 1]]])
+    return bool(limits.crossings(obs)), obs
+
+
+def test_a_linear_figure_guesses_the_crossing_in_a_few_checks():
+    calls: list[int] = []
+
+    def check(t: int) -> tuple[bool, Observation]:
+        calls.append(t)
+        return ascend_grid(t)
+
+    found = growth.search(check, 1000, 1 << 20, limits.guess)
+    assert (found.last_ok, found.first_bad) == (131008, 131009)
+    assert len(calls) <= 24, calls  # five steps up, then the guess and bisection
+
+
+def test_grid_limits_of_each_target_and_their_controls():
+    assert limits.grid_crossing(Observation("ascend", {}, grids=[["k", [2048, 32, 1]]])) is not None
+    assert limits.grid_crossing(Observation("ascend", {}, grids=[["k", [2047, 32, 1]]])) is None
+    assert limits.grid_crossing(Observation("cuda", {}, grids=[["k", [2048, 32, 1]]])) is None
+    assert limits.grid_crossing(Observation("cuda", {}, grids=[["k", [1, 65536, 1]]])) is not None
+    assert limits.grid_crossing(Observation("cuda", {}, grids=[["k", [2**31 - 1, 1, 1]]])) is None
+
+
+def test_int32_offsets_need_an_i32_ttir_and_an_offset_past_2_31():
+    over = {"x": 2**31 + 1}
+    assert limits.int32_crossing(Observation("cuda", {}, numels=over, offsets="i32")) is not None
+    assert limits.int32_crossing(Observation("cuda", {}, numels={"x": 2**31}, offsets="i32")) is None
+    assert limits.int32_crossing(Observation("cuda", {}, numels=over, offsets="i64")) is None
+    assert limits.int32_crossing(Observation("cuda", {}, numels=over, offsets="mixed")) is None
+
+
+def test_offset_width_reads_tt_addptr():
+    i32 = "%5 = tt.addptr %4, %3 : tensor<64x!tt.ptr<f32>>, tensor<64xi32> loc(#loc)\n"
+    i64 = "%9 = tt.addptr %arg0, %8 : !tt.ptr<f16>, i64\n"
+    assert ttir.offset_width(i32) == "i32"
+    assert ttir.offset_width(i64) == "i64"
+    assert ttir.offset_width(i32 + i64) == "mixed"
+    assert ttir.offset_width("tt.return") is None
+
+
+def test_a_launcher_that_reads_values_is_not_checked_and_one_that_does_not_runs():
+    import torch
+
+    import parity.envelope.meta as meta
+
+    def inputs(p, gen):
+        return {"x": torch.randn((p["T"], 4), generator=gen)}
+
+    made = meta.meta_inputs(inputs, {"T": 1 << 40}, "cuda")  # 4 * 2^40 floats: nothing allocated
+    assert made["x"].is_meta and made["x"].device.type == "cuda" and made["x"].shape == (1 << 40, 4)
+    shapes = meta.meta_launch(lambda ins, p: {"y": torch.empty_like(ins["x"])}, "cuda")(made, {})
+    assert shapes["y"].is_meta and meta.numels(shapes) == {"y": 4 << 40}
+    reads = meta.meta_launch(lambda ins, p: {"n": int(ins["x"][0, 0].item())}, "cuda")
+    with pytest.raises(meta.NeedsData, match=meta.NEEDS_DATA):
+        reads(made, {})
+
+
+def test_sentences_say_the_crossing_its_proof_and_a_safe_kernel():
+    import parity.envelope.rendering as rendering
+
+    bad = limits.crossings(Observation("ascend", {}, grids=[["k", [2048, 32, 1]]],
+                                       launch_errors=[["k", "grid should be less than 65536!"]]))
+    row = {"kernel": "k", "target": "ascend", "target_name": "Ascend", "axis": {"name": "T", "low": 1000, "high": MAX},
+           "params": {"B": 1, "H": 32, "T": 1000}, "last_ok": 131008, "first_bad": 131009,
+           "crossings": [c.__dict__ for c in bad], "bad_probe": {}, "ok_probe": {"offsets": "i32"},
+           "storm": {"sizes": [1008, 1024, 1040], "compiles": 1}}
+    text = rendering.sentence(row)
+    assert "k ports on Ascend up to T = 131,008 (B=1, H=32); at T >= 131,009" in text
+    assert "65,536 programs passes 65,535" in text and "grid should be less than 65536!" in text
+    safe = {**row, "last_ok": MAX, "first_bad": None, "crossings": []}
+    assert "the production maximum: no limit crossed" in rendering.sentence(safe)
+    assert "| k | Ascend | T | 131,008 | 131,009 | grid | 1 |" in rendering.table([row])
+
+
+MAX = 1 << 20
