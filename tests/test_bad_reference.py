@@ -46,15 +46,15 @@ class _Library:
 def test_the_spec_author_owns_it_even_for_a_librarys_kernel_and_the_words_never_say_kernel():
     record = _run("planted_reference_raises")
     owner = decide(record, {}, "", library=_Library())
-    assert owner is not None and owner["who"] == "author" and owner["name"] == SPEC_AUTHOR
-    assert not owner["provisional"] and "reference raised" in owner["evidence"]
+    assert owner is not None and owner.who == "author" and owner.name == SPEC_AUTHOR
+    assert not owner.provisional and "reference raised" in owner.evidence
     assert owner_tag(owner) == "spec fix"
     note = drafts.input_note({**record, "owner": owner}, "interpret")
     assert note is not None and note[0] == "AUTHOR.md" and "the spec's reference raised" in note[1]
     assert "bug in the kernel" not in note[1]
     # control: an ordinary launch error of the same case keeps the usual rules (the kernel's, then the library's)
     plain = decide({**record, "error_kind": None, "reason": "ValueError: bad launch"}, {}, "", library=_Library())
-    assert plain is not None and plain["name"] != SPEC_AUTHOR and plain["who"] == "library"
+    assert plain is not None and plain.name != SPEC_AUTHOR and plain.who == "library"
 
 
 def test_the_verdict_cell_is_a_cross_with_spec_fix_never_a_check():

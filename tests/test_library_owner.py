@@ -126,7 +126,7 @@ def test_compile_findings_go_to_the_library_or_to_the_compiler(tmp_path):
     # the evidence that makes it the compiler's: upstream compiles the same case
     frontend["backend"] = "ascend-compile"
     frontend["owner"] = decide(frontend, {"cuda-compile": {"backend": "cuda-compile", "status": "passed"}})
-    assert frontend["owner"]["who"] == "triton-ascend" and not frontend["owner"]["provisional"]
+    assert frontend["owner"].who == "triton-ascend" and not frontend["owner"].provisional
     compile_repro.write_repro(tmp_path / "fe", "print()", frontend, {}, "ascend-compile")
     vendor = (tmp_path / "fe" / "ISSUE.md").read_text()
     assert "triton-lang/triton-ascend" in vendor and "ships in Liger-Kernel" in vendor  # named, not addressed

@@ -2,13 +2,16 @@
 the verdict notes it across backends, and a cuda failure that TF32's rounding explains reads "precision mode"
 (author, not a bug, no vendor draft) with the compile's evidence and the bound it was judged by."""
 
+import dataclasses
 from types import SimpleNamespace
 
 from parity.backends.cuda.dot_precision import tf32_dots
 from parity.report import divergence_md
 from parity.report.verdict import owner_tag
+from parity.results import OwnerKind
 from parity.triage.decide import decide
 from parity.triage.drafts import plan_drafts
+from parity.triage.owner import make_owner
 from parity.triage.precision import NOTE, kernels_with_tf32
 
 # lines of Triton 3.8's TTIR for sm_90 (compiled here from a 16x16 kernel)
@@ -40,22 +43,22 @@ DOT = "acc = tl.dot(q, k, acc)"
 
 def test_a_cuda_failure_within_tf32_rounding_reads_precision_mode_with_its_evidence():
     owner = decide(_cuda_failure(2e-3), COMPILED, DOT)
-    assert (owner["who"], owner["limit"], owner["provisional"]) == ("author", "cuda-tf32-dot", False), owner
-    assert "cuda-compile TTIR: 1 of 1 fp32 dots inputPrecision = tf32" in owner["evidence"], owner["evidence"]
-    assert "2^-10 * sqrt(K) = 0.031 at K=1024" in owner["evidence"] and "vs fp64" in owner["evidence"]
-    assert 'input_precision="ieee"' in owner["evidence"] and "not a bug" in owner["evidence"]
+    assert (owner.who, owner.limit, owner.provisional) == ("author", "cuda-tf32-dot", False), owner
+    assert "cuda-compile TTIR: 1 of 1 fp32 dots inputPrecision = tf32" in owner.evidence, owner.evidence
+    assert "2^-10 * sqrt(K) = 0.031 at K=1024" in owner.evidence and "vs fp64" in owner.evidence
+    assert 'input_precision="ieee"' in owner.evidence and "not a bug" in owner.evidence
     assert owner_tag(owner) == "precision mode" and plan_drafts({"owner": owner}).kind == "author"  # no vendor
     # without the compile record it still says why TF32 applies (NVIDIA's default), and a case without K is
     # judged by the fixed bound
-    assert "NVIDIA's default" in decide(_cuda_failure(2e-3), {}, DOT)["evidence"]
-    assert "the case names no K" in decide(_cuda_failure(2e-3, k=None), {}, DOT)["evidence"]
+    assert "NVIDIA's default" in decide(_cuda_failure(2e-3), {}, DOT).evidence
+    assert "the case names no K" in decide(_cuda_failure(2e-3, k=None), {}, DOT).evidence
 
 
 def test_controls_an_error_beyond_the_bound_for_its_k_or_a_pinned_dot_is_not_precision_mode():
     # K=64: 2^-10 * 8 = 7.8e-3; an err_ratio of 2e-2 is beyond what TF32 rounds, though under the old fixed bound
     owner = decide(_cuda_failure(2e-2, k=64), COMPILED, DOT)
-    assert owner.get("limit") is None and owner_tag(owner) != "precision mode", owner
-    assert decide(_cuda_failure(2e-3), COMPILED, 'tl.dot(q, k, acc, input_precision="ieee")').get("limit") is None
+    assert owner.limit is None and owner_tag(owner) != "precision mode", owner
+    assert decide(_cuda_failure(2e-3), COMPILED, 'tl.dot(q, k, acc, input_precision="ieee")').limit is None
 
 
 def test_the_verdict_notes_tf32_dots_across_backends_and_only_where_the_ttir_shows_them():
@@ -75,7 +78,7 @@ def test_the_verdict_notes_tf32_dots_across_backends_and_only_where_the_ttir_sho
 def test_a_tf32_finding_reads_as_a_precision_mode_not_a_kernel_fix():
     from parity.report.findings import owner_words
 
-    tf32 = {"who": "author", "name": "kernel author", "limit": "cuda-tf32-dot", "provisional": False}
+    tf32 = make_owner(OwnerKind.AUTHOR, "kernel author", "", limit="cuda-tf32-dot")
     assert owner_words(tf32).startswith("precision mode the kernel chose")
     # control: another author finding keeps its words
-    assert owner_words({**tf32, "limit": None}) == "needs a change in the kernel"
+    assert owner_words(dataclasses.replace(tf32, limit=None)) == "needs a change in the kernel"

@@ -44,9 +44,9 @@ def test_another_stream_with_the_same_distribution_is_a_random_stream_not_a_bug(
     record = _record(_stream(_dropout(X, P, stream=3), REF))
     gpu_pass = {"backend": "interpret", "status": "passed"}
     owner = decide(record, {"interpret": gpu_pass}, DROPOUT)
-    assert (owner["who"], owner["limit"], owner["provisional"]) == ("random", "random-stream", False), owner
-    assert "tl.rand" in owner["evidence"] and "pass it in as a tensor" in owner["evidence"]
-    assert "of the mask differs" in owner["evidence"], owner["evidence"]
+    assert (owner.who, owner.limit, owner.provisional) == ("random", "random-stream", False), owner
+    assert "tl.rand" in owner.evidence and "pass it in as a tensor" in owner.evidence
+    assert "of the mask differs" in owner.evidence, owner.evidence
     assert plan_drafts({**record, "owner": owner}).kind == "tier"  # a note, never a vendor draft nor AUTHOR.md
     # through the stage: an expected divergence with its reason and link
     out = _record(record["random_stream"])
@@ -61,16 +61,16 @@ def test_controls_a_wrong_keep_probability_or_scale_still_fails_and_a_kernel_wit
     inverted = _stream(_dropout(X, P, stream=3, keep_above=1 - P), REF)  # keeps 20 %, not 80 %
     assert not inverted["agrees"] and "kept fraction" in inverted["outputs"]["y"]["why"]
     owner = decide(_record(inverted), gpu_pass, DROPOUT)
-    assert owner["who"] == "triton-ascend" and owner.get("limit") is None, owner  # as before: the odd one out
+    assert owner.who == "triton-ascend" and owner.limit is None, owner  # as before: the odd one out
     rescaled = _stream(_dropout(X, P, stream=3) * (1 - P), REF)  # forgot the 1 / (1 - p)
     assert not rescaled["agrees"] and "beyond the tolerance" in rescaled["outputs"]["y"]["why"]
-    assert decide(_record(rescaled), gpu_pass, DROPOUT)["who"] != "random"
+    assert decide(_record(rescaled), gpu_pass, DROPOUT).who != "random"
     # no tl.rand in the source: the distribution figures are not evidence
     agreeing = _stream(_dropout(X, P, stream=3), REF)
     plain = DROPOUT.replace("tl.rand(seed, o)", "tl.load(X + o)")
-    assert decide(_record(agreeing), gpu_pass, plain)["who"] != "random"
+    assert decide(_record(agreeing), gpu_pass, plain).who != "random"
     # the report's re-triage reads the facts kept on the record
-    assert decide({**_record(agreeing), "source_facts": {"random": ["tl.rand"]}}, gpu_pass, "")["who"] == "random"
+    assert decide({**_record(agreeing), "source_facts": {"random": ["tl.rand"]}}, gpu_pass, "").who == "random"
 
 
 def test_random_values_themselves_are_judged_by_their_moments():

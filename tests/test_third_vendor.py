@@ -47,7 +47,7 @@ def columns_and_records(failure):
 def test_triage_applies_the_language_rules_of_the_language_the_tier_declares(acme):
     failure = acme_failure()
     owner = decide(failure, {})
-    assert owner is not None and owner["who"] == "author" and owner["limit"] == "upstream-power-of-2"
+    assert owner is not None and owner.who == "author" and owner.limit == "upstream-power-of-2"
     rule = next(x for x in limits.LIMITS if x.id == "upstream-power-of-2")
     assert rule.on("acme-compile") and rule.on("cuda-compile") and not rule.on("ascend-compile")
     assert "acme-compile" in backends.tiers_where(language="triton")

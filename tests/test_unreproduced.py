@@ -40,10 +40,10 @@ INTERPRET_PASS = {"backend": "interpret", "status": "passed", "metrics": {"max_a
 def test_a_spin_lock_killed_on_ascend_lowered_that_the_interpreter_passes_is_the_tiers_limit():
     for record in (killed(), hung()):
         owner = decide(record, {"interpret": INTERPRET_PASS}, SPIN)
-        assert (owner["who"], owner["limit"], owner["provisional"]) == ("tier", "lowered-spin-lock", False), owner
-        assert "spin lock needs concurrent programs" in owner["evidence"]
-        assert "interpret computed the same case right" in owner["evidence"], owner["evidence"]
-        assert "atomic_cas" in owner["evidence"]
+        assert (owner.who, owner.limit, owner.provisional) == ("tier", "lowered-spin-lock", False), owner
+        assert "spin lock needs concurrent programs" in owner.evidence
+        assert "interpret computed the same case right" in owner.evidence, owner.evidence
+        assert "atomic_cas" in owner.evidence
 
 
 def test_the_hang_becomes_an_expected_tier_limit_through_the_triage_stage():
@@ -54,7 +54,7 @@ def test_the_hang_becomes_an_expected_tier_limit_through_the_triage_stage():
 
     record = hung()
     owner = triage(record, Facts(), CaseCode(source=lambda: SPIN))
-    assert owner is not None and owner["limit"] == "lowered-spin-lock"
+    assert owner is not None and owner.limit == "lowered-spin-lock"
     assert record["status"] == "xfailed" and record["reason"].startswith("tier limit: spin lock needs")
     assert record["source_facts"]["spin_lock"] == ["while tl.atomic_cas(lock, 0, 1) == 1"]
 
@@ -63,16 +63,16 @@ def test_the_reports_retriage_settles_it_from_the_facts_the_run_kept():
     """At run time the interpreter's dir was not there yet (provisional author); the report has it, and no source."""
     record = {**killed(), "source_facts": {"spin_lock": ["while tl.atomic_cas(lock, 0, 1) == 1"]},
               "owner": decide(killed(), {}, SPIN)}
-    assert record["owner"]["who"] == "author" and record["owner"]["provisional"]
+    assert record["owner"].who == "author" and record["owner"].provisional
     interp = {**killed("interpret"), **INTERPRET_PASS}
     assert retriage([record, interp]) == 1
-    assert (record["owner"]["who"], record["owner"]["limit"]) == ("tier", "lowered-spin-lock"), record["owner"]
+    assert (record["owner"].who, record["owner"].limit) == ("tier", "lowered-spin-lock"), record["owner"]
 
 
 def test_a_crash_the_red_zones_do_not_reproduce_without_a_spin_is_the_tiers_vendor():
     owner = decide(killed(), {"interpret": INTERPRET_PASS}, PLAIN)
-    assert (owner["who"], owner["provisional"], owner["limit"]) == ("triton-ascend", False, None), owner
-    assert "not the kernel's" in owner["evidence"]
+    assert (owner.who, owner.provisional, owner.limit) == ("triton-ascend", False, None), owner
+    assert "not the kernel's" in owner.evidence
 
 
 def test_controls_an_out_of_bounds_crash_stays_the_authors_and_no_evidence_changes_nothing():
@@ -81,17 +81,17 @@ def test_controls_an_out_of_bounds_crash_stays_the_authors_and_no_evidence_chang
              "oob": {"writes": [{"unmasked_stores": ["k.py:4: tl.store(Y + o, x)"]}]}}
     for source in (SPIN, PLAIN):
         owner = decide(killed(), {"interpret": found}, source)
-        assert (owner["who"], owner["provisional"]) == ("author", False), owner
-        assert "red zones of interpret found" in owner["evidence"]
+        assert (owner.who, owner.provisional) == ("author", False), owner
+        assert "red zones of interpret found" in owner.evidence
     # no red-zone tier ran it (cuda-compile's pass says nothing about memory): provisional, as before
     owner = decide(killed(), {"cuda-compile": {"backend": "cuda-compile", "status": "passed"}}, SPIN)
-    assert (owner["who"], owner["provisional"]) == ("author", True), owner
+    assert (owner.who, owner.provisional) == ("author", True), owner
     # a spin lock on a tier that declares no such limit (a GPU): no vendor on the strength of a spin
     owner = decide(killed("cuda"), {"interpret": INTERPRET_PASS}, SPIN)
-    assert owner["who"] == "author" and owner["provisional"], owner
+    assert owner.who == "author" and owner.provisional, owner
     # a wrong value is no crash: the rule leaves it alone
     wrong = {**killed(), "status": "failed", "crash": None, "metrics": {"max_abs_err": 1.0, "err_ratio": 0.5}}
-    assert decide(wrong, {"interpret": INTERPRET_PASS}, SPIN).get("limit") != "lowered-spin-lock"
+    assert decide(wrong, {"interpret": INTERPRET_PASS}, SPIN).limit != "lowered-spin-lock"
 
 
 DIVIDE = """

@@ -128,7 +128,7 @@ def out_of_bounds_store(record: Record, seen: CaseEvidence) -> Owner | None:
 
 def later_launch_option(record: Record, seen: CaseEvidence) -> Owner | None:
     """The library targets a triton-ascend newer than the one installed."""
-    later = later_option(seen.text) if family(seen.tier) == OwnerKind.TRITON_ASCEND else None
+    later = later_option(seen.text) if family(seen.tier).owner is OwnerKind.TRITON_ASCEND else None
     if later is None:
         return None
     option, when, link = later
@@ -140,7 +140,7 @@ def later_launch_option(record: Record, seen: CaseEvidence) -> Owner | None:
 def missing_ascend_module(record: Record, seen: CaseEvidence) -> Owner | None:
     """The library fell back from a module this triton-ascend lacks."""
     library = record.get("library") or {}
-    missing = library.get("missing") if family(seen.tier) == OwnerKind.TRITON_ASCEND else None
+    missing = library.get("missing") if family(seen.tier).owner is OwnerKind.TRITON_ASCEND else None
     if not (missing and NONE_VALUE.search(seen.text)):
         return None
     module = missing[0]
@@ -197,7 +197,7 @@ def known_limit(record: Record, seen: CaseEvidence) -> Owner | None:
 
 
 def ascend_only_construct(record: Record, seen: CaseEvidence) -> Owner | None:
-    if family(seen.tier) == OwnerKind.TRITON_ASCEND:
+    if family(seen.tier).owner is OwnerKind.TRITON_ASCEND:
         return None
     option = re.search(r"Keyword argument (\w+) was specified but unrecognised", seen.text)
     if not (language_finding(seen.text) or "triton-ascend launch option" in seen.text
@@ -281,7 +281,7 @@ def odd_one_out(record: Record, seen: CaseEvidence) -> Owner | None:
                           f"{', '.join(other_pass)} pass{'es' if len(other_pass) == 1 else ''}; only the interpreter "
                           f"differs{where_words(record)}")
     who, name = vendor_of(tier)
-    if mine == OwnerKind.TRITON and not is_numeric(record) and not (seen.kind in CRASH_KINDS or comp_stage(record)):
+    if mine.owner is OwnerKind.TRITON and not is_numeric(record) and not (seen.kind in CRASH_KINDS or comp_stage(record)):
         # upstream's frontend rejecting what triton-ascend accepts is a language difference, not a bug
         return make_owner(OwnerKind.AUTHOR, AUTHOR,
                           f"upstream Triton's frontend rejects the kernel ({key(seen.text)}) while "
@@ -336,7 +336,7 @@ def _owner_of_link(link: str, tier: str) -> tuple[OwnerKind, str]:
     if ASCEND_LINK.search(link):
         return OwnerKind.TRITON_ASCEND, "triton-ascend"
     if "triton-lang/triton/" in link:
-        return vendor_of(tier) if family(tier) == OwnerKind.TRITON else (OwnerKind.TRITON, "Triton")
+        return vendor_of(tier) if family(tier).owner is OwnerKind.TRITON else (OwnerKind.TRITON, "Triton")
     return OwnerKind.AUTHOR, AUTHOR
 
 
