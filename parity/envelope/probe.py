@@ -15,16 +15,18 @@ from typing import Any
 
 import parity.envelope.meta as meta
 import parity.envelope.ttir as ttir
+from parity import settings
 from parity.backends import get_backend, tiers_where
 from parity.backends.base import Backend
+from parity.compile.tools import jit_functions
 from parity.envelope.limits import Observation
+from parity.paths import cache_root
+from parity.seams.env import set_triton_env
 from parity.spec import Case, KernelSpec
 
 
 def source_changed(spec: KernelSpec) -> float:
     """When the files defining the spec's kernels last changed (0 when none is known)."""
-    from parity.compile.tools import jit_functions
-
     files = {getattr(getattr(f, "fn", None), "__code__", None) for f in jit_functions(spec.kernels)}
     times = [os.stat(c.co_filename).st_mtime for c in files if c is not None and os.path.exists(c.co_filename)]
     return max(times, default=0.0)
@@ -38,17 +40,12 @@ class Prober:
         if not tiers:
             raise RuntimeError(f"no compile tier targets {target!r}")
         self.target = target
-        from parity import settings
-
         settings.configure(no_fit=True, no_perf_advice=True)  # the limits only: no fit search, no tuning advice
         self.backend: Backend = get_backend(tiers[0])
         self.backend.prepare()
         missing = self.backend.unavailable()
         if missing:
             raise RuntimeError(f"{tiers[0]}: {missing}")
-        from parity.paths import cache_root
-        from parity.seams.env import set_triton_env
-
         self.cache_dir = cache_root() / "envelope" / tiers[0]
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         set_triton_env(TRITON_CACHE_DIR=str(self.cache_dir))  # for the life of this process

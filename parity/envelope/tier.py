@@ -18,6 +18,7 @@ import parity.envelope.growth as growth
 import parity.envelope.limits as limits
 from parity.envelope.probe import Prober
 from parity.spec import KernelSpec
+from parity.spec.registry import build
 
 AXIS_BUDGET_S = 300.0  # default for one axis of one kernel on one target (`--axis-budget`)
 STORM_STEP = 16  # sizes 16 apart share Triton's divisibility specialization: only a constexpr recompiles per size
@@ -94,8 +95,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--grow", default="", help="NAME=LOW..HIGH,... (default: the specs' dynamic_args to 1M)")
     parser.add_argument("--axis-budget", type=float, default=AXIS_BUDGET_S, help="seconds per kernel, axis, target")
     args = parser.parse_args(argv)
-    from parity.spec.registry import build
-
     prober = Prober(args.target)  # the tier's driver first: spec modules may ask it at import (autotuners)
     _, specs = build([k.strip() for k in args.kernels.split(",")])
     for row in envelope(prober, specs, axes.parse_grow(args.grow), args.axis_budget):

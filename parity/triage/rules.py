@@ -281,7 +281,8 @@ def odd_one_out(record: Record, seen: CaseEvidence) -> Owner | None:
                           f"{', '.join(other_pass)} pass{'es' if len(other_pass) == 1 else ''}; only the interpreter "
                           f"differs{where_words(record)}")
     who, name = vendor_of(tier)
-    if mine.owner is OwnerKind.TRITON and not is_numeric(record) and not (seen.kind in CRASH_KINDS or comp_stage(record)):
+    upstream = mine.owner is OwnerKind.TRITON
+    if upstream and not is_numeric(record) and not (seen.kind in CRASH_KINDS or comp_stage(record)):
         # upstream's frontend rejecting what triton-ascend accepts is a language difference, not a bug
         return make_owner(OwnerKind.AUTHOR, AUTHOR,
                           f"upstream Triton's frontend rejects the kernel ({key(seen.text)}) while "
