@@ -116,3 +116,10 @@ def test_sigfpe_on_ascend_lowered_is_the_x86_trap_not_the_kernel_and_not_a_vendo
     assert sigkill.limit is None and sigkill.who == "author" and sigkill.provisional
     on_the_interpreter = decide({**fpe, "backend": "interpret"}, {}, DIVIDE)
     assert on_the_interpreter.limit != "lowered-int-div-trap"  # a limit of the lowered tier only
+
+
+def test_a_sigfpe_crash_reason_names_the_division_and_a_sigsegv_the_usual_stray_access():
+    from parity.run.faults import crash_reason
+
+    assert "integer division or remainder by zero" in crash_reason(-8) and "out-of-bounds" not in crash_reason(-8)
+    assert "out-of-bounds access" in crash_reason(-11)  # control: SIGSEGV keeps the usual cause

@@ -95,6 +95,9 @@ def worker_returncode(node: Any, wait_s: float = 5.0) -> int | None:
 def crash_reason(returncode: int | None) -> str:
     """The reason of a crashed record: what died and how, with the usual cause on a tier that computes. No
     worker id or node id: those differ between two crashes of one bug and would split its finding."""
+    if returncode == -int(signal.SIGFPE):  # x86 traps a division by zero; GPUs and NPUs do not
+        return (f"the process running this case died ({exit_words(returncode)}) before the case finished; on the "
+                "CPU this is an integer division or remainder by zero (or INT_MIN / -1), which x86 traps")
     return (f"the process running this case died ({exit_words(returncode)}) before the case finished; "
             "under the interpreter or a CPU lowering this usually means an out-of-bounds access "
             "(an unmasked tl.load or tl.store)")
