@@ -8,9 +8,11 @@ envelope is a cache hit and the TTIR of every specialization stays readable.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import parity.envelope.meta as meta
@@ -46,7 +48,10 @@ class Prober:
         missing = self.backend.unavailable()
         if missing:
             raise RuntimeError(f"{tiers[0]}: {missing}")
-        self.cache_dir = cache_root() / "envelope" / tiers[0]
+        # one Triton cache per working dir: a compile that hits another checkout's cache leaves no TTIR newer than
+        # this checkout's sources, and kernel_ttirs reads only those (an older one may be an edited kernel's)
+        where = hashlib.sha256(str(Path.cwd().resolve()).encode()).hexdigest()[:12]
+        self.cache_dir = cache_root() / "envelope" / tiers[0] / where
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         set_triton_env(TRITON_CACHE_DIR=str(self.cache_dir))  # for the life of this process
         presented = self.backend.launch_device_type
