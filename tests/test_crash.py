@@ -12,7 +12,8 @@ import pytest
 from parity.report.findings import group, grouping_key
 from parity.report.heatmap import grid
 from parity.results import Owner, OwnerKind, Status, empty_record
-from parity.run.faults import exit_words, retire_record
+from parity.results.files import retire_record
+from parity.run.faults import exit_words
 from parity.run.wallclock import SessionClock
 from parity.triage import decide
 

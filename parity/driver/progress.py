@@ -24,8 +24,9 @@ from typing import Any
 import pytest
 
 from parity.paths import cache_root
-from parity.results import ResultsDir, atomic_write_text
+from parity.results import Record, ResultsDir, atomic_write_text
 from parity.results.dirs import PREVIOUS
+from parity.results.files import lenient_records
 from parity.run.rundir import complete, run_env
 
 LOG_EVERY_S = 30.0
@@ -184,21 +185,9 @@ class StatusLine:
             self.bar = None
 
 
-def previous_records(results_dir: Path) -> list[dict[str, Any]]:
+def previous_records(results_dir: Path) -> list[Record]:
     """The records of results.jsonl in a dir; a line that does not parse is skipped: this only feeds an estimate."""
-    records = []
-    try:
-        lines = ResultsDir(results_dir).results.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return []
-    for line in lines:
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(record, dict):
-            records.append(record)
-    return records
+    return lenient_records(ResultsDir(results_dir).results)
 
 
 def same_run(results_dir: Path, tier: str, level: str) -> bool:

@@ -157,3 +157,44 @@ def load_results(results_dir: Path) -> list[Record]:
     for f in files:
         records.extend(read_records(f))
     return records
+
+
+def lenient_records(path: Path) -> list[Record]:
+    """Every JSON object of one results file where the file may be damaged, partial or another parity's: a line
+    that does not parse is skipped without a word, one that is a full record is typed, any other object is kept as
+    it is (what a run's time estimate reads: only its kernel and timing matter)."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+    found: list[Record] = []
+    for line in lines:
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(data, dict):
+            record, _ = parse_line(line.encode("utf-8"), False)
+            found.append(record if record is not None else cast(Record, data))
+    return found
+
+
+def retire_record(part: Path, kernel: str, case: str, suite: str | None) -> Record | None:
+    """Remove the record of (kernel, case, suite) that a now dead worker wrote to its part file, and return it.
+
+    The worker flushed it before it died (a comparison that passed, then a corrupted heap that killed the
+    process): the death overrules it, so the controller's `crashed` record replaces it. Only a dead worker's
+    part is rewritten: no one writes to it any more; a line that is no record is kept as it was."""
+    if not part.exists():
+        return None
+    kept, found = [], None
+    for line in part.read_text(encoding="utf-8").splitlines():
+        record = parse_line(line.encode("utf-8"), False)[0] if found is None else None
+        if record is not None and (record["kernel"], record["case"]) == (kernel, case) \
+                and record.get("suite") in (suite, None):
+            found = record
+            continue
+        kept.append(line)
+    if found is not None:
+        part.write_text("".join(f"{line}\n" for line in kept), encoding="utf-8")
+    return found

@@ -10,7 +10,6 @@ and recorded as `error` with reason "timeout".
 
 from __future__ import annotations
 
-import json
 import re
 import signal
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 
 from parity.results import Record, Status, empty_record
 from parity.results.dirs import ResultsDir
+from parity.results.files import retire_record
 from parity.run import crash_log
 
 STICKY_DEVICE_ERROR_RE = re.compile(
@@ -101,30 +101,6 @@ def crash_reason(returncode: int | None) -> str:
     return (f"the process running this case died ({exit_words(returncode)}) before the case finished; "
             "under the interpreter or a CPU lowering this usually means an out-of-bounds access "
             "(an unmasked tl.load or tl.store)")
-
-
-def retire_record(part: Path, kernel: str, case: str, suite: str | None) -> dict[str, Any] | None:
-    """Remove the record of (kernel, case, suite) that a now dead worker wrote to its part file, and return it.
-
-    The worker flushed it before it died (a comparison that passed, then a corrupted heap that killed the
-    process): the death overrules it, so the controller's `crashed` record replaces it. Only a dead worker's
-    part is rewritten: no one writes to it any more."""
-    if not part.exists():
-        return None
-    kept, found = [], None
-    for line in part.read_text(encoding="utf-8").splitlines():
-        try:
-            r = json.loads(line)
-        except json.JSONDecodeError:
-            kept.append(line)
-            continue
-        if (r.get("kernel"), r.get("case")) == (kernel, case) and r.get("suite") in (suite, None):
-            found = r
-            continue
-        kept.append(line)
-    if found is not None:
-        part.write_text("".join(f"{line}\n" for line in kept), encoding="utf-8")
-    return found
 
 
 def dead_worker_record(results_dir: Path, crashitem: str, node: Any, backend: Any) -> Record | None:

@@ -29,8 +29,9 @@ import pytest
 from parity import settings
 from parity.results import Record, Status, empty_record
 from parity.results.dirs import ResultsDir
+from parity.results.files import retire_record
 from parity.run import crash_log
-from parity.run.faults import parse_node_id, retire_record, suite_of
+from parity.run.faults import parse_node_id, suite_of
 
 FOLDER = "progress"
 DUMP_WAIT_S = 1.0  # between the stack dump and SIGKILL
