@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import Any, cast
 
 from parity.results import Record, Status, read_records
+from parity.results import dirs as rd
 from parity.seams.versions import package_version
 from parity.triage.tiers import family
 
-RESULTS = "results.jsonl"
-STAGING = ".running"  # parity.run.rundir's staging dir: the final dir is its parent
+RESULTS = rd.RESULTS
+STAGING = rd.STAGING  # parity.run.rundir's staging dir: the final dir is its parent
 # the status a self-replay's pass stands as, as evidence only (as_evidence): never written, and no rule's pass
 RAN = "ran"
 PASSING = (Status.PASSED, Status.XPASSED)
@@ -174,7 +175,7 @@ def _dir_version(path: str, mtime: float) -> str | None:
 
 
 def dir_version(directory: Path) -> str | None:
-    path = Path(directory) / "env.json"
+    path = Path(directory) / rd.ENV
     try:
         return _dir_version(str(path), path.stat().st_mtime)
     except OSError:
