@@ -169,13 +169,16 @@ def lenient_records(path: Path) -> list[Record]:
         return []
     found: list[Record] = []
     for line in lines:
-        try:
+        record, _ = parse_line(line.encode("utf-8"), False)
+        if record is not None:
+            found.append(record)
+            continue
+        try:  # no full record: a partial object still says its kernel and timing
             data = json.loads(line)
         except json.JSONDecodeError:
             continue
         if isinstance(data, dict):
-            record, _ = parse_line(line.encode("utf-8"), False)
-            found.append(record if record is not None else cast(Record, data))
+            found.append(cast(Record, data))
     return found
 
 
