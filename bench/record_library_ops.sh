@@ -4,13 +4,16 @@
 # big launch stops only that file's keeping. The bundles are then joined into one (B/<lib>-all: every process's
 # manifest, tensors and sources; launch ids carry their pid) and packed into OUT.
 #
-#   EXT=<dir> OUT=<dir> LIB=flaggems|liger|fla [JOBS=12] [STOP_S=470] bash bench/record_library_ops.sh
+#   EXT=<dir> OUT=<dir> LIB=flaggems|liger|fla|lightllm [JOBS=12] [STOP_S=470] bash bench/record_library_ops.sh
 #
 # EXT/<lib> holds the library's tests (no wheel ships them; untracked):
 #   flaggems: FlagGems v5.0.2's pytest.ini and tests/ (flagos-ai/FlagGems@v5.0.2); flag_gems itself: its 5.0.2 wheel
 #   liger:    Liger-Kernel's test/{__init__,conftest,utils}.py and test/transformers/ (linkedin/Liger-Kernel@ead96b61);
 #             liger_kernel itself: its 0.8.5 wheel
 #   fla:      flash-linear-attention's fla/ and tests/{conftest.py,ops/} (fla-org/flash-linear-attention@bc3b101d)
+#   lightllm: LightLLM's lightllm/ and unit_tests/ (ModelTC/lightllm@fc72ffab), a serving engine's kernel tests;
+#             bench/record_harness/lightllm_conftest.py registers its packages bare (their __init__s import the
+#             engine); the tests need frozendict; those that import flashinfer or deep_ep do not collect
 # Per file: the tests' smallest shapes where the suite has a switch for them (FlagGems' --quick), at most
 # SAMPLE_PER_TEST parametrizations of each test function (bench/record_harness/sample_plugin.py), --keep 1 and a
 # per-file --budget. Files not started by STOP_S seconds are listed as not run. OUT gets <lib>-tests.tsv (per file:
@@ -18,7 +21,7 @@
 set -u
 ROOT=$(pwd)
 PY=${PY:-python3}
-LIB=${LIB:?flaggems, liger or fla}
+LIB=${LIB:?flaggems, liger, fla or lightllm}
 JOBS=${JOBS:-12}
 STOP_S=${STOP_S:-470}
 FILE_S=${FILE_S:-150}
@@ -32,6 +35,7 @@ exec > >(tee -a "$OUT/$LIB-log.txt") 2>&1
 # The tests run from a copy OUTSIDE the parity checkout (inside it, pytest would load parity's own conftest).
 cp -r "${EXT:?set EXT to the sources}/$LIB"/. "$STAGE"/
 cp bench/record_harness/sample_plugin.py "$STAGE"/
+[ "$LIB" = lightllm ] && cp bench/record_harness/lightllm_conftest.py "$STAGE"/conftest.py
 export PYTHONPATH="$ROOT:$STAGE${PYTHONPATH:+:$PYTHONPATH}"
 case $LIB in
   flaggems) FILES=$(cd "$STAGE" && ls tests/test_*.py tests/tet_*.py tests/test_FLA/test_*.py tests/test_DSA/test_*.py)
@@ -40,6 +44,8 @@ case $LIB in
             ARGS=""; BUDGET=${BUDGET:-3M}; export SAMPLE_PER_TEST=${SAMPLE_PER_TEST:-1};;
   fla)      FILES=$(cd "$STAGE" && ls tests/ops/test_*.py tests/ops/utils/test_*.py | grep -v -E 'tilelang|backends|cache|intracard')
             ARGS=""; BUDGET=${BUDGET:-3M}; export SAMPLE_PER_TEST=${SAMPLE_PER_TEST:-1};;
+  lightllm) FILES=$(cd "$STAGE" && ls unit_tests/common/*/test_*.py unit_tests/common/*/*/test_*.py unit_tests/models/*/test_*.py | grep -v -E '_speed|deepep')
+            ARGS=""; BUDGET=${BUDGET:-3M}; export SAMPLE_PER_TEST=${SAMPLE_PER_TEST:-2};;
 esac
 "$PY" -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name(0))"
 T0=$(date +%s)
