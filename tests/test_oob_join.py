@@ -17,7 +17,7 @@ import torch
 
 from parity.repro.author import joined_lines, oob_section
 from parity.run.redzone import RedZones
-from parity.run.unmasked import Access, pointer_args, touching
+from parity.run.unmasked import Access, pointer_args, stray_stores, touching
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -41,6 +41,36 @@ def test_each_unmasked_access_names_the_parameters_its_pointer_derives_from():
     assert loads == {5: ("idx", "BLOCK"), 6: ("x",), 7: ("y", "stride", "BLOCK")}  # line 10 is masked: absent
     assert "idx" not in loads[6]  # a loaded value is data, not the pointer's base
     assert dict(pointer_args(SOURCE, "store")) == {11: ("out", "BLOCK"), 12: ("out", "BLOCK")}
+
+
+class _Source:
+    """Stands in for a kernel: stray_stores reads `fn`'s source."""
+
+    def __init__(self, source: str) -> None:
+        self.fn = source
+
+
+def _stray(source: str, tensor: str, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    lines = source.splitlines(keepends=True)
+    monkeypatch.setattr(inspect, "getsourcelines", lambda fn: (lines, 1))
+    monkeypatch.setattr(inspect, "getsourcefile", lambda fn: "k.py")
+    return [int(a.where.split(":")[1]) for a in stray_stores(_Source(source), tensor)]
+
+
+def test_a_write_past_a_buffer_the_host_made_too_small_names_its_one_element_stores(monkeypatch):
+    # FlagGems 5.0.2's vdot: grid_size partial sums allocated, 2 * grid_size stored, each an unmasked scalar store
+    scalar = ("def k(x, part, n, BLOCK: tl.constexpr):\n    pid = tl.program_id(0)\n"
+              "    tl.store(part + pid * 2, 1.0)\n    tl.store(part + pid * 2 + 1, 2.0)\n")
+    assert _stray(scalar, "part", monkeypatch) == [3, 4]
+    # control: a masked block store touches the tensor too, so the write may be a mask the lowering dropped
+    mixed = ("def k(x, part, n, BLOCK: tl.constexpr):\n    o = tl.arange(0, BLOCK)\n"
+             "    tl.store(part + o, 1.0, mask=o < n)\n    tl.store(part + n, 2.0)\n")
+    assert _stray(mixed, "part", monkeypatch) == []
+    # an unmasked block store is named alone, as before
+    block = ("def k(x, part, n, BLOCK: tl.constexpr):\n    o = tl.arange(0, BLOCK)\n"
+             "    tl.store(part + o, 1.0)\n    tl.store(part + n, 2.0)\n")
+    assert _stray(block, "part", monkeypatch) == [3]
+    assert _stray(scalar, "x", monkeypatch) == []  # no store touches x
 
 
 def test_touching_matches_the_argument_a_red_zone_names():

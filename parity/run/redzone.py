@@ -235,7 +235,12 @@ class RedZones:
     def layer(self, inner: Any, kernel: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
         if warmup:
             return inner(kernel, *args, grid=grid, warmup=warmup, **kwargs)
-        from parity.run.unmasked import touching, unmasked_accesses, unmasked_with_args  # reads the source
+        from parity.run.unmasked import (  # reads the source
+            stray_stores,
+            touching,
+            unmasked_accesses,
+            unmasked_with_args,
+        )
 
         names = list(getattr(kernel, "arg_names", None) or [])
         names += [f"arg{i}" for i in range(len(names), len(args))]
@@ -258,8 +263,9 @@ class RedZones:
             tensors = {n.partition("[")[0] for z in zones.values() for n in z.names}
 
             def joined(op: str, tensor: str) -> list[dict[str, Any]]:  # each with the tensor arguments it touches
-                return [{**a.as_dict(), "args": [x for x in a.args if x in tensors]}
-                        for a in touching(unmasked_with_args(kernel, op), tensor)]
+                found = stray_stores(kernel, tensor) if op == "store" else touching(unmasked_with_args(kernel, op),
+                                                                                     tensor)
+                return [{**a.as_dict(), "args": [x for x in a.args if x in tensors]} for a in found]
 
             for r in reads:
                 r.joined = joined("load", r.tensor)

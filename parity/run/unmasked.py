@@ -94,18 +94,19 @@ def python_function(kernel: Any) -> Any:
     return seen
 
 
-def _unmasked_nodes(tree: ast.AST, op: str) -> list[ast.Call]:
-    """Each `<x>.<op>(...)` call on a block pointer without a mask or boundary_check, in source order."""
+def _unmasked_nodes(tree: ast.AST, op: str, scalars: bool = False, masked: bool = False) -> list[ast.Call]:
+    """Each `<x>.<op>(...)` call on a block pointer without a mask or boundary_check, in source order; with
+    `scalars` also one-element accesses, with `masked` also masked ones (every access)."""
     found = []
     blocks = block_names(tree)
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == op):
             continue
         keywords = {k.arg for k in node.keywords}
-        if keywords & {"mask", "boundary_check"} or len(node.args) > MASK_POSITION[op]:
+        if not masked and (keywords & {"mask", "boundary_check"} or len(node.args) > MASK_POSITION[op]):
             continue
         pointer = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "pointer"), None)
-        if not _is_block(pointer, blocks):  # one element: a scalar access is no unmasked tail
+        if not scalars and not _is_block(pointer, blocks):  # one element: a scalar access is no unmasked tail
             continue
         found.append(node)
     return sorted(found, key=lambda n: (n.lineno, n.col_offset))
@@ -156,8 +157,10 @@ def _assignments(tree: ast.AST) -> dict[str, set[str]]:
     return reads
 
 
-def pointer_args(source: str, op: str) -> list[tuple[int, tuple[str, ...]]]:
-    """(line, the kernel parameters its pointer derives from) for each unmasked `<x>.<op>(...)` in `source`."""
+def pointer_args(source: str, op: str, scalars: bool = False,
+                 masked: bool = False) -> list[tuple[int, tuple[str, ...]]]:
+    """(line, the kernel parameters its pointer derives from) for each unmasked `<x>.<op>(...)` in `source` (with
+    `scalars`/`masked` as in _unmasked_nodes)."""
     tree = _parse(source)
     func = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)), None) if tree else None
     if tree is None or func is None:
@@ -165,7 +168,7 @@ def pointer_args(source: str, op: str) -> list[tuple[int, tuple[str, ...]]]:
     params = [a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)]
     reads = _assignments(func)
     out = []
-    for node in _unmasked_nodes(func, op):
+    for node in _unmasked_nodes(func, op, scalars, masked):
         pointer = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "pointer"), None)
         seen, todo = set(), list(_names(pointer))
         while todo:
@@ -198,14 +201,28 @@ def _source(kernel: Any) -> tuple[list[str], int, str] | None:
         return None
 
 
-def unmasked_with_args(kernel: Any, op: str) -> list[Access]:
+def unmasked_with_args(kernel: Any, op: str, scalars: bool = False, masked: bool = False) -> list[Access]:
     """Each unmasked tl.<op> of the kernel with the parameters its pointer derives from; [] where the source
-    cannot be read."""
+    cannot be read. `scalars`/`masked` as in _unmasked_nodes."""
     found = _source(kernel)
     if found is None:
         return []
     lines, first, path = found
-    return [Access(op, _where(lines, first, path, n), args) for n, args in pointer_args("".join(lines), op)]
+    return [Access(op, _where(lines, first, path, n), args)
+            for n, args in pointer_args("".join(lines), op, scalars, masked)]
+
+
+def stray_stores(kernel: Any, tensor: str) -> list[Access]:
+    """The stores a red-zone write into `tensor` names: its unmasked block stores; where it has none and every
+    store that touches it is unmasked (one-element stores: `out + pid * 2 + 1` past a buffer the host made too
+    small), those. A tensor a masked store touches names no one-element store: the write may be the mask's
+    (a lowering that drops it), which is the other rules' to settle."""
+    block = touching(unmasked_with_args(kernel, "store"), tensor)
+    if block:
+        return block
+    every = touching(unmasked_with_args(kernel, "store", scalars=True, masked=True), tensor)
+    unmasked = touching(unmasked_with_args(kernel, "store", scalars=True), tensor)
+    return unmasked if len(unmasked) == len(every) else []
 
 
 def touching(accesses: Sequence[Access], tensor: str) -> list[Access]:
