@@ -63,7 +63,8 @@ NPU_BUGS: tuple[NpuBug, ...] = (
            pat.masked_stores, "npu_bug_masked_store",
            "not reproduced: 1, 2, 3, 4 and 8 fp32 columns x 64 rows, 20 launches each into NaN-prefilled outputs, "
            "write every element on ascend-lowered. The loss is the device's store, which the x86 build does not have"),
-    NpuBug("FlagTree#1083", "tl.atomic_add returns one value per group of 8 lanes, though the sum it accumulates is right",
+    NpuBug("FlagTree#1083",
+           "tl.atomic_add returns one value per group of 8 lanes, though the sum it accumulates is right",
            "https://github.com/flagos-ai/FlagTree/issues/1083",
            "triton 3.2.0's Ascend backend (triton/backends/ascend), CANN 8.5.0, Ascend 910B4; closed, reported "
            "2026-09-02 (no fixing release named in the thread as read here)", "",
