@@ -114,3 +114,6 @@ def test_a_kernel_without_a_known_npu_bugs_pattern_gets_no_note() -> None:
         "a bare atomic_add only accumulates, which FlagTree#1083 found right"
     row = lm.Row("test_abs", "k", {"ascend-lowered": lm.TierCell(lm.PORTS, launches=1, checked=1)})
     assert "cannot see" not in lm.ports_text(row) and "Not checked: the NPU's own arithmetic" in lm.ports_text(row)
+    assert "its source was not kept, so the known silent NPU bugs were not looked for" in lm.ports_text(row)
+    row.source_read = True
+    assert "its source has the pattern of none of the 4 known silent NPU bugs no CPU tier" in lm.ports_text(row)
