@@ -15,6 +15,7 @@ import textwrap
 REDUCE_OPS = ("sum", "max", "min", "reduce", "argmax", "argmin", "xor_sum", "prod")
 SHAPE_OPS = ("zeros", "full", "reshape", "view", "broadcast_to", "make_block_ptr")
 HALF_TYPES = ("float16", "bfloat16", "fp16", "bf16")
+TL_MODULES = frozenset({"tl", "triton", "language"})  # the names a kernel calls Triton's language functions by
 _TTIR_REDUCE = re.compile(r'"tt\.reduce"\([^)]*\)\s*<\{axis = 0 : i32\}>.*?\}\)\s*:\s*\(tensor<((?:\d+x)+)\w+>',
                           re.DOTALL)
 _TTIR_HALF_ARG = re.compile(r"tt\.func\s+(?:public\s+)?@[\w$.]+\(([^\n]*)\)\s*attributes")
@@ -55,15 +56,19 @@ def _is_zero(node: ast.AST | None) -> bool:
     return isinstance(node, ast.Constant) and node.value == 0 and not isinstance(node.value, bool)
 
 
+def _on_module(call: ast.Call) -> bool:
+    """`tl.sum(...)` (a function of Triton's language module), not `x.sum(...)` (a tensor's method)."""
+    return isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) \
+        and call.func.value.id in TL_MODULES
+
+
 def _axis(call: ast.Call) -> ast.AST | None:
     axis = next((k.value for k in call.keywords if k.arg in ("axis", "dim")), None)
-    if axis is None and len(call.args) >= 2 and isinstance(call.func, ast.Attribute) \
-            and isinstance(call.func.value, ast.Name) and call.func.value.id in ("tl", "triton", "language"):
-        return call.args[1]  # tl.sum(x, 0)
-    if axis is None and call.args and isinstance(call.func, ast.Attribute) \
-            and not (isinstance(call.func.value, ast.Name) and call.func.value.id in ("tl", "triton", "language")):
-        return call.args[0]  # x.sum(0)
-    return axis
+    if axis is not None or not isinstance(call.func, ast.Attribute):
+        return axis
+    if _on_module(call):
+        return call.args[1] if len(call.args) >= 2 else None  # tl.sum(x, 0)
+    return call.args[0] if call.args else None  # x.sum(0)
 
 
 def _rank3(tree: ast.AST) -> bool:

@@ -124,10 +124,9 @@ def test_the_report_says_what_a_pass_cannot_see_and_only_for_a_pass() -> None:
     assert cells["plain"] == "lowered ✓"
 
 
-def _run(language: str | None, hardware: bool, status: Status, source: str) -> Record:
+def _run(tier: str, status: Status, source: str) -> Record:
     record = _record("k", status)
-    backend = SimpleNamespace(name="ascend-lowered", language=language, hardware=hardware)
-    run = SimpleNamespace(session=SimpleNamespace(backend=backend), records=[record],
+    run = SimpleNamespace(session=SimpleNamespace(backend=SimpleNamespace(name=tier)), records=[record],
                           code=SimpleNamespace(source=lambda: source))
     pipeline.note_npu_unseen(run)  # type: ignore[arg-type]
     return record
@@ -135,8 +134,9 @@ def _run(language: str | None, hardware: bool, status: Status, source: str) -> R
 
 def test_the_pipeline_notes_passes_of_triton_ascend_tiers_without_the_device() -> None:
     source = PLANTED["FlagTree#1083"][0]
-    assert [u["id"] for u in _run("triton-ascend", False, Status.PASSED, source)["npu_unseen"]] == ["FlagTree#1083"]
-    assert "npu_unseen" not in _run("triton-ascend", True, Status.PASSED, source), "the NPU itself can see it"
-    assert "npu_unseen" not in _run("triton", False, Status.PASSED, source), "not a triton-ascend tier"
-    assert "npu_unseen" not in _run("triton-ascend", False, Status.FAILED, source), "only a pass gets the note"
-    assert "npu_unseen" not in _run("triton-ascend", False, Status.PASSED, PLANTED["FlagTree#1083"][1])
+    for tier in ("ascend-lowered", "ascend-compile"):
+        assert [u["id"] for u in _run(tier, Status.PASSED, source)["npu_unseen"]] == ["FlagTree#1083"], tier
+    assert "npu_unseen" not in _run("ascend", Status.PASSED, source), "the NPU itself can see it"
+    assert "npu_unseen" not in _run("cuda-compile", Status.PASSED, source), "not a triton-ascend tier"
+    assert "npu_unseen" not in _run("ascend-lowered", Status.FAILED, source), "only a pass gets the note"
+    assert "npu_unseen" not in _run("ascend-lowered", Status.PASSED, PLANTED["FlagTree#1083"][1])

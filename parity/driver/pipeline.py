@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import parity.known_npu as known_npu
+from parity.backends import tiers_where
 from parity.driver import evidence
 from parity.driver.case import (
     CaseRun,
@@ -142,10 +143,10 @@ def warm_perf(run: CaseRun) -> None:
 def note_npu_unseen(run: CaseRun) -> None:
     """A pass on a triton-ascend tier without the device, of a kernel whose source has a known NPU bug's pattern,
     names the bug that tier cannot see (parity.known_npu): never a bare pass, and still a pass."""
-    backend = run.session.backend
+    tier = run.session.backend.name
     passed = [r for r in run.records if r["status"] in (Status.PASSED, Status.XPASSED)]
-    if backend.language == "triton-ascend" and not backend.hardware and passed:
-        unseen = known_npu.unseen(run.code.source(), backend.name)
+    if passed and tier in tiers_where(language="triton-ascend", hardware=False):
+        unseen = known_npu.unseen(run.code.source(), tier)
         for record in passed if unseen else ():
             record["npu_unseen"] = unseen
 
