@@ -122,6 +122,11 @@ def test_the_report_says_what_a_pass_cannot_see_and_only_for_a_pass() -> None:
     cells = dict((k, c[0]) for k, c in v.rows)
     assert cells["k3d"] == "lowered ✓ · lowered cannot see known NPU bug triton-ascend#2291", "a pass, never bare"
     assert cells["plain"] == "lowered ✓"
+    from parity.report import index_page
+
+    html_rows = {r.kernel: r.text for r in index_page.rows([Column("lowered", "ascend-lowered", "run", {}, "")],
+                                                           {"lowered": records[:2]}, {})}
+    assert html_rows == {"k3d": "lowered ✓ · lowered cannot see known NPU bug triton-ascend#2291", "plain": "lowered ✓"}
 
 
 def _run(tier: str, status: Status, source: str) -> Record:
