@@ -3,6 +3,8 @@
 Each is a parity.KnownDivergence with its public source; a spec lists it in `known_divergences`.
 A tier's own defects need no opting in: parity.triage.limits applies them to every kernel (with a probe
 that retires each once the installed version is fixed); INTERPRETER_BF16 stays for the specs that name it.
+The published silent wrong results of triton-ascend on a real NPU, which no CPU tier reproduces, are parity.known_npu:
+a pass with one's pattern names it instead of becoming a known divergence.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from parity.record import library_map as lm
 from parity.results import Record, Status, empty_record, write_results
 from parity.triage.owner import make_owner
 
-SOURCE = "@triton.jit\ndef k(x, y):\n    v = tl.load(x)\n    tl.atomic_add(y, v)\n"
+SOURCE = "@triton.jit\ndef k(x, y, z):\n    v = tl.load(x)\n    old = tl.atomic_add(y, v)\n    tl.store(z, old)\n"
 
 
 def cells(line: str) -> list[str]:
@@ -77,7 +77,8 @@ def test_the_map_gives_each_planted_kernel_its_verdict(tmp_path: Path, capsys: o
     assert rows["k_pass"][2].startswith("ports. Checked: ascend-compile: compiled")
     assert "outputs compared with the GPU's recorded outputs" in rows["k_pass"][2]
     assert "Not checked: the NPU's own arithmetic" in rows["k_pass"][2]
-    assert "FlagTree/issues/1083" in rows["k_pass"][2], "the atomic's known NPU bug is named"
+    assert ("ascend-compile and ascend-lowered cannot see this known NPU bug: https://github.com/flagos-ai/FlagTree/"
+            "issues/1083") in rows["k_pass"][2], "the used atomic return's known NPU bug is named, not a bare pass"
     # negative controls: a failing record is never "ports"
     assert rows["k_wrong"][2] == "wrong on Ascend" and rows["k_wrong"][7] == "wrong on Ascend (0/1)"
     assert rows["k_tier"][2] == "not checked" and "the lowering's own limit" in rows["k_tier"][4]
@@ -106,3 +107,13 @@ def test_op_of() -> None:
     assert lm.op_of(["x", "--quick", "tests/test_FLA/test_fused.py"], "m") == "test_fused"
     assert lm.op_of(["pytest/__main__.py", "-q", "tests/tet_silu_and_mul.py"], "m") == "tet_silu_and_mul"
     assert lm.op_of(["pytest/__main__.py", "-q"], "lightllm.k") == "lightllm.k"
+
+
+def test_a_kernel_without_a_known_npu_bugs_pattern_gets_no_note() -> None:
+    assert lm.npu_bugs("@triton.jit\ndef k(x, y):\n    tl.atomic_add(y, tl.load(x))\n") == (), \
+        "a bare atomic_add only accumulates, which FlagTree#1083 found right"
+    row = lm.Row("test_abs", "k", {"ascend-lowered": lm.TierCell(lm.PORTS, launches=1, checked=1)})
+    assert "cannot see" not in lm.ports_text(row) and "Not checked: the NPU's own arithmetic" in lm.ports_text(row)
+    assert "its source was not kept, so the known silent NPU bugs were not looked for" in lm.ports_text(row)
+    row.source_read = True
+    assert "its source has the pattern of none of the 4 known silent NPU bugs no CPU tier" in lm.ports_text(row)

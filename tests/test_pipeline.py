@@ -21,8 +21,10 @@ def test_the_phases_are_tables_in_their_order():
     from parity.driver import finish, sweep
     from parity.driver.phases import names
 
-    assert names(pipeline.ACCURACY) == ("skip", "run", "store", "compare", "triage", "repro", "warm", "write")
-    assert names(pipeline.COMPILE) == ("skip", "inputs", "run", "compare", "fit", "triage", "repro", "write")
+    assert names(pipeline.ACCURACY) == ("skip", "run", "store", "compare", "triage", "repro", "warm", "npu",
+                                       "write")
+    assert names(pipeline.COMPILE) == ("skip", "inputs", "run", "compare", "fit", "triage", "repro", "npu",
+                                      "write")
     assert names(sweep.SPECIALIZATION) == ("compare", "triage", "repro", "write")
     assert names(finish.RUN_END) == ("wait", "merge", "carry", "perf", "write", "promote", "env", "report")
     for module, tables in ((pipeline, (pipeline.ACCURACY, pipeline.COMPILE)), (sweep, (sweep.SPECIALIZATION,)),
@@ -85,7 +87,7 @@ def test_the_pipeline_runs_its_own_table(monkeypatch, tmp_path):
     planted = (*planted[:4], Phase("planted", spy("planted")), *planted[4:])
     monkeypatch.setattr(pipeline, "ACCURACY", planted)
     pipeline.accuracy_case(None, None, None)  # type: ignore[arg-type]  (the spies read nothing)
-    assert order == ["skip", "run", "store", "compare", "planted", "triage", "repro", "warm", "write"]
+    assert order == ["skip", "run", "store", "compare", "planted", "triage", "repro", "warm", "npu", "write"]
 
 
 def _counts(tmp_path: Path, backend: str, kernels: str) -> dict[str, list]:

@@ -1,7 +1,7 @@
 """A case's way through parity: a table of phases (parity.driver.phases) that one loop runs in order.
 
-    ACCURACY (run tiers):    skip -> run -> store -> compare -> triage -> repro -> warm -> write
-    COMPILE (compile tiers): skip -> inputs -> run -> compare -> fit -> triage -> repro -> write
+    ACCURACY (run tiers):    skip -> run -> store -> compare -> triage -> repro -> warm -> npu -> write
+    COMPILE (compile tiers): skip -> inputs -> run -> compare -> fit -> triage -> repro -> npu -> write
 
 - skip: a case this tier cannot run (its library missing, too little memory): `skipped`, settled;
 - run (and its comparison): parity.run.runner.run_case, or the backend's compile_case; a launcher's raise
@@ -14,6 +14,7 @@
 - repro: shrink, capture, write and verify the folder the owner calls for (parity.repro), which reads the owner
   and never changes the status the run and triage judged;
 - warm: the perf pass's autotune compiles, beside the other workers (parity.perf.warm);
+- npu: a pass on a triton-ascend tier without the device names the known NPU bugs it cannot see (parity.known_npu);
 - write: the record, to this worker's results file (the session's store).
 
 A phase may settle the case (a skip, a refusal, an interruption): the loop then runs only triage and write.
@@ -28,6 +29,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import parity.known_npu as known_npu
+from parity.backends import tiers_where
 from parity.driver import evidence
 from parity.driver.case import (
     CaseRun,
@@ -137,6 +140,17 @@ def warm_perf(run: CaseRun) -> None:
         record["timing"]["warm_s"] = record["perf_warm"]["seconds"]
 
 
+def note_npu_unseen(run: CaseRun) -> None:
+    """A pass on a triton-ascend tier without the device, of a kernel whose source has a known NPU bug's pattern,
+    names the bug that tier cannot see (parity.known_npu): never a bare pass, and still a pass."""
+    tier = run.session.backend.name
+    passed = [r for r in run.records if r["status"] in (Status.PASSED, Status.XPASSED)]
+    if passed and tier in tiers_where(language="triton-ascend", hardware=False):
+        unseen = known_npu.unseen(run.code.source(), tier)
+        for record in passed if unseen else ():
+            record["npu_unseen"] = unseen
+
+
 ACCURACY: tuple[Phase[CaseRun], ...] = (
     Phase("skip", skip_run),
     Phase("run", run_accuracy, interrupted=record_interrupted),
@@ -145,6 +159,7 @@ ACCURACY: tuple[Phase[CaseRun], ...] = (
     Phase("triage", triage_phase, settled=True, interrupted=write_interrupted),
     Phase("repro", repro_run, interrupted=write_interrupted),
     Phase("warm", warm_perf, interrupted=write_interrupted),
+    Phase("npu", note_npu_unseen),
     Phase("write", write_phase, settled=True),
 )
 
@@ -230,6 +245,7 @@ COMPILE: tuple[Phase[CaseRun], ...] = (
     Phase("fit", prove),
     Phase("triage", triage_phase, settled=True),
     Phase("repro", repro_compiles),
+    Phase("npu", note_npu_unseen),
     Phase("write", write_phase, settled=True),
 )
 # what a sweep's re-run of one case leaves out (parity.driver.sweep): its outputs and the perf pass's warm-up

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import parity.known_npu as known_npu
 from parity.reasons import key_line
 from parity.report.tables import md_escape
 from parity.results import OwnerKind, Record, Status, load_results
@@ -48,28 +49,6 @@ FIXED_LATER = re.compile(r"\b(?:main|later release|newer)\b[^.;]*\bfixed\b|\bfix
 TEST_FILE = re.compile(r"(?:^|/)((?!__main__)[\w.-]+\.py)$")  # the file pytest ran (FlagGems has a tet_*.py)
 
 
-@dataclass(frozen=True)
-class NpuBug:
-    """A published silent wrong result of triton-ascend on a real NPU that no CPU tier reproduces."""
-
-    what: str
-    source: re.Pattern[str]  # the kernel source pattern that can meet it
-    link: str
-
-
-NPU_BUGS = (
-    NpuBug("a reduction over a 3-D tile's leading axis reads the wrong axis (910B)",
-           re.compile(r"\btl\.(?:sum|max|min|reduce|argmax|argmin)\(|\.(?:sum|max|min)\(\s*(?:axis\s*=\s*)?0\b"),
-           "https://github.com/triton-lang/triton-ascend/issues/2291"),
-    NpuBug("fp16/bf16 scalar arguments arrive as fp32 bytes",
-           re.compile(r":\s*tl\.(?:float16|bfloat16)\b"), "https://github.com/triton-lang/triton-ascend/issues/2364"),
-    NpuBug("masked stores lost nondeterministically (FlagTree ascend3.5, 910B4)",
-           re.compile(r"tl\.store\((?:[^()]|\([^()]*\))*\bmask\s*="), "https://github.com/flagos-ai/FlagTree/issues/1245"),
-    NpuBug("tl.atomic_* return values shared by groups of 8 lanes",
-           re.compile(r"\btl\.atomic_\w+\("), "https://github.com/flagos-ai/FlagTree/issues/1083"),
-)
-
-
 @dataclass
 class TierCell:
     """One kernel on one tier: its verdict, who must act and on what evidence."""
@@ -89,7 +68,8 @@ class Row:
     op: str
     kernel: str
     tiers: dict[str, TierCell] = field(default_factory=dict)
-    bugs: tuple[NpuBug, ...] = ()
+    bugs: tuple[known_npu.NpuBug, ...] = ()  # known NPU bugs its source could meet that no CPU tier reproduces
+    source_read: bool = False  # the bundle kept the kernel's source, so `bugs` was looked for
 
 
 def _first_line(text: Any, limit: int = 150) -> str:
@@ -165,8 +145,10 @@ def op_of(argv: Sequence[str] | None, module: str) -> str:
     return module
 
 
-def npu_bugs(source: str) -> tuple[NpuBug, ...]:
-    return tuple(b for b in NPU_BUGS if b.source.search(source))
+def npu_bugs(source: str) -> tuple[known_npu.NpuBug, ...]:
+    """The published silent NPU bugs (parity.known_npu) whose pattern the source has and the lowering does not
+    reproduce (a reproduced one fails its replay instead)."""
+    return tuple(b for b, _ in known_npu.matches(source) if not b.reproduced)
 
 
 def build_rows(groups: Mapping[str, list[dict[str, Any]]], argv_of: Mapping[str, Sequence[str]],
@@ -182,7 +164,7 @@ def build_rows(groups: Mapping[str, list[dict[str, Any]]], argv_of: Mapping[str,
     for name, launches in groups.items():
         pid = str(launches[0].get("id", "")).split("-")[0]
         op = op_of(argv_of.get(pid), str(launches[0]["kernel"].get("module") or "?"))
-        row = Row(op, name, bugs=npu_bugs(sources.get(name, "")))
+        row = Row(op, name, bugs=npu_bugs(sources.get(name, "")), source_read=bool(sources.get(name)))
         for label, (results_dir, _) in tiers.items():
             row.tiers[label] = tier_cell(by_kernel[name][label], results_dir)
         rows.append(row)
@@ -206,11 +188,17 @@ def ports_text(row: Row) -> str:
         done.append(f"{label}: {what}, {cell.checked} of {cell.launches} launch(es)")
     missed = [f"{label}: {cell.evidence or 'not replayed'}" for label, cell in row.tiers.items()
               if cell.verdict == UNCHECKED]
-    bugs = "; ".join(f"[{b.what}]({b.link})" for b in row.bugs)
+    passed = " and ".join(label for label, cell in row.tiers.items() if cell.verdict == PORTS)
+    unseen = sum(not b.reproduced for b in known_npu.NPU_BUGS)
+    if row.bugs:
+        bugs = "the kernel's source has the pattern of a published silent NPU bug: " + "; ".join(
+            known_npu.note(passed, b) for b in row.bugs)
+    elif row.source_read:
+        bugs = f"its source has the pattern of none of the {unseen} known silent NPU bugs no CPU tier reproduces"
+    else:
+        bugs = "its source was not kept, so the known silent NPU bugs were not looked for"
     return (f"ports. Checked: {'; '.join(done)}. Not checked: the NPU's own arithmetic and scheduling"
-            + (f"; {'; '.join(missed)}" if missed else "")
-            + (f"; known NPU bugs no CPU tier can see, which this kernel's source could meet: {bugs}" if bugs else "")
-            + ".")
+            + (f"; {'; '.join(missed)}" if missed else "") + f"; {bugs}.")
 
 
 def row_cells(row: Row) -> list[str]:

@@ -10,6 +10,7 @@ from typing import Any
 from tabulate import tabulate
 
 from parity.reasons import key_line
+from parity.report import npu_unseen_md
 from parity.report.err_tol import worst_err_over_tol
 from parity.report.findings import clip, message_of
 from parity.report.perf_md import perf_section
@@ -281,7 +282,7 @@ def verdict_section(records: Sequence[Record], env: Mapping[str, Any]) -> str:
     from parity.report import verdict
 
     col = _column(env, records)
-    return verdict.render_md(verdict.build([col], {col.label: records}))
+    return verdict.render_md(verdict.build([col], {col.label: records})) + npu_unseen_md.section({col.label: records})
 
 
 def terminal_summary(records: Sequence[Record], env: Mapping[str, Any] | None = None) -> str:

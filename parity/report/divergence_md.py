@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from parity.reasons import key_line
-from parity.report import findings, perf_cross, verdict
+from parity.report import findings, npu_unseen_md, perf_cross, verdict
 from parity.report.backend_md import COUNT_NOTE, ENV_KEYS
 from parity.report.divergence import KINDS, RUN_MODES, Column, Divergence
 from parity.report.err_tol import worst_err_over_tol
@@ -141,7 +141,7 @@ def render(columns: Sequence[Column], records: Mapping[str, Sequence[Record]],
     """The whole DIVERGENCE.md."""
     tf32 = precision.kernels_with_tf32(records)  # a static note: no tier's failure needed
     parts = ["# parity: does each kernel port?", "",
-             verdict.render_md(verdict.build(columns, records)), "",
+             verdict.render_md(verdict.build(columns, records)), "", npu_unseen_md.section(records),
              *(["### Cross-backend notes", "", *(f"- `{md_escape(k)}`: {precision.NOTE}" for k in tf32), ""] if tf32
                else []),
              "## What was counted", "", count_line(columns, records), "", headline(columns, divs, records), "",

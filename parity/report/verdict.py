@@ -20,7 +20,7 @@ from typing import Any
 from parity.backends import backend_class, device_tier
 from parity.backends.base import Check
 from parity.fit.proof import change as proven_change
-from parity.report import ascend_perf_md
+from parity.report import ascend_perf_md, npu_unseen_md
 from parity.report import findings as fnd
 from parity.report.fit_md import fit_answer, fit_line
 from parity.report.legend import REJECTED, device_run, legend, not_checkable
@@ -218,6 +218,7 @@ def build(columns: Sequence[Any], records: Mapping[str, Sequence[Record]]) -> Ve
             on_main.update({c.backend: r for c, r in zip(mine, results, strict=True)})
             every += results
             perf = [ascend_perf_md.cell_note(recs(c, kernel), c.link_prefix) for c in mine]  # static advice
+            perf += [npu_unseen_md.cell_note(check_of(c.backend).short, recs(c, kernel)) for c in mine]  # blind
             cells.append(" · ".join([r.text for r in results] + [p for p in perf if p]) or "–")
         rows.append((kernel, cells))
         per_release: dict[str, list[tuple[Result, Result | None]]] = {}

@@ -412,8 +412,8 @@ def kernel_source(kernels: Iterable[Any]) -> str:
 
 
 def case_code(spec: Any) -> CaseCode:
-    """The case's code as triage reads it (parity.triage.stage.CaseCode); the source is extracted only when a
-    failing record asks for it. None (a record without its spec, a worker's crash): the record alone."""
+    """The case's code as triage reads it (parity.triage.stage.CaseCode), its source extracted when a failing record
+    or parity.known_npu asks for it. None (a record without its spec, a worker's crash): the record alone."""
     if spec is None:
         return CaseCode()
     kernels = tuple(spec.kernels)

@@ -161,6 +161,7 @@ class Record(TypedDict, total=False):
     tf32_dots: dict[str, Any]  # cuda-compile: fp32 tl.dot compiled as TF32 (TTIR inputPrecision = tf32): counts, line
     random_stream: dict[str, Any]  # a random kernel's failed outputs judged as distributions (parity.run.distribution)
     source_facts: dict[str, list[str]]  # a failing case's kernel source as triage read it: spin_lock, random lines
+    npu_unseen: list[dict[str, str]]  # known NPU bugs (parity.known_npu) a passed kernel could meet, unseen here
     triage_evidence: TriageEvidence  # the sibling results triage read to decide the owner (parity.driver.evidence)
 
 
