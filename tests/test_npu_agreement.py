@@ -106,6 +106,19 @@ def test_classes(entry: Any, owner: str | None, src_stack: Any, cls: str) -> Non
     assert row.cls == cls, row.why
 
 
+def test_an_out_of_bounds_access_the_npu_passed_is_hidden_on_the_device_not_a_parity_defect() -> None:
+    """FlagGems 5.0.2's vdot: parity's red zone caught a read past a buffer the host made too small; the NPU passed."""
+    oob = rec("failed", "author", "out-of-bounds read by reduce_kernel_complex: 2 value(s) from parity's red zone")
+    (row,) = na.join(source(na.NpuEntry("t", "passes")), verdicts(t=oob), SAME).disagreements()
+    assert row.cls == "hidden on the device" and "512 bytes" in row.why
+    # controls: a plain mismatch stays a parity defect, and an out-of-bounds finding the NPU also failed is no alarm
+    (plain,) = na.join(source(na.NpuEntry("t", "passes")), verdicts(t=rec("failed", "author", "mismatch")),
+                       SAME).disagreements()
+    assert plain.cls == "parity defect"
+    both = na.join(source(na.NpuEntry("t", "fails", "wrong values", "wrong")), verdicts(t=oob), SAME)
+    assert both.counts()["false alarm"] == 0
+
+
 def test_version_class_says_it_is_unproven() -> None:
     a = na.join(source(na.NpuEntry("t", "passes"), stack=na.Stack("3.6.0.dev0", None)),
                 verdicts(t=rec("failed", "triton-ascend", "x")), SAME)
