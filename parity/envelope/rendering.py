@@ -24,7 +24,7 @@ def _storm(row: Mapping[str, Any]) -> str:
     sizes, n = storm.get("sizes") or [], storm.get("compiles")
     shown = ", ".join(f"{s:,}" for s in sizes)
     if n is None:
-        return " Specialization: not checked (the launcher reads tensor data)."
+        return f" Specialization: not checked ({storm.get('why') or 'the launcher reads tensor data'})."
     one = storm.get("at_one") or 1
     if sizes and n >= len(sizes) * one:
         return (f" Specialization: a new compile at each {axis} ({axis} = {shown}: {n} compiles, {one} at one size), a "
@@ -50,7 +50,7 @@ def sentence(row: Mapping[str, Any]) -> str:
     where = _others(row)
     if first is None:
         return (f"{kernel} ports on {target} up to {axis} = {last_ok:,}{where}, the production maximum: no limit "
-                f"crossed ({CHECKED}).{_offsets_note(row)}{_storm(row)}")
+                f"crossed ({row.get('checked') or CHECKED}).{_offsets_note(row)}{_storm(row)}")
     bad = row.get("bad_probe") or {}
     if bad.get("not_checked") or not row["crossings"]:
         why = bad.get("not_checked") or "no limit named"
