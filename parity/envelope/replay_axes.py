@@ -162,6 +162,7 @@ def ceil_fits(s: Sequence[int], m: Sequence[int], slopes: Sequence[int], blocks:
     """Every c·cdiv(a·s, d) that gives each recorded value, for a among `slopes` and d among `blocks`."""
     if min(m) <= 0:
         return []
+    largest = max(s)
     g = math.gcd(*m)
     found = []
     for c in (k for k in range(1, g + 1) if g % k == 0):
@@ -169,14 +170,21 @@ def ceil_fits(s: Sequence[int], m: Sequence[int], slopes: Sequence[int], blocks:
             for d in sorted(set(blocks)):
                 k = math.gcd(a, d)  # cdiv(32·T, 2,048) is cdiv(T, 64): one model
                 model = Model("ceil", a=a // k, c=c, d=d // k)
-                if model.d > 1 and model not in found and all(model.at(x) == y for x, y in zip(s, m, strict=True)):
+                # a block beyond the largest recorded a·s would make every recorded launch one block: no evidence
+                if not 1 < d < a * largest or model in found:
+                    continue
+                if all(model.at(x) == y for x, y in zip(s, m, strict=True)):
                     found.append(model)
     return found
 
 
-def fits_of(s: Sequence[int], m: Sequence[int], slopes: Sequence[int], blocks: Sequence[int]) -> list[Model]:
+def fits_of(s: Sequence[int], m: Sequence[int], slopes: Sequence[int], blocks: Sequence[int],
+            grid: bool = False) -> list[Model]:
+    """The models of one member over the recorded launches. A grid dimension that stayed constant may still be a
+    ceiling whose step the recording did not reach (T = 100 and 120 both give cdiv(T, 64) = 2): both are kept, so
+    a size where they part is not checked."""
     if len(set(m)) == 1:
-        return [Model("const", b=m[0])]
+        return [Model("const", b=m[0])] + (ceil_fits(s, m, slopes, blocks) if grid else [])
     linear = linear_fit(s, m)
     return [linear] if linear else ceil_fits(s, m, slopes, blocks)
 
@@ -195,6 +203,30 @@ class KernelAxes:
     notes: list[str] = field(default_factory=list)
 
 
+def _fitted(group: Sequence[str], table: Mapping[str, list[int]], groups: Mapping[tuple[int, ...], list[str]],
+            blocks: Sequence[int], high: int) -> tuple[ReplayAxis, list[str]]:
+    """One group's axis with the fits of every member that follows it, and the group's members no model fits."""
+    name = min(group, key=lambda k: _canonical_order(k, table[k]))
+    s = table[name]
+    base = max(range(len(s)), key=lambda i: (s[i], i))
+    axis = ReplayAxis(name, s[base], high, base)
+    slopes = [1] + [f.a for k in group if (f := linear_fit(s, table[k])) and f.a > 0]
+    unknown = []
+    for k, v in table.items():
+        grid = k.startswith(GRID)
+        if len(set(v)) == 1 and not grid:
+            continue  # a shape or argument that never changed stays as recorded
+        models = fits_of(s, v, slopes, blocks, grid)
+        if k in group and not models:
+            unknown.append(k)
+        elif len(set(v)) == 1:
+            if len(models) > 1:  # a constant grid dim that a ceiling fits too: where they part is not checked
+                axis.fits[k] = models
+        elif models and (k in group or grid or _ranks(v) not in groups):
+            axis.fits[k] = models
+    return axis, unknown
+
+
 def infer(entries: Sequence[Mapping[str, Any]], high: int = axes.DEFAULT_MAX) -> KernelAxes:
     """The axes of one kernel from its kept launches (in recording order)."""
     rows = [members(e) for e in entries]
@@ -210,39 +242,26 @@ def infer(entries: Sequence[Mapping[str, Any]], high: int = axes.DEFAULT_MAX) ->
         one = "one launch recorded" if len(entries) == 1 else f"{len(entries)} launches recorded"
         return KernelAxes([], f"{one}: no axis varies between its launches; name one with --grow "
                               "(e.g. --grow x.0=..1M)", notes)
+    # a ceiling's divisor: a power of two (Triton's blocks) or an integer every launch passes (its block constexpr)
     blocks = sorted({1 << i for i in range(1, MAX_BLOCK_LOG2 + 1)}
                     | {v[0] for v in table.values() if len(set(v)) == 1 and v[0] > 1})
-    found = []
-    for group in groups.values():
-        name = min(group, key=lambda k: _canonical_order(k, table[k]))
-        s = table[name]
-        base = max(range(len(s)), key=lambda i: (s[i], i))
-        axis = ReplayAxis(name, s[base], high, base)
-        slopes = [1] + [f.a for k in group if (f := linear_fit(s, table[k])) and f.a > 0]
-        unknown = []
-        for k, v in varying.items():
-            models = fits_of(s, v, slopes, blocks)
-            if k in group and not models:
-                unknown.append(k)
-            elif models and (k in group or k.startswith(GRID) or _ranks(v) not in groups):
-                axis.fits[k] = models
-        found.append((axis, unknown))
-    explained = {k for axis, _ in found for k in axis.fits}
+    found = [_fitted(group, table, groups, blocks, high) for group in groups.values()]
+    explained = {k for axis, _ in found for k in axis.fits if len(set(table[k])) > 1}
     for axis, unknown in found:
-        others = {k for other, _ in found if other is not axis for k in other.fits}
-        # a member fitted to two axes belongs to neither knowingly; a member fitted to none is unexplained
+        others = {k for other, _ in found if other is not axis for k in other.fits if k in varying}
+        # a varying member fitted to two axes belongs to neither knowingly; one fitted to none is unexplained
         shared = [k for k in axis.fits if k in others and k not in groups.get(_ranks(varying[k]), [])]
         unexplained = unknown + [k for k in varying if k not in explained] + shared
-        grid = sorted(k for k in unexplained if k.startswith(GRID))
-        rest = sorted(k for k in unexplained if not k.startswith(GRID))
         for k in shared:
             axis.fits.pop(k, None)
+        grid = sorted(k for k in unexplained if k.startswith(GRID))
+        rest = sorted(k for k in unexplained if not k.startswith(GRID))
         if rest:
             shown = ", ".join(f"{k} ({', '.join(f'{x:,}' for x in table[k])})" for k in rest[:3])
             axis.blocked = f"{shown} vary between launches as no single axis explains"
         if grid:
             axis.grid_unknown = (f"the grid's dependence on {axis.name} is unknown: {', '.join(grid)} "
-                                 "fits no function of one axis over the recorded launches")
+                                 "fits no function of one axis over the recorded launches, so it stays as recorded")
     return KernelAxes([a for a, _ in found], None, notes)
 
 
