@@ -155,7 +155,8 @@ def unkept(bundle: Bundle, kernel_id: str) -> str | None:
 
 def axes_of(entries: Sequence[Mapping[str, Any]], grow: Sequence[replay_axes.GrowTerm]) -> replay_axes.KernelAxes:
     """The inferred axes, narrowed or extended by --grow: a term whose first member is an inferred axis' member sets
-    that axis' range; one on a member no axis holds declares an axis of its own."""
+    that axis' range; one on a member no axis holds declares an axis of its own; a kernel no term names keeps its
+    inferred axes."""
     found = replay_axes.infer(entries)
     if not grow:
         return found
@@ -166,7 +167,7 @@ def axes_of(entries: Sequence[Mapping[str, Any]], grow: Sequence[replay_axes.Gro
             chosen.append(dataclasses.replace(axis, low=term.low or axis.low, high=term.high))
         elif term.members[0] in replay_axes.members(entries[0]):
             chosen.append(replay_axes.declared(entries, term))
-    return replay_axes.KernelAxes(chosen, None if chosen else found.none_why, found.notes)
+    return replay_axes.KernelAxes(chosen, None, found.notes) if chosen else found  # no term of its: its own axes
 
 
 def envelope(prober: Prober, bundle_path: str, requested: Sequence[str], grow: Sequence[replay_axes.GrowTerm],
