@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 import parity.envelope.axes as axes
+import parity.envelope.rendering as rendering
 import parity.envelope.replay_axes as ra
 import parity.envelope.replay_text as replay_text
 import parity.envelope.replayed as replayed
@@ -110,3 +111,16 @@ def test_a_replayed_row_names_its_members_and_what_it_did_not_check():
     row.update(grid_unknown="planted", notes=["two shapes seen but none kept"])
     assert replay_text.members(row).endswith(" The grid: not checked: planted. Two shapes seen but none kept.")
     assert replay_text.members({"kernel": "k", "axis": {"name": "T"}}) == ""  # a spec's row: nothing added
+
+
+def test_the_table_and_sentence_leave_the_grid_out_where_the_recording_does_not_tell_it():
+    row = {"kernel": "k", "target": "ascend", "axis": {"name": "x.0", "low": 1000, "high": 1 << 20},
+           "params": {"launch": "1-8"}, "last_ok": 1 << 20, "first_bad": None, "crossings": [],
+           "ok_probe": {"offsets": "i32"}, "storm": {"sizes": [1008, 1024, 1040], "compiles": 1, "at_one": 1},
+           "checked": replayed.CHECKED_NO_GRID, "grid_unknown": "planted"}
+    assert "| none (grid not checked) |" in rendering.table([row])
+    assert "no limit crossed (on-chip memory, int32 offsets, launcher)." in rendering.sentence(row)
+    spec_row = {**row, "checked": None, "grid_unknown": None}  # the control: a spec's row names the grid
+    assert "| none |" in rendering.table([spec_row])
+    assert "(grid, on-chip memory, int32 offsets, launcher)" in rendering.sentence(spec_row)
+    assert "not checked (planted)" in rendering.sentence({**row, "storm": {"compiles": None, "why": "planted"}})

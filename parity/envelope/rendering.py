@@ -79,6 +79,8 @@ def table(rows: Sequence[Mapping[str, Any]]) -> str:
         limit = crossed[0]["limit"] if crossed else ("not checked" if first is not None else "none")
         if crossed and not crossed[0]["proven_by_run"]:
             limit += " (not proven by a run)"
+        elif not crossed and row.get("grid_unknown"):  # a replayed kernel whose grid the recording does not tell
+            limit += " (grid not checked)"
         upto = f"{row['last_ok']:,}" if row["last_ok"] is not None else "–"
         storm = (row.get("storm") or {}).get("compiles")
         lines.append(f"| {row['kernel']} | {target} | {row['axis']['name']} | {upto} | "
