@@ -3,6 +3,7 @@ each inference with a control that shows it refuses what the recording does not 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ import parity.envelope.rendering as rendering
 import parity.envelope.replay_axes as ra
 import parity.envelope.replay_text as replay_text
 import parity.envelope.replayed as replayed
+from parity.record.bundle import Bundle
 
 
 def launch(t: int, grid: list[int], b: int = 1, h: int = 32, bt: int = 64, extra: dict[str, int] | None = None,
@@ -124,3 +126,15 @@ def test_the_table_and_sentence_leave_the_grid_out_where_the_recording_does_not_
     assert "| none |" in rendering.table([spec_row])
     assert "(grid, on-chip memory, int32 offsets, launcher)" in rendering.sentence(spec_row)
     assert "not checked (planted)" in rendering.sentence({**row, "storm": {"compiles": None, "why": "planted"}})
+
+
+def test_what_the_recording_saw_but_did_not_keep_is_said():
+    counts = [{"keys": {"k1": {"kernel_id": "a", "seen": 5, "kept": 2}, "k2": {"kernel_id": "a", "seen": 3, "kept": 0},
+                        "k3": {"kernel_id": "b", "seen": 1, "kept": 0}}}]
+    unrecorded = [{"kernel": {"id": "a"}, "reason": "the launch raised ValueError: planted"}]
+    bundle = Bundle(Path("."), {}, [], unrecorded=unrecorded, counts=counts)
+    notes = replayed.unkept(bundle, "a")
+    assert notes[0].startswith("1 launch shape(s) seen but none kept") and "ValueError: planted" in notes[1]
+    assert replayed.unkept(Bundle(Path("."), {}, [], counts=[counts[0] | {"keys": {}}]), "a") == []  # the control
+    with pytest.raises(axes.AxisError):
+        ra.parse_grow("grid.0=..1M")  # the grid follows the members, it is never grown by name

@@ -283,9 +283,10 @@ def parse_grow(text: str) -> list[GrowTerm]:
     for term in filter(None, (t.strip() for t in text.split(","))):
         names, eq, span = term.partition("=")
         members_ = tuple(n.strip() for n in names.split("+"))
-        if not eq or not all(_MEMBER.match(n) for n in members_):
+        if not eq or not all(_MEMBER.match(n) and not n.startswith(GRID) for n in members_):
             raise axes.AxisError(f"--grow {term!r}: write MEMBER[+MEMBER...]=LOW..HIGH, where a member is a tensor "
-                                 "dimension (x.0: dim 0 of the tensor passed as x) or an integer argument (T)")
+                                 "dimension (x.0: dim 0 of the tensor passed as x) or an integer argument (T); the grid "
+                                 "is never named: it follows them where the recording tells how")
         low_text, dots, high_text = span.partition("..")
         low = axes.parse_size(low_text) if dots and low_text.strip() else 0
         high = axes.parse_size(high_text if dots else low_text)
@@ -314,7 +315,7 @@ def declared(entries: Sequence[Mapping[str, Any]], term: GrowTerm) -> ReplayAxis
             return axis
         axis.fits[m] = [Model("linear", row[m] // s0, 0)]
         name, _, dim = m.rpartition(".")
-        if name and dim.isdigit():
+        if name and dim.isdigit() and f"{name}.stride.{dim}" in row:
             inner = row[f"{name}.stride.{dim}"] * row[m]  # the extent of dims inside and at the grown one
             for k in (k for k in row if k.startswith(f"{name}.stride.") and k != f"{name}.stride.{dim}"):
                 if inner and row[k] >= inner and row[k] % inner == 0:  # an outer dim: its stride grows with it

@@ -145,12 +145,18 @@ def grow_one(prober: Prober, spec: KernelSpec, entries: Sequence[Mapping[str, An
             "probes": found.sizes, "storm": storm, "seconds": round(time.monotonic() - started, 2)}
 
 
-def unkept(bundle: Bundle, kernel_id: str) -> str | None:
-    """Launch keys of this kernel the recording saw but kept none of: their shapes are not in the bundle."""
+def unkept(bundle: Bundle, kernel_id: str) -> list[str]:
+    """What the recording saw of this kernel but did not keep: keys none of whose launches was kept, launches that
+    could not be recorded. Their sizes are not in the bundle, so the axes are read without them."""
     lost = sum(1 for c in bundle.counts for k in (c.get("keys") or {}).values()
                if k.get("kernel_id") == kernel_id and k.get("seen") and not k.get("kept"))
-    return (f"{lost} launch shape(s) seen but none kept (the recording stopped keeping launches): their sizes "
-            "are not in the bundle") if lost else None
+    failed = [u.get("reason", "?") for u in bundle.unrecorded if (u.get("kernel") or {}).get("id") == kernel_id]
+    notes = [f"{lost} launch shape(s) seen but none kept (the recording stopped keeping launches): their sizes "
+             "are not in the bundle"] if lost else []
+    if failed:
+        notes.append(f"{len(failed)} launch(es) could not be recorded ({failed[0][:120]}): their sizes are not in "
+                     "the bundle")
+    return notes
 
 
 def axes_of(entries: Sequence[Mapping[str, Any]], grow: Sequence[replay_axes.GrowTerm]) -> replay_axes.KernelAxes:
@@ -186,7 +192,7 @@ def envelope(prober: Prober, bundle_path: str, requested: Sequence[str], grow: S
             yield {**head, "skipped": missing}
             continue
         found = axes_of(entries, grow)
-        notes = [n for n in [unkept(bundle, kernel_id), *found.notes] if n]
+        notes = [*unkept(bundle, kernel_id), *found.notes]
         if not found.axes:
             yield {**head, "skipped": found.none_why or "no axis to grow", "notes": notes}
             continue
