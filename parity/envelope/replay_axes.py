@@ -285,8 +285,8 @@ def parse_grow(text: str) -> list[GrowTerm]:
         members_ = tuple(n.strip() for n in names.split("+"))
         if not eq or not all(_MEMBER.match(n) and not n.startswith(GRID) for n in members_):
             raise axes.AxisError(f"--grow {term!r}: write MEMBER[+MEMBER...]=LOW..HIGH, where a member is a tensor "
-                                 "dimension (x.0: dim 0 of the tensor passed as x) or an integer argument (T); the grid "
-                                 "is never named: it follows them where the recording tells how")
+                                 "dimension (x.0: dim 0 of the tensor passed as x) or an integer argument (T); the "
+                                 "grid is never named: it follows them where the recording tells how")
         low_text, dots, high_text = span.partition("..")
         low = axes.parse_size(low_text) if dots and low_text.strip() else 0
         high = axes.parse_size(high_text if dots else low_text)
