@@ -7,13 +7,16 @@ the same way vary together: they are one axis, named by one of them (an integer 
 dimension, the smallest). Every other member is a function of that axis fitted to every recorded launch exactly:
 
 - linear, `a·s + b` with integers a and b (a shape `T`, a stride `T·H·D`, an offset, an argument `T·H`);
-- a ceiling, `c·cdiv(a·s, d)` (a grid `cdiv(T, 64)`, `B·H·cdiv(T, BT)`), d a power of two or an integer the launch
-  passes (its block constexpr), c dividing every recorded value.
+- a ceiling, `c·cdiv(a·s, d)` (a grid `cdiv(T, 64)`, `B·H·cdiv(T, BT)`): d a power of two or an integer every launch
+  passes (its block constexpr), below the largest recorded a·s (a larger block would make every recorded launch
+  one block: the recording shows nothing of it), c dividing every recorded value.
 
-A ceiling needs launches far enough apart to single out d; where two fits agree on every recorded launch but not at
-a size the search tries, that size is "not checked" and says so. A member no fit explains makes its kernel's axes
-"not checked" (a grid dimension only makes the grid not checked). Nothing is guessed: a kernel whose launches never
-vary gets no axis, and `--grow q.1+T=..1M` names one (members joined by `+`, grown in proportion to the first).
+A grid dimension that stayed constant while the axis varied is constant (a persistent grid) unless a ceiling fits
+it too (T = 100 and 120 both give cdiv(T, 64) = 2); where two fits agree on every recorded launch but not at a size
+the search tries, that size is "not checked" and says so. A member no fit explains makes its axis "not checked"; a
+grid dimension no fit explains leaves the grid as recorded and the grid "not checked". Nothing is guessed: a kernel
+whose launches never vary gets no axis, and `--grow q.1+T=..1M` names one (members joined by `+`, grown in
+proportion to the first, with the outer strides of each named tensor dimension); its grid is then not checked.
 """
 
 from __future__ import annotations
