@@ -39,7 +39,8 @@ MAX_BLOCK_LOG2 = 20  # ceiling divisors tried: powers of two up to Triton's larg
 
 @dataclass(frozen=True)
 class Model:
-    """One member as a function of its axis' value s: `const` v; `linear` a·s + b; `ceil` c·cdiv(a·s, d)."""
+    """One member as a function of its axis' value s: `const` v; `linear` a·s + b; `ceil` c·cdiv(a·s, d);
+    `pow2` next_power_of_2(a·s) (a block constexpr that follows the size: BLOCK = triton.next_power_of_2(N))."""
 
     kind: str
     a: int = 0
@@ -52,6 +53,8 @@ class Model:
             return self.b
         if self.kind == "linear":
             return self.a * s + self.b
+        if self.kind == "pow2":
+            return 1 << max(self.a * s - 1, 0).bit_length()
         return self.c * -(-(self.a * s) // self.d)
 
     def text(self, axis: str) -> str:
@@ -60,6 +63,8 @@ class Model:
         scaled = axis if self.a == 1 else f"{self.a:,}·{axis}"
         if self.kind == "linear":
             return scaled if not self.b else f"{scaled} {'+' if self.b > 0 else '-'} {abs(self.b):,}"
+        if self.kind == "pow2":
+            return f"next_power_of_2({scaled})"
         return ("" if self.c == 1 else f"{self.c:,}·") + f"cdiv({scaled}, {self.d:,})"
 
 
@@ -189,12 +194,23 @@ def fits_of(s: Sequence[int], m: Sequence[int], slopes: Sequence[int], blocks: S
     if len(set(m)) == 1:
         return [Model("const", b=m[0])] + (ceil_fits(s, m, slopes, blocks) if grid else [])
     linear = linear_fit(s, m)
-    return [linear] if linear else ceil_fits(s, m, slopes, blocks)
+    if linear:
+        return [linear]
+    pow2 = [Model("pow2", a=a) for a in sorted(set(slopes))]
+    return ceil_fits(s, m, slopes, blocks) + [p for p in pow2 if all(p.at(x) == y for x, y in zip(s, m, strict=True))]
 
 
-def _canonical_order(name: str, values: Sequence[int]) -> tuple[int, int, str]:
-    kind = 0 if "." not in name else 1 if re.fullmatch(r"\w+\.\d+", name) else 2  # argument, shape, stride/offset
-    return kind, max(values), name
+def config_names(entry: Mapping[str, Any]) -> set[str]:
+    """The launch's constexpr arguments and launch options (num_warps, ...): configuration, never a size."""
+    params = entry["kernel"].get("params") or []
+    return {p[0] for p in params if p[1]} | {k for k in entry["kwargs"] if k not in {p[0] for p in params}}
+
+
+def _kind(name: str, config: set[str]) -> int:
+    """0 an integer argument, 1 a shape dimension, 2 a stride or offset, 3 a constexpr or launch option."""
+    if "." not in name:
+        return 3 if name in config else 0
+    return 1 if re.fullmatch(r"\w+\.\d+", name) else 2
 
 
 @dataclass
@@ -207,9 +223,9 @@ class KernelAxes:
 
 
 def _fitted(group: Sequence[str], table: Mapping[str, list[int]], groups: Mapping[tuple[int, ...], list[str]],
-            blocks: Sequence[int], high: int) -> tuple[ReplayAxis, list[str]]:
+            blocks: Sequence[int], high: int, config: set[str], apart: Sequence[str]) -> tuple[ReplayAxis, list[str]]:
     """One group's axis with the fits of every member that follows it, and the group's members no model fits."""
-    name = min(group, key=lambda k: _canonical_order(k, table[k]))
+    name = min(group, key=lambda k: (_kind(k, config), max(table[k]), k))
     s = table[name]
     base = max(range(len(s)), key=lambda i: (s[i], i))
     axis = ReplayAxis(name, s[base], high, base)
@@ -217,8 +233,8 @@ def _fitted(group: Sequence[str], table: Mapping[str, list[int]], groups: Mappin
     unknown = []
     for k, v in table.items():
         grid = k.startswith(GRID)
-        if len(set(v)) == 1 and not grid:
-            continue  # a shape or argument that never changed stays as recorded
+        if (len(set(v)) == 1 and not grid) or k in apart:
+            continue  # a shape or argument that never changed, or a configuration apart from any size: as recorded
         models = fits_of(s, v, slopes, blocks, grid)
         if k in group and not models:
             unknown.append(k)
@@ -237,10 +253,17 @@ def infer(entries: Sequence[Mapping[str, Any]], high: int = axes.DEFAULT_MAX) ->
     notes = [f"{k} is not in every launch; kept as recorded" for k in rows[0] if k not in common][:3]
     table = {k: [r[k] for r in rows] for k in common}
     varying = {k: v for k, v in table.items() if len(set(v)) > 1}
+    config = config_names(entries[0])
     groups: dict[tuple[int, ...], list[str]] = {}
     for k, v in varying.items():
         if not k.startswith(GRID):
             groups.setdefault(_ranks(v), []).append(k)
+    # a group with no size in it (a block or num_warps the tuner chose per launch, a layout's stride) is no axis:
+    # each axis grows from its base launch with that launch's configuration, and the row says so
+    apart = [k for g in groups.values() if all(_kind(k, config) >= 2 for k in g) for k in g]
+    groups = {r: g for r, g in groups.items() if any(_kind(k, config) < 2 for k in g)}
+    notes += [f"{k} varies between launches ({', '.join(f'{x:,}' for x in table[k])}) apart from any size: the "
+              "base launch's is kept" for k in apart]
     if not groups:
         one = "one launch recorded" if len(entries) == 1 else f"{len(entries)} launches recorded"
         return KernelAxes([], f"{one}: no axis varies between its launches; name one with --grow "
@@ -248,8 +271,8 @@ def infer(entries: Sequence[Mapping[str, Any]], high: int = axes.DEFAULT_MAX) ->
     # a ceiling's divisor: a power of two (Triton's blocks) or an integer every launch passes (its block constexpr)
     blocks = sorted({1 << i for i in range(1, MAX_BLOCK_LOG2 + 1)}
                     | {v[0] for v in table.values() if len(set(v)) == 1 and v[0] > 1})
-    found = [_fitted(group, table, groups, blocks, high) for group in groups.values()]
-    explained = {k for axis, _ in found for k in axis.fits if len(set(table[k])) > 1}
+    found = [_fitted(group, table, groups, blocks, high, config, apart) for group in groups.values()]
+    explained = {k for axis, _ in found for k in axis.fits if len(set(table[k])) > 1} | set(apart)
     for axis, unknown in found:
         others = {k for other, _ in found if other is not axis for k in other.fits if k in varying}
         # a varying member fitted to two axes belongs to neither knowingly; one fitted to none is unexplained
