@@ -6,7 +6,9 @@ size on each target by the compile tiers, the control said to be safe, and what 
 - rec_rows: a persistent grid over rows of 4,096 at an int32 offset, recorded at T = 16, 48, 160: x's last offset
   passes 2^31 - 1 at T = 524,289;
 - rec_rows_wide (control): the same rows at an int64 offset: safe to 1M on both;
-- rec_once: recorded once: no axis varies, and `--grow x.2+T=..1M` grows it with its grid not checked.
+- rec_once: recorded once: no axis varies, and `--grow x.2+T=..1M` grows it with its grid not checked;
+- rec_block: BLOCK = next_power_of_2(N), recorded at N = 100, 300, 1,000: on Ascend its tile passes the UB at
+  N = 16,385 (grown to 64K only: a 1M-lane block would cost CUDA's ptxas minutes).
 """
 
 from __future__ import annotations
@@ -52,6 +54,15 @@ def rec_once(x, y, T, BT: tl.constexpr):
     tl.store(y + o, tl.load(x + o, mask=m) * 2, mask=m)
 
 
+@triton.jit(do_not_specialize=["N"])
+def rec_block(x, y, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    o = tl.arange(0, BLOCK)
+    m = o < N
+    v = tl.load(x + row * N + o, mask=m, other=0.0)
+    tl.store(y + row * N + o, v / tl.sum(v * v, axis=0), mask=m)
+
+
 @triton.jit(do_not_specialize=["T"])
 def rec_rows(x, y, T, D: tl.constexpr):
     for row in range(tl.program_id(0), T, tl.num_programs(0)):
@@ -78,6 +89,9 @@ def workload(mod: Any) -> None:
         x = torch.randn(t, D)
         for kernel in (mod.rec_rows, mod.rec_rows_wide):
             kernel[(4,)](x, torch.full_like(x, float("nan")), t, D=D)
+    for n in (100, 300, 1000):
+        x = torch.randn(1, n)
+        mod.rec_block[(1,)](x, torch.full_like(x, float("nan")), n, BLOCK=1 << (n - 1).bit_length())
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +132,7 @@ def envelope(target: str, root: Path, grow: str = "", kernels: str = "") -> dict
 
 @pytest.fixture(scope="module", params=["ascend", "cuda"])
 def planted(request: pytest.FixtureRequest, bundle: Path) -> tuple[str, dict[str, dict[str, Any]]]:
-    return request.param, envelope(request.param, bundle)
+    return request.param, envelope(request.param, bundle, kernels="rec_grid,rec_rows,rec_rows_wide,rec_once")
 
 
 def crossing(row: dict[str, Any]) -> tuple[int | None, int | None, str | None]:
@@ -160,3 +174,11 @@ def test_a_named_axis_grows_with_its_grid_said_to_be_not_checked(bundle):
     assert "no two recorded launches differ" in row["grid_unknown"]
     assert row["checked"] == "on-chip memory, int32 offsets, launcher"  # the sentence leaves the grid out
     assert crossing(row) == (MAX, None, None) and row["ok_probe"]["grids"][0][1] == [16, 32, 1]  # as recorded
+
+
+def test_the_recorded_block_that_grows_with_n(bundle):
+    row = envelope("ascend", bundle, grow="N=..64K", kernels="rec_block")["rec_block"]
+    assert row["members"]["BLOCK"] == "next_power_of_2(N)"
+    # 32,768 fp32 lanes need 2,621,696 bits of the 1,572,864-bit UB, as the spec's planted env_block
+    assert crossing(row) == (16384, 16385, "on-chip memory")
+    assert "ub overflow, requires" in row["crossings"][0]["evidence"]
