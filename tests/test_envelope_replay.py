@@ -150,3 +150,13 @@ def test_a_block_that_follows_the_size_grows_with_it_and_a_tuned_one_is_kept_and
     (axis,) = found.axes
     assert "BT" not in axis.fits and axis.blocked is None
     assert found.notes == ["BT varies between launches (64, 64, 128) apart from any size: the base launch's is kept"]
+
+
+def test_grow_sets_an_inferred_axis_range_declares_one_elsewhere_and_leaves_other_kernels_alone():
+    varying = [launch(t, [cdiv(t, 64), 32]) for t in (100, 300, 1000)]
+    (axis,) = replayed.axes_of(varying, ra.parse_grow("x.2=..4M")).axes  # x.2 is a member of the inferred T
+    assert (axis.name, axis.low, axis.high) == ("T", 1000, 4 << 20) and axis.grid_unknown is None
+    (named,) = replayed.axes_of([launch(512, [8, 32])], ra.parse_grow("x.2+T=..1M")).axes
+    assert named.name == "x.2" and named.grid_unknown
+    (kept,) = replayed.axes_of(varying, ra.parse_grow("q.0=..1M")).axes  # no member q.0: its own axes
+    assert (kept.name, kept.high) == ("T", 1 << 20)

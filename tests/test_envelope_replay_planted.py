@@ -132,7 +132,7 @@ def envelope(target: str, root: Path, grow: str = "", kernels: str = "") -> dict
 
 @pytest.fixture(scope="module", params=["ascend", "cuda"])
 def planted(request: pytest.FixtureRequest, bundle: Path) -> tuple[str, dict[str, dict[str, Any]]]:
-    return request.param, envelope(request.param, bundle, kernels="rec_grid,rec_rows,rec_rows_wide,rec_once")
+    return request.param, envelope(request.param, bundle, kernels="rec_grid,rec_rows,rec_rows_wide,rec_once,rec_nope")
 
 
 def crossing(row: dict[str, Any]) -> tuple[int | None, int | None, str | None]:
@@ -167,6 +167,8 @@ def test_the_recorded_int32_offset_and_its_int64_control(planted):
 def test_a_kernel_recorded_at_one_size_is_told_to_name_an_axis(planted):
     _, rows = planted
     assert "no axis varies between its launches; name one with --grow" in rows["rec_once"]["skipped"]
+    assert "no kernel or module of that name was recorded" in rows["rec_nope"]["skipped"]  # a name not recorded
+    assert "rec_block" not in rows  # the names narrow the run
 
 
 def test_a_named_axis_grows_with_its_grid_said_to_be_not_checked(bundle):

@@ -181,7 +181,13 @@ def envelope(prober: Prober, bundle_path: str, requested: Sequence[str], grow: S
     """The rows of every recorded kernel (narrowed by names or modules), one axis at a time."""
     adapt_imports()  # a recorded library's kernels import with its adapter, as replay does
     bundle = load_bundle(bundle_path)
-    for kernel_id, (name, entries) in replay.kernel_groups(bundle).items():
+    groups = replay.kernel_groups(bundle)
+    known = {name for name, _ in groups.values()} | {e[0]["kernel"].get("module", "?") for _, e in groups.values()}
+    for unknown in (r for r in requested if r not in known):
+        yield {"kernel": unknown, "target": prober.target, "target_name": prober.target_name,
+               "skipped": f"no kernel or module of that name was recorded in {bundle_path} (recorded: "
+                          f"{', '.join(sorted(n for n, _ in groups.values()))})"}
+    for kernel_id, (name, entries) in groups.items():
         module = entries[0]["kernel"].get("module", "?")
         if requested and not {name, module} & set(requested):
             continue
