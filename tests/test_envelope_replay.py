@@ -145,11 +145,12 @@ def test_a_block_that_follows_the_size_grows_with_it_and_a_tuned_one_is_kept_and
     (axis,) = ra.infer([launch(t, [1, 32], bt=1 << (t - 1).bit_length()) for t in (100, 300, 1000)]).axes
     assert axis.name == "T" and axis.described()["BT"] == "next_power_of_2(T)"  # T names it, never the constexpr
     assert axis.values_at(16385)[0]["BT"] == 32768
-    # a tuner's pick apart from any size (64 up to T = 300, then 128): kept as the largest launch's, and said
+    # a tuner's pick that ranks the launches unlike T (64 up to T = 300, then 128): the largest launch's, and said
     found = ra.infer([launch(t, [cdiv(t, 64), 32], bt=64 if t <= 300 else 128) for t in (100, 300, 1000)])
     (axis,) = found.axes
     assert "BT" not in axis.fits and axis.blocked is None
-    assert found.notes == ["BT varies between launches (64, 64, 128) apart from any size: the base launch's is kept"]
+    assert found.notes == ["BT varies between launches (64, 64, 128) and ranks them unlike any size: the base "
+                           "launch's value is kept"]
 
 
 def test_grow_sets_an_inferred_axis_range_declares_one_elsewhere_and_leaves_other_kernels_alone():

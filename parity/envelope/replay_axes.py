@@ -258,12 +258,12 @@ def infer(entries: Sequence[Mapping[str, Any]], high: int = axes.DEFAULT_MAX) ->
     for k, v in varying.items():
         if not k.startswith(GRID):
             groups.setdefault(_ranks(v), []).append(k)
-    # a group with no size in it (a block or num_warps the tuner chose per launch, a layout's stride) is no axis:
+    # a group with no size in it (a block or num_warps a tuner chose per launch, a layout's stride) is no axis:
     # each axis grows from its base launch with that launch's configuration, and the row says so
     apart = [k for g in groups.values() if all(_kind(k, config) >= 2 for k in g) for k in g]
     groups = {r: g for r, g in groups.items() if any(_kind(k, config) < 2 for k in g)}
-    notes += [f"{k} varies between launches ({', '.join(f'{x:,}' for x in table[k])}) apart from any size: the "
-              "base launch's is kept" for k in apart]
+    notes += [f"{k} varies between launches ({', '.join(f'{x:,}' for x in table[k])}) and ranks them unlike any "
+              "size: the base launch's value is kept" for k in apart]
     if not groups:
         one = "one launch recorded" if len(entries) == 1 else f"{len(entries)} launches recorded"
         return KernelAxes([], f"{one}: no axis varies between its launches; name one with --grow "
