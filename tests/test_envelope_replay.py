@@ -161,3 +161,16 @@ def test_grow_sets_an_inferred_axis_range_declares_one_elsewhere_and_leaves_othe
     assert named.name == "x.2" and named.grid_unknown
     (kept,) = replayed.axes_of(varying, ra.parse_grow("q.0=..1M")).axes  # no member q.0: its own axes
     assert (kept.name, kept.high) == ("T", 1 << 20)
+
+
+def test_a_storm_names_the_constexprs_that_follow_the_axis_and_a_skipped_row_ends_its_sentence():
+    storm = {"sizes": [64, 80, 96], "compiles": 3, "at_one": 1, "advice": "M follows in_ptr.0 (planted)"}
+    row = {"kernel": "k", "target": "ascend", "axis": {"name": "in_ptr.0", "low": 64, "high": 1 << 20},
+           "params": {}, "last_ok": 1 << 20, "first_bad": None, "crossings": [], "ok_probe": {"offsets": "i64"},
+           "storm": storm}
+    assert "a storm at production sizes: M follows in_ptr.0 (planted)." in rendering.sentence(row)
+    spec_row = {**row, "storm": {**storm, "advice": None}}  # the control: a spec's axis is its own argument
+    assert "pass in_ptr.0 as a plain argument (do_not_specialize)" in rendering.sentence(spec_row)
+    skipped = {"kernel": "k", "target": "cuda", "skipped": "no axis varies", "notes": ["N varies"]}
+    said = rendering.sentence(skipped) + replay_text.members(skipped)
+    assert said == "k on cuda: not checked: no axis varies. N varies."

@@ -27,8 +27,9 @@ def _storm(row: Mapping[str, Any]) -> str:
         return f" Specialization: not checked ({storm.get('why') or 'the launcher reads tensor data'})."
     one = storm.get("at_one") or 1
     if sizes and n >= len(sizes) * one:
+        fix = storm.get("advice") or f"pass {axis} as a plain argument (do_not_specialize), not a tl.constexpr"
         return (f" Specialization: a new compile at each {axis} ({axis} = {shown}: {n} compiles, {one} at one size), a "
-                f"storm at production sizes: pass {axis} as a plain argument (do_not_specialize), not a tl.constexpr.")
+                f"storm at production sizes: {fix}.")
     return f" Specialization: {n} compile(s) over {axis} = {shown}."
 
 

@@ -19,4 +19,5 @@ def members(row: Mapping[str, Any]) -> str:
     if row.get("grid_unknown"):
         parts.append(f" The grid: not checked: {row['grid_unknown']}.")
     parts += [f" {note[0].upper()}{note[1:]}." for note in row.get("notes") or []]
-    return "".join(parts)
+    unended = row.get("skipped") and not str(row["skipped"]).endswith(".")  # its sentence is the bare reason
+    return ("." if parts and unended else "") + "".join(parts)

@@ -135,6 +135,11 @@ def grow_one(prober: Prober, spec: KernelSpec, entries: Sequence[Mapping[str, An
     else:
         storm.update(compiles=None, why="the recording does not say the launch at these sizes")
     base = entries[axis.base]
+    config = replay_axes.config_names(base)
+    followers = [m for m, models in axis.fits.items() if m in config and any(x.kind != "const" for x in models)]
+    if followers:  # the recompiles come from these constexprs, which the axis (a tensor dim, say) carries along
+        storm["advice"] = (f"{', '.join(followers)} follow {axis.name} as constexprs: pass them as plain arguments "
+                           "(do_not_specialize), or bound them to a fixed tile")
     return {**head, "axis": {"name": axis.name, "low": axis.low, "high": axis.high},
             "params": {"launch": base["id"]}, "members": axis.described(),
             "checked": CHECKED_NO_GRID if axis.grid_unknown else None, "grid_unknown": axis.grid_unknown,
