@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import parity.envelope.rendering as rendering
+import parity.envelope.replay_text as replay_text
 from parity.backends import backend_class, tiers_where
 
 REPO = Path(__file__).resolve().parents[2]
@@ -36,6 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--axis-budget", type=float, default=300.0, help="seconds one kernel's axis may search on "
                         "one target before it is said to be not checked (default 300)")
     parser.add_argument("--json", type=Path, default=None, help="also write every row, with its probes, here")
+    parser.add_argument("--replay", default="", metavar="BUNDLE", help="a `parity record` bundle: grow each recorded "
+                        "kernel along the dimensions that vary between its launches (KERNELS then narrows by kernel "
+                        "name or module; --grow names a member, e.g. q.1=..1M or x.0+n=..1M)")
 
 
 def python_of(target: str) -> tuple[str | None, str]:
@@ -53,7 +57,7 @@ def start(target: str, python: str, args: argparse.Namespace) -> subprocess.Pope
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.getcwd(), env.get("PYTHONPATH", "")) if p)
     env["PATH"] = f"{Path(python).parent}{os.pathsep}{env.get('PATH', '')}"  # the venv's tools (bishengir-compile)
     cmd = [python, "-m", "parity.envelope", target, "--kernels", ",".join(args.kernels), "--grow", args.grow,
-           "--axis-budget", str(args.axis_budget)]
+           "--axis-budget", str(args.axis_budget), *(["--replay", args.replay] if args.replay else [])]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
@@ -88,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     rows.sort(key=lambda r: (r["kernel"], r["target"], (r.get("axis") or {}).get("name", "")))
     print(rendering.table(rows) + "\n")
     for row in rows:
-        print("- " + rendering.sentence(row))
+        print("- " + rendering.sentence(row) + replay_text.members(row))
     for problem in problems:
         print(f"parity envelope: {problem}", file=sys.stderr)
     if args.json:

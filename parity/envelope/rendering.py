@@ -24,11 +24,12 @@ def _storm(row: Mapping[str, Any]) -> str:
     sizes, n = storm.get("sizes") or [], storm.get("compiles")
     shown = ", ".join(f"{s:,}" for s in sizes)
     if n is None:
-        return " Specialization: not checked (the launcher reads tensor data)."
+        return f" Specialization: not checked ({storm.get('why') or 'the launcher reads tensor data'})."
     one = storm.get("at_one") or 1
     if sizes and n >= len(sizes) * one:
+        fix = storm.get("advice") or f"pass {axis} as a plain argument (do_not_specialize), not a tl.constexpr"
         return (f" Specialization: a new compile at each {axis} ({axis} = {shown}: {n} compiles, {one} at one size), a "
-                f"storm at production sizes: pass {axis} as a plain argument (do_not_specialize), not a tl.constexpr.")
+                f"storm at production sizes: {fix}.")
     return f" Specialization: {n} compile(s) over {axis} = {shown}."
 
 
@@ -50,7 +51,7 @@ def sentence(row: Mapping[str, Any]) -> str:
     where = _others(row)
     if first is None:
         return (f"{kernel} ports on {target} up to {axis} = {last_ok:,}{where}, the production maximum: no limit "
-                f"crossed ({CHECKED}).{_offsets_note(row)}{_storm(row)}")
+                f"crossed ({row.get('checked') or CHECKED}).{_offsets_note(row)}{_storm(row)}")
     bad = row.get("bad_probe") or {}
     if bad.get("not_checked") or not row["crossings"]:
         why = bad.get("not_checked") or "no limit named"
@@ -79,6 +80,8 @@ def table(rows: Sequence[Mapping[str, Any]]) -> str:
         limit = crossed[0]["limit"] if crossed else ("not checked" if first is not None else "none")
         if crossed and not crossed[0]["proven_by_run"]:
             limit += " (not proven by a run)"
+        elif not crossed and row.get("grid_unknown"):  # a replayed kernel whose grid the recording does not tell
+            limit += " (grid not checked)"
         upto = f"{row['last_ok']:,}" if row["last_ok"] is not None else "–"
         storm = (row.get("storm") or {}).get("compiles")
         lines.append(f"| {row['kernel']} | {target} | {row['axis']['name']} | {upto} | "

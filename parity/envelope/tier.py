@@ -16,6 +16,8 @@ from typing import Any
 import parity.envelope.axes as axes
 import parity.envelope.growth as growth
 import parity.envelope.limits as limits
+import parity.envelope.replay_axes as replay_axes
+import parity.envelope.replayed as replayed
 from parity.envelope.probe import Prober
 from parity.spec import KernelSpec
 from parity.spec.registry import build
@@ -94,10 +96,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--kernels", default="", help="names, families or modules (comma-separated)")
     parser.add_argument("--grow", default="", help="NAME=LOW..HIGH,... (default: the specs' dynamic_args to 1M)")
     parser.add_argument("--axis-budget", type=float, default=AXIS_BUDGET_S, help="seconds per kernel, axis, target")
+    parser.add_argument("--replay", default="", help="a bundle of `parity record`: its kernels' varying dimensions")
     args = parser.parse_args(argv)
     prober = Prober(args.target)  # the tier's driver first: spec modules may ask it at import (autotuners)
-    _, specs = build([k.strip() for k in args.kernels.split(",")])
-    for row in envelope(prober, specs, axes.parse_grow(args.grow), args.axis_budget):
+    names = [k.strip() for k in args.kernels.split(",") if k.strip()]
+    if args.replay:
+        rows = replayed.envelope(prober, args.replay, names, replay_axes.parse_grow(args.grow), args.axis_budget,
+                                 storm_sizes)
+    else:
+        rows = envelope(prober, build(names)[1], axes.parse_grow(args.grow), args.axis_budget)
+    for row in rows:
         print("ENVELOPE " + json.dumps(row), flush=True)
     return 0
 
