@@ -34,6 +34,7 @@ DATA = na.DATA / "vllm-ascend-triton-tests.json"
 E2E = "tests/e2e/nightly/single_node/ops/singlecard_ops/triton/"
 LOGPROB = "vllm_ascend_compute_token_logprobs"
 TEMP = "vllm_ascend_apply_temperature"
+SWIGLU = "vllm_ascend_swiglustep"
 
 
 def _ids(keys: str, *rows: tuple[Any, ...], **fixed: Any) -> tuple[str, ...]:
@@ -60,6 +61,15 @@ JOINS: dict[str, tuple[str, tuple[str, ...]]] = {
         (TEMP, _ids("T,V", (1, 32000), (8, 32000), (48, 102400), (64, 151936))),
     E2E + "test_l2norm.py::test_l2norm": ("vllm_ascend_l2norm", ()),
     E2E + "test_muls_add.py::test_muls_add_triton_correctness": ("vllm_ascend_muls_add", ()),
+    E2E + "test_swiglustep.py::test_swiglustep_triton_correctness":
+        (SWIGLU, _ids("M,C,limit,dtype", (1, 2560, 7.0, "fp16"), (128, 2560, 7.0, "fp16"), (4000, 2560, 7.0, "bf16"),
+                      (512, 2560, 7.0, "bf16"), (8, 4096, 1.0, "fp16"), pattern="randn")),
+    E2E + "test_swiglustep.py::test_swiglustep_triton_clamps_to_golden_value":
+        (SWIGLU, _ids("M,C,limit,dtype,pattern", (1, 32, 7.0, "fp16", "golden"))),
+    E2E + "test_swiglustep.py::test_swiglustep_triton_handles_non_contiguous_input":
+        (SWIGLU, _ids("M,C,limit,dtype,pattern", (4, 2560, 7.0, "bf16", "strided"))),
+    E2E + "test_min_p.py::test_apply_min_p_kernel": ("vllm_ascend_min_p", ()),
+    E2E + "test_clear_ssm_states.py::test_clear_ssm_states_ref_parity": ("vllm_ascend_clear_ssm_states", ()),
 }
 
 _NO_SPEC = "loads with the same stand-ins; no spec written yet"

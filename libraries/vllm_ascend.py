@@ -33,6 +33,7 @@ from libraries.adapters import VLLM_ASCEND
 from libraries.pins import SNAPSHOTS, snapshot_version
 from parity import KernelSpec, Tolerance, nan_empty, randn
 from parity.cases import Case, by_level, product
+from parity.spec import DTYPES
 
 REPO = "https://github.com/vllm-project/vllm-ascend"
 COMMIT = SNAPSHOTS["vllm_ascend"]
@@ -95,6 +96,11 @@ def _stand_ins() -> None:
     cores.init_device_properties_triton = lambda: None  # type: ignore[attr-defined]
     cores.get_aicore_num = lambda: AI_CORES  # type: ignore[attr-defined]
     cores.get_vectorcore_num = lambda: VECTOR_CORES  # type: ignore[attr-defined]
+    # triton-ascend's slice ops, from tl as the real module falls back to (triton-ascend 3.2 has them there); on
+    # an upstream Triton they stay absent, and a kernel module importing them fails to import, as it would there
+    for name in ("insert_slice", "extract_slice", "get_element"):
+        if hasattr(tl, name):
+            setattr(cores, name, getattr(tl, name))
     # a checkout may be copied without .git: name the commit the specs were checked against
     sys.modules["vllm_ascend"].__version__ = snapshot_version("vllm_ascend")  # type: ignore[attr-defined]
 
@@ -226,6 +232,72 @@ def _muls_add_ref(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
     return {"out": inputs["x"] * p["scale"] + inputs["y"]}
 
 
+# --- swiglustep, min_p, clear_ssm_states ---------------------------------------------------------------------
+
+def _swiglustep_inputs(p: Params, gen: torch.Generator) -> dict[str, Any]:
+    if p["pattern"] == "golden":  # test_swiglustep_triton_clamps_to_golden_value: gate +100, up -100
+        x = torch.full((p["M"], p["C"]), 100.0)
+        x[:, p["C"] // 2:] = -100.0
+        return {"x": x.to(DTYPES[p["dtype"]])}
+    cols = 2 * p["C"] if p["pattern"] == "strided" else p["C"]
+    return {"x": randn((p["M"], cols), p["dtype"], gen)}
+
+
+def _swiglustep_x(inputs: Params, p: Params) -> torch.Tensor:
+    # _handles_non_contiguous_input: every other column of a twice-as-wide tensor, which the wrapper copies
+    return inputs["x"][:, ::2] if p["pattern"] == "strided" else inputs["x"]
+
+
+def _swiglustep_launch(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
+    op_ = op("vllm_ascend.ops.triton.activation.swiglustep:swiglustep_forward_triton")
+    return {"out": op_(_swiglustep_x(inputs, p), limit=p["limit"])}
+
+
+def _swiglustep_ref(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
+    x, half = _swiglustep_x(inputs, p), p["C"] // 2
+    gate = torch.nn.functional.silu(x[:, :half]).clamp(max=p["limit"])
+    return {"out": gate * x[:, half:].clamp(-p["limit"], p["limit"])}
+
+
+def _min_p_inputs(p: Params, gen: torch.Generator) -> dict[str, Any]:
+    """The test's logits, rows reversed by the mapping and min_p in [0.01, 0.5]; logits on a 1/8 grid and
+    log(min_p) midway between grid points, so no logit lies within rounding of a row's threshold."""
+    steps = torch.randint(5, 37, (p["T"],), generator=gen)
+    return {"logits": (torch.randn((p["T"], p["V"]), generator=gen) * 8).round() / 8,
+            "mapping": torch.arange(p["T"] - 1, -1, -1, dtype=torch.int32),
+            "min_p": torch.exp(-(steps + 0.5) / 8).to(torch.float32)}
+
+
+def _min_p_launch(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
+    logits = inputs["logits"].clone()  # filtered in place
+    op(f"{SAMPLE}.min_p:apply_min_p")(logits, inputs["mapping"], inputs["min_p"])
+    return {"logits": logits}
+
+
+def _min_p_ref(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
+    logits, min_p = inputs["logits"], inputs["min_p"][inputs["mapping"].long()]
+    threshold = logits.max(-1, keepdim=True).values + min_p.log()[:, None]
+    return {"logits": torch.where(logits < threshold, float("-inf"), logits)}
+
+
+def _ssm_inputs(p: Params, gen: torch.Generator) -> dict[str, Any]:
+    shape = tuple(int(n) for n in p["shape"].split("x"))
+    return {"states": randn(shape, p["dtype"], gen),
+            "has_initial": torch.tensor([True, False, True, False, False, True][: shape[0]])}
+
+
+def _ssm_launch(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
+    states = inputs["states"].clone()  # zeroed in place
+    op("vllm_ascend.ops.triton.fla.utils:clear_ssm_states")(states, inputs["has_initial"])
+    return {"states": states}
+
+
+def _ssm_ref(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
+    states = inputs["states"].clone()
+    states[~inputs["has_initial"]] = 0
+    return {"states": states}
+
+
 # --- specs --------------------------------------------------------------------------------------------------
 
 # a log-sum-exp over a vocabulary row (up to 151,936 terms) in fp32, in another order than the fp64 one
@@ -291,4 +363,25 @@ SPECS = [
                          _rows(("M", "scale", "dtype"), ((1, 1.25, "fp16"), (4000, 0.75, "fp16"), (4, 1.0, "bf16")),
                                N=2048)),
           doc="test_muls_add.py: x * scale + y, a grid-stride loop over min(blocks, 40) programs"),
+    _spec("swiglustep", kernels("vllm_ascend.ops.triton.activation.swiglustep:_swiglustep_kernel"),
+          launch=_swiglustep_launch, reference=_swiglustep_ref, make_inputs=_swiglustep_inputs,
+          cases=by_level(_rows(("M", "C", "limit", "dtype"), ((1, 2560, 7.0, "fp16"),), pattern="randn"),
+                         # _correctness' five ((4, 128, 2560) as 512 rows), _golden_value's, _non_contiguous'
+                         _rows(("M", "C", "limit", "dtype"), ((128, 2560, 7.0, "fp16"), (4000, 2560, 7.0, "bf16"),
+                                                              (512, 2560, 7.0, "bf16"), (8, 4096, 1.0, "fp16")),
+                               pattern="randn")
+                         + _rows(("M", "C", "limit", "dtype", "pattern"), ((1, 32, 7.0, "fp16", "golden"),
+                                                                           (4, 2560, 7.0, "bf16", "strided")))),
+          doc="test_swiglustep.py: silu(gate) clamped above, times up clamped both ways; one row of 2N per loop "
+              "step, split by triton-ascend's extract_slice"),
+    _spec("min_p", kernels(f"{SAMPLE}.min_p:_min_p_kernel"), launch=_min_p_launch, reference=_min_p_ref,
+          make_inputs=_min_p_inputs,
+          cases=by_level(product(T=[1], V=[32000]),
+                         _rows(("T", "V"), ((1, 32000), (48, 102400), (96, 102400), (24, 151936)))),
+          doc="test_min_p.py: logits below max + log(min_p) set to -inf in place, rows over min(T, 40) programs"),
+    _spec("clear_ssm_states", kernels("vllm_ascend.ops.triton.fla.utils:_clear_ssm_states_kernel"),
+          launch=_ssm_launch, reference=_ssm_ref, make_inputs=_ssm_inputs,
+          cases=by_level(product(shape=["6x3x5x7"], dtype=["bf16"]), product(shape=["6x3x5x7", "4x5x25x41"],
+                                                                             dtype=["bf16"])),
+          doc="test_clear_ssm_states.py: the rows without an initial state zeroed in place"),
 ]
