@@ -35,3 +35,23 @@ def test_a_checkout_loads_the_kernel_modules_without_vllm_or_torch_npu():
     assert not hasattr(sys.modules["vllm_ascend"], "register")
     assert sys.modules["vllm_ascend"].__version__ == f"snapshot {vllm_ascend.COMMIT}"
     assert sys.modules["vllm_ascend.ops.triton.triton_utils"].get_vectorcore_num() == vllm_ascend.VECTOR_CORES
+
+
+def test_one_module_failing_to_import_leaves_the_library_s_other_modules_importable(tmp_path, monkeypatch):
+    # vllm-ascend's slice ops exist on triton-ascend only: its swiglustep module fails to import on upstream Triton,
+    # and that failure must not be reported as min_p's or any other module's
+    from libraries._load import Library, LibraryImportError
+
+    pkg = tmp_path / "lib_with_one_bad_module"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "bad.py").write_text("from math import no_such_name\n")
+    (pkg / "good.py").write_text("def op():\n    return 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    lib = Library("lib_with_one_bad_module", "pip install nothing")
+    with pytest.raises(LibraryImportError, match=r"importing lib_with_one_bad_module\.bad raised ImportError"):
+        lib.op("lib_with_one_bad_module.bad:op")
+    assert lib.op("lib_with_one_bad_module.good:op")() == 1
+    with pytest.raises(LibraryImportError, match="bad raised"):  # remembered, and still its own
+        lib.module("lib_with_one_bad_module.bad")
+    assert lib.unavailable() is None
