@@ -13,7 +13,8 @@ release, so npu_agreement's classifier would call every disagreement a parity de
 the disagreements whose cause the source itself dates (a skip recorded under another NPU-IR, a hang at run time),
 printed as such.
 
-    PARITY_VLLM_ASCEND=<checkout> pytest suites --backend=ascend-compile --kernels libraries.vllm_ascend \\
+    PARITY_VLLM_ASCEND=<checkout> pytest suites --backend=ascend-compile \\
+        --kernels libraries.vllm_ascend,libraries.vllm_ascend_sample \\
         --level full --results-dir R/ascend-compile -n 1     # and --backend=ascend-lowered
     python bench/npu_agreement_vllm_ascend.py --results R/ascend-compile R/ascend-lowered
 """
@@ -35,6 +36,8 @@ E2E = "tests/e2e/nightly/single_node/ops/singlecard_ops/triton/"
 LOGPROB = "vllm_ascend_compute_token_logprobs"
 TEMP = "vllm_ascend_apply_temperature"
 SWIGLU = "vllm_ascend_swiglustep"
+GREEDY = "vllm_ascend_gumbel_sample_greedy"
+UT = "tests/ut/sample/a2/test_gumbel_sampling.py::TestGumbelSampling::"
 
 
 def _ids(keys: str, *rows: tuple[Any, ...], **fixed: Any) -> tuple[str, ...]:
@@ -57,7 +60,7 @@ JOINS: dict[str, tuple[str, tuple[str, ...]]] = {
         (LOGPROB, _ids("B,V,K", (5, 151936, 64), dtype="fp32")),
     E2E + "test_bincount.py::test_bincount_kernel": ("vllm_ascend_bincount", ()),
     E2E + "test_temperature.py::test_temperature_kernel": (TEMP, _ids("T,V", (5, 50257), (5, 65024), (5, 128256))),
-    "tests/ut/sample/a2/test_gumbel_sampling.py::TestGumbelSampling::test_apply_temperature":
+    UT + "test_apply_temperature":
         (TEMP, _ids("T,V", (1, 32000), (8, 32000), (48, 102400), (64, 151936))),
     E2E + "test_l2norm.py::test_l2norm": ("vllm_ascend_l2norm", ()),
     E2E + "test_muls_add.py::test_muls_add_triton_correctness": ("vllm_ascend_muls_add", ()),
@@ -70,14 +73,22 @@ JOINS: dict[str, tuple[str, tuple[str, ...]]] = {
         (SWIGLU, _ids("M,C,limit,dtype,pattern", (4, 2560, 7.0, "bf16", "strided"))),
     E2E + "test_min_p.py::test_apply_min_p_kernel": ("vllm_ascend_min_p", ()),
     E2E + "test_clear_ssm_states.py::test_clear_ssm_states_ref_parity": ("vllm_ascend_clear_ssm_states", ()),
+    E2E + "test_penality.py::TestApplyPenalties::test_apply_penalties": ("vllm_ascend_apply_penalties", ()),
+    UT + "test_gumbel_sample_greedy":
+        (GREEDY, _ids("T,R,V", (1, 1, 32000), (4, 4, 32000), (8, 4, 32000), (16, 8, 102400), apply=0)),
+    UT + "test_gumbel_sample_greedy_apply_temp_flag_irrelevant":
+        (GREEDY, _ids("T,R,V,apply", (4, 4, 32000, 0), (4, 4, 32000, 1))),
 }
 
 _NO_SPEC = "loads with the same stand-ins; no spec written yet"
 _OPS = ("it calls a torch.ops.vllm op that vllm-ascend's engine registers at import; the kernel module "
         "(ops/triton/linearnorm/) has no spec yet")
 _VLLM = "its module (or the test's reference) imports vLLM beyond the stand-ins: "
-# per test file, why its functions are not joined
+# per test file (or file::function), why its functions are not joined
 UNJOINED: dict[str, str] = {
+    "test_penality.py::TestApplyPenalties::test_apply_penalties_capable_with_large_shape":
+        "its one shape (2048 x 155648 bf16 logits: 637 MB, 2.5 GB as the fp64 reference) is too large for the CPU "
+        "tiers here",
     "test_apply_penalties_triton.py": _VLLM + "vllm.utils (platform_utils, torch_utils)",
     "test_apply_top_k_top_p_triton.py": _VLLM + "vllm.utils (math_utils, platform_utils)",
     "test_causal_conv1d.py": _VLLM + "vllm.v1.attention.backends.utils; and the kernel changed 8 times since its "
@@ -96,6 +107,8 @@ UNJOINED: dict[str, str] = {
     "test_fused_qkvzba_split_reshape_cat.py": _VLLM + "its reference is vLLM's GatedDeltaNetAttention",
     "test_mrope.py": "its kernel is vLLM's own triton_mrope (vllm.model_executor), not vllm-ascend's",
     "test_split_qkv_rmsnorm_mrope.py": _OPS, "test_split_qkv_tp_rmsnorm_rope.py": _OPS,
+    "test_gumbel_sampling.py": "no spec written: most draw at a temperature above 0 and check validity, spread or "
+                               "run-to-run equality, which an fp64 reference does not give",
     "test_compute_topk_logprobs.py": "loads, but its op returns vLLM's LogprobsTensors (an empty stand-in here): a "
                                      "spec would launch its kernels directly; none written yet",
     "test_bad_words.py": _NO_SPEC, "test_batch_invariant_ops.py": _NO_SPEC,
@@ -104,7 +117,7 @@ UNJOINED: dict[str, str] = {
     "test_fused_gdn_gating.py": _NO_SPEC, "test_min_p.py": _NO_SPEC,
     "test_lightning_attn.py": "loads with the same stand-ins and einops (a pip dependency); no spec written yet",
     "test_penality.py": _NO_SPEC, "test_rope.py": _NO_SPEC, "test_swiglustep.py": _NO_SPEC,
-    "test_temperature.py": _NO_SPEC, "test_gumbel_sampling.py": _NO_SPEC, "test_log_softmax.py": _NO_SPEC,
+    "test_temperature.py": _NO_SPEC, "test_log_softmax.py": _NO_SPEC,
     "test_l2norm.py": _NO_SPEC, "test_muls_add.py": _NO_SPEC,
 }
 
@@ -171,9 +184,9 @@ def main() -> None:
     agreement = na.join(source, parity, stack)
     for i, row in enumerate(agreement.rows):
         if row.outcome == "not joined" and row.parity is None and row.npu.verdict != "not_run":
-            file = row.test.split("::")[0].rsplit("/", 1)[-1]
-            agreement.rows[i] = na.Row(row.test, row.npu, None, row.outcome,
-                                       why=f"parity has no spec of it: {UNJOINED.get(file, _NO_SPEC)}")
+            name = row.test.rsplit("/", 1)[-1]
+            reason = UNJOINED.get(name) or UNJOINED.get(name.split("::")[0], _NO_SPEC)
+            agreement.rows[i] = na.Row(row.test, row.npu, None, row.outcome, why=f"parity has no spec of it: {reason}")
         elif row.cls is not None and row.test in BY_HAND:
             cls, why = BY_HAND[row.test]
             agreement.rows[i] = na.Row(row.test, row.npu, row.parity, row.outcome, cls, f"(by hand) {why}")
