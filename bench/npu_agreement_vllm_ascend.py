@@ -125,9 +125,10 @@ UNJOINED: dict[str, str] = {
 }
 
 # disagreements whose cause the source dates, by test function: (class, why)
-_LOGPROB_WHY = ("vllm-ascend PR #9193 (2026-05-21): after the NPU-IR upgrade (CANN 9.0.0, triton-ascend 3.2.1 from "
-                "PR #9085) tl.maximum's NaN handling takes more UB and this kernel overflowed; the skip came with "
-                "PR #9465 under 3.2.1. parity's bishengir is triton-ascend 3.2.0's: unproven until compiled with 3.2.1")
+_LOGPROB_WHY = ("vllm-ascend PR #9193 (2026-05-21): after 'the NPU-IR update' (the last CANN and triton-ascend "
+                "upgrade before it: CANN 9.0.0, triton-ascend 3.2.1, PR #9085) tl.maximum's NaN handling takes more UB "
+                "and this kernel overflowed; the skip came with PR #9465 under 3.2.1. parity's tiers: triton-ascend "
+                "3.2.0 with ascendnpu-ir 1.2.0's bishengir; unproven until compiled with 3.2.1 and CANN 9.0.0")
 BY_HAND: dict[str, tuple[str, str]] = {
     **{E2E + f"test_compute_token_logprobs.py::{f}": ("version", _LOGPROB_WHY) for f in (
         "test_topk_log_softmax_deterministic", "test_topk_log_softmax_dtypes", "test_topk_log_softmax_edge_cases",
