@@ -74,6 +74,7 @@ JOINS: dict[str, tuple[str, tuple[str, ...]]] = {
     E2E + "test_min_p.py::test_apply_min_p_kernel": ("vllm_ascend_min_p", ()),
     E2E + "test_clear_ssm_states.py::test_clear_ssm_states_ref_parity": ("vllm_ascend_clear_ssm_states", ()),
     E2E + "test_penality.py::TestApplyPenalties::test_apply_penalties": ("vllm_ascend_apply_penalties", ()),
+    E2E + "test_fused_gdn_gating.py::test_fused_gdn_gating_310p_parity_precision": ("vllm_ascend_fused_gdn_gating", ()),
     UT + "test_gumbel_sample_greedy":
         (GREEDY, _ids("T,R,V", (1, 1, 32000), (4, 4, 32000), (8, 4, 32000), (16, 8, 102400), apply=0)),
     UT + "test_gumbel_sample_greedy_apply_temp_flag_irrelevant":

@@ -298,6 +298,24 @@ def _ssm_ref(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
     return {"states": states}
 
 
+def _gating_inputs(p: Params, gen: torch.Generator) -> dict[str, Any]:
+    h, t = p["H"], p["T"]
+    return {"A_log": randn((h,), "fp16", gen), "dt_bias": randn((h,), "fp16", gen), "a": randn((t, h), "fp16", gen),
+            "b": randn((t, h), "fp16", gen)}
+
+
+def _gating_launch(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
+    g, beta = op("vllm_ascend.ops.triton.fused_gdn_gating:fused_gdn_gating_patch")(
+        inputs["A_log"], inputs["a"], inputs["b"], inputs["dt_bias"], beta=1.0, threshold=20.0)
+    return {"g": g, "beta": beta}
+
+
+def _gating_ref(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
+    x = inputs["a"] + inputs["dt_bias"]
+    softplus = torch.where(x <= 20.0, torch.log1p(torch.exp(x)), x)
+    return {"g": (-torch.exp(inputs["A_log"]) * softplus)[None], "beta": torch.sigmoid(inputs["b"])[None]}
+
+
 # --- specs --------------------------------------------------------------------------------------------------
 
 # a log-sum-exp over a vocabulary row (up to 151,936 terms) in fp32, in another order than the fp64 one
@@ -384,4 +402,10 @@ SPECS = [
           cases=by_level(product(shape=["6x3x5x7"], dtype=["bf16"]), product(shape=["6x3x5x7", "4x5x25x41"],
                                                                              dtype=["bf16"])),
           doc="test_clear_ssm_states.py: the rows without an initial state zeroed in place"),
+    _spec("fused_gdn_gating", kernels("vllm_ascend.ops.triton.fused_gdn_gating:fused_gdn_gating_kernel"),
+          launch=_gating_launch, reference=_gating_ref, make_inputs=_gating_inputs,
+          tolerance={"fp16": Tolerance(rtol=1e-3, atol=1e-5, reason="g is fp32 from fp16 inputs: exp and log1p in "
+                                       "fp32; beta is sigmoid rounded once to fp16")},
+          cases=by_level(product(T=[37], H=[8], dtype=["fp16"])),
+          doc="test_fused_gdn_gating.py: GDN's gate, -exp(A_log) * softplus(a + dt_bias), and sigmoid(b)"),
 ]
