@@ -14,7 +14,7 @@ the disagreements whose cause the source itself dates (a skip recorded under ano
 printed as such.
 
     PARITY_VLLM_ASCEND=<checkout> pytest suites --backend=ascend-compile \\
-        --kernels libraries.vllm_ascend,libraries.vllm_ascend_sample \\
+        --kernels libraries.vllm_ascend,libraries.vllm_ascend_sample,libraries.vllm_ascend_rope \\
         --level full --results-dir R/ascend-compile -n 1     # and --backend=ascend-lowered
     python bench/npu_agreement_vllm_ascend.py --results R/ascend-compile R/ascend-lowered
 """
@@ -75,6 +75,7 @@ JOINS: dict[str, tuple[str, tuple[str, ...]]] = {
     E2E + "test_clear_ssm_states.py::test_clear_ssm_states_ref_parity": ("vllm_ascend_clear_ssm_states", ()),
     E2E + "test_penality.py::TestApplyPenalties::test_apply_penalties": ("vllm_ascend_apply_penalties", ()),
     E2E + "test_fused_gdn_gating.py::test_fused_gdn_gating_310p_parity_precision": ("vllm_ascend_fused_gdn_gating", ()),
+    E2E + "test_rope.py::test_rotary_embedding_triton_kernel": ("vllm_ascend_rope", ()),
     UT + "test_gumbel_sample_greedy":
         (GREEDY, _ids("T,R,V", (1, 1, 32000), (4, 4, 32000), (8, 4, 32000), (16, 8, 102400), apply=0)),
     UT + "test_gumbel_sample_greedy_apply_temp_flag_irrelevant":

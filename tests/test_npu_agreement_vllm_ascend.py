@@ -14,9 +14,10 @@ va = load("npu_agreement_vllm_ascend")  # it puts bench/ on the path for its sib
 
 
 def _specs() -> dict[str, set[str]]:
-    from libraries import vllm_ascend, vllm_ascend_sample
+    from libraries import vllm_ascend, vllm_ascend_rope, vllm_ascend_sample
 
-    return {s.name: {c.id for c in s.cases("full")} for s in vllm_ascend.SPECS + vllm_ascend_sample.SPECS}
+    specs = vllm_ascend.SPECS + vllm_ascend_sample.SPECS + vllm_ascend_rope.SPECS
+    return {s.name: {c.id for c in s.cases("full")} for s in specs}
 
 
 def test_every_join_names_a_spec_and_cases_it_has():

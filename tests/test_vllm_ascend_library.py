@@ -16,9 +16,10 @@ def test_without_a_checkout_every_spec_skips_with_the_clone_command(monkeypatch,
     assert reason is not None and vllm_ascend.ENV in reason and vllm_ascend.COMMIT[:10] in reason
     monkeypatch.setenv(vllm_ascend.ENV, str(tmp_path))  # set, but no vllm_ascend/ there: the reason says where
     assert str(tmp_path) in vllm_ascend.unavailable()
-    from libraries import vllm_ascend_sample
+    from libraries import vllm_ascend_rope, vllm_ascend_sample
 
-    assert all(spec.unavailable is vllm_ascend.unavailable for spec in vllm_ascend.SPECS + vllm_ascend_sample.SPECS)
+    specs = vllm_ascend.SPECS + vllm_ascend_sample.SPECS + vllm_ascend_rope.SPECS
+    assert all(spec.unavailable is vllm_ascend.unavailable for spec in specs)
 
 
 def test_cases_a_test_lists_as_tuples_are_one_case_each():
