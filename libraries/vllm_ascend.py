@@ -32,8 +32,8 @@ from libraries._load import Library
 from libraries.adapters import VLLM_ASCEND
 from libraries.pins import SNAPSHOTS, snapshot_version
 from parity import KernelSpec, Tolerance, nan_empty, randn
-from parity.cases import Case, by_level, product
-from parity.spec import DTYPES
+from parity.cases import by_level, product
+from parity.spec import DTYPES, Case
 
 REPO = "https://github.com/vllm-project/vllm-ascend"
 COMMIT = SNAPSHOTS["vllm_ascend"]
@@ -245,7 +245,8 @@ def _swiglustep_inputs(p: Params, gen: torch.Generator) -> dict[str, Any]:
 
 def _swiglustep_x(inputs: Params, p: Params) -> torch.Tensor:
     # _handles_non_contiguous_input: every other column of a twice-as-wide tensor, which the wrapper copies
-    return inputs["x"][:, ::2] if p["pattern"] == "strided" else inputs["x"]
+    x: torch.Tensor = inputs["x"]
+    return x[:, ::2] if p["pattern"] == "strided" else x
 
 
 def _swiglustep_launch(inputs: Params, p: Params) -> dict[str, torch.Tensor]:
