@@ -24,12 +24,14 @@ class Library:
     pip: str  # the command that installs it, e.g. "pip install --no-deps fla-core==0.6.0 && pip install einops"
     _modules: dict[str, ModuleType] = field(default_factory=dict)
     _missing: str | None = None
-    _failed: str | None = None
+    _failed: str | None = None  # the package's own import raised: every module of it fails with this
+    # a submodule's import raised: that module alone (another module of the library may import fine)
+    _module_failed: dict[str, str] = field(default_factory=dict)
 
     def _import(self, name: str) -> ModuleType | None:
         if name in self._modules:
             return self._modules[name]
-        if self._missing or self._failed:
+        if self._missing or self._failed or name in self._module_failed:
             return None
         try:
             module = importlib.import_module(name)
@@ -37,15 +39,21 @@ class Library:
             if exc.name and exc.name.split(".")[0] == self.package:
                 self._missing = f"{self.package} is not installed here; `{self.pip}`"
             else:  # the library is there, one of its own dependencies is not
-                self._failed = f"import error: {self.package} needs {exc.name!r} ({exc})"
+                self._fail(name, f"import error: {self.package} needs {exc.name!r} ({exc})")
             return None
         except Exception as exc:  # the library's import raised: a finding about it on this tier
             frame = traceback.extract_tb(exc.__traceback__)[-1]
-            self._failed = (f"import error: importing {name} raised {type(exc).__name__}: {exc} "
-                            f"(at {frame.filename.split('site-packages/')[-1]}:{frame.lineno})")
+            self._fail(name, f"import error: importing {name} raised {type(exc).__name__}: {exc} "
+                             f"(at {frame.filename.split('site-packages/')[-1]}:{frame.lineno})")
             return None
         self._modules[name] = module
         return module
+
+    def _fail(self, name: str, message: str) -> None:
+        if name == self.package:
+            self._failed = message
+        else:
+            self._module_failed[name] = message
 
     @classmethod
     def pinned(cls, name: str) -> Library:
@@ -62,7 +70,8 @@ class Library:
         """The library module `name`; raises LibraryImportError (the case's error) when it cannot import."""
         module = self._import(name)
         if module is None:
-            raise LibraryImportError(self._failed or self._missing or f"cannot import {name}")
+            raise LibraryImportError(self._failed or self._module_failed.get(name) or self._missing
+                                     or f"cannot import {name}")
         return module
 
     def kernels(self, *paths: str) -> tuple[Any, ...] | str:

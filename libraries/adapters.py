@@ -74,6 +74,9 @@ FA_TEST = LibraryAdapter("fa-test (hongziqi)", "fa-test", "https://github.com/ho
                          ("fa_test_npu", "fa_test_gpu"), ("fa_test",))
 # an LLM serving engine's kernels, loaded from a checkout (libraries/lightllm.py)
 LIGHTLLM = LibraryAdapter("LightLLM", "lightllm", "https://github.com/ModelTC/lightllm", ("lightllm",), ("lightllm",))
+# vllm-ascend's own Triton kernels, loaded from a checkout (libraries/vllm_ascend.py)
+VLLM_ASCEND = LibraryAdapter("vllm-ascend", "vllm-ascend", "https://github.com/vllm-project/vllm-ascend",
+                             ("vllm_ascend",), ("vllm_ascend",))
 
 # triton-ascend's own unit-test kernels, loaded from a checkout (libraries/triton_ascend_ut.py); the dist name
 # is no installed distribution on purpose: triton-ascend's version is the compiler's, not the checkout's
@@ -82,4 +85,4 @@ TRITON_ASCEND_UT = LibraryAdapter("triton-ascend-unittest (triton-ascend's own t
                                   "https://github.com/Ascend/triton-ascend", ("triton_ascend_ut",),
                                   ("triton_ascend_ut",))
 
-ADAPTERS = (FLA, LIGER, FLAG_GEMS, MOJO_OPSET, GDN_NPU, FA_TEST, LIGHTLLM, TRITON_ASCEND_UT)
+ADAPTERS = (FLA, LIGER, FLAG_GEMS, MOJO_OPSET, GDN_NPU, FA_TEST, LIGHTLLM, VLLM_ASCEND, TRITON_ASCEND_UT)

@@ -57,6 +57,8 @@ SNAPSHOTS: dict[str, str] = {
     "gdn_tri_inverse": "d12ad04225adce2e7a43d793cae74458ed56f938",  # huawei-csl/gdn-tri-inverse, 2026-04-15
     "fa_test": "5d8e928f5f54bd12b72fe613bee0ebde8f553012",  # hongziqi/fa-test, 2025-09-25
     "lightllm": "fc72ffab9a3455cfb571f22d45ab777cc29de0de",  # ModelTC/lightllm, 2025-07-11 (PARITY_LIGHTLLM)
+    # vllm-project/vllm-ascend, 2026-08-22 (PARITY_VLLM_ASCEND)
+    "vllm_ascend": "182b75ea84ff13ece27b57391331ef8935410aea",
 }
 
 
