@@ -12,6 +12,7 @@ import importlib.machinery
 import sys
 import types
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent
 
@@ -28,3 +29,38 @@ def _bare(name: str, path: Path) -> None:
 for init in sorted((ROOT / "lightllm").rglob("__init__.py")):
     package = init.parent
     _bare(".".join(package.relative_to(ROOT).parts), package)
+
+
+def _cuda_on_the_cpu() -> None:
+    """Under the interpreter with no GPU (a recording of last resort, said so by `parity record`): the tests' CUDA
+    tensors are made on the CPU. Factory calls and `.to`/`.cuda` that name a CUDA device get the CPU instead; the
+    tests' synchronizations do nothing. Nothing else of the tests changes."""
+    import os
+
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    if os.environ.get("TRITON_INTERPRET") != "1" or torch.cuda.is_available():
+        return
+
+    def cpu(device: object) -> object:
+        named = device.type if isinstance(device, torch.device) else str(device) if device is not None else ""
+        return "cpu" if named.startswith("cuda") else device
+
+    class CudaOnCpu(TorchFunctionMode):
+        def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            kwargs = dict(kwargs or {})
+            if "device" in kwargs:
+                kwargs["device"] = cpu(kwargs["device"])
+            if func is torch.Tensor.to:
+                args = tuple(cpu(a) if isinstance(a, (str, torch.device)) else a for a in args)
+            if func is torch.Tensor.cuda:
+                return args[0]
+            return func(*args, **kwargs)
+
+    CudaOnCpu().__enter__()  # for the whole session
+    torch.cuda.synchronize = lambda *a, **k: None  # type: ignore[assignment]
+    torch.cuda.current_device = lambda: 0  # type: ignore[assignment]
+
+
+_cuda_on_the_cpu()
