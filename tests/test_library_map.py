@@ -22,7 +22,8 @@ def cells(line: str) -> list[str]:
 def plant_bundle(root: Path) -> Path:
     fmt.write_header(root, ["pytest"], {}, {})
     (root / "sources" / "a1.py").write_text(SOURCE, encoding="utf-8")
-    lines = [{"type": "process", "pid": 7, "argv": ["pytest/__main__.py", "-q", "tests/test_abs.py"]},
+    lines = [{"type": "process", "pid": 7, "argv": ["pytest/__main__.py", "-q", "tests/test_abs.py"],
+              "env": {"device": "NVIDIA H100 80GB HBM3", "interpret": False}},
              {"type": "process", "pid": 8, "argv": ["pytest/__main__.py", "-q", "tests/test_div.py"]}]
     for i, (pid, name) in enumerate([(7, "k_pass"), (7, "k_wrong"), (8, "k_tier"), (8, "k_newer"), (8, "k_build")]):
         lines.append({"type": "launch", "id": f"{pid}-{i}", "order": i, "key": name, "specialization": "s",
@@ -75,7 +76,7 @@ def test_the_map_gives_each_planted_kernel_its_verdict(tmp_path: Path, capsys: o
     out = capsys.readouterr().out  # type: ignore[attr-defined]
     rows = {c[1]: c for c in (cells(line) for line in out.splitlines() if line.startswith("| test_"))}
     assert rows["k_pass"][2].startswith("ports. Checked: ascend-compile: compiled")
-    assert "outputs compared with the GPU's recorded outputs" in rows["k_pass"][2]
+    assert "outputs compared with the outputs recorded on NVIDIA H100 80GB HBM3" in rows["k_pass"][2]
     assert "Not checked: the NPU's own arithmetic" in rows["k_pass"][2]
     assert ("ascend-compile and ascend-lowered cannot see this known NPU bug: https://github.com/flagos-ai/FlagTree/"
             "issues/1083") in rows["k_pass"][2], "the used atomic return's known NPU bug is named, not a bare pass"
@@ -86,6 +87,13 @@ def test_the_map_gives_each_planted_kernel_its_verdict(tmp_path: Path, capsys: o
     assert rows["k_build"][2] == "does not build on Ascend" and rows["k_build"][5].endswith("k\\_build")
     assert rows["—"][0] == "test_cos" and rows["—"][2] == "not checked", "an op with no launch is listed"
     assert "Ops (test files; an op's verdict is its worst kernel's): 3" in out
+
+
+def test_an_interpreter_recording_is_never_called_a_gpus() -> None:
+    said = lm.recorded_outputs({"device": "cpu", "interpret": True})
+    assert "interpreter's" in said and "GPU" not in said.replace("no GPU", "")
+    assert lm.recorded_outputs({"device": "NVIDIA H200", "interpret": False}) == "the outputs recorded on NVIDIA H200"
+    assert lm.recorded_outputs(None) == "the recorded outputs"  # no env line: nothing claimed
 
 
 def test_record_verdicts() -> None:

@@ -70,6 +70,7 @@ class Row:
     tiers: dict[str, TierCell] = field(default_factory=dict)
     bugs: tuple[known_npu.NpuBug, ...] = ()  # known NPU bugs its source could meet that no CPU tier reproduces
     source_read: bool = False  # the bundle kept the kernel's source, so `bugs` was looked for
+    recorded: str = "the recorded outputs"  # whose outputs ascend-lowered is compared with (recorded_outputs)
 
 
 def _first_line(text: Any, limit: int = 150) -> str:
@@ -151,10 +152,21 @@ def npu_bugs(source: str) -> tuple[known_npu.NpuBug, ...]:
     return tuple(b for b, _ in known_npu.matches(source) if not b.reproduced)
 
 
+def recorded_outputs(env: Mapping[str, Any] | None) -> str:
+    """Whose outputs a replay compares with, from the recording process's env line: an interpreter recording's
+    outputs are the interpreter's, not a GPU's."""
+    env = env or {}
+    if env.get("interpret"):
+        return "the interpreter's recorded outputs (recorded under TRITON_INTERPRET=1, no GPU)"
+    return f"the outputs recorded on {env['device']}" if env.get("device") else "the recorded outputs"
+
+
 def build_rows(groups: Mapping[str, list[dict[str, Any]]], argv_of: Mapping[str, Sequence[str]],
-               sources: Mapping[str, str], tiers: Mapping[str, tuple[str, Sequence[Record]]]) -> list[Row]:
+               sources: Mapping[str, str], tiers: Mapping[str, tuple[str, Sequence[Record]]],
+               env_of: Mapping[str, Mapping[str, Any]] | None = None) -> list[Row]:
     """groups: spec name -> its launches (parity.record.replay.kernel_groups); argv_of: recording pid -> argv;
-    sources: spec name -> the kernel's captured source; tiers: tier label -> (results dir, its records)."""
+    sources: spec name -> the kernel's captured source; tiers: tier label -> (results dir, its records);
+    env_of: recording pid -> its process env line."""
     by_kernel: dict[str, dict[str, list[Record]]] = defaultdict(lambda: defaultdict(list))
     for label, (_, records) in tiers.items():
         for r in records:
@@ -164,7 +176,8 @@ def build_rows(groups: Mapping[str, list[dict[str, Any]]], argv_of: Mapping[str,
     for name, launches in groups.items():
         pid = str(launches[0].get("id", "")).split("-")[0]
         op = op_of(argv_of.get(pid), str(launches[0]["kernel"].get("module") or "?"))
-        row = Row(op, name, bugs=npu_bugs(sources.get(name, "")), source_read=bool(sources.get(name)))
+        row = Row(op, name, bugs=npu_bugs(sources.get(name, "")), source_read=bool(sources.get(name)),
+                  recorded=recorded_outputs((env_of or {}).get(pid)))
         for label, (results_dir, _) in tiers.items():
             row.tiers[label] = tier_cell(by_kernel[name][label], results_dir)
         rows.append(row)
@@ -183,8 +196,7 @@ def ports_text(row: Row) -> str:
         if cell.verdict != PORTS:
             continue
         what = ("compiled for the NPU target (triton-ascend + bishengir)" if cell.mode == MODE_COMPILE
-                else "built by triton-ascend's lowering and run on the CPU, outputs compared with the GPU's recorded "
-                     "outputs")
+                else f"built by triton-ascend's lowering and run on the CPU, outputs compared with {row.recorded}")
         done.append(f"{label}: {what}, {cell.checked} of {cell.launches} launch(es)")
     missed = [f"{label}: {cell.evidence or 'not replayed'}" for label, cell in row.tiers.items()
               if cell.verdict == UNCHECKED]
@@ -271,7 +283,8 @@ def main(bundle_path: Path, dirs: Sequence[Path], tests: Path | None = None) -> 
         records = load_results(d)
         if records:
             tiers[records[0]["backend"]] = (str(d), records)
-    rows = build_rows(groups, argv_of, sources, tiers)
+    env_of = {str(p.get("pid")): p.get("env") or {} for p in bundle.processes}
+    rows = build_rows(groups, argv_of, sources, tiers, env_of)
     missing = not_recorded_rows(read_tests(tests), {r.op for r in rows})
     intro = (f"Bundle `{bundle_path}` ({len(bundle.launches)} launches kept of {len(groups)} kernels); tiers: "
              f"{', '.join(f'{k} (`{v[0]}`)' for k, v in tiers.items()) or 'none'}. Each tier's cell: its verdict "
