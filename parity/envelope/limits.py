@@ -73,6 +73,7 @@ def grid_crossing(obs: Observation) -> Crossing | None:
     return None
 
 
+_AT = re.compile(r"\bat \d+:\d+:$")  # a first line that is only a source location ("CompilationError: at 37:24:")
 _NEEDS = re.compile(r"[^\n]*requires \d+ (?:bits|bytes)[^\n]*")  # bishengir's UB line, cuda-compile's shared memory
 
 
@@ -107,7 +108,10 @@ def other_crossing(obs: Observation) -> Crossing | None:
             return Crossing(LAUNCHER, f"{kernel}'s launch refused", message.strip()[:240], "see the message")
     for kernel, kind, message in obs.compile_errors:
         if kind not in MEMORY_KINDS:
-            first = message.strip().splitlines()[0] if message.strip() else kind
+            lines = [ln.strip() for ln in message.strip().splitlines() if ln.strip()] or [kind]
+            first = lines[0]
+            if len(lines) > 1 and _AT.search(first):  # Triton's CompilationError: the location first, the error last
+                first = f"{first} {lines[-1]}"
             return Crossing(COMPILE, f"{kernel} does not compile ({kind})", first[:240],
                             "bound the block constexpr (tl.arange's range) that grows with the size")
     return None

@@ -5,7 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import parity.envelope.limits as limits
+
 CHECKED = "grid, on-chip memory, int32 offsets, launcher"
+# what the first crossing's run did: a compile that failed never launched, a refused launch never compiled
+RAN = {limits.MEMORY: "failed to compile", limits.COMPILE: "failed to compile",
+       limits.LAUNCHER: "was refused at launch"}
 
 
 def shown(row: Mapping[str, Any]) -> str:
@@ -57,7 +62,8 @@ def sentence(row: Mapping[str, Any]) -> str:
         head = f"{kernel} on {target}: {axis} = {first:,} not checked: {why}"
         return head + (f"; it ports up to {axis} = {last_ok:,}{where}." if last_ok else ".")
     c = row["crossings"][0]
-    proof = (f"proven: {axis} = {first:,} compiled and launched: {c['evidence']}" if c["proven_by_run"] else
+    ran = RAN.get(c["limit"], "compiled and launched")
+    proof = (f"proven: {axis} = {first:,} {ran}: {c['evidence']}" if c["proven_by_run"] else
              f"found from the TTIR and the launch's sizes, not proven by a run ({c['evidence']})")
     if last_ok is None:
         return f"{kernel} on {target} already crosses at {axis} = {first:,}{where}: {c['figure']}; {proof}."
