@@ -33,3 +33,20 @@ def test_a_failed_compile_is_not_said_to_have_launched():
     grid = rendering.sentence(_row(Observation("ascend", {}, grids=[["k", [2048, 32, 1]]],
                                                launch_errors=[["k", "grid should be less than 65536!"]])))
     assert "T = 64 compiled and launched" in grid  # control: a grid crossing did launch
+
+
+def test_a_cube_buffer_overflow_is_on_chip_memory():
+    cc = "error: cc overflow, requires 2097152 bits while 1048576 bits available!"
+    crossed = limits.crossings(Observation("ascend", {}, compile_errors=[["bmm", "cc_overflow", cc]]))
+    assert crossed[0].limit == limits.MEMORY and "2097152 bits" in crossed[0].evidence
+    other = limits.crossings(Observation("ascend", {}, compile_errors=[["bmm", "mlir_error", cc]]))
+    assert other[0].limit == limits.COMPILE  # control: a kind that names no buffer stays a compile failure
+
+
+def test_the_table_says_not_checked_where_the_sentence_does():
+    row = {**_row(Observation("cuda", {}, launch_errors=[["k", "the launcher raised LibraryImportError: ..."]])),
+           "bad_probe": {"not_checked": "the launch compiled nothing"}}
+    assert "| k | NVIDIA | T | – | 64 | not checked |" in rendering.table([row])
+    assert "not checked: the launch compiled nothing" in rendering.sentence(row)
+    refused = {**row, "bad_probe": {}}
+    assert "| k | NVIDIA | T | – | 64 | launcher |" in rendering.table([refused])  # control: a checked refusal

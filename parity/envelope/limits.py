@@ -16,7 +16,8 @@ from typing import Any
 INT32_MAX = 2**31 - 1
 ASCEND_GRID_MAX = 65535  # triton-ascend 3.2's launcher: "grid should be less than 65536!" (product of the dims)
 CUDA_GRID_MAX = (2**31 - 1, 65535, 65535)  # CUDA's maxGridSize on every SM since sm_30 (x, y, z)
-MEMORY_KINDS = ("ub_overflow", "out_of_resources")  # the compile tiers' error_kind for on-chip memory
+# the compile tiers' error_kind for on-chip memory: Ascend's unified and cube buffers, CUDA's shared memory
+MEMORY_KINDS = ("ub_overflow", "cc_overflow", "cbuf_overflow", "out_of_resources")
 
 GRID = "grid"
 MEMORY = "on-chip memory"

@@ -83,6 +83,8 @@ def table(rows: Sequence[Mapping[str, Any]]) -> str:
             continue
         first, crossed = row["first_bad"], row["crossings"]
         limit = crossed[0]["limit"] if crossed else ("not checked" if first is not None else "none")
+        if (row.get("bad_probe") or {}).get("not_checked"):  # as the sentence: a size not checked crosses nothing
+            limit, crossed = "not checked", []
         if crossed and not crossed[0]["proven_by_run"]:
             limit += " (not proven by a run)"
         upto = f"{row['last_ok']:,}" if row["last_ok"] is not None else "–"
