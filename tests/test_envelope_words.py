@@ -50,3 +50,10 @@ def test_the_table_says_not_checked_where_the_sentence_does():
     assert "not checked: the launch compiled nothing" in rendering.sentence(row)
     refused = {**row, "bad_probe": {}}
     assert "| k | NVIDIA | T | – | 64 | launcher |" in rendering.table([refused])  # control: a checked refusal
+
+
+def test_an_ascend_grid_refusal_without_a_recorded_grid_is_still_a_grid_crossing():
+    said = 'grid should be less than 65536! You can try "export TRITON_ALL_BLOCKS_PARALLEL=1"'
+    crossed = limits.crossings(Observation("ascend", {}, launch_errors=[["_attn_fwd", said]]))
+    assert crossed and crossed[0].limit == limits.GRID and "65536" in crossed[0].evidence
+    assert not limits.crossings(Observation("ascend", {}, launch_errors=[["_attn_fwd", "grid is fine"]]))  # control
