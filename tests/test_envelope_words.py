@@ -57,3 +57,13 @@ def test_an_ascend_grid_refusal_without_a_recorded_grid_is_still_a_grid_crossing
     crossed = limits.crossings(Observation("ascend", {}, launch_errors=[["_attn_fwd", said]]))
     assert crossed and crossed[0].limit == limits.GRID and "65536" in crossed[0].evidence
     assert not limits.crossings(Observation("ascend", {}, launch_errors=[["_attn_fwd", "grid is fine"]]))  # control
+
+
+def test_a_not_checked_size_keeps_the_launchers_words():
+    said = "the launcher raised ForkedCaseError: KeyError: 'num_vectorcore'\n(in its forked child)"
+    row = {**_row(Observation("cuda", {})), "bad_probe": {"not_checked": "the launch compiled nothing",
+                                                         "launch_errors": [["k", said]]}}
+    assert "the launch compiled nothing (the launcher raised ForkedCaseError: KeyError: 'num_vectorcore')" in \
+        rendering.sentence(row)
+    quiet = {**row, "bad_probe": {"not_checked": "the launch compiled nothing"}}
+    assert rendering.sentence(quiet).endswith("not checked: the launch compiled nothing.")  # control: nothing said

@@ -59,6 +59,9 @@ def sentence(row: Mapping[str, Any]) -> str:
     bad = row.get("bad_probe") or {}
     if bad.get("not_checked") or not row["crossings"]:
         why = bad.get("not_checked") or "no limit named"
+        said = next((str(m) for _, m in bad.get("launch_errors") or []), "")  # the launcher's own words, if any
+        if said and said.splitlines()[0] not in why:
+            why += f" ({said.splitlines()[0][:200]})"
         head = f"{kernel} on {target}: {axis} = {first:,} not checked: {why}"
         return head + (f"; it ports up to {axis} = {last_ok:,}{where}." if last_ok else ".")
     c = row["crossings"][0]
