@@ -15,8 +15,10 @@ from typing import Any
 
 INT32_MAX = 2**31 - 1
 ASCEND_GRID_MAX = 65535  # triton-ascend 3.2's launcher: "grid should be less than 65536!" (product of the dims)
+ASCEND_GRID_SAID = "grid should be less than 65536"  # its words, also where the tier recorded no grid
 CUDA_GRID_MAX = (2**31 - 1, 65535, 65535)  # CUDA's maxGridSize on every SM since sm_30 (x, y, z)
-MEMORY_KINDS = ("ub_overflow", "out_of_resources")  # the compile tiers' error_kind for on-chip memory
+# the compile tiers' error_kind for on-chip memory: Ascend's unified and cube buffers, CUDA's shared memory
+MEMORY_KINDS = ("ub_overflow", "cc_overflow", "cbuf_overflow", "out_of_resources")
 
 GRID = "grid"
 MEMORY = "on-chip memory"
@@ -70,9 +72,16 @@ def grid_crossing(obs: Observation) -> Crossing | None:
             return Crossing(GRID, f"{kernel}'s grid {_grid_text(grid)}: {', '.join(over)}",
                             said or "CUDA's grid limits (x < 2^31, y and z <= 65,535)",
                             "move the growing dimension to grid x, or loop over it inside the program")
+    for kernel, message in obs.launch_errors:  # refused for its grid, which the tier did not record (autotuned)
+        if obs.target == "ascend" and ASCEND_GRID_SAID in message:
+            return Crossing(GRID, f"{kernel}'s grid passes {ASCEND_GRID_MAX:,} programs (its dims were not recorded)",
+                            f"the launcher says {message.strip()[:200]!r}",
+                            "make it persistent: a grid of the core count and `for i in range(pid, n, "
+                            "tl.num_programs(0))` over the work items")
     return None
 
 
+_AT = re.compile(r"\bat \d+:\d+:$")  # a first line that is only a source location ("CompilationError: at 37:24:")
 _NEEDS = re.compile(r"[^\n]*requires \d+ (?:bits|bytes)[^\n]*")  # bishengir's UB line, cuda-compile's shared memory
 
 
@@ -107,7 +116,10 @@ def other_crossing(obs: Observation) -> Crossing | None:
             return Crossing(LAUNCHER, f"{kernel}'s launch refused", message.strip()[:240], "see the message")
     for kernel, kind, message in obs.compile_errors:
         if kind not in MEMORY_KINDS:
-            first = message.strip().splitlines()[0] if message.strip() else kind
+            lines = [ln.strip() for ln in message.strip().splitlines() if ln.strip()] or [kind]
+            first = lines[0]
+            if len(lines) > 1 and _AT.search(first):  # Triton's CompilationError: the location first, the error last
+                first = f"{first} {lines[-1]}"
             return Crossing(COMPILE, f"{kernel} does not compile ({kind})", first[:240],
                             "bound the block constexpr (tl.arange's range) that grows with the size")
     return None

@@ -25,6 +25,7 @@ from parity.envelope.limits import Observation
 from parity.paths import cache_root
 from parity.seams.env import set_triton_env
 from parity.spec import Case, KernelSpec
+from parity.spec.context import set_current_backend
 
 
 def source_changed(spec: KernelSpec) -> float:
@@ -44,6 +45,9 @@ class Prober:
         self.target = target
         settings.configure(no_fit=True, no_perf_advice=True)  # the limits only: no fit search, no tuning advice
         self.backend: Backend = get_backend(tiers[0])
+        # as a test run does (parity.plugin): launchers and library adapters ask which tier this process serves
+        # (FlagGems' adapter names its vendor and keeps its autotune picks in memory only on a compile tier)
+        set_current_backend(self.backend.name)
         self.backend.prepare()
         missing = self.backend.unavailable()
         if missing:

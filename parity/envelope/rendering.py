@@ -5,7 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import parity.envelope.limits as limits
+
 CHECKED = "grid, on-chip memory, int32 offsets, launcher"
+# what the first crossing's run did: a compile that failed never launched, a refused launch never compiled
+RAN = {limits.MEMORY: "failed to compile", limits.COMPILE: "failed to compile",
+       limits.LAUNCHER: "was refused at launch"}
 
 
 def shown(row: Mapping[str, Any]) -> str:
@@ -55,10 +60,14 @@ def sentence(row: Mapping[str, Any]) -> str:
     bad = row.get("bad_probe") or {}
     if bad.get("not_checked") or not row["crossings"]:
         why = bad.get("not_checked") or "no limit named"
+        said = next((str(m) for _, m in bad.get("launch_errors") or []), "")  # the launcher's own words, if any
+        if said and said.splitlines()[0] not in why:
+            why += f" ({said.splitlines()[0][:200]})"
         head = f"{kernel} on {target}: {axis} = {first:,} not checked: {why}"
         return head + (f"; it ports up to {axis} = {last_ok:,}{where}." if last_ok else ".")
     c = row["crossings"][0]
-    proof = (f"proven: {axis} = {first:,} compiled and launched: {c['evidence']}" if c["proven_by_run"] else
+    ran = RAN.get(c["limit"], "compiled and launched")
+    proof = (f"proven: {axis} = {first:,} {ran}: {c['evidence']}" if c["proven_by_run"] else
              f"found from the TTIR and the launch's sizes, not proven by a run ({c['evidence']})")
     if last_ok is None:
         return f"{kernel} on {target} already crosses at {axis} = {first:,}{where}: {c['figure']}; {proof}."
@@ -78,6 +87,8 @@ def table(rows: Sequence[Mapping[str, Any]]) -> str:
             continue
         first, crossed = row["first_bad"], row["crossings"]
         limit = crossed[0]["limit"] if crossed else ("not checked" if first is not None else "none")
+        if (row.get("bad_probe") or {}).get("not_checked"):  # as the sentence: a size not checked crosses nothing
+            limit, crossed = "not checked", []
         if crossed and not crossed[0]["proven_by_run"]:
             limit += " (not proven by a run)"
         elif not crossed and row.get("grid_unknown"):  # a replayed kernel whose grid the recording does not tell
