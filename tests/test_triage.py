@@ -714,3 +714,14 @@ def test_a_limit_of_wrong_values_does_not_explain_an_out_of_bounds_write_whose_v
     # the negative control: the same case with wrong values is the limit's
     wrong = {**right, "oob": None, "metrics": {"max_abs_err": 3.0, "mismatch_frac": 0.5, "passed": False}}
     assert lim.matching_limit(wrong, "").id == "interpret-bf16-arith"
+
+
+def test_fp8_refused_by_triton_ascend_is_the_targets_limit_for_the_author_not_a_vendor_bug():
+    """LightLLM's destindex_copy_kv_fp8 compiles on cuda-compile and not on ascend-compile: the odd one out would
+    name triton-ascend, but A2/A3 have no fp8 in triton-ascend's frontend (its own tests expect the refusal)."""
+    refused = compiled("ascend-compile", False, "ValueError: unexpected type fp8.", kind="CompilationError")
+    owner = decide(refused, {"cuda-compile": compiled("cuda-compile", True)}, "tl.store(o + i, x.to(tl.float8e4nv))")
+    assert (owner.who, owner.limit) == ("author", "ascend-no-fp8"), owner
+    # control: another frontend ValueError with cuda-compile passing is still the vendor's odd one out
+    other = compiled("ascend-compile", False, "ValueError: fail to convert <x> to ir type", kind="CompilationError")
+    assert decide(other, {"cuda-compile": compiled("cuda-compile", True)}, "tl.store(o + i, x)").limit is None

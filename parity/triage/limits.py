@@ -338,6 +338,15 @@ LIMITS: tuple[TierLimit, ...] = (
               "precision per device (hf32 or ieee on Ascend)",
               "https://github.com/triton-lang/triton-ascend/pull/1265",
               message=r"tf32 or tf32x3 is invalid", source=r"\bdot\(", language="triton-ascend"),
+    # a target without the dtype: the author's to keep off that target, no vendor bug (triton-ascend's own tests
+    # expect the refusal)
+    TierLimit("ascend-no-fp8", OwnerKind.AUTHOR, "kernel author",
+              "triton-ascend refuses fp8 types ('unexpected type fp8') for Atlas A2/A3: its frontend builds them only "
+              "for the Ascend 950 generation (910_95), and its own tests expect the refusal; keep fp8 off A2/A3 (a "
+              "16-bit type there)",
+              "https://github.com/triton-lang/triton-ascend/blob/a84b1eb52/third_party/ascend/unittest/"
+              "generalization_cases/test_invalid_fp8.py",
+              message=r"unexpected type fp8", language="triton-ascend"),
     # a random kernel's stream differs by compiler (owner "random": parity.triage.random_stream, which alone matches it)
     TierLimit("random-stream", OwnerKind.RANDOM, "random stream",
               "tl.rand / tl.randn / tl.randint draw from a seeded stream that each compiler generates its own way "
