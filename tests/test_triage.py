@@ -725,3 +725,18 @@ def test_fp8_refused_by_triton_ascend_is_the_targets_limit_for_the_author_not_a_
     # control: another frontend ValueError with cuda-compile passing is still the vendor's odd one out
     other = compiled("ascend-compile", False, "ValueError: fail to convert <x> to ir type", kind="CompilationError")
     assert decide(other, {"cuda-compile": compiled("cuda-compile", True)}, "tl.store(o + i, x)").limit is None
+
+
+def test_an_fp8_replay_the_interpreter_rounds_differently_is_its_limit_not_the_authors():
+    """LightLLM's fp8 quantizers recorded on an H100 replayed under the interpreter: -64 where the GPU wrote -128 (the
+    interpreter's float -> fp8 downcast drops the rounding carry), owned by the author as 'the reference semantics'."""
+    quant = "y_q = tl.clamp(y / y_s, fp8_min, fp8_max).to(y_q_ptr.dtype.element_ty)"
+    metrics = {"worst_index": [113], "max_abs_err": 64.0, "err_ratio": 0.5, "nan_count": 0, "mismatch_frac": 0.026,
+               "region": "scattered (2.6%)"}
+    fp8 = numeric("interpret", params={"launch": 0, "grid": [3], "out": "fp8"}, metrics=metrics)
+    owner = decide(fp8, {}, quant)
+    assert (owner.who, owner.limit) == ("tier", "interpret-fp8-downcast"), owner
+    # controls: the same mismatch judged at fp16 is not this limit's, nor is an fp8 case on another tier
+    assert decide({**fp8, "params": {**fp8["params"], "out": "fp16"}}, {}, quant).limit != "interpret-fp8-downcast"
+    lowered = {**fp8, "backend": "ascend-lowered"}
+    assert decide(lowered, {}, quant).limit != "interpret-fp8-downcast"

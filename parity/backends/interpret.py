@@ -20,8 +20,8 @@ class InterpretBackend(Backend):
     report_rank = 2
     repro_prefix = "TRITON_INTERPRET=1 "
     language = "triton"
-    own_limits = ("interpret-bf16-dot", "interpret-int-to-bf16", "interpret-bf16-arith", "interpret-libdevice",
-                  "interpret-builder-gap", "interpret-float-arg", "interpret-loop-var",
+    own_limits = ("interpret-bf16-dot", "interpret-fp8-downcast", "interpret-int-to-bf16", "interpret-bf16-arith",
+                  "interpret-libdevice", "interpret-builder-gap", "interpret-float-arg", "interpret-loop-var",
                   "interpret-constexpr-arg")
     gpu_target = ("cuda", 90, 32)
     venv = "venv-upstream"
