@@ -96,6 +96,23 @@ def test_an_interpreter_recording_is_never_called_a_gpus() -> None:
     assert lm.recorded_outputs(None) == "the recorded outputs"  # no env line: nothing claimed
 
 
+def test_the_html_page_holds_the_same_map(tmp_path: Path, capsys: object) -> None:
+    bundle = plant_bundle(tmp_path / "b")
+    page = tmp_path / "map.html"
+    assert lm.main(bundle, plant_results(tmp_path), None, page) == 0
+    out = capsys.readouterr().out  # type: ignore[attr-defined]
+    text = page.read_text(encoding="utf-8")
+    md_rows = [line for line in out.splitlines() if line.startswith("| test_")]
+    assert text.count("<tr>") == len(md_rows) + 1, "one row per markdown row, and the header"
+    assert "k_wrong" in text and "wrong on Ascend (0/1)" in text and "does not build on Ascend" in text
+    assert "k\\_build" not in text, "markdown escapes are undone in the page"
+    # control: without --html no page is written
+    again = tmp_path / "again"
+    again.mkdir()
+    before = set(tmp_path.rglob("*.html"))
+    assert lm.main(bundle, plant_results(again), None, None) == 0 and set(tmp_path.rglob("*.html")) == before
+
+
 def test_record_verdicts() -> None:
     assert lm.record_verdict(rec("ascend-lowered", "run", "k", Status.SKIPPED)) == lm.UNCHECKED
     assert lm.record_verdict(rec("ascend-lowered", "run", "k", Status.FAILED)) == lm.UNCHECKED, "no owner: no pass"

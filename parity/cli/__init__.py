@@ -195,6 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     lmap.add_argument("bundle", type=Path)
     lmap.add_argument("dirs", nargs="*", type=Path, help="results dirs of `--replay BUNDLE` runs on Ascend tiers")
     lmap.add_argument("--tests", type=Path, help="bench/record_library_ops.sh's <lib>-tests.tsv: ops with no launch")
+    lmap.add_argument("--html", type=Path, help="also write the same map as a self-contained HTML page here")
     from parity.envelope import command as envelope_command  # `parity envelope`: the largest sizes that port
 
     envelope_command.add_arguments(sub.add_parser("envelope", help="per kernel and target: the largest sizes that "
@@ -205,7 +206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "map":
         from parity.record.library_map import main as map_main  # lazy: torch and the bundle reader, this command only
 
-        return map_main(args.bundle, args.dirs, args.tests)
+        return map_main(args.bundle, args.dirs, args.tests, args.html)
     if args.command == "merge":
         return merge_main(args.out, args.dirs)
     if args.command == "record":

@@ -46,6 +46,7 @@ BUILD_WORDS = re.compile(r"compil|MLIR|bishengir|ub overflow|triton-adapter|unsu
                          re.I)
 FIXED_LATER = re.compile(r"\b(?:main|later release|newer)\b[^.;]*\bfixed\b|\bfixed\b[^.;]*\b(?:main|later|newer)\b",
                          re.I)
+MD_ESCAPED = re.compile(r"\\([\\|`*_<>\[\]])")  # what parity.findings.markdown.md_escape put a backslash before
 TEST_FILE = re.compile(r"(?:^|/)((?!__main__)[\w.-]+\.py)$")  # the file pytest ran (FlagGems has a tet_*.py)
 
 
@@ -236,6 +237,26 @@ def not_recorded_rows(tests: Sequence[tuple[str, str]], ops: set[str]) -> list[l
 
 
 def render(rows: Sequence[Row], labels: Sequence[str], missing: Sequence[list[str]], intro: str) -> str:
+    head, body, summary = table(rows, labels, missing)
+    lines = [f"| {' | '.join(head)} |", "|" + "---|" * len(head)] + [f"| {' | '.join(r)} |" for r in body]
+    return f"{intro}\n\n{summary}\n\n" + "\n".join(lines) + "\n"
+
+
+def render_html(rows: Sequence[Row], labels: Sequence[str], missing: Sequence[list[str]], intro: str) -> str:
+    """The same map as a page: the same cells, unescaped from the markdown and escaped for HTML."""
+    from parity.report import html  # lazy: the page's helpers, for --html only
+    from parity.report.html_assets import SCRIPT, STYLE  # lazy: as above
+
+    head, body, summary = table(rows, labels, missing)
+    cells = [[html.esc(MD_ESCAPED.sub(r"\1", cell)) for cell in row] for row in body]
+    plain_intro = MD_ESCAPED.sub(r"\1", intro)
+    text = f"<h1>Portability map</h1><p>{html.esc(plain_intro)}</p><p>{html.esc(summary)}</p>"
+    return html.page("parity map", STYLE, SCRIPT, text + html.table(head, cells, table_id="map"))
+
+
+def table(rows: Sequence[Row], labels: Sequence[str],
+          missing: Sequence[list[str]]) -> tuple[list[str], list[list[str]], str]:
+    """The map's header, its rows (markdown-escaped cells) and the counts line."""
     counts = Counter(overall(r) for r in rows)
     op_verdicts: dict[str, list[str]] = defaultdict(list)
     for r in rows:
@@ -246,9 +267,8 @@ def render(rows: Sequence[Row], labels: Sequence[str], missing: Sequence[list[st
     body = [row_cells(r) for r in rows] + [m + [""] * len(labels) for m in missing]
     summary = ", ".join(f"{counts[v]} {v}" for v in SEVERITY if counts[v])
     op_summary = ", ".join(f"{op_counts[v]} {v}" for v in SEVERITY if op_counts[v])
-    lines = [f"| {' | '.join(head)} |", "|" + "---|" * len(head)] + [f"| {' | '.join(r)} |" for r in body]
-    return (f"{intro}\n\nKernels: {len(rows)} ({summary}). Ops (test files; an op's verdict is its worst kernel's): "
-            f"{len(op_verdicts) + len(missing)} ({op_summary}).\n\n" + "\n".join(lines) + "\n")
+    return head, body, (f"Kernels: {len(rows)} ({summary}). Ops (test files; an op's verdict is its worst "
+                        f"kernel's): {len(op_verdicts) + len(missing)} ({op_summary}).")
 
 
 def read_tests(path: Path | None) -> list[tuple[str, str]]:
@@ -263,7 +283,7 @@ def read_tests(path: Path | None) -> list[tuple[str, str]]:
     return out
 
 
-def main(bundle_path: Path, dirs: Sequence[Path], tests: Path | None = None) -> int:
+def main(bundle_path: Path, dirs: Sequence[Path], tests: Path | None = None, html: Path | None = None) -> int:
     from parity.record.bundle import BundleError, load_bundle
     from parity.record.replay import kernel_groups
 
@@ -290,4 +310,6 @@ def main(bundle_path: Path, dirs: Sequence[Path], tests: Path | None = None) -> 
              f"{', '.join(f'{k} (`{v[0]}`)' for k, v in tiers.items()) or 'none'}. Each tier's cell: its verdict "
              "(launches checked / replayed).")
     print(render(rows, list(tiers), missing, intro), end="")
+    if html is not None:
+        html.write_text(render_html(rows, list(tiers), missing, intro), encoding="utf-8")
     return 0
