@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import parity.envelope.memo as memo
 import parity.envelope.meta as meta
 import parity.envelope.ttir as ttir
 from parity import settings
@@ -37,7 +38,7 @@ def source_changed(spec: KernelSpec) -> float:
 class Prober:
     """The compile tier of one target, prepared once per process."""
 
-    def __init__(self, target: str) -> None:
+    def __init__(self, target: str, read_cache: bool = True) -> None:
         tiers = tiers_where(mode="compile", target=target)
         if not tiers:
             raise RuntimeError(f"no compile tier targets {target!r}")
@@ -60,6 +61,8 @@ class Prober:
         self.device_type: str = presented
         check = self.backend.check
         self.target_name = check.target if check else target  # as the verdict's column names it
+        self.tier = tiers[0]
+        self.memo = memo.Memo(cache_root() / "envelope" / "answers" / tiers[0], read=read_cache)
 
     def _run(self, spec: KernelSpec, params: Mapping[str, Any], launch: meta.Launch) -> tuple[Observation, list[Any]]:
         obs = Observation(self.target, dict(params))
@@ -88,6 +91,18 @@ class Prober:
         return obs, records
 
     def observe(self, spec: KernelSpec, params: Mapping[str, Any]) -> Observation:
+        """What the tier said about `params`: stored from an earlier check of the same code (parity.envelope.memo),
+        else a compile and launch here."""
+        k = memo.key(spec, self.tier, self.target, "observe", {"params": dict(params)})
+        stored = memo.load(self.memo.get(k))
+        if stored is not None:
+            return stored
+        obs = self._observe(spec, params)
+        if memo.storable(obs):
+            self.memo.put(k, memo.dump(obs))
+        return obs
+
+    def _observe(self, spec: KernelSpec, params: Mapping[str, Any]) -> Observation:
         """Compile and launch at `params` (meta tensors), and what the tier said about it."""
         obs, records = self._run(spec, params, meta.meta_launch(spec.launch, self.device_type))
         for r in records:
@@ -108,7 +123,19 @@ class Prober:
 
     def compiles_over(self, spec: KernelSpec, params: Mapping[str, Any], axis: str, sizes: Sequence[int]) -> int | None:
         """How many compiles the JIT starts for launches at `sizes` in one process (one per specialization); None
-        when a size cannot be launched without data."""
+        when a size cannot be launched without data. Stored as observe's answers are; a failed count is not."""
+        k = memo.key(spec, self.tier, self.target, "compiles", {"params": dict(params), "axis": axis,
+                                                                 "sizes": list(sizes)})
+        stored = self.memo.get(k)
+        if isinstance(stored, int):
+            return stored
+        count = self._compiles_over(spec, params, axis, sizes)
+        if count is not None:
+            self.memo.put(k, count)
+        return count
+
+    def _compiles_over(self, spec: KernelSpec, params: Mapping[str, Any], axis: str,
+                       sizes: Sequence[int]) -> int | None:
         device_type, launch = self.device_type, meta.meta_launch(spec.launch, self.device_type)
 
         def every_size(ins: Mapping[str, Any], p: Any) -> Any:
