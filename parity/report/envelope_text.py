@@ -1,0 +1,94 @@
+"""The envelope as a user reads it: one sentence per kernel, target and axis, and a table. Pure functions.
+
+Here, below the envelope itself (parity.envelope, which imports it as parity.envelope.rendering), so that
+`parity report` renders the rows a results dir holds (parity.report.envelope_md) in the same words."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+CHECKED = "grid, on-chip memory, int32 offsets, launcher"
+
+
+def shown(row: Mapping[str, Any]) -> str:
+    """The target as the verdict names it ("Ascend (triton-ascend)"), from the tier that ran it."""
+    return str(row.get("target_name") or row["target"])
+
+
+def _others(row: Mapping[str, Any]) -> str:
+    axis = row["axis"]["name"]
+    rest = [f"{k}={v}" for k, v in row["params"].items() if k != axis and isinstance(v, (int, str))]
+    return f" ({', '.join(rest)})" if rest else ""
+
+
+def _storm(row: Mapping[str, Any]) -> str:
+    storm, axis = row.get("storm") or {}, row["axis"]["name"]
+    sizes, n = storm.get("sizes") or [], storm.get("compiles")
+    shown = ", ".join(f"{s:,}" for s in sizes)
+    if n is None:
+        return " Specialization: not checked (the launcher reads tensor data)."
+    one = storm.get("at_one") or 1
+    if sizes and n >= len(sizes) * one:
+        return (f" Specialization: a new compile at each {axis} ({axis} = {shown}: {n} compiles, {one} at one size), a "
+                f"storm at production sizes: pass {axis} as a plain argument (do_not_specialize), not a tl.constexpr.")
+    return f" Specialization: {n} compile(s) over {axis} = {shown}."
+
+
+def _offsets_note(row: Mapping[str, Any]) -> str:
+    width = (row.get("ok_probe") or {}).get("offsets")
+    if width == "i32":
+        return ""
+    return {"i64": " int32 offsets: the TTIR's pointer offsets are int64.",
+            "mixed": " int32 offsets: not checked (the TTIRs mix i32 and i64 pointer offsets)."}.get(
+        width or "", " int32 offsets: not checked (no TTIR seen).")
+
+
+def sentence(row: Mapping[str, Any]) -> str:
+    """What one kernel does on one target along one axis, with the proof of its first crossing."""
+    kernel, target = row["kernel"], shown(row)
+    if row.get("skipped"):
+        return f"{kernel} on {target}: not checked: {row['skipped']}"
+    axis, last_ok, first = row["axis"]["name"], row["last_ok"], row["first_bad"]
+    where = _others(row)
+    if first is None:
+        return (f"{kernel} ports on {target} up to {axis} = {last_ok:,}{where}, the production maximum: no limit "
+                f"crossed ({CHECKED}).{_offsets_note(row)}{_storm(row)}")
+    bad = row.get("bad_probe") or {}
+    if bad.get("not_checked") or not row["crossings"]:
+        why = bad.get("not_checked") or "no limit named"
+        head = f"{kernel} on {target}: {axis} = {first:,} not checked: {why}"
+        return head + (f"; it ports up to {axis} = {last_ok:,}{where}." if last_ok else ".")
+    c = row["crossings"][0]
+    proof = (f"proven: {axis} = {first:,} compiled and launched: {c['evidence']}" if c["proven_by_run"] else
+             f"found from the TTIR and the launch's sizes, not proven by a run ({c['evidence']})")
+    if last_ok is None:
+        return f"{kernel} on {target} already crosses at {axis} = {first:,}{where}: {c['figure']}; {proof}."
+    return (f"{kernel} ports on {target} up to {axis} = {last_ok:,}{where}; at {axis} >= {first:,} {c['figure']} "
+            f"({c['limit']}): {c['fix']}. {proof[0].upper()}{proof[1:]}; {axis} = {last_ok:,} passes the same "
+            f"check.{_storm(row)}")
+
+
+HEADERS = ["kernel", "target", "axis", "ports up to", "first crossing", "limit", "compiles over 3 sizes"]
+
+
+def cells(row: Mapping[str, Any]) -> list[str]:
+    """One row of the table: kernel, target, axis, the last size that ports, the first crossing and its limit."""
+    target = shown(row)
+    if row.get("skipped"):
+        return [str(row["kernel"]), target, "–", "not checked", "–", "–", "–"]
+    first, crossed = row["first_bad"], row["crossings"]
+    limit = crossed[0]["limit"] if crossed else ("not checked" if first is not None else "none")
+    if crossed and not crossed[0]["proven_by_run"]:
+        limit += " (not proven by a run)"
+    upto = f"{row['last_ok']:,}" if row["last_ok"] is not None else "–"
+    storm = (row.get("storm") or {}).get("compiles")
+    return [str(row["kernel"]), target, str(row["axis"]["name"]), upto,
+            "safe to the maximum" if first is None else f"{first:,}", limit,
+            "not checked" if storm is None else str(storm)]
+
+
+def table(rows: Sequence[Mapping[str, Any]]) -> str:
+    """A markdown table of `cells`, one line per row."""
+    lines = ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
+    return "\n".join(lines + ["| " + " | ".join(cells(row)) + " |" for row in rows])
