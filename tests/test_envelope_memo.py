@@ -86,6 +86,18 @@ def test_an_edit_in_the_kernels_package_is_another_key_and_the_old_answer_is_not
     assert memo.Memo(tmp_path / "answers", read=False).get(before) is None  # --no-cache reads nothing
 
 
+def test_a_launcher_without_a_file_to_hash_is_never_stored_or_read(tmp_path):
+    def launch(inputs, p):
+        return {}
+
+    launch.__module__ = "no_such_module_anywhere"
+    spec = types.SimpleNamespace(name="k", kernels=[], launch=launch, make_inputs=launch)
+    assert memo.key(spec, "cuda-compile", "cuda", "observe", {"params": {}}) is None
+    store = memo.Memo(tmp_path / "answers")
+    store.put(None, {"x": 1})
+    assert store.get(None) is None and not (tmp_path / "answers").exists()
+
+
 def test_a_timeout_or_a_dead_child_is_never_stored_and_a_raised_error_is():
     assert memo.storable(Observation("ascend", {}, compile_errors=[["k", "ub_overflow", "ub overflow"]]))
     assert not memo.storable(Observation("ascend", {}, compile_errors=[["k", "timeout", "no answer within 300 s"]]))

@@ -61,16 +61,22 @@ def _top_root(obj: Any) -> str | None:
     name = getattr(obj, "__module__", None)
     top = sys.modules.get(name.split(".")[0]) if isinstance(name, str) else None
     where = getattr(top, "__file__", None)
-    if not where:
-        return None
-    return str(Path(where).parent) if Path(where).name == "__init__.py" else where
+    if where:
+        return str(Path(where).parent) if Path(where).name == "__init__.py" else where
+    paths = list(getattr(top, "__path__", None) or [])  # a namespace package: its first dir
+    return str(paths[0]) if len(paths) == 1 else None
 
 
-def code_hash(spec: KernelSpec) -> str:
-    """The spec's code: the packages of its launcher, input maker and kernels, and each kernel's Triton key."""
+def code_hash(spec: KernelSpec) -> str | None:
+    """The spec's code: the packages of its launcher, input maker and kernels, and each kernel's Triton key; None
+    when one of them has no file to hash (defined in __main__, or a namespace package over several dirs), so
+    that its answers are neither stored nor read."""
     fns = jit_functions(k for k in spec.kernels if not isinstance(k, str))
     owners = [spec.launch, spec.make_inputs, *(getattr(f, "fn", f) for f in fns)]
-    roots = sorted({r for r in (_top_root(o) for o in owners) if r})
+    found = [_top_root(o) for o in owners]
+    if None in found:
+        return None
+    roots = sorted({r for r in found if r})
     keys = []
     for f in fns:
         try:
@@ -100,10 +106,14 @@ def toolchain(tier: str, target: str) -> str:
     return _digest([json.dumps(parts, sort_keys=True).encode()])
 
 
-def key(spec: KernelSpec, tier: str, target: str, what: str, args: Mapping[str, Any]) -> str:
-    """The key of one check: `what` ("observe", "compiles"), its arguments (params, sizes) and all of the above."""
+def key(spec: KernelSpec, tier: str, target: str, what: str, args: Mapping[str, Any]) -> str | None:
+    """The key of one check: `what` ("observe", "compiles"), its arguments (params, sizes) and all of the above;
+    None when the spec's code cannot be hashed (nothing is stored or read for it)."""
+    code = code_hash(spec)
+    if code is None:
+        return None
     plain = json.dumps({"what": what, "kernel": spec.name, "args": args}, sort_keys=True, default=repr)
-    return _digest([toolchain(tier, target).encode(), code_hash(spec).encode(), plain.encode()])
+    return _digest([toolchain(tier, target).encode(), code.encode(), plain.encode()])
 
 
 class Memo:
@@ -117,9 +127,9 @@ class Memo:
     def _path(self, k: str) -> Path:
         return self.root / k[:2] / f"{k}.json"
 
-    def get(self, k: str) -> Any:
-        """The stored value, or None (not stored, unreadable, or reading is off)."""
-        if not self.read:
+    def get(self, k: str | None) -> Any:
+        """The stored value, or None (no key, not stored, unreadable, or reading is off)."""
+        if not self.read or k is None:
             return None
         try:
             value = json.loads(self._path(k).read_text(encoding="utf-8"))
@@ -128,7 +138,9 @@ class Memo:
         self.hits += 1
         return value["value"] if isinstance(value, dict) else None
 
-    def put(self, k: str, value: Any) -> None:
+    def put(self, k: str | None, value: Any) -> None:
+        if k is None:
+            return
         path = self._path(k)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}")
