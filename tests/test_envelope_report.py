@@ -69,9 +69,13 @@ def test_the_file_round_trips_and_a_bad_line_is_a_warning_not_a_lost_section():
         rows = envelope_md.loads(text, "envelope.jsonl")
     assert [r["kernel"] for r in rows] == ["env_grid_bh"] and rows[0]["taken"] == TAKEN
     assert len(caught) == 2 and "envelope.jsonl:2" in str(caught[0].message)
-    skipped = {"kernel": "k2", "target": "cuda", "skipped": "no axis to grow"}
-    md = envelope_md.markdown([envelope_md.Envelope("cuda-compile", [*rows, skipped])])
-    assert "| k2 | cuda | – | not checked |" in md and "k2 on cuda: not checked: no axis to grow" in md
+    skipped = {"kernel": "k2", "target": "cuda", "skipped": "T: not checked: the search passed its 300 s budget"}
+    idle = [{"kernel": k, "target": t, "skipped": "no axis to grow: the spec has no dynamic_args"}
+            for k in ("m1", "m2") for t in ("ascend", "cuda")]
+    md = envelope_md.markdown([envelope_md.Envelope("cuda-compile", [*rows, skipped, *idle])])
+    assert "| k2 | cuda | – | not checked |" in md and "k2 on cuda: not checked: T: not checked" in md
+    assert "2 kernel(s) have no axis to grow (no dynamic_args; `--grow` names one): m1, m2." in md
+    assert "| m1 |" not in md  # one line for them, not a row each
 
 
 def test_the_envelope_file_is_no_run_file_so_a_run_leaves_it_in_place():

@@ -77,6 +77,18 @@ def _order(row: Mapping[str, Any]) -> tuple[str, str, str]:
     return str(row["kernel"]), str(row["target"]), str((row.get("axis") or {}).get("name", ""))
 
 
+NO_AXIS = "no axis to grow"  # parity.envelope.tier's words for a spec without dynamic_args
+
+
+def _split(rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
+    """The rows to show, and one line naming the kernels with no axis to grow (a row each would fill the table)."""
+    idle = sorted({str(r["kernel"]) for r in rows if str(r.get("skipped") or "").startswith(NO_AXIS)})
+    shown = [r for r in rows if not str(r.get("skipped") or "").startswith(NO_AXIS)]
+    line = (f"{len(idle)} kernel(s) have no axis to grow (no dynamic_args; `--grow` names one): "
+            f"{', '.join(idle)}." if idle else "")
+    return shown, line
+
+
 def _head(env: Envelope) -> str:
     kernels = len({r["kernel"] for r in env.rows})
     return (f"{ENVELOPE} of {env.label}: {kernels} kernel(s), {len(env.rows)} row(s), taken {env.taken} "
@@ -89,7 +101,9 @@ def markdown(found: Sequence[Envelope]) -> str:
     if not found:
         return "\n".join([*parts, NOT_RUN, ""])
     for env in found:
-        parts += [_head(env), "", text.table(env.rows), "", *(f"- {text.sentence(r)}" for r in env.rows), ""]
+        rows, idle = _split(env.rows)
+        parts += [_head(env), "", text.table(rows), "", *(f"- {text.sentence(r)}" for r in rows), ""]
+        parts += [idle, ""] if idle else []
     return "\n".join(parts)
 
 
@@ -99,7 +113,9 @@ def html(found: Sequence[Envelope]) -> str:
     if not found:
         return "\n".join([*parts, f'<p class="note">{h.esc(NOT_RUN)}</p>'])
     for env in found:
+        rows, idle = _split(env.rows)
         parts += [f"<p>{h.esc(_head(env))}</p>",
-                  h.table(text.HEADERS, [[h.esc(c) for c in text.cells(r)] for r in env.rows], classes="sortable"),
-                  "<ul>", *(f"<li>{h.esc(text.sentence(r))}</li>" for r in env.rows), "</ul>"]
+                  h.table(text.HEADERS, [[h.esc(c) for c in text.cells(r)] for r in rows], classes="sortable"),
+                  "<ul>", *(f"<li>{h.esc(text.sentence(r))}</li>" for r in rows), "</ul>"]
+        parts += [f'<p class="note">{h.esc(idle)}</p>'] if idle else []
     return "\n".join(parts)
