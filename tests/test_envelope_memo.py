@@ -136,3 +136,25 @@ def test_an_edited_kernel_is_checked_anew_not_answered_from_the_store(tmp_path):
     edited = envelope(tmp_path, cache)
     assert edited["stored"] == 0, "a stored answer of the kernel before its edit was reused"
     assert (edited["last_ok"], edited["first_bad"]) == (128 * 1024, None)
+
+
+def test_the_toolchain_key_reads_the_real_compiler_not_a_session_wrapper_under_parity_cache(tmp_path, monkeypatch):
+    real, cache = tmp_path / "venv" / "bin", tmp_path / "cache"
+    real.mkdir(parents=True)
+    (real / "bishengir-compile").write_text("#!/bin/sh\n")
+    (real / "bishengir-compile").chmod(0o755)
+    monkeypatch.setenv("PARITY_CACHE_DIR", str(cache))
+    keys = []
+    for session in ("session-a", "session-b"):  # ascend-compile's wrapper dir differs per process
+        wrapper = cache / "triton" / "ascend-compile" / session / "bin"
+        wrapper.mkdir(parents=True)
+        (wrapper / "bishengir-compile").write_text(f"#!/bin/sh\n# {session}\n")
+        (wrapper / "bishengir-compile").chmod(0o755)
+        monkeypatch.setenv("PATH", f"{wrapper}{os.pathsep}{real}")
+        memo.toolchain.cache_clear()
+        keys.append(memo.toolchain("ascend-compile", "ascend"))
+    memo.toolchain.cache_clear()
+    assert keys[0] == keys[1]
+    (real / "bishengir-compile").write_text("#!/bin/sh\n# another build\n")  # the control: the real one changes
+    assert memo.toolchain("ascend-compile", "ascend") != keys[0]
+    memo.toolchain.cache_clear()

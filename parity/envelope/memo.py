@@ -33,6 +33,7 @@ import parity
 from parity import settings
 from parity.compile.tools import jit_functions
 from parity.envelope.limits import Observation
+from parity.paths import cache_root
 from parity.spec import KernelSpec
 
 VOLATILE_KINDS = ("timeout", "crash")  # compile errors the load or a dying child made: not the kernel's answer
@@ -96,7 +97,9 @@ def _version(dist: str) -> str | None:
 @cache
 def toolchain(tier: str, target: str) -> str:
     """parity's source, the tier and what compiles for it, and the settings a check's answer depends on."""
-    tool = shutil.which("bishengir-compile")
+    # the real binary: ascend-compile puts a per-session wrapper (its compile memo) under parity's cache first on PATH
+    outside = [d for d in os.environ.get("PATH", "").split(os.pathsep) if d and not d.startswith(str(cache_root()))]
+    tool = shutil.which("bishengir-compile", path=os.pathsep.join(outside))
     stat = os.stat(tool) if tool else None
     s = settings.current()
     parts = {"parity": tree_hash(str(Path(parity.__file__).parent)), "tier": tier, "target": target,
