@@ -127,3 +127,16 @@ def test_sentences_say_the_crossing_its_proof_and_a_safe_kernel():
 
 
 MAX = 1 << 20
+
+
+def test_a_figure_that_grows_in_steps_is_found_by_galloping_down_from_the_guess():
+    calls: list[int] = []
+
+    def check(t: int) -> tuple[bool, Observation]:  # the GDN chunk grid: (cdiv(T, 16), 2) passes 65,535 at 524,273
+        calls.append(t)
+        obs = Observation("ascend", {"T": t}, grids=[["k", [-(-t // 16), 2, 1]]])
+        return bool(limits.crossings(obs)), obs
+
+    found = growth.search(check, 1000, 1 << 20, limits.guess)
+    assert (found.last_ok, found.first_bad) == (524272, 524273)
+    assert {524272, 524273} <= set(calls) and len(calls) <= 16, calls  # bisection alone took 25

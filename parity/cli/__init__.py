@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from parity.report import divergence, heatmap, index_page, perf_cross, perf_plot, versions
+from parity.report import divergence, envelope_md, heatmap, index_page, perf_cross, perf_plot, versions
 from parity.report import divergence_md as divergence_report
 from parity.results import (
     MERGED_NAME,
@@ -142,8 +142,10 @@ def report(dirs: Sequence[Path], out: Path, perf_ratio: float) -> str:
     perf_drawn = perf_plot.draw(perf_cross.grid(labels, records), perf_png)
     text = divergence_report.render(columns, records, divs, png.name if drawn else None,
                                     None if drawn else heatmap.INSTALL_HINT, perf_png.name if perf_drawn else None)
-    atomic_write_text(out, text)
-    index_page.write(out, columns, records, divs, png if drawn else None, None if drawn else heatmap.INSTALL_HINT)
+    envelopes = envelope_md.gather(where)  # each dir's envelope.jsonl, read only
+    atomic_write_text(out, text + "\n" + envelope_md.markdown(envelopes))
+    index_page.write(out, columns, records, divs, png if drawn else None, None if drawn else heatmap.INSTALL_HINT,
+                     envelope_md.html(envelopes))
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")  # GitHub Actions' own variable, not a parity setting
     if summary_path:
         with open(summary_path, "a", encoding="utf-8") as fh:

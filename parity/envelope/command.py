@@ -12,12 +12,15 @@ import os
 import subprocess
 import sys
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import parity.envelope.rendering as rendering
 import parity.envelope.replay_text as replay_text
 from parity.backends import backend_class, tiers_where
+from parity.report import envelope_md
+from parity.results import ResultsDir, atomic_write_text
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -40,6 +43,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--replay", default="", metavar="BUNDLE", help="a `parity record` bundle: grow each recorded "
                         "kernel along the dimensions that vary between its launches (KERNELS then narrows by kernel "
                         "name or module; --grow names a member, e.g. q.1=..1M or x.0+n=..1M)")
+    parser.add_argument("--results-dir", type=Path, default=None, help="also write the rows to DIR/envelope.jsonl "
+                        "(replacing an earlier envelope's), for `parity report DIR`'s envelope section")
+    parser.add_argument("--no-cache", action="store_true", help="check every size anew rather than reuse the "
+                        "answers stored for the same code and tools (parity.envelope.memo); they are stored again")
 
 
 def python_of(target: str) -> tuple[str | None, str]:
@@ -57,7 +64,8 @@ def start(target: str, python: str, args: argparse.Namespace) -> subprocess.Pope
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.getcwd(), env.get("PYTHONPATH", "")) if p)
     env["PATH"] = f"{Path(python).parent}{os.pathsep}{env.get('PATH', '')}"  # the venv's tools (bishengir-compile)
     cmd = [python, "-m", "parity.envelope", target, "--kernels", ",".join(args.kernels), "--grow", args.grow,
-           "--axis-budget", str(args.axis_budget), *(["--replay", args.replay] if args.replay else [])]
+           "--axis-budget", str(args.axis_budget), *(["--replay", args.replay] if args.replay else []),
+           *(["--no-cache"] if args.no_cache else [])]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
@@ -97,6 +105,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"parity envelope: {problem}", file=sys.stderr)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    if args.results_dir:
+        taken = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        atomic_write_text(ResultsDir(args.results_dir).envelope, envelope_md.dumps(rows, taken))
     kernels = len({r["kernel"] for r in rows})
     print(f"\n{kernels} kernel(s) on {len(procs)} target(s) in {time.monotonic() - started:.0f} s (compile-only)")
     return 1 if problems else 0

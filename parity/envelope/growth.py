@@ -54,8 +54,18 @@ def search(check: Callable[[int], tuple[bool, P]], low: int, high: int,
         found.first_bad, found.bad_probe = size, probe
         return found
     good, bad, good_p, bad_p = last_ok, size, ok_probe, probe
+    step = 1  # the gallop's next step down from the first crossing seen
     while bad - good > 1:
         mid = guess(good, good_p, bad, bad_p) if guess else None
+        if mid is not None and mid >= bad and bad - step > good:
+            # the fit puts the crossing at the first crossing seen: a figure that grows in steps (cdiv(T, 16)) crosses
+            # a little below it; gallop down (1, 2, 4, ... below) to a size that passes, then bisect what is left
+            crossed, probe = at(bad - step)
+            if crossed:
+                bad, bad_p, step = bad - step, probe, step * 2
+            else:
+                good, good_p = bad - step, probe
+            continue
         if mid is not None and good < mid - 1 < mid < bad:
             below, below_p = at(mid - 1)  # the guess and the size below it: one probe each
             if below:

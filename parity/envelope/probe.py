@@ -15,11 +15,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import parity.envelope.memo as memo
 import parity.envelope.meta as meta
 import parity.envelope.ttir as ttir
 from parity import settings
 from parity.backends import get_backend, tiers_where
 from parity.backends.base import Backend
+from parity.compile.fork import wants_fork
 from parity.compile.tools import jit_functions
 from parity.envelope.limits import Observation
 from parity.paths import cache_root
@@ -35,10 +37,17 @@ def source_changed(spec: KernelSpec) -> float:
     return max(times, default=0.0)
 
 
+def wrapped(spec: KernelSpec, launch: meta.Launch) -> KernelSpec:
+    """The spec with the envelope's launcher around its own, forked as the spec itself is: the wrapper lives in
+    parity, so parity.compile.fork would count it as another package than the kernels' and fork every check (on
+    CUDA a fork per check re-pays the first compile's warm-up in each child: 7 s a check, against 0.3 s)."""
+    return replace(spec, launch=launch, fork=wants_fork(spec))
+
+
 class Prober:
     """The compile tier of one target, prepared once per process."""
 
-    def __init__(self, target: str) -> None:
+    def __init__(self, target: str, read_cache: bool = True) -> None:
         tiers = tiers_where(mode="compile", target=target)
         if not tiers:
             raise RuntimeError(f"no compile tier targets {target!r}")
@@ -64,6 +73,8 @@ class Prober:
         self.device_type: str = presented
         check = self.backend.check
         self.target_name = check.target if check else target  # as the verdict's column names it
+        self.tier = tiers[0]
+        self.memo = memo.Memo(cache_root() / "envelope" / "answers" / tiers[0], read=read_cache)
 
     def _run(self, spec: KernelSpec, params: Mapping[str, Any], launch: meta.Launch) -> tuple[Observation, list[Any]]:
         obs = Observation(self.target, dict(params))
@@ -80,7 +91,7 @@ class Prober:
             return out
 
         try:
-            records = self.backend.compile_case(replace(spec, launch=launched), Case(dict(params)), inputs)
+            records = self.backend.compile_case(wrapped(spec, launched), Case(dict(params)), inputs)
         except Exception as exc:  # a forked case (a library's) hands its error back as text: judge by the words
             text = str(exc)
             if isinstance(exc, meta.NeedsData) or meta.presentation_failed(text):
@@ -92,6 +103,18 @@ class Prober:
         return obs, records
 
     def observe(self, spec: KernelSpec, params: Mapping[str, Any]) -> Observation:
+        """What the tier said about `params`: stored from an earlier check of the same code (parity.envelope.memo),
+        else a compile and launch here."""
+        k = memo.key(spec, self.tier, self.target, "observe", {"params": dict(params)})
+        stored = memo.load(self.memo.get(k))
+        if stored is not None:
+            return stored
+        obs = self._observe(spec, params)
+        if memo.storable(obs):
+            self.memo.put(k, memo.dump(obs))
+        return obs
+
+    def _observe(self, spec: KernelSpec, params: Mapping[str, Any]) -> Observation:
         """Compile and launch at `params` (meta tensors), and what the tier said about it."""
         obs, records = self._run(spec, params, meta.meta_launch(spec.launch, self.device_type))
         for r in records:
@@ -112,7 +135,19 @@ class Prober:
 
     def compiles_over(self, spec: KernelSpec, params: Mapping[str, Any], axis: str, sizes: Sequence[int]) -> int | None:
         """How many compiles the JIT starts for launches at `sizes` in one process (one per specialization); None
-        when a size cannot be launched without data."""
+        when a size cannot be launched without data. Stored as observe's answers are; a failed count is not."""
+        k = memo.key(spec, self.tier, self.target, "compiles", {"params": dict(params), "axis": axis,
+                                                                 "sizes": list(sizes)})
+        stored = self.memo.get(k)
+        if isinstance(stored, int):
+            return stored
+        count = self._compiles_over(spec, params, axis, sizes)
+        if count is not None:
+            self.memo.put(k, count)
+        return count
+
+    def _compiles_over(self, spec: KernelSpec, params: Mapping[str, Any], axis: str,
+                       sizes: Sequence[int]) -> int | None:
         device_type, launch = self.device_type, meta.meta_launch(spec.launch, self.device_type)
 
         def every_size(ins: Mapping[str, Any], p: Any) -> Any:
@@ -123,7 +158,7 @@ class Prober:
             return out
 
         try:
-            records = self.backend.compile_case(replace(spec, launch=every_size), Case(dict(params)),
+            records = self.backend.compile_case(wrapped(spec, every_size), Case(dict(params)),
                                                 meta.meta_inputs(spec.make_inputs, params, device_type))
         except Exception:  # a value read, or any failure of the three launches: the count is not checked
             return None

@@ -39,7 +39,7 @@ def storm_sizes(low: int) -> list[int]:
 def grow_one(prober: Prober, spec: KernelSpec, params: dict[str, Any], axis: axes.Axis,
              budget_s: float = AXIS_BUDGET_S) -> dict[str, Any]:
     """One axis: the search's answer with its two proving probes, and the compile count over three sizes."""
-    started = time.monotonic()
+    started, hits = time.monotonic(), prober.memo.hits
     not_checked: list[str] = []
 
     def check(size: int) -> tuple[bool, limits.Observation]:
@@ -66,7 +66,8 @@ def grow_one(prober: Prober, spec: KernelSpec, params: dict[str, Any], axis: axe
             "crossings": [asdict(c) for c in limits.crossings(found.bad_probe)] if found.bad_probe else [],
             "not_checked": not_checked[0] if not_checked else None, "probes": found.sizes,
             "storm": {"sizes": sizes, "compiles": compiles, "at_one": at_one},
-            "seconds": round(time.monotonic() - started, 2)}
+            "seconds": round(time.monotonic() - started, 2),
+            "stored": prober.memo.hits - hits}  # checks answered from parity.envelope.memo (same code, same tools)
 
 
 def envelope(prober: Prober, specs: Sequence[KernelSpec], grow: Sequence[axes.Axis],
@@ -97,8 +98,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--grow", default="", help="NAME=LOW..HIGH,... (default: the specs' dynamic_args to 1M)")
     parser.add_argument("--axis-budget", type=float, default=AXIS_BUDGET_S, help="seconds per kernel, axis, target")
     parser.add_argument("--replay", default="", help="a bundle of `parity record`: its kernels' varying dimensions")
+    parser.add_argument("--no-cache", action="store_true", help="check every size anew (answers are still stored)")
     args = parser.parse_args(argv)
-    prober = Prober(args.target)  # the tier's driver first: spec modules may ask it at import (autotuners)
+    # the tier's driver first: spec modules may ask it at import (autotuners)
+    prober = Prober(args.target, read_cache=not args.no_cache)
     names = [k.strip() for k in args.kernels.split(",") if k.strip()]
     if args.replay:
         rows = replayed.envelope(prober, args.replay, names, replay_axes.parse_grow(args.grow), args.axis_budget,

@@ -124,10 +124,11 @@ def findings_section(v: vd.Verdict, present: Collection[str], drafts: Mapping[st
 def render(columns: Sequence[Column], records: Mapping[str, Sequence[Record]],
            divs: Sequence[Divergence], md_name: str, heatmap_uri: str | None, heatmap_note: str | None,
            present: Collection[str] = (), drafts: Mapping[str, str] | None = None,
-           v: vd.Verdict | None = None) -> str:
+           v: vd.Verdict | None = None, envelope: str = "") -> str:
     """The whole page. `heatmap_uri`: the heatmap as a data: URI (else `heatmap_note` says why there is none);
     `present`: the repro folders (relative to the page) that exist; `drafts`: draft path -> its text;
-    `v`: the verdict of these columns and records where the caller has it already."""
+    `v`: the verdict of these columns and records where the caller has it already; `envelope`: the production
+    envelope's section (parity.report.envelope_md.html), after the findings."""
     v = v or vd.build(columns, records)
     number = {f.ident: i + 1 for i, f in enumerate(v.findings)}
     table_rows = rows(columns, records, number)
@@ -144,7 +145,7 @@ def render(columns: Sequence[Column], records: Mapping[str, Sequence[Record]],
                     f'src="{h.esc(heatmap_uri)}">')
     else:
         body.append(f'<p class="note">No heatmap: {h.esc(heatmap_note or "nothing to draw")}.</p>')
-    body += ["<h2>Findings</h2>", findings_section(v, present, drafts or {})]
+    body += ["<h2>Findings</h2>", findings_section(v, present, drafts or {}), envelope]
     return h.page("parity report", STYLE, SCRIPT, "\n".join(body))
 
 
@@ -153,7 +154,7 @@ def data_uri(png: Path) -> str:
 
 
 def write(md: Path, columns: Sequence[Column], records: Mapping[str, Sequence[Record]],
-          divs: Sequence[Divergence], png: Path | None, png_note: str | None) -> Path:
+          divs: Sequence[Divergence], png: Path | None, png_note: str | None, envelope: str = "") -> Path:
     """Write the page beside `md` (see html_path); returns its path."""
     root = md.parent
     v = vd.build(columns, records)
@@ -163,7 +164,7 @@ def write(md: Path, columns: Sequence[Column], records: Mapping[str, Sequence[Re
         if f.draft and f.draft not in drafts and (root / f.draft).is_file():
             drafts[f.draft] = (root / f.draft).read_text(encoding="utf-8", errors="replace")[:DRAFT_LIMIT]
     uri = data_uri(png) if png is not None and png.exists() else None
-    page = render(columns, records, divs, md.name, uri, png_note, present, drafts, v)
+    page = render(columns, records, divs, md.name, uri, png_note, present, drafts, v, envelope)
     out = html_path(md)
     atomic_write_text(out, page)
     return out

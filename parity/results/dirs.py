@@ -6,6 +6,7 @@
     crash-stacks/          a dead worker's thread stacks (parity.run.crash_log)
     .running/              the staging dir a run writes into until it ends (parity.run.rundir)
     previous/, unfinished/ the results a run replaced: a complete run's, or an interrupted run's
+    envelope.jsonl         `parity envelope --results-dir DIR`'s rows (its own command's, so a run leaves it alone)
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ CRASH_STACKS = "crash-stacks"
 STAGING = ".running"
 PREVIOUS = "previous"
 UNFINISHED = "unfinished"
+ENVELOPE = "envelope.jsonl"
 # what a finished run owns in its results dir; everything else there (user files) is left alone
 RUN_FILES = (RESULTS, ENV, REPORT, REPROS, OUTPUTS, CRASH_STACKS)
 
@@ -66,6 +68,10 @@ class ResultsDir:
     @property
     def crash_stacks(self) -> Path:
         return self.path / CRASH_STACKS
+
+    @property
+    def envelope(self) -> Path:
+        return self.path / ENVELOPE
 
     @property
     def staging(self) -> ResultsDir:
