@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import time
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
@@ -12,6 +13,13 @@ import torch
 
 from parity.backends.trackers import UPSTREAM, Tracker
 
+
+def dist_version(dist: str) -> str | None:
+    """The installed version of a distribution ("triton-ascend", "pybind11"), or None where it is not installed."""
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 @dataclass(frozen=True)
 class Check:

@@ -18,7 +18,6 @@ the next envelope checks that size again. `--no-cache` on the command skips read
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import json
 import os
 import shutil
@@ -31,6 +30,7 @@ from typing import Any
 
 import parity
 from parity import settings
+from parity.backends.base import dist_version
 from parity.compile.tools import jit_functions
 from parity.envelope.limits import Observation
 from parity.paths import cache_root
@@ -87,13 +87,6 @@ def code_hash(spec: KernelSpec) -> str | None:
     return _digest([*(f"{r}:{tree_hash(r)}".encode() for r in roots), *(k.encode() for k in keys)])
 
 
-def _version(dist: str) -> str | None:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
 @cache
 def toolchain(tier: str, target: str) -> str:
     """parity's source, the tier and what compiles for it, and the settings a check's answer depends on."""
@@ -103,7 +96,7 @@ def toolchain(tier: str, target: str) -> str:
     stat = os.stat(tool) if tool else None
     s = settings.current()
     parts = {"parity": tree_hash(str(Path(parity.__file__).parent)), "tier": tier, "target": target,
-             "python": sys.version, "dists": {d: _version(d) for d in _DISTS},
+             "python": sys.version, "dists": {d: dist_version(d) for d in _DISTS},
              "bishengir": [tool, stat.st_size, stat.st_mtime] if stat else None,
              "settings": [s.compile_timeout_s, s.case_timeout_s, s.fork]}
     return _digest([json.dumps(parts, sort_keys=True).encode()])

@@ -10,7 +10,6 @@ installs both.
 from __future__ import annotations
 
 import atexit
-import importlib.metadata
 import importlib.util
 import os
 import shlex
@@ -26,7 +25,7 @@ from typing import Any, ClassVar
 from parity import settings
 from parity.backends.ascend import VENV_NOTE
 from parity.backends.ascend.arch import ASCEND_ARCHS, DEFAULT_ASCEND_ARCH
-from parity.backends.base import Backend, Check
+from parity.backends.base import Backend, Check, dist_version
 from parity.backends.trackers import ASCEND
 from parity.errors import CannotRunHere
 from parity.fit.hook import FitTier
@@ -35,13 +34,6 @@ from parity.spec import Case, KernelSpec
 
 SESSION_HINT = "nox -s ascend-compile"
 # a whole case (every compile its launcher triggers); vllm-ascend saw ~2.5 s per compile
-
-
-def _version(dist: str) -> str | None:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return None
 
 
 def install_memo(bin_dir: Path, real: Path, store: Path) -> Path:
@@ -101,13 +93,13 @@ class AscendCompileBackend(Backend):
         self._undo_torch: Any = None
 
     def _missing(self) -> str | None:
-        if _version("triton-ascend") is None:
-            found = _version("triton")
+        if dist_version("triton-ascend") is None:
+            found = dist_version("triton")
             also = f" (this environment has upstream triton {found}, which cannot target Ascend)" if found else ""
             return f"triton-ascend is not installed{also}; run `{SESSION_HINT}`"
         if bishengir_bin_dir() is None and shutil.which("bishengir-compile") is None:
             return f"ascendnpu-ir (bishengir-compile) is not installed; run `{SESSION_HINT}`"
-        if _version("pybind11") is None:
+        if dist_version("pybind11") is None:
             return f"pybind11 is not installed (triton-ascend imports it); run `{SESSION_HINT}`"
         return None
 
@@ -154,7 +146,7 @@ class AscendCompileBackend(Backend):
         """Without bishengir-compile nothing compiles, but spec modules still import: triton-ascend 3.2's
         Autotuner asks driver.active for its benchmarker at decoration time ("0 active drivers" without
         one), so the driver goes in whenever triton-ascend itself imports, and cases skip with the reason."""
-        return _version("triton-ascend") is not None and _version("pybind11") is not None
+        return dist_version("triton-ascend") is not None and dist_version("pybind11") is not None
 
     def unavailable(self) -> str | None:
         return self._reason
@@ -273,8 +265,8 @@ class AscendCompileBackend(Backend):
         arch = ASCEND_ARCHS[self.arch]
         info: dict[str, Any] = {
             "target_arch": arch.name, "num_aicore": arch.aic_cores, "num_vectorcore": arch.aiv_cores,
-            "ub_bits": arch.ub_bits, "triton_ascend": _version("triton-ascend"),
-            "ascendnpu_ir": _version("ascendnpu-ir"), "hivmc": shutil.which("hivmc"),
+            "ub_bits": arch.ub_bits, "triton_ascend": dist_version("triton-ascend"),
+            "ascendnpu_ir": dist_version("ascendnpu-ir"), "hivmc": shutil.which("hivmc"),
             "stage_limit": None if shutil.which("hivmc") else "bishengir (CANN's hivmc not found)",
         }
         compiler = shutil.which("bishengir-compile")

@@ -21,7 +21,6 @@ parity.backends.ascend.lowered_device), so each takes its Ascend path, on the me
 from __future__ import annotations
 
 import ctypes
-import importlib.metadata
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +28,7 @@ from typing import Any, ClassVar
 
 from parity.backends.ascend import VENV_NOTE
 from parity.backends.ascend.arch import DEFAULT_ASCEND_ARCH
-from parity.backends.base import Backend, Check
+from parity.backends.base import Backend, Check, dist_version
 from parity.backends.trackers import ASCEND
 from parity.seams.env import set_triton_env
 
@@ -38,13 +37,6 @@ SESSION_HINT = "nox -s ascend-lowered"
 SCOPE = ("ascend-lowered checks triton-adapter's lowering (masks, other=, block pointers, reductions, dots as "
          "lowered to Linalg) run on x86 against fp64; it does not check bishengir (HIVM, UB planning, "
          "multi-buffering, the cube/vector split) nor the NPU's arithmetic")
-
-
-def _version(dist: str) -> str | None:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return None
 
 
 @dataclass
@@ -113,11 +105,11 @@ class AscendLoweredBackend(Backend):
     def _missing(self) -> str | None:
         from parity.backends.ascend.cpu_build import find_tools
 
-        if _version("triton-ascend") is None:
-            found = _version("triton")
+        if dist_version("triton-ascend") is None:
+            found = dist_version("triton")
             also = f" (this environment has upstream triton {found}, which cannot target Ascend)" if found else ""
             return f"triton-ascend is not installed{also}; run `{SESSION_HINT}`"
-        if _version("pybind11") is None:
+        if dist_version("pybind11") is None:
             return f"pybind11 is not installed (triton-ascend imports it); run `{SESSION_HINT}`"
         tools = find_tools()
         if isinstance(tools, str):
@@ -177,7 +169,7 @@ class AscendLoweredBackend(Backend):
 
         info: dict[str, Any] = {"device_name": "x86 CPU (triton-adapter's ttadapter MLIR via LLVM 19)",
                                 "device_count": 1, "target_arch": f"ttadapter for {self.arch}, run on x86",
-                                "triton_ascend": _version("triton-ascend"), "scope": SCOPE}
+                                "triton_ascend": dist_version("triton-ascend"), "scope": SCOPE}
         if self.tools is not None:
             for key, path in self.tools.__dict__.items():
                 try:
