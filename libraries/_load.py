@@ -3,14 +3,29 @@
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
+import sys
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from libraries.pins import PINS
 
+
+def bare_module(name: str, path: Path | None) -> ModuleType:
+    """Register `name` in sys.modules without running any file: a package over `path` (its submodules import from
+    there, its __init__ never runs), or with no path an empty module a loader fills with stand-ins."""
+    module = ModuleType(name)
+    module.__package__ = name
+    module.__spec__ = importlib.machinery.ModuleSpec(name, None, is_package=path is not None)
+    if path is not None:
+        module.__path__ = [str(path)]
+        module.__spec__.submodule_search_locations = [str(path)]
+    sys.modules[name] = module
+    return module
 
 class LibraryImportError(RuntimeError):
     """The library is installed but failed to import here: its finding, raised from each launch."""

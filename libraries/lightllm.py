@@ -18,18 +18,15 @@ are not loaded here. References are ours, in fp64.
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import os
 import sys
-import types
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from libraries._load import Library
+from libraries._load import Library, bare_module
 from libraries.adapters import LIGHTLLM
 from libraries.pins import SNAPSHOTS, snapshot_version
 from parity import KernelSpec, Tolerance, nan_empty, randn
@@ -69,12 +66,7 @@ def _bare_packages() -> None:
     if root is None or BARE[-1] in sys.modules:
         return
     for name in BARE:
-        module = types.ModuleType(name)
-        module.__path__ = [str(root.joinpath(*name.split(".")))]
-        module.__package__ = name
-        module.__spec__ = importlib.machinery.ModuleSpec(name, None, is_package=True)
-        module.__spec__.submodule_search_locations = list(module.__path__)
-        sys.modules[name] = module
+        bare_module(name, root.joinpath(*name.split(".")))
     # a checkout may be copied without .git: name the commit the specs were checked against
     sys.modules["lightllm"].__version__ = snapshot_version("lightllm")  # type: ignore[attr-defined]
 

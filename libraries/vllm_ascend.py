@@ -21,14 +21,13 @@ import importlib.util
 import logging
 import os
 import sys
-import types
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from libraries._load import Library
+from libraries._load import Library, bare_module
 from libraries.adapters import VLLM_ASCEND
 from libraries.pins import SNAPSHOTS, snapshot_version
 from parity import KernelSpec, Tolerance, nan_empty, randn
@@ -62,17 +61,6 @@ def unavailable() -> str | None:
     return None
 
 
-def _package(name: str, path: Path | None) -> types.ModuleType:
-    module = types.ModuleType(name)
-    module.__package__ = name
-    module.__spec__ = importlib.machinery.ModuleSpec(name, None, is_package=path is not None)
-    if path is not None:
-        module.__path__ = [str(path)]
-        module.__spec__.submodule_search_locations = [str(path)]
-    sys.modules[name] = module
-    return module
-
-
 def _stand_ins() -> None:
     """Bare vllm-ascend parents and, where vLLM is absent, the few vLLM names the kernel modules import."""
     root = checkout()
@@ -82,17 +70,17 @@ def _stand_ins() -> None:
     import triton.language as tl
 
     if "vllm" not in sys.modules and importlib.util.find_spec("vllm") is None:
-        _package("vllm", None)
-        utils = _package("vllm.triton_utils", None)
+        bare_module("vllm", None)
+        utils = bare_module("vllm.triton_utils", None)
         utils.triton, utils.tl, utils.HAS_TRITON = triton, tl, True  # type: ignore[attr-defined]
-        _package("vllm.logger", None).logger = logging.getLogger("vllm")  # type: ignore[attr-defined]
-        _package("vllm.v1", None)
+        bare_module("vllm.logger", None).logger = logging.getLogger("vllm")  # type: ignore[attr-defined]
+        bare_module("vllm.v1", None)
         # only compute_topk_logprobs (not run here) builds one
-        _package("vllm.v1.outputs", None).LogprobsTensors = type("LogprobsTensors", (), {})  # type: ignore[attr-defined]
+        bare_module("vllm.v1.outputs", None).LogprobsTensors = type("LogprobsTensors", (), {})  # type: ignore[attr-defined]
     for name in BARE:
-        _package(name, root.joinpath(*name.split(".")))
+        bare_module(name, root.joinpath(*name.split(".")))
     # the real module reads torch_npu's device properties and resolves triton-ascend-only ops at import
-    cores = _package("vllm_ascend.ops.triton.triton_utils", None)
+    cores = bare_module("vllm_ascend.ops.triton.triton_utils", None)
     cores.init_device_properties_triton = lambda: None  # type: ignore[attr-defined]
     cores.get_aicore_num = lambda: AI_CORES  # type: ignore[attr-defined]
     cores.get_vectorcore_num = lambda: VECTOR_CORES  # type: ignore[attr-defined]
