@@ -16,7 +16,6 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -106,21 +105,8 @@ def test_softmax_passes_under_the_interpreter(tmp_path):
 # --- the tier, with triton-ascend and LLVM/MLIR 19 ------------------------------------------
 
 @pytest.fixture(scope="module")
-def lowered(tmp_path_factory) -> Iterator[object]:
-    from parity.backends.ascend.lowered import AscendLoweredBackend
-
-    backend = AscendLoweredBackend()
-    reason = backend._missing()
-    if reason:
-        pytest.skip(f"ascend-lowered controls need triton-ascend and LLVM/MLIR 19: {reason}")
-    # tests/conftest.py turns on the interpreter for the engine tests; these need the real JIT
-    saved = os.environ.pop("TRITON_INTERPRET", None)
-    try:
-        backend.prepare()
-        yield backend
-    finally:
-        if saved is not None:
-            os.environ["TRITON_INTERPRET"] = saved
+def lowered(ascend_lowered: object) -> object:
+    return ascend_lowered  # tests/conftest.py prepares the tier
 
 
 SOFTMAX_CASE = {"M": 37, "N": 100, "dtype": "fp32"}  # 100 of 128 lanes: 28 padded with other=-inf

@@ -5,8 +5,7 @@ lost store, a planted shared atomic return), so its pass is evidence that the lo
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,20 +18,8 @@ from parity.spec import KernelSpec
 
 
 @pytest.fixture(scope="module")
-def lowered() -> Iterator[Any]:
-    from parity.backends.ascend.lowered import AscendLoweredBackend
-
-    backend = AscendLoweredBackend()
-    reason = backend._missing()
-    if reason:
-        pytest.skip(f"the canaries need triton-ascend and LLVM/MLIR 19: {reason}")
-    saved = os.environ.pop("TRITON_INTERPRET", None)  # tests/conftest.py turns it on; these need the real JIT
-    try:
-        backend.prepare()
-        yield backend
-    finally:
-        if saved is not None:
-            os.environ["TRITON_INTERPRET"] = saved
+def lowered(ascend_lowered: Any) -> Any:
+    return ascend_lowered  # tests/conftest.py prepares the tier
 
 
 def _canaries() -> dict[str, KernelSpec]:
