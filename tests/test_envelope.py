@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+import parity.compile.offsets as offsets
 import parity.envelope.axes as axes
 import parity.envelope.growth as growth
 import parity.envelope.limits as limits
-import parity.envelope.ttir as ttir
 from parity.envelope.limits import Observation
 
 
@@ -86,10 +86,10 @@ def test_int32_offsets_need_an_i32_ttir_and_an_offset_past_2_31():
 def test_offset_width_reads_tt_addptr():
     i32 = "%5 = tt.addptr %4, %3 : tensor<64x!tt.ptr<f32>>, tensor<64xi32> loc(#loc)\n"
     i64 = "%9 = tt.addptr %arg0, %8 : !tt.ptr<f16>, i64\n"
-    assert ttir.offset_width(i32) == "i32"
-    assert ttir.offset_width(i64) == "i64"
-    assert ttir.offset_width(i32 + i64) == "mixed"
-    assert ttir.offset_width("tt.return") is None
+    assert offsets.offset_width(i32) == "i32"
+    assert offsets.offset_width(i64) == "i64"
+    assert offsets.offset_width(i32 + i64) == "mixed"
+    assert offsets.offset_width("tt.return") is None
 
 
 def test_a_launcher_that_reads_values_is_not_checked_and_one_that_does_not_runs():

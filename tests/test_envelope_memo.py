@@ -109,7 +109,7 @@ def test_a_timeout_or_a_dead_child_is_never_stored_and_a_raised_error_is():
     assert memo.load({"target": "cuda", "params": {}, "renamed": 1}) is None  # an older layout is a miss
 
 
-def envelope(root: Path, cache: Path) -> dict[str, Any]:
+def envelope(root: Path, cache: Path, *extra: str) -> dict[str, Any]:
     python = tier_python("venv-upstream")
     if not python.exists():
         pytest.skip(f"no {python}: `nox -s venv-upstream` creates it")
@@ -117,7 +117,7 @@ def envelope(root: Path, cache: Path) -> dict[str, Any]:
     env.update(PYTHONPATH=os.pathsep.join([str(root), str(ROOT)]), PARITY_CACHE_DIR=str(cache),
                PATH=f"{python.parent}{os.pathsep}{os.environ.get('PATH', '')}")
     proc = subprocess.run([str(python), "-m", "parity.envelope", "cuda", "--kernels", "envmemo_pkg.spec",
-                           "--grow", "T=..128K"], capture_output=True, text=True, timeout=1200, cwd=ROOT, env=env)
+                           "--grow", "T=..128K", *extra], capture_output=True, text=True, timeout=1200, cwd=ROOT, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = [json.loads(line[len("ENVELOPE "):]) for line in proc.stdout.splitlines() if line.startswith("ENVELOPE ")]
     assert len(rows) == 1, proc.stdout[-2000:]
@@ -158,3 +158,16 @@ def test_the_toolchain_key_reads_the_real_compiler_not_a_session_wrapper_under_p
     (real / "bishengir-compile").write_text("#!/bin/sh\n# another build\n")  # the control: the real one changes
     assert memo.toolchain("ascend-compile", "ascend") != keys[0]
     memo.toolchain.cache_clear()
+
+
+def test_a_fresh_checkout_of_the_same_code_reads_its_offsets_from_tritons_cache_hit(tmp_path):
+    """A CI checkout writes the same bytes with a newer mtime: Triton's disk cache answers every compile, and the
+    offsets still come from the TTIR that hit hands back (they were None when read from files newer than the
+    source)."""
+    cache = tmp_path / "cache"
+    pkg = package(tmp_path, bt=1)
+    first = envelope(tmp_path, cache)
+    assert first["ok_probe"]["offsets"] == "i32"
+    os.utime(pkg / "spec.py")  # the same bytes, written after the TTIR Triton stored
+    again = envelope(tmp_path, cache, "--no-cache")  # every check compiles again, each a Triton cache hit
+    assert again["stored"] == 0 and again["ok_probe"]["offsets"] == "i32"

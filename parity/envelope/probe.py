@@ -2,39 +2,28 @@
 
 Runs in the tier's own venv (upstream triton for CUDA, triton-ascend for Ascend: never both in one process),
 through the tier's `compile_case`, so the compile, the specialization and the launcher's grid are exactly the
-compile tier's. Triton's cache for these compiles is parity's own (`<cache>/envelope/<tier>`), so a second
-envelope is a cache hit and the TTIR of every specialization stays readable.
+compile tier's. Triton's cache for these compiles is parity's own (`<cache>/envelope/<tier>/triton`), so a
+second envelope is a cache hit; a hit still hands back the stored TTIR, which the offsets are read from.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import parity.envelope.memo as memo
 import parity.envelope.meta as meta
-import parity.envelope.ttir as ttir
 from parity import settings
 from parity.backends import get_backend, tiers_where
 from parity.backends.base import Backend
+from parity.compile import offsets
 from parity.compile.fork import wants_fork
-from parity.compile.tools import jit_functions
 from parity.envelope.limits import Observation
 from parity.paths import cache_root
 from parity.seams.env import set_triton_env
 from parity.spec import Case, KernelSpec
 from parity.spec.context import set_current_backend
-
-
-def source_changed(spec: KernelSpec) -> float:
-    """When the files defining the spec's kernels last changed (0 when none is known)."""
-    files = {getattr(getattr(f, "fn", None), "__code__", None) for f in jit_functions(spec.kernels)}
-    times = [os.stat(c.co_filename).st_mtime for c in files if c is not None and os.path.exists(c.co_filename)]
-    return max(times, default=0.0)
 
 
 def wrapped(spec: KernelSpec, launch: meta.Launch) -> KernelSpec:
@@ -61,10 +50,7 @@ class Prober:
         missing = self.backend.unavailable()
         if missing:
             raise RuntimeError(f"{tiers[0]}: {missing}")
-        # one Triton cache per working dir: a compile that hits another checkout's cache leaves no TTIR newer than
-        # this checkout's sources, and kernel_ttirs reads only those (an older one may be an edited kernel's)
-        where = hashlib.sha256(str(Path.cwd().resolve()).encode()).hexdigest()[:12]
-        self.cache_dir = cache_root() / "envelope" / tiers[0] / where
+        self.cache_dir = cache_root() / "envelope" / tiers[0] / "triton"
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         set_triton_env(TRITON_CACHE_DIR=str(self.cache_dir))  # for the life of this process
         presented = self.backend.launch_device_type
@@ -129,8 +115,7 @@ class Prober:
                 obs.compile_errors.append([r["kernel"], kind, str(r.get("message") or "")])
         if obs.not_checked is None and not records:
             obs.not_checked = "the launch compiled nothing"
-        names = {r["kernel"] for r in records}
-        obs.offsets = ttir.widest(ttir.kernel_ttirs(self.cache_dir, names, source_changed(spec)))
+        obs.offsets = offsets.widest(r.get("offsets") for r in records)
         return obs
 
     def compiles_over(self, spec: KernelSpec, params: Mapping[str, Any], axis: str, sizes: Sequence[int]) -> int | None:

@@ -234,7 +234,7 @@ class AscendCompileBackend(Backend):
                        if k not in config and k in attempt.get("options", {})})
         compiled.update(variant=variant, config=config)
         for key in ("ok", "stage_reached", "error_kind", "ub_bits", "ub_limit_bits", "core_type", "grid",
-                    "launch_error", "seconds", "cached"):
+                    "launch_error", "seconds", "cached", "offsets"):
             compiled[key] = attempt.get(key)
         compiled["message"] = ct.trim_message(attempt.get("message") or "") or None
         if compiled["ok"] is None:  # the process ended inside this compile

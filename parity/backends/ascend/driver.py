@@ -34,6 +34,7 @@ from parity.backends.ascend.diagnostics import (
     hivmc_only_failure,
     with_own_message,
 )
+from parity.compile import offsets
 from parity.compile.tools import CompileOnlyDriver
 from parity.errors import chained_text, says_nothing
 
@@ -60,6 +61,7 @@ class Attempt:
     cached: bool = True  # False once a stage ran: the on-disk cache did not answer
     grid: list[int] | None = None
     launch_error: str | None = None
+    offsets: str | None = None  # the TTIR's pointer offset width (parity.compile.offsets)
     launch_args: dict[str, Any] | None = None  # the launch's tensors and ints (parity.backends.ascend.perf_hook)
     source: Any = field(default=None, repr=False, compare=False)  # (src, target, options), for parity.fit
 
@@ -194,6 +196,7 @@ def _observe_compile(driver: CompileOnlyNPUDriver) -> Callable[..., Any]:
         attempt.stage_reached = getattr(metadata, STAGE_KEY, None)
         attempt.core_type = attempt.core_type or getattr(metadata, "mix_mode", None)
         attempt.ub_bits = getattr(metadata, "required_ub_bits", 0) or None
+        attempt.offsets = offsets.of_kernel(kernel)
         recorder.save()
         return kernel
 

@@ -28,7 +28,7 @@ from parity.backends.cuda import torch_device
 from parity.backends.cuda.arch import CUDA_ARCHS, DEFAULT_ARCH, parse_cuda_arch
 from parity.backends.cuda.dot_precision import tf32_dots
 from parity.backends.cuda.resources import max_threads, resource_usage
-from parity.compile import sandbox
+from parity.compile import offsets, sandbox
 from parity.compile.counter import constants_by_name
 from parity.compile.device_tensors import launch_on_target
 from parity.compile.fork import run_forked, wants_fork
@@ -348,6 +348,7 @@ class CudaCompileBackend(Backend):
         shared = int(kernel.metadata.shared)
         compiled.update(ok=True, stage_reached="cubin", n_regs=n_regs, n_spills=n_spills, shared_bytes=shared)
         compiled["tf32_dots"] = tf32_dots(kernel.asm.get("ttir"))  # NVIDIA's default TF32 for fp32 tl.dot
+        compiled["offsets"] = offsets.of_kernel(kernel)  # i32 or i64 pointer offsets (parity.envelope)
         threads = kernel.metadata.num_warps * 32
         if shared > arch.max_shared_bytes:
             compiled.update(ok=False, error_kind="out_of_resources",
