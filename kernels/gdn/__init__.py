@@ -154,11 +154,45 @@ def raw_inputs(p: Params, gen: torch.Generator) -> dict[str, Any]:
 def fp64_pipeline(raw: Mapping[str, Any], p: Params, until: str = "o") -> dict[str, torch.Tensor]:
     """The intermediates of the chunked forward in fp64, from the rounded raw inputs, up to the step `until`
     (reference.gdn.PIPELINE_STEPS): at the perf cases' T=65536 the steps after w and u took a second."""
+    if raw["k"].is_meta:
+        return pipeline_shapes(raw, p, until)
     d = {k: v.double() if isinstance(v, torch.Tensor) and v.is_floating_point() else v for k, v in raw.items()}
     g = d["g"] if p.get("use_g", True) else None
     h0 = d["h0"] if p.get("use_h0", True) else None
     return ref.chunk_gated_delta_rule(d["q"], d["k"], d["v"], g, d["beta"], p.get("scale", 1.0), h0, p["BT"],
                                       d.get("cu_seqlens"), until)
+
+
+def pipeline_shapes(raw: Mapping[str, Any], p: Params, until: str = "o") -> dict[str, Any]:
+    """fp64_pipeline's outputs as meta tensors of the same shapes, for inputs that have no values (`parity
+    envelope` makes them on meta): the reference walks chunk by chunk in Python, which at 1M tokens took minutes
+    per size to compute nothing."""
+    B, T, H, K = raw["k"].shape
+    V, BT, lens = raw["v"].shape[-1], p["BT"], p.get("seqlens")
+    nt = sum(-(-n // BT) for n in lens) if lens else -(-T // BT)
+
+    def empty(*shape: int) -> torch.Tensor:
+        return torch.empty(shape, dtype=torch.float64, device="meta")
+
+    stop = ref.PIPELINE_STEPS.index(until)
+    out: dict[str, Any] = {"g_cumsum": empty(B, T, H) if p.get("use_g", True) else None, "A": empty(B, T, H, BT)}
+    if stop >= 1:
+        out["Ai"] = empty(B, T, H, BT)
+    if stop >= 2:
+        out["w"], out["u"] = empty(B, T, H, K), empty(B, T, H, V)
+    if stop >= 3:
+        n_seq = len(lens) if lens else B
+        out["h"], out["v_new"], out["ht"] = empty(B, nt, H, K, V), empty(B, T, H, V), empty(n_seq, H, K, V)
+    if stop >= 4:
+        out["o"] = empty(B, T, H, V)
+    return out
+
+
+def fp64_cumsum(raw: Mapping[str, Any], p: Params) -> torch.Tensor:
+    """The chunk-local cumsum of g in fp64 (a meta tensor of its shape for inputs without values)."""
+    if raw["g"].is_meta:
+        return torch.empty(raw["g"].shape, dtype=torch.float64, device="meta")
+    return ref.chunk_local_cumsum(raw["g"].double(), p["BT"], cu_seqlens=raw.get("cu_seqlens"))
 
 
 def chunked(x: torch.Tensor, BT: int) -> torch.Tensor:

@@ -77,7 +77,7 @@ def kkt_inputs(p: Mapping[str, Any], gen: torch.Generator) -> dict[str, Any]:
     raw = gdn.raw_inputs(p, gen)
     out = {"k": raw["k"], "beta": raw["beta"]}
     if p["use_g"]:
-        out["g_cumsum"] = ref.chunk_local_cumsum(raw["g"].double(), p["BT"], cu_seqlens=raw.get("cu_seqlens")).float()
+        out["g_cumsum"] = gdn.fp64_cumsum(raw, p).float()
     if "cu_seqlens" in raw:
         out["cu_seqlens"] = raw["cu_seqlens"]
     return out

@@ -147,9 +147,7 @@ def _inputs(p: Mapping[str, Any], gen: torch.Generator) -> dict[str, Any]:
     """A as kkt makes it from realistic k, β and g, computed in fp64 and rounded to fp32 once."""
     raw = gdn.raw_inputs({**p, "K": p["K"], "V": 16, "dtype": "fp32"}, gen)
     cu = raw.get("cu_seqlens")
-    g_c = ref.chunk_local_cumsum(raw["g"].double(), p["BT"], cu_seqlens=cu)
-    out: dict[str, Any] = {"A": ref.chunk_scaled_dot_kkt(raw["k"].double(), raw["beta"].double(), g_c, p["BT"],
-                                                         cu).float()}
+    out: dict[str, Any] = {"A": gdn.fp64_pipeline(raw, {**p, "use_g": True}, until="A")["A"].float()}
     if cu is not None:
         out["cu_seqlens"] = cu
     return out
