@@ -53,7 +53,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--level", type=parse_level, default="quick",
                     help="case set: quick or full (default quick; the cuda and ascend nox sessions pass full)")
     group.addoption("--kernels", default="",
-                    help="comma-separated kernel names, families, or importable modules with SPECS")
+                    help="comma-separated kernel names, families, importable modules with SPECS, or MODULE:NAME "
+                         "(one kernel of a module)")
     group.addoption("--replay", default=None, metavar="BUNDLE",
                     help="replay the launches `parity record` kept in BUNDLE (a directory) instead of the specs: "
                          "run tiers compare with the recorded outputs, compile tiers compile each specialization")

@@ -140,3 +140,38 @@ def test_a_figure_that_grows_in_steps_is_found_by_galloping_down_from_the_guess(
     found = growth.search(check, 1000, 1 << 20, limits.guess)
     assert (found.last_ok, found.first_bad) == (524272, 524273)
     assert {524272, 524273} <= set(calls) and len(calls) <= 16, calls  # bisection alone took 25
+
+
+def test_storm_sizes_stay_inside_the_axis_and_too_few_are_not_checked():
+    from parity.envelope import tier
+
+    assert tier.storm_sizes(1000, 1 << 20) == [1008, 1024, 1040]
+    assert tier.storm_sizes(1, 40) == [16, 32]  # 48 would pass the maximum
+    asked: list[object] = []
+
+    class Counting:
+        def compiles_over(self, *args: object) -> int:
+            asked.append(args)
+            return 1
+
+    row = tier.storm(Counting(), None, {}, axes.Axis("Hq", 20, 32))  # type: ignore[arg-type]
+    assert row["compiles"] is None and "holds no two sizes 16 apart" in row["why"] and not asked
+    assert tier.storm(Counting(), None, {}, axes.Axis("T", 1000, 1 << 20))["compiles"] == 1  # the control  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("failed", [False, True])
+def test_a_launch_that_failed_makes_the_compile_count_not_checked(tmp_path, failed):
+    from types import SimpleNamespace
+
+    import parity.envelope.memo as memo
+    from parity.envelope.probe import Prober
+    from parity.spec.registry import build
+
+    compile_ = {"kernel": "k", "ok": True, "launch_error": None}
+    records = [compile_, dict(compile_), {"kernel": "k", "ok": False, "launch_error": "RuntimeError: no grid"}]
+    prober = Prober.__new__(Prober)
+    prober.backend = SimpleNamespace(compile_case=lambda *a: records if failed else records[:2])  # type: ignore[assignment]
+    prober.device_type, prober.tier, prober.target = "cuda", "cuda-compile", "cuda"
+    prober.memo = memo.Memo(tmp_path, read=False)
+    spec = build(["tests.planted_envelope:env_safe"], include_shared=False)[1][0]
+    assert prober._compiles_over(spec, {"T": 1000}, "T", [1008, 1024]) == (None if failed else 2)

@@ -117,7 +117,8 @@ def envelope(root: Path, cache: Path, *extra: str) -> dict[str, Any]:
     env.update(PYTHONPATH=os.pathsep.join([str(root), str(ROOT)]), PARITY_CACHE_DIR=str(cache),
                PATH=f"{python.parent}{os.pathsep}{os.environ.get('PATH', '')}")
     proc = subprocess.run([str(python), "-m", "parity.envelope", "cuda", "--kernels", "envmemo_pkg.spec",
-                           "--grow", "T=..128K", *extra], capture_output=True, text=True, timeout=1200, cwd=ROOT, env=env)
+                           "--grow", "T=..128K", *extra],
+                          capture_output=True, text=True, timeout=1200, cwd=ROOT, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = [json.loads(line[len("ENVELOPE "):]) for line in proc.stdout.splitlines() if line.startswith("ENVELOPE ")]
     assert len(rows) == 1, proc.stdout[-2000:]

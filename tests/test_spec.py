@@ -169,3 +169,12 @@ def test_a_sweep_of_nothing_is_not_checked_never_ok():
     assert verdict(swept, 1) == "ok"
     assert verdict(replace(swept, per_base_max=2), 1) == "storm"
     assert verdict(replace(swept, compiles=0, per_base_max=0), 1) == "not launched"  # counted nothing either
+
+
+def test_module_colon_name_selects_one_kernel_of_a_module_and_the_module_alone_selects_all():
+    whole = [s.name for s in registry.build(["tests.planted_envelope"], include_shared=False)[1]]
+    assert len(whole) > 1 and "env_int32" in whole  # the control: the module alone brings every spec of it
+    one = registry.build(["tests.planted_envelope:env_int32"], include_shared=False)[1]
+    assert [s.name for s in one] == ["env_int32"]
+    with pytest.raises(SpecError, match=r"has no kernel or family 'env_nope'; its kernels: .*env_int32"):
+        registry.build(["tests.planted_envelope:env_nope"], include_shared=False)

@@ -204,7 +204,8 @@ def parse(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
     parser = argparse.ArgumentParser(
         prog="parity check", description="one kernel module through every hardware-free tier here, then its verdict; "
         "arguments it does not know go to each tier's pytest (e.g. --level full)")
-    parser.add_argument("names", nargs="*", help="kernel names, families, dotted modules or .py paths (anywhere)")
+    parser.add_argument("names", nargs="*",
+                        help="kernel names, families, dotted modules, .py paths (anywhere) or MODULE:NAME")
     parser.add_argument("--kernels", default="", help="the same, comma-separated (as the tiers take them)")
     names = ",".join(hardware_free())
     parser.add_argument("--tiers", default=names, help=f"which tiers (default: {names})")

@@ -33,7 +33,7 @@ def targets() -> list[str]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("kernels", nargs="*",
-                        help="names, families, modules or .py paths (default: every shared kernel)")
+                        help="names, families, modules, .py paths or MODULE:NAME (default: every shared kernel)")
     parser.add_argument("--grow", default="", help="the axes and their ranges, e.g. T=1..1M,B=1..64 (K = 1,024, "
                         "M = 1,048,576); default: each spec's dynamic_args from its largest case to 1M")
     parser.add_argument("--targets", default="", help="comma-separated targets (default: every compile tier's)")

@@ -31,7 +31,7 @@ from parity.spec import Case, KernelSpec
 from parity.spec.library import adapt_imports
 
 CHECKED_NO_GRID = "on-chip memory, int32 offsets, launcher"
-StormSizes = Callable[[int], list[int]]  # parity.envelope.tier.storm_sizes, handed down (tier imports this module)
+StormSizes = Callable[[int, int], list[int]]  # parity.envelope.tier.storm_sizes, handed down (tier imports this module)
 
 
 class OutOfTime(RuntimeError):
@@ -126,9 +126,11 @@ def grow_one(prober: Prober, spec: KernelSpec, entries: Sequence[Mapping[str, An
         found = growth.search(check, axis.low, axis.high, limits.guess)
     except OutOfTime as exc:
         return {**head, "skipped": f"{axis.name}: not checked: {exc}"}
-    sizes = storm_sizes(axis.low)
+    sizes = storm_sizes(axis.low, axis.high)
     storm: dict[str, Any] = {"sizes": sizes}
-    if all(axis.values_at(s)[1] is None for s in sizes):
+    if len(sizes) < 2:
+        storm.update(compiles=None, why=f"{axis.name} = {axis.low:,}..{axis.high:,} holds no two sizes 16 apart")
+    elif all(axis.values_at(s)[1] is None for s in sizes):
         start = {axis.name: axis.low}
         storm.update(compiles=prober.compiles_over(probe.spec, start, axis.name, sizes),
                      at_one=prober.compiles_over(probe.spec, start, axis.name, sizes[:1]))

@@ -30,10 +30,21 @@ class OutOfTime(RuntimeError):
     """An axis search that ran past its budget: said "not checked", never a pass."""
 
 
-def storm_sizes(low: int) -> list[int]:
-    """Three sizes of one specialization class (multiples of 16, none 1), from the axis start up."""
+def storm_sizes(low: int, high: int | None = None) -> list[int]:
+    """Up to three sizes of one specialization class (multiples of 16, none 1) from the axis start up, none past
+    the axis maximum `high`: fewer than two cannot show a storm."""
     first = max(STORM_STEP, (low + STORM_STEP - 1) // STORM_STEP * STORM_STEP)
-    return [first, first + STORM_STEP, first + 2 * STORM_STEP]
+    return [s for s in (first, first + STORM_STEP, first + 2 * STORM_STEP) if high is None or s <= high]
+
+
+def storm(prober: Prober, spec: KernelSpec, params: dict[str, Any], axis: axes.Axis) -> dict[str, Any]:
+    """The compile count over the storm sizes, and over the first alone (a launcher may compile several per size)."""
+    sizes = storm_sizes(axis.low, axis.high)
+    if len(sizes) < 2:
+        return {"sizes": sizes, "compiles": None, "at_one": None,
+                "why": f"{axis.name} = {axis.low:,}..{axis.high:,} holds no two sizes {STORM_STEP} apart"}
+    return {"sizes": sizes, "compiles": prober.compiles_over(spec, params, axis.name, sizes),
+            "at_one": prober.compiles_over(spec, params, axis.name, sizes[:1])}
 
 
 def grow_one(prober: Prober, spec: KernelSpec, params: dict[str, Any], axis: axes.Axis,
@@ -55,9 +66,6 @@ def grow_one(prober: Prober, spec: KernelSpec, params: dict[str, Any], axis: axe
     except OutOfTime as exc:
         return {"kernel": spec.name, "target": prober.target, "target_name": prober.target_name,
                 "skipped": f"{axis.name}: not checked: {exc}"}
-    sizes = storm_sizes(axis.low)
-    compiles = prober.compiles_over(spec, params, axis.name, sizes)
-    at_one = prober.compiles_over(spec, params, axis.name, sizes[:1])  # a launcher may compile several per size
     return {"kernel": spec.name, "target": prober.target, "target_name": prober.target_name, "axis": asdict(axis),
             "params": params,
             "last_ok": found.last_ok, "first_bad": found.first_bad,
@@ -65,7 +73,7 @@ def grow_one(prober: Prober, spec: KernelSpec, params: dict[str, Any], axis: axe
             "bad_probe": asdict(found.bad_probe) if found.bad_probe else None,
             "crossings": [asdict(c) for c in limits.crossings(found.bad_probe)] if found.bad_probe else [],
             "not_checked": not_checked[0] if not_checked else None, "probes": found.sizes,
-            "storm": {"sizes": sizes, "compiles": compiles, "at_one": at_one},
+            "storm": storm(prober, spec, params, axis),
             "seconds": round(time.monotonic() - started, 2),
             "stored": prober.memo.hits - hits}  # checks answered from parity.envelope.memo (same code, same tools)
 
@@ -94,7 +102,7 @@ def envelope(prober: Prober, specs: Sequence[KernelSpec], grow: Sequence[axes.Ax
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m parity.envelope")
     parser.add_argument("target", help="ascend or cuda")
-    parser.add_argument("--kernels", default="", help="names, families or modules (comma-separated)")
+    parser.add_argument("--kernels", default="", help="names, families, modules or MODULE:NAME (comma-separated)")
     parser.add_argument("--grow", default="", help="NAME=LOW..HIGH,... (default: the specs' dynamic_args to 1M)")
     parser.add_argument("--axis-budget", type=float, default=AXIS_BUDGET_S, help="seconds per kernel, axis, target")
     parser.add_argument("--replay", default="", help="a bundle of `parity record`: its kernels' varying dimensions")

@@ -30,7 +30,8 @@ def _storm(row: Mapping[str, Any]) -> str:
     sizes, n = storm.get("sizes") or [], storm.get("compiles")
     shown = ", ".join(f"{s:,}" for s in sizes)
     if n is None:
-        return f" Specialization: not checked ({storm.get('why') or 'the launcher reads tensor data'})."
+        why = storm.get("why") or "a launch at these sizes read tensor data or failed"
+        return f" Specialization: not checked ({why})."
     one = storm.get("at_one") or 1
     if sizes and n >= len(sizes) * one:
         fix = storm.get("advice") or f"pass {axis} as a plain argument (do_not_specialize), not a tl.constexpr"

@@ -259,7 +259,8 @@ def import_user_module(path: str) -> ModuleType:
 
 
 def build(requested: Iterable[str] = (), include_shared: bool = True) -> tuple[Registry, list[KernelSpec]]:
-    """The registry and the selected specs for --kernels `requested` (names, families or modules)."""
+    """The registry and the selected specs for --kernels `requested` (names, families, modules, or MODULE:NAME for
+    one kernel or family of a module)."""
     from parity.spec.library import adapt_imports
 
     adapt_imports()  # a module that imports a known library gets its adapter, whoever wrote the module
@@ -279,6 +280,15 @@ def build(requested: Iterable[str] = (), include_shared: bool = True) -> tuple[R
     selected: dict[str, KernelSpec] = {}
     names: list[str] = []
     for item in requested:
+        module, colon, picked = item.partition(":")
+        if colon and module and picked:  # MODULE:NAME: one kernel (or family) of a module, not all of its specs
+            specs = registry.add_module(import_user_module(module))
+            hits = [s for s in specs if picked in (s.name, s.family)]
+            if not hits:
+                raise SpecError(f"{module} has no kernel or family {picked!r}; its kernels: "
+                                f"{', '.join(sorted(s.name for s in specs)) or 'none'}")
+            selected.update((s.name, s) for s in hits)
+            continue
         if "." in item or item not in registry.names() + registry.families():
             if "." not in item and item.isidentifier() and not _importable(item):
                 names.append(item)  # let select() report the unknown name with the valid list
