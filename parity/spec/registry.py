@@ -280,12 +280,12 @@ def build(requested: Iterable[str] = (), include_shared: bool = True) -> tuple[R
     selected: dict[str, KernelSpec] = {}
     names: list[str] = []
     for item in requested:
-        module, colon, picked = item.partition(":")
-        if colon and module and picked:  # MODULE:NAME: one kernel (or family) of a module, not all of its specs
-            specs = registry.add_module(import_user_module(module))
+        where, colon, picked = item.partition(":")
+        if colon and where and picked:  # MODULE:NAME: one kernel (or family) of a module, not all of its specs
+            specs = registry.add_module(import_user_module(where))
             hits = [s for s in specs if picked in (s.name, s.family)]
             if not hits:
-                raise SpecError(f"{module} has no kernel or family {picked!r}; its kernels: "
+                raise SpecError(f"{where} has no kernel or family {picked!r}; its kernels: "
                                 f"{', '.join(sorted(s.name for s in specs)) or 'none'}")
             selected.update((s.name, s) for s in hits)
             continue
