@@ -147,6 +147,7 @@ def test_storm_sizes_stay_inside_the_axis_and_too_few_are_not_checked():
 
     assert tier.storm_sizes(1000, 1 << 20) == [1008, 1024, 1040]
     assert tier.storm_sizes(1, 40) == [16, 32]  # 48 would pass the maximum
+    assert tier.storm_sizes(1048579, 1 << 20) == [1048592, 1048608, 1048624]  # the spec's own case is past it
     asked: list[object] = []
 
     class Counting:

@@ -34,7 +34,8 @@ def storm_sizes(low: int, high: int | None = None) -> list[int]:
     """Up to three sizes of one specialization class (multiples of 16, none 1) from the axis start up, none past
     the axis maximum `high`: fewer than two cannot show a storm."""
     first = max(STORM_STEP, (low + STORM_STEP - 1) // STORM_STEP * STORM_STEP)
-    return [s for s in (first, first + STORM_STEP, first + 2 * STORM_STEP) if high is None or s <= high]
+    bound = high if high is not None and high > low else None  # a case already past the maximum: its own sizes
+    return [s for s in (first, first + STORM_STEP, first + 2 * STORM_STEP) if bound is None or s <= bound]
 
 
 def storm(prober: Prober, spec: KernelSpec, params: dict[str, Any], axis: axes.Axis) -> dict[str, Any]:
