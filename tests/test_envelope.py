@@ -158,6 +158,8 @@ def test_storm_sizes_stay_inside_the_axis_and_too_few_are_not_checked():
     row = tier.storm(Counting(), None, {}, axes.Axis("Hq", 20, 32))  # type: ignore[arg-type]
     assert row["compiles"] is None and "holds no two sizes 16 apart" in row["why"] and not asked
     assert tier.storm(Counting(), None, {}, axes.Axis("T", 1000, 1 << 20))["compiles"] == 1  # the control  # type: ignore[arg-type]
+    failed = tier.storm(Counting(), None, {}, axes.Axis("T", 1000, 1 << 20), start_passed=False)  # type: ignore[arg-type]
+    assert failed["compiles"] is None and "the axis start, did not pass" in failed["why"] and len(asked) == 2
 
 
 @pytest.mark.parametrize("failed", [False, True])

@@ -128,7 +128,9 @@ def grow_one(prober: Prober, spec: KernelSpec, entries: Sequence[Mapping[str, An
         return {**head, "skipped": f"{axis.name}: not checked: {exc}"}
     sizes = storm_sizes(axis.low, axis.high)
     storm: dict[str, Any] = {"sizes": sizes}
-    if len(sizes) < 2:
+    if found.last_ok is None:  # a kernel that fails (or cannot be checked) at its recorded size has no storm
+        storm.update(compiles=None, why=f"{axis.name} = {axis.low:,}, the axis start, did not pass its check")
+    elif len(sizes) < 2:
         storm.update(compiles=None, why=f"{axis.name} = {axis.low:,}..{axis.high:,} holds no two sizes 16 apart")
     elif all(axis.values_at(s)[1] is None for s in sizes):
         start = {axis.name: axis.low}

@@ -38,9 +38,13 @@ def storm_sizes(low: int, high: int | None = None) -> list[int]:
     return [s for s in (first, first + STORM_STEP, first + 2 * STORM_STEP) if bound is None or s <= bound]
 
 
-def storm(prober: Prober, spec: KernelSpec, params: dict[str, Any], axis: axes.Axis) -> dict[str, Any]:
+def storm(prober: Prober, spec: KernelSpec, params: dict[str, Any], axis: axes.Axis,
+          start_passed: bool = True) -> dict[str, Any]:
     """The compile count over the storm sizes, and over the first alone (a launcher may compile several per size)."""
     sizes = storm_sizes(axis.low, axis.high)
+    if not start_passed:  # a kernel that fails (or cannot be checked) at its own case has no storm to count
+        return {"sizes": sizes, "compiles": None, "at_one": None,
+                "why": f"{axis.name} = {axis.low:,}, the axis start, did not pass its check"}
     if len(sizes) < 2:
         return {"sizes": sizes, "compiles": None, "at_one": None,
                 "why": f"{axis.name} = {axis.low:,}..{axis.high:,} holds no two sizes {STORM_STEP} apart"}
@@ -74,7 +78,7 @@ def grow_one(prober: Prober, spec: KernelSpec, params: dict[str, Any], axis: axe
             "bad_probe": asdict(found.bad_probe) if found.bad_probe else None,
             "crossings": [asdict(c) for c in limits.crossings(found.bad_probe)] if found.bad_probe else [],
             "not_checked": not_checked[0] if not_checked else None, "probes": found.sizes,
-            "storm": storm(prober, spec, params, axis),
+            "storm": storm(prober, spec, params, axis, found.last_ok is not None),
             "seconds": round(time.monotonic() - started, 2),
             "stored": prober.memo.hits - hits}  # checks answered from parity.envelope.memo (same code, same tools)
 
