@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 import parity.compile.offsets as offsets
@@ -178,3 +180,42 @@ def test_a_launch_that_failed_makes_the_compile_count_not_checked(tmp_path, fail
     prober.memo = memo.Memo(tmp_path, read=False)
     spec = build(["tests.planted_envelope:env_safe"], include_shared=False)[1][0]
     assert prober._compiles_over(spec, {"T": 1000}, "T", [1008, 1024]) == (None if failed else 2)
+
+
+def _start_spec(known: tuple[Any, ...] = ()) -> Any:
+    from dataclasses import replace
+
+    from parity.cases import by_level
+    from parity.spec import Case, KnownDivergence
+    from parity.spec.registry import build
+
+    cases = [Case({"T": 1000, "seqlens": (400, 600), "use_g": 0}), Case({"T": 1000, "use_g": 0}),
+             Case({"T": 900, "use_g": 1}), Case({"T": 100, "use_g": 1})]
+    if known:
+        known = tuple(KnownDivergence(backend="ascend", applies=lambda p: not p["use_g"], reason="planted", link=k)
+                      for k in known)
+    spec = build(["tests.planted_envelope:env_safe"], include_shared=False)[1][0]
+    return replace(spec, cases=by_level(cases), known_divergences=known)
+
+
+class _Observer:
+    tier, target = "ascend-compile", "ascend"
+
+    def __init__(self, unreadable: str = "") -> None:
+        self.unreadable, self.seen = unreadable, []
+
+    def observe(self, spec: Any, params: Any) -> Observation:
+        self.seen.append(dict(params))
+        return Observation("ascend", dict(params), not_checked="reads values" if self.unreadable in params else None)
+
+
+def test_the_start_passes_over_a_known_divergence_and_a_case_meta_tensors_cannot_check():
+    from parity.envelope import start
+
+    plain = start.choose(_Observer(), _start_spec(), [], ["T"])  # the control: the largest case, the varlen one
+    assert plain.params["seqlens"] == (400, 600) and plain.notes == []
+    unread = start.choose(_Observer("seqlens"), _start_spec(), [], ["T"])
+    assert "seqlens" not in unread.params and unread.params["T"] == 1000
+    assert "was not checked on meta tensors: reads values" in unread.notes[0]
+    known = start.choose(_Observer(), _start_spec(known=("https://example.org/1",)), [], ["T"])
+    assert known.params == {"T": 900, "use_g": 1} and "2 case(s) with a known divergence on ascend" in known.notes[0]

@@ -11,7 +11,6 @@ import pytest
 import parity.envelope.axes as axes
 import parity.envelope.rendering as rendering
 import parity.envelope.replay_axes as ra
-import parity.envelope.replay_text as replay_text
 import parity.envelope.replayed as replayed
 from parity.record.bundle import Bundle
 
@@ -109,10 +108,10 @@ def test_the_grown_launch_and_its_figures():
 def test_a_replayed_row_names_its_members_and_what_it_did_not_check():
     row = {"axis": {"name": "T", "low": 1000, "high": 1 << 20}, "params": {"launch": "1-3"},
            "members": {"T": "T", "grid.0": "cdiv(T, 64)"}, "grid_unknown": None, "notes": []}
-    assert replay_text.members(row) == " Axis T (recorded up to 1,000, from launch 1-3): grid.0 = cdiv(T, 64)."
+    assert rendering.members(row) == " Axis T (recorded up to 1,000, from launch 1-3): grid.0 = cdiv(T, 64)."
     row.update(grid_unknown="planted", notes=["two shapes seen but none kept"])
-    assert replay_text.members(row).endswith(" The grid: not checked: planted. Two shapes seen but none kept.")
-    assert replay_text.members({"kernel": "k", "axis": {"name": "T"}}) == ""  # a spec's row: nothing added
+    assert rendering.members(row).endswith(" The grid: not checked: planted. Two shapes seen but none kept.")
+    assert rendering.members({"kernel": "k", "axis": {"name": "T"}}) == ""  # a spec's row: nothing added
 
 
 def test_the_table_and_sentence_leave_the_grid_out_where_the_recording_does_not_tell_it():
@@ -172,5 +171,5 @@ def test_a_storm_names_the_constexprs_that_follow_the_axis_and_a_skipped_row_end
     spec_row = {**row, "storm": {**storm, "advice": None}}  # the control: a spec's axis is its own argument
     assert "pass in_ptr.0 as a plain argument (do_not_specialize)" in rendering.sentence(spec_row)
     skipped = {"kernel": "k", "target": "cuda", "skipped": "no axis varies", "notes": ["N varies"]}
-    said = rendering.sentence(skipped) + replay_text.members(skipped)
+    said = rendering.sentence(skipped) + rendering.members(skipped)
     assert said == "k on cuda: not checked: no axis varies. N varies."

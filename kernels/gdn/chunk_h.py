@@ -188,6 +188,17 @@ def _bytes(p: Mapping[str, Any]) -> float:
             + n_chunks * p["H"] * p["K"] * p["V"] * s)
 
 
+# seen here with ascendnpu-ir 1.2.0 / triton-ascend 3.2.0 on Ascend910B3: every config of the USE_G=0,
+# USE_INITIAL_STATE=0 variant aborts with a stack dump and no diagnostic; the state then starts from constant zeros
+# and changes only through tl.dot (h0 or the gate make it compile). gdn_chunk_fwd launches the same variant.
+ZERO_STATE_ABORT = tuple(
+    KnownDivergence(backend=b, applies=lambda p: not p.get("use_g") and not p.get("use_h0"),
+                    reason="bishengir-compile aborts in ConvertLinalgRToBinary when the state starts at zero and is "
+                           "only updated by tl.dot; closest public report of that stage failing in triton-ascend 3.2",
+                    link="https://github.com/Ascend/triton-ascend/issues/2")
+    for b in ("ascend", "ascend-compile"))
+
+
 SPECS = [
     KernelSpec(
         name="gdn_chunk_fwd_h",
@@ -206,15 +217,7 @@ SPECS = [
                   "IS_VARLEN": (False, True)},
         known_divergences=(
             known.INTERPRETER_BF16,
-            # seen here with ascendnpu-ir 1.2.0 / triton-ascend 3.2.0 on Ascend910B3: every config of the
-            # USE_G=0, USE_INITIAL_STATE=0 variant aborts with a stack dump and no diagnostic; the state then
-            # starts from constant zeros and changes only through tl.dot (h0 or the gate make it compile)
-            *(KnownDivergence(backend=b, applies=lambda p: not p.get("use_g") and not p.get("use_h0"),
-                              reason="bishengir-compile aborts in ConvertLinalgRToBinary when the state starts "
-                                     "at zero and is only updated by tl.dot; closest public report of that stage "
-                                     "failing in triton-ascend 3.2",
-                              link="https://github.com/Ascend/triton-ascend/issues/2")
-              for b in ("ascend", "ascend-compile")),
+            *ZERO_STATE_ABORT,
         ),
         bytes=_bytes,
         flops=lambda p: 4 * gdn.shape_of(p)[0] * gdn.shape_of(p)[1] * p["H"] * p["K"] * p["V"],

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import parity.envelope.rendering as rendering
-import parity.envelope.replay_text as replay_text
 from parity.backends import backend_class, tiers_where
 from parity.report import envelope_md
 from parity.results import ResultsDir, atomic_write_text
@@ -100,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     rows.sort(key=lambda r: (r["kernel"], r["target"], (r.get("axis") or {}).get("name", "")))
     print(rendering.table(rows) + "\n")
     for row in rows:
-        print("- " + rendering.sentence(row) + replay_text.members(row))
+        print("- " + rendering.said(row))
     for problem in problems:
         print(f"parity envelope: {problem}", file=sys.stderr)
     if args.json:

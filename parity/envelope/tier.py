@@ -19,6 +19,7 @@ import parity.envelope.limits as limits
 import parity.envelope.replay_axes as replay_axes
 import parity.envelope.replayed as replayed
 from parity.envelope.probe import Prober
+from parity.envelope.start import choose as choose_start
 from parity.spec import KernelSpec
 from parity.spec.registry import build
 
@@ -90,18 +91,17 @@ def envelope(prober: Prober, specs: Sequence[KernelSpec], grow: Sequence[axes.Ax
     for spec in specs:
         names = [a.name for a in grow] if grow else list(spec.dynamic_args)
         try:
-            params = axes.base_params((c.params for c in spec.cases("full")), names)
+            start = choose_start(prober, spec, grow, names)
         except axes.AxisError as exc:
             yield {"kernel": spec.name, "target": target, "skipped": str(exc)}
             continue
-        chosen = axes.axes_for(spec.dynamic_args, grow, params)
-        if not chosen:
+        if not start.axes:
             yield {"kernel": spec.name, "target": target,
                    "skipped": "no axis to grow: the spec has no dynamic_args; name one with --grow"}
             continue
-        start = axes.at_start(params, chosen)
-        for axis in chosen:
-            yield grow_one(prober, spec, start, axis, budget_s)
+        for axis in start.axes:
+            row = grow_one(prober, spec, start.params, axis, budget_s)
+            yield {**row, "notes": start.notes} if start.notes else row
 
 
 def main(argv: Sequence[str] | None = None) -> int:

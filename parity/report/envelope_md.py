@@ -102,7 +102,7 @@ def markdown(found: Sequence[Envelope]) -> str:
         return "\n".join([*parts, NOT_RUN, ""])
     for env in found:
         rows, idle = _split(env.rows)
-        parts += [_head(env), "", text.table(rows), "", *(f"- {text.sentence(r)}" for r in rows), ""]
+        parts += [_head(env), "", text.table(rows), "", *(f"- {text.said(r)}" for r in rows), ""]
         parts += [idle, ""] if idle else []
     return "\n".join(parts)
 
@@ -116,6 +116,6 @@ def html(found: Sequence[Envelope]) -> str:
         rows, idle = _split(env.rows)
         parts += [f"<p>{h.esc(_head(env))}</p>",
                   h.table(text.HEADERS, [[h.esc(c) for c in text.cells(r)] for r in rows], classes="sortable"),
-                  "<ul>", *(f"<li>{h.esc(text.sentence(r))}</li>" for r in rows), "</ul>"]
+                  "<ul>", *(f"<li>{h.esc(text.said(r))}</li>" for r in rows), "</ul>"]
         parts += [f'<p class="note">{h.esc(idle)}</p>'] if idle else []
     return "\n".join(parts)

@@ -1,4 +1,5 @@
-"""The envelope as a user reads it: one sentence per kernel, target and axis, and a table. Pure functions.
+"""The envelope as a user reads it: one sentence per kernel, target and axis (with a replayed axis' members and the
+row's notes), and a table. Pure functions.
 
 Here, below the envelope itself (parity.envelope, which imports it as parity.envelope.rendering), so that
 `parity report` renders the rows a results dir holds (parity.report.envelope_md) in the same words."""
@@ -105,3 +106,24 @@ def table(rows: Sequence[Mapping[str, Any]]) -> str:
     """A markdown table of `cells`, one line per row."""
     lines = ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
     return "\n".join(lines + ["| " + " | ".join(cells(row)) + " |" for row in rows])
+
+
+def members(row: Mapping[str, Any]) -> str:
+    """" Axis q.1 (recorded up to 8,192): q.1 = q.1, grid.0 = cdiv(q.1, 64), ...", or "" for a spec's row."""
+    parts = []
+    fitted = row.get("members") or {}
+    if fitted:
+        axis = row["axis"]
+        shown = ", ".join(f"{m} = {text}" for m, text in fitted.items() if m != axis["name"])
+        parts.append(f" Axis {axis['name']} (recorded up to {axis['low']:,}, from launch {row['params']['launch']})"
+                     + (f": {shown}." if shown else "."))
+    if row.get("grid_unknown"):
+        parts.append(f" The grid: not checked: {row['grid_unknown']}.")
+    parts += [f" {note[0].upper()}{note[1:]}." for note in row.get("notes") or []]
+    unended = row.get("skipped") and not str(row["skipped"]).endswith(".")  # its sentence is the bare reason
+    return ("." if parts and unended else "") + "".join(parts)
+
+
+def said(row: Mapping[str, Any]) -> str:
+    """The sentence of a row and what follows it: a replayed axis' members, the row's notes."""
+    return sentence(row) + members(row)
