@@ -219,3 +219,16 @@ def test_the_start_passes_over_a_known_divergence_and_a_case_meta_tensors_cannot
     assert "was not checked on meta tensors: reads values" in unread.notes[0]
     known = start.choose(_Observer(), _start_spec(known=("https://example.org/1",)), [], ["T"])
     assert known.params == {"T": 900, "use_g": 1} and "2 case(s) with a known divergence on ascend" in known.notes[0]
+
+
+def test_a_grid_refused_by_the_compile_tiers_own_check_is_not_quoted_as_the_launcher():
+    from parity.backends.ascend.diagnostics import grid_finding
+
+    ours = grid_finding([65536, 1, 1])
+    assert ours is not None
+    tier = limits.grid_crossing(Observation("ascend", {}, grids=[["k", [65536, 1, 1]]], launch_errors=[["k", ours]]))
+    assert tier is not None and tier.evidence.startswith("ascend-compile's launch check refused it")
+    assert "grid should be less than 65536!" in tier.evidence and "the launcher says" not in tier.evidence
+    real = "RuntimeError: grid should be less than 65536! You can try ..."  # the control: the launcher's own words
+    said = limits.grid_crossing(Observation("ascend", {}, grids=[["k", [65536, 1, 1]]], launch_errors=[["k", real]]))
+    assert said is not None and said.evidence.startswith("the launcher says 'RuntimeError: grid should be less")

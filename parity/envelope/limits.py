@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from parity.backends.ascend.diagnostics import QUOTES_LAUNCHER
+
 INT32_MAX = 2**31 - 1
 ASCEND_GRID_MAX = 65535  # triton-ascend 3.2's launcher: "grid should be less than 65536!" (product of the dims)
 ASCEND_GRID_SAID = "grid should be less than 65536"  # its words, also where the tier recorded no grid
@@ -57,6 +59,14 @@ def _grid_text(grid: list[int]) -> str:
     return "(" + ", ".join(f"{g:,}" for g in grid) + ")"
 
 
+def _refusal(said: str) -> str:
+    """Who refused a grid, in their words: the launcher, or ascend-compile's own check quoting it."""
+    if QUOTES_LAUNCHER in said:
+        quoted = said.split(QUOTES_LAUNCHER, 1)[1].strip()
+        return f"ascend-compile's launch check refused it, as triton-ascend's launcher does ({quoted[:200]})"
+    return f"the launcher says {said.strip()[:200]!r}"
+
+
 def grid_crossing(obs: Observation) -> Crossing | None:
     for kernel, grid in obs.grids:
         blocks = math.prod(grid)
@@ -64,7 +74,7 @@ def grid_crossing(obs: Observation) -> Crossing | None:
         if obs.target == "ascend" and blocks > ASCEND_GRID_MAX:
             figure = f"{kernel}'s grid {_grid_text(grid)} = {blocks:,} programs passes {ASCEND_GRID_MAX:,}"
             return Crossing(GRID, figure,
-                            f"the launcher says {said!r}" if said else "the product of the grid dims > 65,535",
+                            _refusal(said) if said else "the product of the grid dims > 65,535",
                             f"make it persistent: a grid of the core count and `for i in range(pid, {blocks}, "
                             "tl.num_programs(0))` over the work items")
         over = [f"{axis} = {n:,} > {top:,}" for axis, n, top in zip("xyz", grid, CUDA_GRID_MAX, strict=True) if n > top]
@@ -75,7 +85,7 @@ def grid_crossing(obs: Observation) -> Crossing | None:
     for kernel, message in obs.launch_errors:  # refused for its grid, which the tier did not record (autotuned)
         if obs.target == "ascend" and ASCEND_GRID_SAID in message:
             return Crossing(GRID, f"{kernel}'s grid passes {ASCEND_GRID_MAX:,} programs (its dims were not recorded)",
-                            f"the launcher says {message.strip()[:200]!r}",
+                            _refusal(message),
                             "make it persistent: a grid of the core count and `for i in range(pid, n, "
                             "tl.num_programs(0))` over the work items")
     return None

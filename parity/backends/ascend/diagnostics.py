@@ -19,6 +19,8 @@ HIVMC_MISSING = "External hivmc run fails"
 # "ub overflow, requires 67108864 bits while 1572864 bits available"; L0C reads "cc overflow"
 OVERFLOW_RE = re.compile(r"\b(\w+) overflow, requires (\d+) bits while (\d+) bits available", re.IGNORECASE)
 GRID_LIMIT_TEXT = "grid should be less than 65536!"
+# how grid_finding (the compile-only driver's own check) quotes the real launcher: its words are not the launcher's
+QUOTES_LAUNCHER = "; the triton-ascend launcher says "
 # triton-ascend names its stages in MLIRCompilationError; the stage before the failing one is the last produced
 STAGE_BEFORE = {"MLIRCompile": None, "ConvertTritonIRToLinalgIR": "ttir", "ConvertLinalgRToBinary": "ttadapter"}
 # lines that say nothing about the kernel: banners, cache paths, the missing hivmc
@@ -93,7 +95,7 @@ def grid_finding(grid: Sequence[int]) -> str | None:
     """Why launching this grid on an Ascend NPU goes wrong, or None when it is fine."""
     blocks = math.prod(grid)
     if blocks > MAX_GRID_BLOCKS:
-        return (f"grid {tuple(grid)} has {blocks} blocks > {MAX_GRID_BLOCKS}; the triton-ascend launcher says "
+        return (f"grid {tuple(grid)} has {blocks} blocks > {MAX_GRID_BLOCKS}{QUOTES_LAUNCHER}"
                 f"{GRID_LIMIT_TEXT!r} (use a persistent grid sized to the core count)")
     if blocks == 0:
         return (f"grid {tuple(grid)} has no blocks; on an NPU a launch with coreDim = 0 kills the process "
