@@ -173,7 +173,8 @@ def test_a_launch_that_failed_makes_the_compile_count_not_checked(tmp_path, fail
     from parity.spec.registry import build
 
     compile_ = {"kernel": "k", "ok": True, "launch_error": None}
-    records = [compile_, dict(compile_), {"kernel": "k", "ok": False, "launch_error": "RuntimeError: no grid"}]
+    too_big = {"kernel": "k", "ok": False, "error_kind": "ub_overflow", "launch_error": None}  # an autotune config
+    records = [compile_, too_big, {"kernel": "k", "ok": False, "launch_error": "RuntimeError: no grid"}]
     prober = Prober.__new__(Prober)
     prober.backend = SimpleNamespace(compile_case=lambda *a: records if failed else records[:2])  # type: ignore[assignment]
     prober.device_type, prober.tier, prober.target = "cuda", "cuda-compile", "cuda"

@@ -147,8 +147,10 @@ class Prober:
                                                 meta.meta_inputs(spec.make_inputs, params, device_type))
         except Exception:  # a value read, or any failure of the three launches: the count is not checked
             return None
-        if any(r.get("launch_error") or not r.get("ok") for r in records):
-            return None  # a launch that failed (a record of the launcher's, not a compile) says nothing of storms
+        if any(r.get("launch_error") for r in records):
+            # a launch that failed (a refused option, a grid, the launcher's own raise) is a record, not a compile,
+            # and the sizes after it may never have launched; a config that failed to compile is still a compile
+            return None
         kernels = [r["kernel"] for r in records]
         return max((kernels.count(k) for k in set(kernels)), default=0)  # the kernel compiled most often
 
