@@ -164,6 +164,30 @@ def test_a_spent_budget_stops_keeping_and_says_so_the_launches_still_run(tmp_pat
     assert all(bool((y == 3.0).all()) for y in ys)  # the command ran to the end
 
 
+def test_a_launch_over_the_budget_is_never_serialized_or_written(tmp_path, kernels, monkeypatch):
+    written: list[int] = []
+    real = fmt.write_tensors
+
+    def counted(root, launch_id, tensors):
+        written.append(sum(t.nbytes for t in tensors.values()))
+        return real(root, launch_id, tensors)
+
+    monkeypatch.setattr(fmt, "write_tensors", counted)
+    fmt.write_header(tmp_path / "b", ["test"], {}, {})
+    rec = WorkloadRecorder(tmp_path / "b", budget_bytes=4000)
+    rec.install()
+    try:
+        for n in (100, 100_000):  # x, y before and y after: 1,200 bytes, then 1.2 MB, over the budget
+            x, y = torch.ones(n), torch.empty(n)
+            kernels.copy_scaled[(triton_cdiv(n, 32),)](x, y, n, 3.0, BLOCK=32)
+    finally:
+        rec.uninstall()
+    assert written == [1200]  # the control: the small launch was written; the large one never reached write_tensors
+    b = fmt.load_bundle(tmp_path / "b")
+    assert len(b.launches) == 1 and "the next launch needs 1200000" in (b.counts[0]["stopped"] or "")
+    assert not list((tmp_path / "b").rglob("*.tmp"))
+
+
 # ---------------------------------------------------------------- autotuned launches
 
 

@@ -349,11 +349,18 @@ class WorkloadRecorder:
                 return
             try:
                 self._describe()
+                # the tensors' bytes before any is serialized: a launch over the budget (a KV cache of gigabytes)
+                # is never written, so neither the memory nor the disk ever holds it, and a kill mid-write
+                # cannot leave it behind
+                needs = sum(t.numel() * t.element_size() for t in tensors.values())
+                if self.written + needs > self.budget:
+                    self._over_budget(needs)
+                    self.kept[key] -= 1
+                    return
                 rel, size, digests = fmt.write_tensors(self.root, launch_id, tensors)
-                if self.written + size > self.budget:
+                if self.written + size > self.budget:  # the file's header tipped it over
                     (self.root / rel).unlink(missing_ok=True)
-                    self._stop(f"the size budget ({self.budget} bytes) is spent: {self.written} bytes kept, the "
-                               f"next launch needs {size}; raise it with `parity record --budget`")
+                    self._over_budget(size)
                     self.kept[key] -= 1
                     return
                 self.written += size
@@ -362,6 +369,10 @@ class WorkloadRecorder:
             except OSError as exc:  # a full disk: stop keeping launches, never stop the command
                 self._stop(f"writing the bundle failed ({exc}); free space under {self.root} and record again")
                 self.kept[key] -= 1
+
+    def _over_budget(self, size: int) -> None:
+        self._stop(f"the size budget ({self.budget} bytes) is spent: {self.written} bytes kept, the next launch "
+                   f"needs {size}; raise it with `parity record --budget`")
 
     def _describe(self) -> None:
         """The process line, written at the first kept launch: by then the workload has set up its device, so
