@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import atexit
 import hashlib
-import importlib.metadata
 import inspect
 import os
 import re
@@ -29,9 +28,9 @@ import torch
 
 from parity.record import bundle as fmt
 from parity.record.keys import dedupe_key, specialization_key
+from parity.record.process import process_env, version
 from parity.repro.capture import LaunchRecorder, storage_ident, storage_snapshot
 from parity.repro.tensorlike import typed_pointer_view
-from parity.seams.env import interpreting
 
 TENSOR_REF = re.compile(r"^T\['(t\d+)'\]$")
 TL_DTYPE = re.compile(r"^tl\.dtype\('(\w+)'\)$")
@@ -50,33 +49,6 @@ def encode_value(text: str) -> dict[str, Any]:
     if m:
         return {"tl_dtype": m.group(1)}
     return {"literal": text}
-
-
-def _version(top: str) -> str | None:
-    try:
-        return importlib.metadata.version(top)
-    except importlib.metadata.PackageNotFoundError:
-        module = sys.modules.get(top)
-        return getattr(module, "__version__", None) if module is not None else None
-
-
-def process_env() -> dict[str, Any]:
-    """Versions and the device of the recording process (cheap: nothing is imported for it)."""
-    env: dict[str, Any] = {"python": sys.version.split()[0], "torch": torch.__version__,
-                           "triton": _version("triton"), "interpret": interpreting()}
-    for name in ("torch_npu", "triton-ascend"):
-        found = _version(name)
-        if found:
-            env[name] = found
-    if torch.cuda.is_initialized():  # type: ignore[no-untyped-call]  # torch leaves it unannotated
-        env["device"] = torch.cuda.get_device_name(torch.cuda.current_device())
-        env["cuda"] = torch.version.cuda
-        env["device_count"] = torch.cuda.device_count()
-    npu = getattr(torch, "npu", None)
-    if npu is not None and getattr(npu, "is_initialized", lambda: False)():
-        env["device"] = npu.get_device_name(npu.current_device())
-    env.setdefault("device", "cpu")
-    return env
 
 
 def kernel_identity(kernel: Any, root: Path) -> dict[str, Any]:
@@ -110,7 +82,7 @@ def kernel_identity(kernel: Any, root: Path) -> dict[str, Any]:
     except (SourceError, OSError, SyntaxError) as exc:
         info["source_error"] = f"the kernel's source cannot be made standalone: {exc}"
     top = fn.__module__.split(".")[0]
-    info["library"] = {"name": top, "version": _version(top)}
+    info["library"] = {"name": top, "version": version(top)}
     info["params"] = _param_names(kernel)
     return info
 
