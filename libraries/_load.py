@@ -27,6 +27,7 @@ def bare_module(name: str, path: Path | None) -> ModuleType:
     sys.modules[name] = module
     return module
 
+
 class LibraryImportError(RuntimeError):
     """The library is installed but failed to import here: its finding, raised from each launch."""
 

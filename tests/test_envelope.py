@@ -145,11 +145,11 @@ def test_a_figure_that_grows_in_steps_is_found_by_galloping_down_from_the_guess(
 
 
 def test_storm_sizes_stay_inside_the_axis_and_too_few_are_not_checked():
-    from parity.envelope import tier
+    from parity.envelope import storm, tier
 
-    assert tier.storm_sizes(1000, 1 << 20) == [1008, 1024, 1040]
-    assert tier.storm_sizes(1, 40) == [16, 32]  # 48 would pass the maximum
-    assert tier.storm_sizes(1048579, 1 << 20) == [1048592, 1048608, 1048624]  # the spec's own case is past it
+    assert storm.sizes(1000, 1 << 20) == [1008, 1024, 1040]
+    assert storm.sizes(1, 40) == [16, 32]  # 48 would pass the maximum
+    assert storm.sizes(1048579, 1 << 20) == [1048592, 1048608, 1048624]  # the spec's own case is past it
     asked: list[object] = []
 
     class Counting:

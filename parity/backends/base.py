@@ -21,6 +21,7 @@ def dist_version(dist: str) -> str | None:
     except importlib.metadata.PackageNotFoundError:
         return None
 
+
 @dataclass(frozen=True)
 class Check:
     """What one tier checks, as the verdict names it."""

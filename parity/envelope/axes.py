@@ -7,6 +7,7 @@ which parity's other tiers already check it) unless `--grow` names a start.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -53,6 +54,11 @@ def parse_grow(text: str) -> list[Axis]:
     return axes
 
 
+def size_of(params: Mapping[str, Any], names: Sequence[str]) -> int:
+    """The product of a case's grown dimensions: how large it is along the axes."""
+    return math.prod(int(params[n]) for n in names)
+
+
 def base_params(cases: Iterable[Mapping[str, Any]], names: Sequence[str]) -> dict[str, Any]:
     """The case to grow from: the one with the largest product of the grown dimensions (ties: the first)."""
     best: dict[str, Any] | None = None
@@ -60,9 +66,7 @@ def base_params(cases: Iterable[Mapping[str, Any]], names: Sequence[str]) -> dic
     for params in cases:
         if not all(isinstance(params.get(n), int) and not isinstance(params.get(n), bool) for n in names):
             continue
-        size = 1
-        for n in names:
-            size *= int(params[n])
+        size = size_of(params, names)
         if size > score:
             best, score = dict(params), size
     if best is None:

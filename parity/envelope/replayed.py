@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -24,6 +24,7 @@ import torch
 import parity.envelope.growth as growth
 import parity.envelope.limits as limits
 import parity.envelope.replay_axes as replay_axes
+import parity.envelope.storm as storms
 from parity.envelope.probe import Prober
 from parity.record import replay
 from parity.record.bundle import Bundle, load_bundle
@@ -31,7 +32,6 @@ from parity.spec import Case, KernelSpec
 from parity.spec.library import adapt_imports
 
 CHECKED_NO_GRID = "on-chip memory, int32 offsets, launcher"
-StormSizes = Callable[[int, int], list[int]]  # parity.envelope.tier.storm_sizes, handed down (tier imports this module)
 
 
 class OutOfTime(RuntimeError):
@@ -110,7 +110,7 @@ class ReplayProbe:
 
 
 def grow_one(prober: Prober, spec: KernelSpec, entries: Sequence[Mapping[str, Any]], axis: replay_axes.ReplayAxis,
-             budget_s: float, storm_sizes: StormSizes) -> dict[str, Any]:
+             budget_s: float) -> dict[str, Any]:
     """One axis of one recorded kernel on one target: the row `parity envelope` renders, as tier.grow_one's."""
     started = time.monotonic()
     head = {"kernel": spec.name, "target": prober.target, "target_name": prober.target_name}
@@ -126,12 +126,11 @@ def grow_one(prober: Prober, spec: KernelSpec, entries: Sequence[Mapping[str, An
         found = growth.search(check, axis.low, axis.high, limits.guess)
     except OutOfTime as exc:
         return {**head, "skipped": f"{axis.name}: not checked: {exc}"}
-    sizes = storm_sizes(axis.low, axis.high)
+    sizes = storms.sizes(axis.low, axis.high)
     storm: dict[str, Any] = {"sizes": sizes}
-    if found.last_ok is None:  # a kernel that fails (or cannot be checked) at its recorded size has no storm
-        storm.update(compiles=None, why=f"{axis.name} = {axis.low:,}, the axis start, did not pass its check")
-    elif len(sizes) < 2:
-        storm.update(compiles=None, why=f"{axis.name} = {axis.low:,}..{axis.high:,} holds no two sizes 16 apart")
+    why = storms.not_counted(axis.name, axis.low, axis.high, sizes, found.last_ok is not None)
+    if why:
+        storm.update(compiles=None, why=why)
     elif all(axis.values_at(s)[1] is None for s in sizes):
         start = {axis.name: axis.low}
         storm.update(compiles=prober.compiles_over(probe.spec, start, axis.name, sizes),
@@ -186,7 +185,7 @@ def axes_of(entries: Sequence[Mapping[str, Any]], grow: Sequence[replay_axes.Gro
 
 
 def envelope(prober: Prober, bundle_path: str, requested: Sequence[str], grow: Sequence[replay_axes.GrowTerm],
-             budget_s: float, storm_sizes: StormSizes) -> Iterator[dict[str, Any]]:
+             budget_s: float) -> Iterator[dict[str, Any]]:
     """The rows of every recorded kernel (narrowed by names or modules), one axis at a time."""
     adapt_imports()  # a recorded library's kernels import with its adapter, as replay does
     bundle = load_bundle(bundle_path)
@@ -215,4 +214,4 @@ def envelope(prober: Prober, bundle_path: str, requested: Sequence[str], grow: S
             if axis.blocked:
                 yield {**head, "skipped": f"{axis.name}: not checked: {axis.blocked}", "notes": notes}
                 continue
-            yield {**grow_one(prober, spec, entries, axis, budget_s, storm_sizes), "notes": notes}
+            yield {**grow_one(prober, spec, entries, axis, budget_s), "notes": notes}

@@ -46,38 +46,27 @@ def ranked(cases: Sequence[Mapping[str, Any]], names: Sequence[str]) -> list[dic
         except axes.AxisError:
             continue
         kind = frozenset(size)
-        if kind not in best or _size(size, names) > _size(best[kind], names):
+        if kind not in best or axes.size_of(size, names) > axes.size_of(best[kind], names):
             best[kind] = size
-    return sorted(best.values(), key=lambda p: -_size(p, names))
-
-
-def _size(params: Mapping[str, Any], names: Sequence[str]) -> int:
-    out = 1
-    for n in names:
-        out *= int(params[n])
-    return out
+    return sorted(best.values(), key=lambda p: -axes.size_of(p, names))
 
 
 def choose(prober: Observer, spec: KernelSpec, grow: Sequence[axes.Axis], names: Sequence[str]) -> Start:
     """The start of `spec`'s axes on this tier; AxisError when no case has the grown dimensions."""
     cases = [c.params for c in spec.cases("full")]
     here = [p for p in cases if not any(spec.divergence_for(b, p) for b in (prober.tier, prober.target))]
-    notes = []
+    notes: list[str] = []
     if len(here) < len(cases) and here:
         notes.append(f"{len(cases) - len(here)} case(s) with a known divergence on {prober.target} left out")
     axes.base_params(here or cases, names)  # AxisError, with its words, when no case has the dimensions
-    candidates = ranked(here or cases, names)
-    first: Start | None = None
-    for params in candidates[:MAX_TRIES]:
+    starts = []
+    for params in ranked(here or cases, names)[:MAX_TRIES]:
         chosen = axes.axes_for(spec.dynamic_args, grow, params)
-        start = Start(axes.at_start(params, chosen), chosen, list(notes))
-        first = first or start
+        starts.append(Start(axes.at_start(params, chosen), chosen, notes))
         if not chosen:
-            return start
-        obs = prober.observe(spec, start.params)
+            return starts[-1]
+        obs = prober.observe(spec, starts[-1].params)
         if not obs.not_checked:
-            start.notes.extend(n for n in first.notes if n not in start.notes)
-            return start
-        first.notes.append(f"the case {Case(params).id} was not checked on meta tensors: {obs.not_checked[:160]}")
-    assert first is not None  # candidates is not empty: base_params found a case
-    return first
+            return starts[-1]
+        notes = [*notes, f"the case {Case(params).id} was not checked on meta tensors: {obs.not_checked[:160]}"]
+    return Start(starts[0].params, starts[0].axes, notes)  # none could be checked: the largest, said not checked

@@ -18,37 +18,26 @@ import parity.envelope.growth as growth
 import parity.envelope.limits as limits
 import parity.envelope.replay_axes as replay_axes
 import parity.envelope.replayed as replayed
+import parity.envelope.storm as storms
 from parity.envelope.probe import Prober
 from parity.envelope.start import choose as choose_start
 from parity.spec import KernelSpec
 from parity.spec.registry import build
 
 AXIS_BUDGET_S = 300.0  # default for one axis of one kernel on one target (`--axis-budget`)
-STORM_STEP = 16  # sizes 16 apart share Triton's divisibility specialization: only a constexpr recompiles per size
 
 
 class OutOfTime(RuntimeError):
     """An axis search that ran past its budget: said "not checked", never a pass."""
 
 
-def storm_sizes(low: int, high: int | None = None) -> list[int]:
-    """Up to three sizes of one specialization class (multiples of 16, none 1) from the axis start up, none past
-    the axis maximum `high`: fewer than two cannot show a storm."""
-    first = max(STORM_STEP, (low + STORM_STEP - 1) // STORM_STEP * STORM_STEP)
-    bound = high if high is not None and high > low else None  # a case already past the maximum: its own sizes
-    return [s for s in (first, first + STORM_STEP, first + 2 * STORM_STEP) if bound is None or s <= bound]
-
-
 def storm(prober: Prober, spec: KernelSpec, params: dict[str, Any], axis: axes.Axis,
           start_passed: bool = True) -> dict[str, Any]:
     """The compile count over the storm sizes, and over the first alone (a launcher may compile several per size)."""
-    sizes = storm_sizes(axis.low, axis.high)
-    if not start_passed:  # a kernel that fails (or cannot be checked) at its own case has no storm to count
-        return {"sizes": sizes, "compiles": None, "at_one": None,
-                "why": f"{axis.name} = {axis.low:,}, the axis start, did not pass its check"}
-    if len(sizes) < 2:
-        return {"sizes": sizes, "compiles": None, "at_one": None,
-                "why": f"{axis.name} = {axis.low:,}..{axis.high:,} holds no two sizes {STORM_STEP} apart"}
+    sizes = storms.sizes(axis.low, axis.high)
+    why = storms.not_counted(axis.name, axis.low, axis.high, sizes, start_passed)
+    if why:
+        return {"sizes": sizes, "compiles": None, "at_one": None, "why": why}
     return {"sizes": sizes, "compiles": prober.compiles_over(spec, params, axis.name, sizes),
             "at_one": prober.compiles_over(spec, params, axis.name, sizes[:1])}
 
@@ -117,8 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     prober = Prober(args.target, read_cache=not args.no_cache)
     names = [k.strip() for k in args.kernels.split(",") if k.strip()]
     if args.replay:
-        rows = replayed.envelope(prober, args.replay, names, replay_axes.parse_grow(args.grow), args.axis_budget,
-                                 storm_sizes)
+        rows = replayed.envelope(prober, args.replay, names, replay_axes.parse_grow(args.grow), args.axis_budget)
     else:
         rows = envelope(prober, build(names)[1], axes.parse_grow(args.grow), args.axis_budget)
     for row in rows:
